@@ -1,0 +1,1 @@
+//! FMU compliance harness (see README.md).

@@ -1,0 +1,124 @@
+//! Run-time consistency checks, evaluated after every step with BlasterSim's return codes
+//! (BlasterSim verification §3.1.1, `check_sys` in cva.f90). 0 means fine.
+//!
+//! 1 never exited before `max_time` · 2 negative mass · 3 negative temperature ·
+//! 4 mass drift · 5 energy drift · 6/7 gradients of mass/energy (need dual numbers; not yet) ·
+//! 8 pressure above the gas's critical pressure · 9 piston volumes desynchronized.
+
+use serde::{Deserialize, Serialize};
+
+use crate::components::chamber;
+use crate::model::spec::ChecksSection;
+use crate::network::Network;
+
+pub const NEVER_EXITED: u8 = 1;
+pub const NEGATIVE_MASS: u8 = 2;
+pub const NEGATIVE_TEMPERATURE: u8 = 3;
+pub const MASS_DRIFT: u8 = 4;
+pub const ENERGY_DRIFT: u8 = 5;
+pub const ABOVE_CRITICAL_PRESSURE: u8 = 8;
+pub const PISTON_DESYNC: u8 = 9;
+
+/// What each code means, for messages and the FMU log.
+pub fn describe(code: u8) -> &'static str {
+    match code {
+        0 => "fine",
+        NEVER_EXITED => "no projectile exited before max_time",
+        NEGATIVE_MASS => "a chamber's mass became negative",
+        NEGATIVE_TEMPERATURE => "a chamber's temperature became negative",
+        MASS_DRIFT => "total mass drifted beyond the threshold",
+        ENERGY_DRIFT => "total energy drifted beyond the threshold",
+        6 => "gradient of the total mass is not conserved",
+        7 => "gradient of the total energy is not conserved",
+        ABOVE_CRITICAL_PRESSURE => {
+            "a pressure exceeds the gas's critical pressure (ideal gas inaccurate)"
+        }
+        PISTON_DESYNC => "piston coordinates and chamber volumes desynchronized",
+        _ => "unknown check",
+    }
+}
+
+/// Reference values and thresholds, fixed at initialization.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Checks {
+    pub thresholds: ChecksSection,
+    pub mass0_kg: f64,
+    pub energy0_j: f64,
+}
+
+impl Checks {
+    pub fn new(thresholds: ChecksSection, net: &Network, y0: &[f64]) -> Self {
+        Checks {
+            thresholds,
+            mass0_kg: net.mass_total_kg(y0),
+            energy0_j: net.energy_total_j(y0),
+        }
+    }
+
+    /// Codes 2 and 3: a candidate state that must not be accepted.
+    pub fn hard_failure(net: &Network, y: &[f64]) -> Option<u8> {
+        let nc = net.chambers.len();
+        for i in 0..nc {
+            if y[i * chamber::STATES + chamber::MASS] < 0.0 {
+                return Some(NEGATIVE_MASS);
+            }
+        }
+        for i in 0..nc {
+            if y[i * chamber::STATES + chamber::ENERGY] < 0.0 {
+                return Some(NEGATIVE_TEMPERATURE);
+            }
+        }
+        None
+    }
+
+    /// Codes 4, 5, 8, 9 on an accepted state: the smallest code that fires, or 0.
+    pub fn warnings(&self, net: &Network, y: &[f64]) -> u8 {
+        let m = net.mass_total_kg(y);
+        if self.mass0_kg > 0.0
+            && ((m - self.mass0_kg) / self.mass0_kg).abs() > self.thresholds.mass_drift
+        {
+            return MASS_DRIFT;
+        }
+        let e = net.energy_total_j(y);
+        if self.energy0_j != 0.0
+            && ((e - self.energy0_j) / self.energy0_j).abs() > self.thresholds.energy_drift
+        {
+            return ENERGY_DRIFT;
+        }
+        if let Some(pc) = net.gas.p_critical_pa {
+            for i in 0..net.chambers.len() {
+                let o = i * chamber::STATES;
+                let p = net
+                    .gas
+                    .pressure_pa(y[o + chamber::ENERGY], y[o + chamber::VOLUME]);
+                if p > pc {
+                    return ABOVE_CRITICAL_PRESSURE;
+                }
+            }
+        }
+        if self.max_desync_ratio(net, y) > 1.0 {
+            return PISTON_DESYNC;
+        }
+        0
+    }
+
+    /// max over chambers of |V_state − V_geometric| / (threshold·Σ boundary areas); > 1 fires 9.
+    pub fn max_desync_ratio(&self, net: &Network, y: &[f64]) -> f64 {
+        let mut worst: f64 = 0.0;
+        for i in 0..net.chambers.len() {
+            let area: f64 = net
+                .boundaries
+                .iter()
+                .filter(|b| b.chamber == i)
+                .map(|b| b.area_m2)
+                .sum();
+            if area == 0.0 {
+                continue;
+            }
+            let v_state = y[i * chamber::STATES + chamber::VOLUME];
+            let d = (v_state - net.geometric_volume_m3(i, y)).abs();
+            worst = worst.max(d / (self.thresholds.piston_desync * area));
+        }
+        worst
+    }
+}

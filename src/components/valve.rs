@@ -1,0 +1,27 @@
+//! Valve: Cantera's linear `Valve`, ṁ = K·opening(t)·(p_from − p_to) (Cantera, "Flow devices"),
+//! optionally one-way (no flow from `to` back to `from`). The flow carries the upstream enthalpy.
+
+use serde::{Deserialize, Serialize};
+
+use crate::param::Param;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Valve {
+    pub name: String,
+    pub from: usize,
+    pub to: usize,
+    /// K, kg/(s·Pa).
+    pub coefficient_kg_per_s_pa: f64,
+    pub one_way: bool,
+    /// Fraction open, 0..1.
+    pub opening: Param,
+}
+
+impl Valve {
+    /// Signed mass flow from `from` to `to`, kg/s.
+    #[inline]
+    pub fn mass_flow_kg_per_s(&self, opening: f64, p_from_pa: f64, p_to_pa: f64) -> f64 {
+        let mdot = self.coefficient_kg_per_s_pa * opening * (p_from_pa - p_to_pa);
+        if self.one_way { mdot.max(0.0) } else { mdot }
+    }
+}

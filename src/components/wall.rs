@@ -1,0 +1,34 @@
+//! Wall: Cantera's massless `Wall` between two nodes (Cantera, "Walls"):
+//!   v_wall = K·(p_left − p_right) + v(t),  dV_left/dt = A·v_wall = −dV_right/dt,
+//!   Q̇ (left → right) = U·A·(T_left − T_right).
+//! The work (p_left − p_right)·A·v_wall that a massless wall cannot store is dissipated; the
+//! network counts it as energy that left the gas, so the energy total stays closed.
+
+use serde::{Deserialize, Serialize};
+
+use crate::param::Param;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Wall {
+    pub name: String,
+    pub left: usize,
+    pub right: usize,
+    pub area_m2: f64,
+    pub heat_transfer_coefficient_w_per_m2_k: f64,
+    pub expansion_coefficient_m_per_s_pa: f64,
+    pub velocity_m_per_s: Param,
+}
+
+impl Wall {
+    /// Wall velocity, m/s (positive grows the left node).
+    #[inline]
+    pub fn velocity(&self, prescribed_m_per_s: f64, p_left_pa: f64, p_right_pa: f64) -> f64 {
+        self.expansion_coefficient_m_per_s_pa * (p_left_pa - p_right_pa) + prescribed_m_per_s
+    }
+
+    /// Heat flow from left to right, W.
+    #[inline]
+    pub fn heat_flow_w(&self, t_left_k: f64, t_right_k: f64) -> f64 {
+        self.heat_transfer_coefficient_w_per_m2_k * self.area_m2 * (t_left_k - t_right_k)
+    }
+}

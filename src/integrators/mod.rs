@@ -1,0 +1,179 @@
+//! Time integrators behind one trait, chosen by name.
+//!
+//! An integrator sees only an [`OdeSystem`]. A step is two-phase so that the driver can locate
+//! events and refuse steps that fail a run-time check: [`Integrator::attempt`] computes a
+//! candidate without changing any history, [`Integrator::dense`] gives the state anywhere inside
+//! the attempted step (for fixed-step methods by recomputing a shorter step with the same
+//! formula, so event states carry the method's own accuracy), and [`Integrator::commit`] accepts
+//! a step. All history is plain serde data: a restored integrator continues bit for bit.
+
+pub mod adams_bashforth;
+pub mod euler;
+pub mod rk4;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ode::OdeSystem;
+
+pub use adams_bashforth::AdamsBashforth;
+pub use euler::Euler;
+pub use rk4::Rk4;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SolverError {
+    /// The system produced a non-finite derivative.
+    NonFinite { t: f64 },
+}
+
+impl std::fmt::Display for SolverError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SolverError::NonFinite { t } => {
+                write!(f, "the right-hand side is not finite at t = {t} s")
+            }
+        }
+    }
+}
+
+pub trait Integrator {
+    /// The method's name as written in model files.
+    fn name(&self) -> &'static str;
+    /// Theoretical order of accuracy.
+    fn order(&self) -> usize;
+    /// Whether the method takes the step the driver asks for (true) or chooses its own.
+    fn fixed_step(&self) -> bool;
+    /// Forget all history (after a discontinuity): the next step starts afresh.
+    fn restart(&mut self);
+    /// Compute a step of size (at most) `h` from (t, y) into `y_new`; returns the size taken.
+    fn attempt<S: OdeSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        h: f64,
+        y_new: &mut [f64],
+    ) -> Result<f64, SolverError>;
+    /// The state at t + h, 0 < h ≤ the size of the last attempt from (t, y).
+    fn dense<S: OdeSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        h: f64,
+        y_out: &mut [f64],
+    ) -> Result<(), SolverError>;
+    /// Accept the step that ended at (t_new, y_new).
+    fn commit<S: OdeSystem>(&mut self, sys: &mut S, t_new: f64, y_new: &[f64]);
+}
+
+/// Every integrator, as one serializable value (static dispatch, no boxing).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Method {
+    Euler(Euler),
+    Rk4(Rk4),
+    AdamsBashforth(AdamsBashforth),
+}
+
+/// Names accepted in model files and by `--method`, with a short description.
+pub const METHODS: &[(&str, &str)] = &[
+    ("euler", "forward Euler, order 1, fixed step"),
+    ("rk4", "classical Runge–Kutta, order 4, fixed step"),
+    ("ab2", "Adams–Bashforth 2 (RK4 start), fixed step"),
+    ("ab3", "Adams–Bashforth 3 (RK4 start), fixed step"),
+    ("ab4", "Adams–Bashforth 4 (RK4 start), fixed step"),
+    ("ab5", "Adams–Bashforth 5 (RK4 start), fixed step"),
+    (
+        "auto",
+        "the default: rk4 until adaptive and stiff methods land",
+    ),
+];
+
+impl Method {
+    /// Build a method from its name for a system of `n` states.
+    pub fn by_name(name: &str, n: usize) -> Option<Method> {
+        Some(match name {
+            "euler" => Method::Euler(Euler::new(n)),
+            "rk4" | "auto" => Method::Rk4(Rk4::new(n)),
+            "ab2" => Method::AdamsBashforth(AdamsBashforth::new(2, n)),
+            "ab3" => Method::AdamsBashforth(AdamsBashforth::new(3, n)),
+            "ab4" => Method::AdamsBashforth(AdamsBashforth::new(4, n)),
+            "ab5" => Method::AdamsBashforth(AdamsBashforth::new(5, n)),
+            _ => return None,
+        })
+    }
+
+    /// Whether `name` needs a fixed `step`.
+    pub fn needs_step(name: &str) -> bool {
+        matches!(
+            name,
+            "euler" | "rk4" | "auto" | "ab2" | "ab3" | "ab4" | "ab5"
+        )
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $m:ident => $e:expr) => {
+        match $self {
+            Method::Euler($m) => $e,
+            Method::Rk4($m) => $e,
+            Method::AdamsBashforth($m) => $e,
+        }
+    };
+}
+
+impl Integrator for Method {
+    fn name(&self) -> &'static str {
+        dispatch!(self, m => m.name())
+    }
+    fn order(&self) -> usize {
+        dispatch!(self, m => m.order())
+    }
+    fn fixed_step(&self) -> bool {
+        dispatch!(self, m => m.fixed_step())
+    }
+    fn restart(&mut self) {
+        dispatch!(self, m => m.restart())
+    }
+    fn attempt<S: OdeSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        h: f64,
+        y_new: &mut [f64],
+    ) -> Result<f64, SolverError> {
+        dispatch!(self, m => m.attempt(sys, t, y, h, y_new))
+    }
+    fn dense<S: OdeSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        h: f64,
+        y_out: &mut [f64],
+    ) -> Result<(), SolverError> {
+        dispatch!(self, m => m.dense(sys, t, y, h, y_out))
+    }
+    fn commit<S: OdeSystem>(&mut self, sys: &mut S, t_new: f64, y_new: &[f64]) {
+        dispatch!(self, m => m.commit(sys, t_new, y_new))
+    }
+}
+
+/// Fail on a non-finite derivative (Cantera's `checkFinite`), so no NaN is ever committed.
+#[inline]
+pub(crate) fn check_finite(t: f64, v: &[f64]) -> Result<(), SolverError> {
+    if v.iter().all(|x| x.is_finite()) {
+        Ok(())
+    } else {
+        Err(SolverError::NonFinite { t })
+    }
+}
+
+/// Resize a scratch buffer (only ever allocates on the first step after construction or
+/// deserialization, never in steady stepping).
+#[inline]
+pub(crate) fn ensure_len(v: &mut Vec<f64>, n: usize) {
+    if v.len() != n {
+        v.resize(n, 0.0);
+    }
+}

@@ -1,0 +1,120 @@
+//! Classical fourth-order Runge–Kutta (Hairer, Nørsett & Wanner, *Solving ODEs I*, §II.1).
+
+use serde::{Deserialize, Serialize};
+
+use super::{Integrator, SolverError, check_finite, ensure_len};
+use crate::ode::OdeSystem;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rk4 {
+    #[serde(skip)]
+    k1: Vec<f64>,
+    #[serde(skip)]
+    k2: Vec<f64>,
+    #[serde(skip)]
+    k3: Vec<f64>,
+    #[serde(skip)]
+    k4: Vec<f64>,
+    #[serde(skip)]
+    tmp: Vec<f64>,
+}
+
+impl Rk4 {
+    pub fn new(n: usize) -> Self {
+        Rk4 {
+            k1: vec![0.0; n],
+            k2: vec![0.0; n],
+            k3: vec![0.0; n],
+            k4: vec![0.0; n],
+            tmp: vec![0.0; n],
+        }
+    }
+
+    /// One RK4 step using k1 = f(t, y) already in `self.k1`.
+    pub(crate) fn step_with_k1<S: OdeSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        h: f64,
+        y_new: &mut [f64],
+    ) -> Result<(), SolverError> {
+        let half = 0.5 * h;
+        for ((w, &y0), &k) in self.tmp.iter_mut().zip(y).zip(&self.k1) {
+            *w = y0 + half * k;
+        }
+        sys.rhs(t + half, &self.tmp, &mut self.k2);
+        check_finite(t + half, &self.k2)?;
+        for ((w, &y0), &k) in self.tmp.iter_mut().zip(y).zip(&self.k2) {
+            *w = y0 + half * k;
+        }
+        sys.rhs(t + half, &self.tmp, &mut self.k3);
+        check_finite(t + half, &self.k3)?;
+        for ((w, &y0), &k) in self.tmp.iter_mut().zip(y).zip(&self.k3) {
+            *w = y0 + h * k;
+        }
+        sys.rhs(t + h, &self.tmp, &mut self.k4);
+        check_finite(t + h, &self.k4)?;
+        let sixth = h / 6.0;
+        for i in 0..y.len() {
+            y_new[i] =
+                y[i] + sixth * (self.k1[i] + 2.0 * self.k2[i] + 2.0 * self.k3[i] + self.k4[i]);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn ensure(&mut self, n: usize) {
+        for v in [
+            &mut self.k1,
+            &mut self.k2,
+            &mut self.k3,
+            &mut self.k4,
+            &mut self.tmp,
+        ] {
+            ensure_len(v, n);
+        }
+    }
+
+    pub(crate) fn k1_mut(&mut self) -> &mut Vec<f64> {
+        &mut self.k1
+    }
+}
+
+impl Integrator for Rk4 {
+    fn name(&self) -> &'static str {
+        "rk4"
+    }
+    fn order(&self) -> usize {
+        4
+    }
+    fn fixed_step(&self) -> bool {
+        true
+    }
+    fn restart(&mut self) {}
+    fn attempt<S: OdeSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        h: f64,
+        y_new: &mut [f64],
+    ) -> Result<f64, SolverError> {
+        self.ensure(y.len());
+        sys.rhs(t, y, &mut self.k1);
+        check_finite(t, &self.k1)?;
+        self.step_with_k1(sys, t, y, h, y_new)?;
+        Ok(h)
+    }
+    fn dense<S: OdeSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        h: f64,
+        y_out: &mut [f64],
+    ) -> Result<(), SolverError> {
+        // k1 = f(t, y) does not depend on h: reuse it from the attempt.
+        self.step_with_k1(sys, t, y, h, y_out)
+    }
+    fn commit<S: OdeSystem>(&mut self, _sys: &mut S, _t_new: f64, _y_new: &[f64]) {}
+}

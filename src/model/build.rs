@@ -1,0 +1,142 @@
+//! From a validated model file to a network and a simulation.
+
+use std::collections::HashMap;
+
+use crate::components::{Chamber, Orifice, Piston, Reservoir, Valve, Wall};
+use crate::gas::{IdealGas, species};
+use crate::integrators::Method;
+use crate::model::spec::{GasSection, ModelFile};
+use crate::network::Network;
+use crate::simulation::{Settings, Simulation};
+
+/// The gas of a `[gas]` section (validation guarantees it is complete).
+pub fn gas_of(section: Option<&GasSection>) -> IdealGas {
+    match section {
+        Some(GasSection {
+            species: Some(name),
+            ..
+        }) => IdealGas::from_species(species(name).expect("validated species")),
+        Some(g) => IdealGas::new(
+            g.r.expect("validated R"),
+            g.cp.expect("validated cp"),
+            g.p_critical,
+            g.t_critical,
+        ),
+        // Liquid-only networks have no gas; the default never enters an equation then.
+        None => IdealGas::from_species(species("air").expect("air is built in")),
+    }
+}
+
+/// Node name → node index (chambers first, then reservoirs).
+pub fn node_indices(spec: &ModelFile) -> HashMap<&str, usize> {
+    let mut map = HashMap::new();
+    for (i, c) in spec.chamber.iter().enumerate() {
+        map.insert(c.name.as_str(), i);
+    }
+    let nc = spec.chamber.len();
+    for (j, r) in spec.reservoir.iter().enumerate() {
+        map.insert(r.name.as_str(), nc + j);
+    }
+    map
+}
+
+/// Build the network of a validated model.
+pub fn build_network(spec: &ModelFile) -> Network {
+    let nodes = node_indices(spec);
+    let node = |n: &str| *nodes.get(n).expect("validated node reference");
+    Network::new(
+        gas_of(spec.gas.as_ref()),
+        spec.chamber
+            .iter()
+            .map(|c| Chamber {
+                name: c.name.clone(),
+                dead_volume_m3: c.volume,
+                initial_pressure_pa: c.pressure,
+                initial_temperature_k: c.temperature,
+            })
+            .collect(),
+        spec.reservoir
+            .iter()
+            .map(|r| Reservoir {
+                name: r.name.clone(),
+                pressure_pa: r.pressure.to_param(),
+                temperature_k: r.temperature.to_param(),
+            })
+            .collect(),
+        spec.orifice
+            .iter()
+            .map(|o| Orifice {
+                name: o.name.clone(),
+                from: node(&o.from),
+                to: node(&o.to),
+                area_m2: o.area,
+                discharge_coefficient: o.discharge_coefficient,
+            })
+            .collect(),
+        spec.valve
+            .iter()
+            .map(|v| Valve {
+                name: v.name.clone(),
+                from: node(&v.from),
+                to: node(&v.to),
+                coefficient_kg_per_s_pa: v.coefficient,
+                one_way: v.one_way,
+                opening: v.opening.to_param(),
+            })
+            .collect(),
+        spec.piston
+            .iter()
+            .map(|p| Piston {
+                name: p.name.clone(),
+                behind: node(&p.behind),
+                ahead: node(&p.ahead),
+                area_m2: p.area,
+                mass_kg: p.mass,
+                x0_m: p.x0,
+                v0_m_per_s: p.v0,
+                x_exit_m: p.x_exit,
+                friction_static_pa: p.friction_static,
+                friction_dynamic_pa: p.friction_dynamic,
+                spring_stiffness_n_per_m: p.spring_stiffness,
+                spring_x0_m: p.spring_x0,
+                damping_n_s_per_m: p.damping,
+            })
+            .collect(),
+        spec.wall
+            .iter()
+            .map(|w| Wall {
+                name: w.name.clone(),
+                left: node(&w.left),
+                right: node(&w.right),
+                area_m2: w.area,
+                heat_transfer_coefficient_w_per_m2_k: w.heat_transfer_coefficient,
+                expansion_coefficient_m_per_s_pa: w.expansion_coefficient,
+                velocity_m_per_s: w.velocity.to_param(),
+            })
+            .collect(),
+    )
+}
+
+/// Build the simulation of a validated model, optionally with another method.
+pub fn build_simulation(spec: &ModelFile, method: Option<&str>) -> Result<Simulation, String> {
+    let network = build_network(spec);
+    let name = method.unwrap_or(&spec.solver.method);
+    let integrator = Method::by_name(name, network.layout.n_states)
+        .ok_or_else(|| format!("unknown method `{name}`"))?;
+    let step_s = spec
+        .solver
+        .step
+        .ok_or_else(|| format!("method `{name}` needs solver.step"))?;
+    let settings = Settings {
+        step_s,
+        max_time_s: spec.solver.max_time,
+        stop_on_exit: spec.solver.stop_on_exit,
+    };
+    Ok(Simulation::new(
+        network,
+        integrator,
+        settings,
+        spec.checks.clone(),
+        spec.solver.t_start,
+    ))
+}

@@ -1,0 +1,106 @@
+//! The table of output variables (CLI columns and FMI names alike, DESIGN.md "Variables").
+
+use crate::components::piston;
+use crate::simulation::Simulation;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputVariable {
+    pub name: String,
+    pub unit: &'static str,
+    pub description: String,
+}
+
+fn var(name: String, unit: &'static str, description: String) -> OutputVariable {
+    OutputVariable {
+        name,
+        unit,
+        description,
+    }
+}
+
+/// Every output, in the order [`write_outputs`] fills them.
+pub fn output_variables(sim: &Simulation) -> Vec<OutputVariable> {
+    let net = &sim.network;
+    let mut v = vec![var("time".into(), "s", "simulation time".into())];
+    for c in &net.chambers {
+        let n = &c.name;
+        v.push(var(format!("{n}.p"), "Pa", format!("pressure of {n}")));
+        v.push(var(format!("{n}.T"), "K", format!("temperature of {n}")));
+        v.push(var(format!("{n}.m"), "kg", format!("gas mass in {n}")));
+        v.push(var(format!("{n}.V"), "m3", format!("volume of {n}")));
+        v.push(var(
+            format!("{n}.U"),
+            "J",
+            format!("internal energy of {n}"),
+        ));
+    }
+    for o in &net.orifices {
+        v.push(var(
+            format!("{}.mdot", o.name),
+            "kg/s",
+            format!("mass flow through {} (from → to)", o.name),
+        ));
+    }
+    for o in &net.valves {
+        v.push(var(
+            format!("{}.mdot", o.name),
+            "kg/s",
+            format!("mass flow through {} (from → to)", o.name),
+        ));
+    }
+    for p in &net.pistons {
+        let n = &p.name;
+        v.push(var(format!("{n}.x"), "m", format!("position of {n}")));
+        v.push(var(format!("{n}.v"), "m/s", format!("velocity of {n}")));
+        v.push(var(
+            format!("{n}.exited"),
+            "1",
+            format!("1 once {n} has passed its exit"),
+        ));
+    }
+    v.push(var(
+        "mass_total".into(),
+        "kg",
+        "gas mass plus the net mass that left into reservoirs".into(),
+    ));
+    v.push(var(
+        "energy_total".into(),
+        "J",
+        "internal, kinetic and spring energy plus all that left through reservoirs, friction and walls".into(),
+    ));
+    v.push(var(
+        "rc".into(),
+        "1",
+        "run-time check code of the last step (0 = fine)".into(),
+    ));
+    v
+}
+
+/// Fill `out` (length = `output_variables(sim).len()`) with the current values.
+pub fn write_outputs(sim: &mut Simulation, out: &mut [f64]) {
+    sim.refresh_flows();
+    let mut k = 0;
+    let mut put = |x: f64| {
+        out[k] = x;
+        k += 1;
+    };
+    put(sim.t_s);
+    for i in 0..sim.network.chambers.len() {
+        for x in sim.chamber_state(i) {
+            put(x);
+        }
+    }
+    let nlinks = sim.network.orifices.len() + sim.network.valves.len();
+    for l in 0..nlinks {
+        put(sim.network.link_mass_flow(l));
+    }
+    for j in 0..sim.network.pistons.len() {
+        let o = sim.network.layout.piston_offset + j * piston::STATES;
+        put(sim.y[o + piston::POSITION]);
+        put(sim.y[o + piston::VELOCITY]);
+        put(if sim.network.exited[j] { 1.0 } else { 0.0 });
+    }
+    put(sim.network.mass_total_kg(&sim.y));
+    put(sim.network.energy_total_j(&sim.y));
+    put(sim.rc as f64);
+}
