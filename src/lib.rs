@@ -7,6 +7,7 @@
 
 pub mod checks;
 pub mod components;
+pub mod cosim;
 pub mod gas;
 pub mod integrators;
 pub mod model;
