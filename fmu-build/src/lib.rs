@@ -1,0 +1,568 @@
+//! `fmu-build`: turns a Plenum model file into an FMI 2.0 Co-Simulation FMU.
+//!
+//! - [`model_description`] writes `modelDescription.xml` (quick-xml events, not string
+//!   formatting) from `plenum::cosim::describe`: units with their SI base-unit exponents, log
+//!   categories, the default experiment, every variable, and the model structure.
+//! - [`write_fmu`] zips `modelDescription.xml`, `binaries/linux64/<model>.so` (a copy of
+//!   `libplenum.so`: one library serves every model) and `resources/model.toml` (the exact bytes
+//!   the GUID is the hash of) into `<out>/<model>.fmu`.
+//!
+//! The generator is a library so that the freshness test of `modelDescription/*.xml` runs it
+//! in-process.
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use plenum::cosim::{self, Causality, Description, Variability};
+use plenum::model::{LoadedModel, ModelError};
+use quick_xml::Writer;
+use quick_xml::events::attributes::Attribute;
+use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, Event};
+
+/// `generationTool` attribute.
+pub const GENERATION_TOOL: &str = concat!("Plenum fmu-build ", env!("CARGO_PKG_VERSION"));
+
+/// Shell command that regenerates the committed descriptions (printed by the freshness test).
+pub const REGENERATE_COMMAND: &str =
+    "cargo run -p fmu-build -- models/*.toml --description-only -o modelDescription/";
+
+/// Why a build failed.
+#[derive(Debug)]
+pub enum Error {
+    /// The model file is invalid (exit code 2).
+    Model(Vec<ModelError>),
+    /// Anything else: missing library, I/O, an unsupported unit (exit code 1).
+    Build(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Model(errors) => {
+                for (i, e) in errors.iter().enumerate() {
+                    if i > 0 {
+                        writeln!(f)?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                Ok(())
+            }
+            Error::Build(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+fn build_err(msg: impl Into<String>) -> Error {
+    Error::Build(msg.into())
+}
+
+/// Load and validate a model file, and make sure it can be packaged: its network builds and its
+/// name is a valid `modelIdentifier` (a C identifier, also the `.so` and `.fmu` file name).
+pub fn load(path: &Path) -> Result<LoadedModel, Error> {
+    let model = plenum::model::load_path(path, &[]).map_err(Error::Model)?;
+    check_packageable(&model)?;
+    Ok(model)
+}
+
+/// The checks of [`load`] on an already loaded model.
+pub fn check_packageable(model: &LoadedModel) -> Result<(), Error> {
+    let name = &model.spec.model.name;
+    if !is_c_identifier(name) {
+        return Err(Error::Model(vec![ModelError {
+            file: model.file.clone(),
+            line: 0,
+            column: 0,
+            key: "model.name".into(),
+            message: format!(
+                "the model name {name:?} becomes the FMU's modelIdentifier and file name, so it \
+                 must be a C identifier (letters, digits and '_', not starting with a digit)"
+            ),
+        }]));
+    }
+    if let Err(e) = plenum::model::build_simulation(&model.spec, None) {
+        return Err(Error::Model(vec![ModelError {
+            file: model.file.clone(),
+            line: 0,
+            column: 0,
+            key: String::new(),
+            message: format!("cannot build the network: {e}"),
+        }]));
+    }
+    Ok(())
+}
+
+fn is_c_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// Whether every name is legal under FMI 2.0's "structured" naming convention in its simplest
+/// form: dot-separated identifiers (`barrel.p`, `mass_total`).
+fn all_structured(names: impl IntoIterator<Item = impl AsRef<str>>) -> bool {
+    names
+        .into_iter()
+        .all(|n| n.as_ref().split('.').all(is_c_identifier))
+}
+
+/// A real number as FMI's XML wants it (xs:double), in shortest round-trip form.
+pub fn fmt_real(x: f64) -> String {
+    if x.is_nan() {
+        "NaN".into()
+    } else if x == f64::INFINITY {
+        "INF".into()
+    } else if x == f64::NEG_INFINITY {
+        "-INF".into()
+    } else {
+        format!("{x:?}")
+    }
+}
+
+/// Exponents of the SI base units (FMI 2.0 `BaseUnit` attributes, in the schema's order).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BaseUnit {
+    pub kg: i32,
+    pub m: i32,
+    pub s: i32,
+    pub a: i32,
+    pub k: i32,
+    pub mol: i32,
+    pub cd: i32,
+    pub rad: i32,
+}
+
+impl BaseUnit {
+    fn add(self, o: BaseUnit, sign: i32) -> BaseUnit {
+        BaseUnit {
+            kg: self.kg + sign * o.kg,
+            m: self.m + sign * o.m,
+            s: self.s + sign * o.s,
+            a: self.a + sign * o.a,
+            k: self.k + sign * o.k,
+            mol: self.mol + sign * o.mol,
+            cd: self.cd + sign * o.cd,
+            rad: self.rad + sign * o.rad,
+        }
+    }
+
+    fn pow(self, e: i32) -> BaseUnit {
+        BaseUnit {
+            kg: self.kg * e,
+            m: self.m * e,
+            s: self.s * e,
+            a: self.a * e,
+            k: self.k * e,
+            mol: self.mol * e,
+            cd: self.cd * e,
+            rad: self.rad * e,
+        }
+    }
+
+    /// Nonzero exponents as (attribute, value), in the schema's order.
+    pub fn attributes(&self) -> Vec<(&'static str, i32)> {
+        [
+            ("kg", self.kg),
+            ("m", self.m),
+            ("s", self.s),
+            ("A", self.a),
+            ("K", self.k),
+            ("mol", self.mol),
+            ("cd", self.cd),
+            ("rad", self.rad),
+        ]
+        .into_iter()
+        .filter(|(_, e)| *e != 0)
+        .collect()
+    }
+}
+
+/// SI symbols with factor 1 that unit strings may use.
+fn symbol(sym: &str) -> Option<BaseUnit> {
+    let b = |kg, m, s, k| BaseUnit {
+        kg,
+        m,
+        s,
+        k,
+        ..BaseUnit::default()
+    };
+    Some(match sym {
+        "kg" => b(1, 0, 0, 0),
+        "m" => b(0, 1, 0, 0),
+        "s" => b(0, 0, 1, 0),
+        "K" => b(0, 0, 0, 1),
+        "A" => BaseUnit {
+            a: 1,
+            ..BaseUnit::default()
+        },
+        "mol" => BaseUnit {
+            mol: 1,
+            ..BaseUnit::default()
+        },
+        "cd" => BaseUnit {
+            cd: 1,
+            ..BaseUnit::default()
+        },
+        "rad" => BaseUnit {
+            rad: 1,
+            ..BaseUnit::default()
+        },
+        "N" => b(1, 1, -2, 0),
+        "Pa" => b(1, -1, -2, 0),
+        "J" => b(1, 2, -2, 0),
+        "W" => b(1, 2, -3, 0),
+        "Hz" => b(0, 0, -1, 0),
+        _ => return None,
+    })
+}
+
+/// SI base-unit exponents of a unit string in Modelica/FMI notation: `1` (dimensionless),
+/// products with `.`, quotients with `/`, a parenthesized denominator, integer exponents after
+/// a symbol (`m3`, `s-1`): `Pa`, `kg/s`, `N.s/m`, `W/(m2.K)`, `kg/(s.Pa)`, `m/(s.Pa)`.
+pub fn base_unit(unit: &str) -> Result<BaseUnit, String> {
+    let bad = |why: &str| format!("unit {unit:?}: {why}");
+    if unit == "1" {
+        return Ok(BaseUnit::default());
+    }
+    let mut total = BaseUnit::default();
+    let mut rest = unit;
+    let mut sign = 1;
+    loop {
+        let (group, tail) = if let Some(r) = rest.strip_prefix('(') {
+            if sign == 1 {
+                return Err(bad("parentheses are only allowed after '/'"));
+            }
+            let close = r.find(')').ok_or_else(|| bad("unclosed '('"))?;
+            (&r[..close], &r[close + 1..])
+        } else {
+            let end = rest.find('/').unwrap_or(rest.len());
+            (&rest[..end], &rest[end..])
+        };
+        for factor in group.split('.') {
+            let split = factor
+                .find(|c: char| c == '-' || c.is_ascii_digit())
+                .unwrap_or(factor.len());
+            let (sym, exp) = factor.split_at(split);
+            let base = if sym.is_empty() && exp == "1" {
+                BaseUnit::default()
+            } else {
+                symbol(sym).ok_or_else(|| bad(&format!("unknown symbol {sym:?}")))?
+            };
+            let e: i32 = if exp.is_empty() || sym.is_empty() {
+                1
+            } else {
+                exp.parse()
+                    .map_err(|_| bad(&format!("bad exponent {exp:?}")))?
+            };
+            total = total.add(base.pow(e), sign);
+        }
+        if tail.is_empty() {
+            return Ok(total);
+        }
+        rest = tail
+            .strip_prefix('/')
+            .ok_or_else(|| bad("expected '/' after ')'"))?;
+        if rest.is_empty() {
+            return Err(bad("nothing after '/'"));
+        }
+        sign = -1;
+    }
+}
+
+/// XML attribute text: quick-xml escapes `& < > ' "`; whitespace other than spaces is also
+/// written as character references so a parser gives back exactly the same string.
+fn escape_attr(value: &str) -> Cow<'_, [u8]> {
+    if !value
+        .chars()
+        .any(|c| matches!(c, '&' | '<' | '>' | '"' | '\'' | '\n' | '\r' | '\t'))
+    {
+        return Cow::Borrowed(value.as_bytes());
+    }
+    let mut out = String::with_capacity(value.len() + 16);
+    for c in value.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
+            '\t' => out.push_str("&#9;"),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out.into_bytes())
+}
+
+/// An element with attributes, escaped by [`escape_attr`].
+fn element<'a>(name: &'a str, attrs: &[(&'a str, String)]) -> BytesStart<'a> {
+    let mut e = BytesStart::new(name);
+    for (k, v) in attrs {
+        e.push_attribute(Attribute {
+            key: quick_xml::name::QName(k.as_bytes()),
+            value: Cow::Owned(escape_attr(v).into_owned()),
+        });
+    }
+    e
+}
+
+fn causality_str(c: Causality) -> &'static str {
+    match c {
+        Causality::Independent => "independent",
+        Causality::Parameter => "parameter",
+        Causality::Input => "input",
+        Causality::Output => "output",
+    }
+}
+
+fn variability_str(v: Variability) -> &'static str {
+    match v {
+        Variability::Fixed => "fixed",
+        Variability::Discrete => "discrete",
+        Variability::Continuous => "continuous",
+    }
+}
+
+/// The modelDescription.xml of a loaded model.
+pub fn model_description(model: &LoadedModel) -> Result<String, Error> {
+    description_xml(&cosim::describe(model))
+}
+
+/// The modelDescription.xml of a variable table (FMI 2.0 Co-Simulation).
+pub fn description_xml(d: &Description) -> Result<String, Error> {
+    let xml_err = |e: std::io::Error| build_err(format!("writing XML: {e}"));
+    let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
+    w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))
+        .map_err(xml_err)?;
+
+    let naming = if all_structured(d.variables.iter().map(|v| &v.name)) {
+        "structured"
+    } else {
+        "flat"
+    };
+    let root = element(
+        "fmiModelDescription",
+        &[
+            ("fmiVersion", "2.0".into()),
+            ("modelName", d.model_name.clone()),
+            ("guid", d.guid.clone()),
+            ("description", d.description.clone()),
+            ("generationTool", GENERATION_TOOL.into()),
+            ("variableNamingConvention", naming.into()),
+            ("numberOfEventIndicators", "0".into()),
+        ],
+    );
+    w.write_event(Event::Start(root)).map_err(xml_err)?;
+
+    // Capabilities: true only where the library provides them (DESIGN.md "FMU").
+    let flag = |b: bool| if b { "true" } else { "false" }.to_string();
+    w.write_event(Event::Empty(element(
+        "CoSimulation",
+        &[
+            ("modelIdentifier", d.model_name.clone()),
+            ("needsExecutionTool", flag(false)),
+            ("canHandleVariableCommunicationStepSize", flag(true)),
+            ("canInterpolateInputs", flag(false)),
+            ("canRunAsynchronuously", flag(false)),
+            ("canBeInstantiatedOnlyOncePerProcess", flag(false)),
+            ("canNotUseMemoryManagementFunctions", flag(false)),
+            ("canGetAndSetFMUstate", flag(true)),
+            ("canSerializeFMUstate", flag(true)),
+            ("providesDirectionalDerivative", flag(false)),
+        ],
+    )))
+    .map_err(xml_err)?;
+
+    // Every unit used, sorted by name, with its SI exponents.
+    let units: BTreeSet<&str> = d.variables.iter().map(|v| v.unit.as_str()).collect();
+    w.write_event(Event::Start(BytesStart::new("UnitDefinitions")))
+        .map_err(xml_err)?;
+    for unit in &units {
+        let base = base_unit(unit).map_err(|e| {
+            build_err(format!(
+                "{e} (add it to fmu-build's unit table, fmu-build/src/lib.rs `symbol`)"
+            ))
+        })?;
+        w.write_event(Event::Start(element("Unit", &[("name", unit.to_string())])))
+            .map_err(xml_err)?;
+        let attrs: Vec<(&str, String)> = base
+            .attributes()
+            .into_iter()
+            .map(|(k, e)| (k, e.to_string()))
+            .collect();
+        w.write_event(Event::Empty(element("BaseUnit", &attrs)))
+            .map_err(xml_err)?;
+        w.write_event(Event::End(BytesEnd::new("Unit")))
+            .map_err(xml_err)?;
+    }
+    w.write_event(Event::End(BytesEnd::new("UnitDefinitions")))
+        .map_err(xml_err)?;
+
+    w.write_event(Event::Start(BytesStart::new("LogCategories")))
+        .map_err(xml_err)?;
+    for (name, description) in cosim::LOG_CATEGORIES {
+        w.write_event(Event::Empty(element(
+            "Category",
+            &[
+                ("name", name.to_string()),
+                ("description", description.to_string()),
+            ],
+        )))
+        .map_err(xml_err)?;
+    }
+    w.write_event(Event::End(BytesEnd::new("LogCategories")))
+        .map_err(xml_err)?;
+
+    w.write_event(Event::Empty(element(
+        "DefaultExperiment",
+        &[
+            ("startTime", fmt_real(d.start_time_s)),
+            ("stopTime", fmt_real(d.stop_time_s)),
+            ("stepSize", fmt_real(d.step_size_s)),
+        ],
+    )))
+    .map_err(xml_err)?;
+
+    // FMI 2.0 §2.2.7: parameters fixed + initial exact + start; inputs start (initial is not
+    // allowed on inputs); outputs no start (initial defaults to calculated); the independent
+    // variable has neither start nor initial.
+    w.write_event(Event::Start(BytesStart::new("ModelVariables")))
+        .map_err(xml_err)?;
+    for v in &d.variables {
+        let mut attrs = vec![
+            ("name", v.name.clone()),
+            ("valueReference", v.value_reference.to_string()),
+        ];
+        if !v.description.is_empty() {
+            attrs.push(("description", v.description.clone()));
+        }
+        attrs.push(("causality", causality_str(v.causality).into()));
+        attrs.push(("variability", variability_str(v.variability).into()));
+        let start =
+            match v.causality {
+                Causality::Parameter => {
+                    attrs.push(("initial", "exact".into()));
+                    Some(v.start.ok_or_else(|| {
+                        build_err(format!("parameter {} has no start value", v.name))
+                    })?)
+                }
+                Causality::Input => Some(
+                    v.start
+                        .ok_or_else(|| build_err(format!("input {} has no start value", v.name)))?,
+                ),
+                Causality::Output | Causality::Independent => None,
+            };
+        w.write_event(Event::Start(element("ScalarVariable", &attrs)))
+            .map_err(xml_err)?;
+        let mut real = vec![("unit", v.unit.clone())];
+        if let Some(s) = start {
+            real.push(("start", fmt_real(s)));
+        }
+        w.write_event(Event::Empty(element("Real", &real)))
+            .map_err(xml_err)?;
+        w.write_event(Event::End(BytesEnd::new("ScalarVariable")))
+            .map_err(xml_err)?;
+    }
+    w.write_event(Event::End(BytesEnd::new("ModelVariables")))
+        .map_err(xml_err)?;
+
+    // Outputs: every output by its 1-based index. InitialUnknowns: the outputs again (all have
+    // initial = calculated; FMI 2.0 requires them listed). No dependencies attribute: each
+    // depends on all knowns, which is true of a network whose flows react to every input.
+    let outputs: Vec<usize> = d
+        .variables
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.causality == Causality::Output)
+        .map(|(i, _)| i + 1)
+        .collect();
+    w.write_event(Event::Start(BytesStart::new("ModelStructure")))
+        .map_err(xml_err)?;
+    for section in ["Outputs", "InitialUnknowns"] {
+        if outputs.is_empty() {
+            continue;
+        }
+        w.write_event(Event::Start(BytesStart::new(section)))
+            .map_err(xml_err)?;
+        for i in &outputs {
+            w.write_event(Event::Empty(element(
+                "Unknown",
+                &[("index", i.to_string())],
+            )))
+            .map_err(xml_err)?;
+        }
+        w.write_event(Event::End(BytesEnd::new(section)))
+            .map_err(xml_err)?;
+    }
+    w.write_event(Event::End(BytesEnd::new("ModelStructure")))
+        .map_err(xml_err)?;
+
+    w.write_event(Event::End(BytesEnd::new("fmiModelDescription")))
+        .map_err(xml_err)?;
+    let mut bytes = w.into_inner();
+    bytes.push(b'\n');
+    String::from_utf8(bytes).map_err(|e| build_err(format!("XML is not UTF-8: {e}")))
+}
+
+/// Where the workspace's build of `libplenum.so` is: `$CARGO_TARGET_DIR` if set, else the
+/// workspace's `target/`, then `release/` or `debug/`.
+pub fn default_library(release: bool) -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .unwrap_or(Path::new("."))
+                .join("target")
+        });
+    target
+        .join(if release { "release" } else { "debug" })
+        .join("libplenum.so")
+}
+
+/// Write `<out_dir>/<model>.fmu` with the library at `library`. Returns the FMU's path.
+pub fn write_fmu(model: &LoadedModel, library: &Path, out_dir: &Path) -> Result<PathBuf, Error> {
+    let name = &model.spec.model.name;
+    let xml = model_description(model)?;
+    let lib = std::fs::read(library).map_err(|e| {
+        build_err(format!(
+            "cannot read the Plenum library {}: {e}\n  build it first with `cargo build --lib` \
+             (or `cargo build --lib --release` for --release), or name one with --lib PATH",
+            library.display()
+        ))
+    })?;
+    std::fs::create_dir_all(out_dir)
+        .map_err(|e| build_err(format!("cannot create {}: {e}", out_dir.display())))?;
+    let path = out_dir.join(format!("{name}.fmu"));
+    let io = |e: &dyn fmt::Display| build_err(format!("writing {}: {e}", path.display()));
+
+    // Written to a temporary name and renamed, so a reader never sees a half-written FMU.
+    let tmp = out_dir.join(format!(".{name}.fmu.tmp"));
+    let file = std::fs::File::create(&tmp).map_err(|e| io(&e))?;
+    let mut zip = zip::ZipWriter::new(file);
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .last_modified_time(zip::DateTime::default());
+    let entries: [(String, &[u8], u32); 3] = [
+        ("modelDescription.xml".into(), xml.as_bytes(), 0o644),
+        (format!("binaries/linux64/{name}.so"), &lib, 0o755),
+        (
+            "resources/model.toml".into(),
+            model.source.as_bytes(),
+            0o644,
+        ),
+    ];
+    for (entry, bytes, mode) in entries {
+        zip.start_file(entry, options.unix_permissions(mode))
+            .map_err(|e| io(&e))?;
+        zip.write_all(bytes).map_err(|e| io(&e))?;
+    }
+    zip.finish().map_err(|e| io(&e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| io(&e))?;
+    Ok(path)
+}

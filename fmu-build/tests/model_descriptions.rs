@@ -1,0 +1,319 @@
+//! The committed `modelDescription/<model>.xml` files are what `fmu-build` generates today
+//! (regenerate with `fmu_build::REGENERATE_COMMAND`, or run this test with `PLENUM_BLESS=1`),
+//! plus checks of the generated XML and of the `.fmu` archive.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use quick_xml::Reader;
+use quick_xml::events::Event;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn shipped_models() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(workspace().join("models"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    v.sort();
+    assert!(!v.is_empty(), "no models/*.toml");
+    v
+}
+
+/// First differing line, with a few lines of context, as a hint for the stale-file message.
+fn diff_hint(committed: &str, generated: &str) -> String {
+    let a: Vec<&str> = committed.lines().collect();
+    let b: Vec<&str> = generated.lines().collect();
+    let first = a
+        .iter()
+        .zip(&b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()));
+    let mut out = format!(
+        "first difference at line {} (committed {} lines, generated {} lines)\n",
+        first + 1,
+        a.len(),
+        b.len()
+    );
+    for (label, lines) in [("committed", &a), ("generated", &b)] {
+        for (i, l) in lines.iter().enumerate().skip(first).take(3) {
+            out.push_str(&format!("  {label} {:>4}: {l}\n", i + 1));
+        }
+    }
+    out
+}
+
+#[test]
+fn committed_model_descriptions_are_fresh() {
+    let bless = std::env::var_os("PLENUM_BLESS").is_some();
+    let dir = workspace().join("modelDescription");
+    let mut stale = Vec::new();
+    let mut expected_files = Vec::new();
+    for path in shipped_models() {
+        let model = fmu_build::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let xml = fmu_build::model_description(&model).unwrap();
+        let name = format!("{}.xml", model.spec.model.name);
+        let committed_path = dir.join(&name);
+        expected_files.push(name.clone());
+        let committed = std::fs::read_to_string(&committed_path).unwrap_or_default();
+        if committed != xml {
+            if bless {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(&committed_path, &xml).unwrap();
+                eprintln!("rewrote {}", committed_path.display());
+            } else {
+                stale.push(format!(
+                    "modelDescription/{name} is stale for {}:\n{}",
+                    path.display(),
+                    diff_hint(&committed, &xml)
+                ));
+            }
+        } else {
+            println!("modelDescription/{name}: fresh ({} bytes)", xml.len());
+        }
+    }
+    // No description of a model that is not shipped any more.
+    let mut extra = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let f = e.unwrap().file_name().to_string_lossy().to_string();
+        if f.ends_with(".xml") && !expected_files.contains(&f) {
+            extra.push(format!(
+                "modelDescription/{f} belongs to no models/*.toml: delete it"
+            ));
+        }
+    }
+    stale.extend(extra);
+    assert!(
+        stale.is_empty(),
+        "{}\nregenerate with:\n  {}\n(or run this test with PLENUM_BLESS=1), then commit modelDescription/",
+        stale.join("\n"),
+        fmu_build::REGENERATE_COMMAND
+    );
+}
+
+/// Elements of a generated description, as (name, attributes) in document order.
+fn elements(xml: &str) -> Vec<(String, BTreeMap<String, String>)> {
+    let mut reader = Reader::from_str(xml);
+    let mut out = Vec::new();
+    loop {
+        match reader.read_event().unwrap() {
+            Event::Start(e) | Event::Empty(e) => {
+                let name = String::from_utf8(e.name().as_ref().to_vec()).unwrap();
+                let attrs = e
+                    .attributes()
+                    .map(|a| {
+                        let a = a.unwrap();
+                        (
+                            String::from_utf8(a.key.as_ref().to_vec()).unwrap(),
+                            a.unescape_value().unwrap().into_owned(),
+                        )
+                    })
+                    .collect();
+                out.push((name, attrs));
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn descriptions_follow_fmi2_rules() {
+    for path in shipped_models() {
+        let model = fmu_build::load(&path).unwrap();
+        let d = plenum::cosim::describe(&model);
+        let xml = fmu_build::model_description(&model).unwrap();
+        let els = elements(&xml);
+        let root = &els[0].1;
+        assert_eq!(root["fmiVersion"], "2.0");
+        assert_eq!(
+            root["guid"],
+            plenum::cosim::guid_of(model.source.as_bytes())
+        );
+        assert_eq!(root["modelName"], model.spec.model.name);
+        let cs = &els.iter().find(|e| e.0 == "CoSimulation").unwrap().1;
+        assert_eq!(cs["modelIdentifier"], model.spec.model.name);
+        assert_eq!(cs["canGetAndSetFMUstate"], "true");
+        assert_eq!(cs["providesDirectionalDerivative"], "false");
+
+        let units: Vec<&String> = els
+            .iter()
+            .filter(|e| e.0 == "Unit")
+            .map(|e| &e.1["name"])
+            .collect();
+        let vars: Vec<&BTreeMap<String, String>> = els
+            .iter()
+            .filter(|e| e.0 == "ScalarVariable")
+            .map(|e| &e.1)
+            .collect();
+        let reals: Vec<&BTreeMap<String, String>> =
+            els.iter().filter(|e| e.0 == "Real").map(|e| &e.1).collect();
+        assert_eq!(vars.len(), d.variables.len());
+        let mut outputs = Vec::new();
+        for (i, ((sv, real), v)) in vars.iter().zip(&reals).zip(&d.variables).enumerate() {
+            assert_eq!(sv["name"], v.name);
+            assert_eq!(sv["valueReference"], v.value_reference.to_string());
+            assert!(
+                units.contains(&&real["unit"]),
+                "unit {} undefined",
+                real["unit"]
+            );
+            match sv["causality"].as_str() {
+                "parameter" => {
+                    assert_eq!(sv["variability"], "fixed");
+                    assert_eq!(sv["initial"], "exact");
+                    // Shortest round-trip: parses back to the very same f64.
+                    assert_eq!(real["start"].parse::<f64>().unwrap(), v.start.unwrap());
+                }
+                "input" => {
+                    assert!(!sv.contains_key("initial"));
+                    assert_eq!(real["start"].parse::<f64>().unwrap(), v.start.unwrap());
+                }
+                "output" => {
+                    assert!(!real.contains_key("start"));
+                    outputs.push((i + 1).to_string());
+                }
+                "independent" => {
+                    assert_eq!(sv["name"], "time");
+                    assert_eq!(sv["variability"], "continuous");
+                    assert!(!real.contains_key("start") && !sv.contains_key("initial"));
+                }
+                c => panic!("unexpected causality {c}"),
+            }
+        }
+        // Outputs and InitialUnknowns both list every output, by 1-based index.
+        let unknowns: Vec<&String> = els
+            .iter()
+            .filter(|e| e.0 == "Unknown")
+            .map(|e| &e.1["index"])
+            .collect();
+        assert_eq!(unknowns.len(), 2 * outputs.len());
+        for half in unknowns.chunks(outputs.len()) {
+            assert!(half.iter().zip(&outputs).all(|(a, b)| *a == b));
+        }
+        let cats: Vec<&String> = els
+            .iter()
+            .filter(|e| e.0 == "Category")
+            .map(|e| &e.1["name"])
+            .collect();
+        assert_eq!(cats.len(), plenum::cosim::LOG_CATEGORIES.len());
+        println!(
+            "{}: {} variables, {} outputs, {} units",
+            path.display(),
+            vars.len(),
+            outputs.len(),
+            units.len()
+        );
+    }
+}
+
+#[test]
+fn unit_exponents() {
+    let cases: &[(&str, [i32; 5])] = &[
+        // kg, m, s, A(0), K
+        ("1", [0, 0, 0, 0, 0]),
+        ("s", [0, 0, 1, 0, 0]),
+        ("Pa", [1, -1, -2, 0, 0]),
+        ("m3", [0, 3, 0, 0, 0]),
+        ("kg/s", [1, 0, -1, 0, 0]),
+        ("K", [0, 0, 0, 0, 1]),
+        ("J", [1, 2, -2, 0, 0]),
+        ("m/s", [0, 1, -1, 0, 0]),
+        ("N/m", [1, 0, -2, 0, 0]),
+        ("N.s/m", [1, 0, -1, 0, 0]),
+        ("W/(m2.K)", [1, 0, -3, 0, -1]),
+        ("m/(s.Pa)", [-1, 2, 1, 0, 0]),
+        ("kg/(s.Pa)", [0, 1, 1, 0, 0]),
+        ("m3/s", [0, 3, -1, 0, 0]),
+        ("s-1", [0, 0, -1, 0, 0]),
+        ("1/s", [0, 0, -1, 0, 0]),
+    ];
+    for (unit, [kg, m, s, a, k]) in cases {
+        let b = fmu_build::base_unit(unit).unwrap();
+        assert_eq!(
+            (b.kg, b.m, b.s, b.a, b.k, b.mol, b.cd, b.rad),
+            (*kg, *m, *s, *a, *k, 0, 0, 0),
+            "{unit}"
+        );
+    }
+    for bad in ["furlong", "kg/", "(m)", "m/(s", "m^2"] {
+        assert!(fmu_build::base_unit(bad).is_err(), "{bad} accepted");
+    }
+}
+
+#[test]
+fn attribute_text_round_trips() {
+    let src = std::fs::read_to_string(workspace().join("models/projectile.toml")).unwrap();
+    let src = src.replace(
+        "description = \"Spring-less air gun: one chamber, one projectile, atmosphere\"",
+        "description = \"<a> & 'b' \\\"c\\\"\\nline two\\ttab\"",
+    );
+    let model = plenum::model::parse_str(&src, "<test>", &[]).unwrap();
+    let xml = fmu_build::model_description(&model).unwrap();
+    let els = elements(&xml);
+    assert_eq!(els[0].1["description"], "<a> & 'b' \"c\"\nline two\ttab");
+}
+
+#[test]
+fn numbers_are_shortest_round_trip() {
+    for x in [0.1, 1e-6, 701325.0, 1.1309733552923255e-4, 1e300, -2.5e-320] {
+        let s = fmu_build::fmt_real(x);
+        assert_eq!(s.parse::<f64>().unwrap(), x, "{s}");
+        assert!(s.len() <= 24, "{s}");
+    }
+    assert_eq!(fmu_build::fmt_real(0.0001), "0.0001");
+    assert_eq!(fmu_build::fmt_real(f64::INFINITY), "INF");
+}
+
+#[test]
+fn fmu_archive_holds_description_library_and_model() {
+    let model_path = workspace().join("models/two_tanks.toml");
+    let model = fmu_build::load(&model_path).unwrap();
+    let tmp = std::env::temp_dir().join(format!("fmu-build-test-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let fake_lib = tmp.join("libfake.so");
+    std::fs::write(&fake_lib, b"\x7fELF not really").unwrap();
+    let fmu = fmu_build::write_fmu(&model, &fake_lib, &tmp.join("out")).unwrap();
+    assert_eq!(fmu.file_name().unwrap(), "two_tanks.fmu");
+
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(&fmu).unwrap()).unwrap();
+    let mut read = |name: &str| {
+        let mut f = zip.by_name(name).unwrap();
+        assert_eq!(f.compression(), zip::CompressionMethod::Deflated, "{name}");
+        let mut v = Vec::new();
+        f.read_to_end(&mut v).unwrap();
+        v
+    };
+    let xml = String::from_utf8(read("modelDescription.xml")).unwrap();
+    assert_eq!(xml, fmu_build::model_description(&model).unwrap());
+    assert_eq!(read("binaries/linux64/two_tanks.so"), b"\x7fELF not really");
+    let toml = read("resources/model.toml");
+    assert_eq!(toml, std::fs::read(&model_path).unwrap());
+    assert!(xml.contains(&plenum::cosim::guid_of(&toml)));
+
+    // A missing library is a clear error that says how to build it.
+    let err = fmu_build::write_fmu(&model, &tmp.join("missing.so"), &tmp.join("out2"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cargo build --lib"), "{err}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn invalid_model_name_is_refused() {
+    let src = std::fs::read_to_string(workspace().join("models/two_tanks.toml")).unwrap();
+    let src = src.replace("name = \"two_tanks\"", "name = \"two tanks\"");
+    let model = plenum::model::parse_str(&src, "<test>", &[]).unwrap();
+    match fmu_build::check_packageable(&model) {
+        Err(fmu_build::Error::Model(e)) => assert!(e[0].message.contains("C identifier")),
+        other => panic!("{other:?}"),
+    }
+}
