@@ -74,6 +74,8 @@ pub struct Simulation {
     pub checks: Checks,
     pub t_s: f64,
     pub y: Vec<f64>,
+    /// Kahan compensation of `y`: the low-order bits lost when increments were added.
+    pub y_compensation: Vec<f64>,
     /// Code of the last step's checks (0 = fine).
     pub rc: u8,
     /// Time each code first fired (index = code).
@@ -82,6 +84,10 @@ pub struct Simulation {
     pub stats: Stats,
     #[serde(skip)]
     y_new: Vec<f64>,
+    #[serde(skip)]
+    compensation_new: Vec<f64>,
+    #[serde(skip)]
+    increment: Vec<f64>,
     #[serde(skip)]
     dy: Vec<f64>,
 }
@@ -109,11 +115,14 @@ impl Simulation {
             checks,
             t_s: t_start_s,
             y,
+            y_compensation: vec![0.0; n],
             rc: 0,
             first_fired_s: [None; 10],
             finished: None,
             stats: Stats::default(),
             y_new: vec![0.0; n],
+            compensation_new: vec![0.0; n],
+            increment: vec![0.0; n],
             dy: vec![0.0; n],
         };
         // Codes 8 (and in principle 4, 5, 9) can already hold for the initial state.
@@ -126,6 +135,8 @@ impl Simulation {
         let n = self.y.len();
         if self.y_new.len() != n {
             self.y_new = vec![0.0; n];
+            self.compensation_new = vec![0.0; n];
+            self.increment = vec![0.0; n];
             self.dy = vec![0.0; n];
         }
     }
@@ -135,6 +146,10 @@ impl Simulation {
         if rc != 0 && self.first_fired_s[rc as usize].is_none() {
             self.first_fired_s[rc as usize] = Some(self.t_s);
         }
+    }
+
+    pub fn integrator_name(&self) -> &'static str {
+        self.integrator.name()
     }
 
     pub fn rhs_evaluations(&self) -> u64 {
@@ -207,10 +222,21 @@ impl Simulation {
     /// One step from the current time to `t_next`.
     fn step_to(&mut self, t_next: f64) -> Result<Option<Advance>, StepFailure> {
         let (t, h) = (self.t_s, t_next - self.t_s);
-        let mut y_new = std::mem::take(&mut self.y_new);
-        let result = self.step_inner(t, h, t_next, &mut y_new);
-        self.y_new = y_new;
+        let mut inc = std::mem::take(&mut self.increment);
+        let result = self.step_inner(t, h, t_next, &mut inc);
+        self.increment = inc;
         result
+    }
+
+    /// y_new = y + inc with Kahan's compensated summation (Higham, *Accuracy and Stability of
+    /// Numerical Algorithms*, §4.3); the new compensation goes to `compensation_new`.
+    fn apply_increment(&mut self, inc: &[f64]) {
+        for i in 0..self.y.len() {
+            let d = inc[i] - self.y_compensation[i];
+            let sum = self.y[i] + d;
+            self.compensation_new[i] = (sum - self.y[i]) - d;
+            self.y_new[i] = sum;
+        }
     }
 
     fn step_inner(
@@ -218,23 +244,24 @@ impl Simulation {
         t: f64,
         h: f64,
         t_next: f64,
-        y_new: &mut [f64],
+        inc: &mut [f64],
     ) -> Result<Option<Advance>, StepFailure> {
         self.integrator
-            .attempt(&mut self.network, t, &self.y, h, y_new)
+            .attempt(&mut self.network, t, &self.y, h, inc)
             .map_err(|e| self.solver_failure(e))?;
+        self.apply_increment(inc);
 
         // Earliest piston exit inside the step, located on the method's own step formula.
         let mut event: Option<(usize, f64)> = None;
         for j in 0..self.network.pistons.len() {
             let (Some(g0), Some(g1)) = (
                 self.network.exit_event_value(j, &self.y),
-                self.network.exit_event_value(j, y_new),
+                self.network.exit_event_value(j, &self.y_new),
             ) else {
                 continue;
             };
             if g0 < 0.0 && g1 >= 0.0 {
-                let hj = self.locate_exit(j, t, h, g0, g1, y_new)?;
+                let hj = self.locate_exit(j, t, h, g0, g1, inc)?;
                 if event.is_none_or(|(_, he)| hj < he) {
                     event = Some((j, hj));
                 }
@@ -242,11 +269,12 @@ impl Simulation {
         }
         if let Some((_, he)) = event {
             self.integrator
-                .dense(&mut self.network, t, &self.y, he, y_new)
+                .dense(&mut self.network, t, &self.y, he, inc)
                 .map_err(|e| self.solver_failure(e))?;
+            self.apply_increment(inc);
         }
 
-        if let Some(code) = Checks::hard_failure(&self.network, y_new) {
+        if let Some(code) = Checks::hard_failure(&self.network, &self.y_new) {
             self.set_rc(code);
             return Err(StepFailure {
                 code,
@@ -263,8 +291,10 @@ impl Simulation {
             Some((_, he)) => t + he,
             None => t_next,
         };
-        self.integrator.commit(&mut self.network, t_new, y_new);
-        self.y.copy_from_slice(y_new);
+        self.integrator
+            .commit(&mut self.network, t_new, &self.y_new);
+        std::mem::swap(&mut self.y, &mut self.y_new);
+        std::mem::swap(&mut self.y_compensation, &mut self.compensation_new);
         self.t_s = t_new;
         self.stats.steps += 1;
         let rc = self.checks.warnings(&self.network, &self.y);
@@ -303,7 +333,7 @@ impl Simulation {
         h: f64,
         g0: f64,
         g1: f64,
-        y_trial: &mut [f64],
+        inc: &mut [f64],
     ) -> Result<f64, StepFailure> {
         let (mut a, mut ga, mut b, mut gb) = (0.0, g0, h, g1);
         let tol = 4.0 * f64::EPSILON * (t.abs() + h);
@@ -317,9 +347,10 @@ impl Simulation {
                 c = 0.5 * (a + b);
             }
             self.integrator
-                .dense(&mut self.network, t, &self.y, c, y_trial)
+                .dense(&mut self.network, t, &self.y, c, inc)
                 .map_err(|e| self.solver_failure(e))?;
-            let gc = self.network.exit_event_value(j, y_trial).unwrap_or(0.0);
+            self.apply_increment(inc);
+            let gc = self.network.exit_event_value(j, &self.y_new).unwrap_or(0.0);
             if gc >= 0.0 {
                 b = c;
                 gb = gc;

@@ -108,15 +108,15 @@ impl AdamsBashforth {
         w
     }
 
-    fn ab_step(&self, y: &[f64], h: f64, y_new: &mut [f64]) {
+    fn ab_increment(&self, h: f64, inc: &mut [f64]) {
         let w = self.weights(h);
         let n = self.n;
-        y_new.copy_from_slice(y);
+        inc.fill(0.0);
         for j in 0..self.order {
             let c = h * w[j];
             let f = &self.f[j * n..(j + 1) * n];
-            for (yn, &fj) in y_new.iter_mut().zip(f) {
-                *yn += c * fj;
+            for (d, &fj) in inc.iter_mut().zip(f) {
+                *d += c * fj;
             }
         }
     }
@@ -141,7 +141,7 @@ impl Integrator for AdamsBashforth {
         t: f64,
         y: &[f64],
         h: f64,
-        y_new: &mut [f64],
+        inc: &mut [f64],
     ) -> Result<f64, SolverError> {
         self.ensure_current(sys, t, y)?;
         self.starting = self.len < self.order;
@@ -149,9 +149,9 @@ impl Integrator for AdamsBashforth {
             // RK4 start: k1 is the newest history entry.
             let n = self.n;
             self.starter.k1_mut()[..n].copy_from_slice(&self.f[..n]);
-            self.starter.step_with_k1(sys, t, y, h, y_new)?;
+            self.starter.step_with_k1(sys, t, y, h, inc)?;
         } else {
-            self.ab_step(y, h, y_new);
+            self.ab_increment(h, inc);
         }
         Ok(h)
     }
@@ -161,12 +161,12 @@ impl Integrator for AdamsBashforth {
         t: f64,
         y: &[f64],
         h: f64,
-        y_out: &mut [f64],
+        inc: &mut [f64],
     ) -> Result<(), SolverError> {
         if self.starting {
-            self.starter.step_with_k1(sys, t, y, h, y_out)
+            self.starter.step_with_k1(sys, t, y, h, inc)
         } else {
-            self.ab_step(y, h, y_out);
+            self.ab_increment(h, inc);
             Ok(())
         }
     }

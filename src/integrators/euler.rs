@@ -1,4 +1,4 @@
-//! Forward Euler: y_{n+1} = y_n + h·f(t_n, y_n). Order 1.
+//! Forward Euler: Δy = h·f(t_n, y_n). Order 1.
 
 use serde::{Deserialize, Serialize};
 
@@ -34,13 +34,13 @@ impl Integrator for Euler {
         t: f64,
         y: &[f64],
         h: f64,
-        y_new: &mut [f64],
+        inc: &mut [f64],
     ) -> Result<f64, SolverError> {
         ensure_len(&mut self.f, y.len());
         sys.rhs(t, y, &mut self.f);
         check_finite(t, &self.f)?;
-        for ((yn, &y0), &f) in y_new.iter_mut().zip(y).zip(&self.f) {
-            *yn = y0 + h * f;
+        for (d, &f) in inc.iter_mut().zip(&self.f) {
+            *d = h * f;
         }
         Ok(h)
     }
@@ -48,13 +48,13 @@ impl Integrator for Euler {
         &mut self,
         _sys: &mut S,
         _t: f64,
-        y: &[f64],
+        _y: &[f64],
         h: f64,
-        y_out: &mut [f64],
+        inc: &mut [f64],
     ) -> Result<(), SolverError> {
         // f(t_n, y_n) from the attempt is still valid: Euler's dense output is exact for it.
-        for ((yo, &y0), &f) in y_out.iter_mut().zip(y).zip(&self.f) {
-            *yo = y0 + h * f;
+        for (d, &f) in inc.iter_mut().zip(&self.f) {
+            *d = h * f;
         }
         Ok(())
     }

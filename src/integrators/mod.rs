@@ -1,6 +1,9 @@
 //! Time integrators behind one trait, chosen by name.
 //!
-//! An integrator sees only an [`OdeSystem`]. A step is two-phase so that the driver can locate
+//! An integrator sees only an [`OdeSystem`] and returns *increments* Δy, never y itself: the
+//! driver adds them to the state with compensated (Kahan) summation, so round-off does not
+//! accumulate over the 10⁴–10⁶ steps of a fine fixed-step run (Hairer, Lubich & Wanner,
+//! *Geometric Numerical Integration*, §VIII.5). A step is two-phase so that the driver can locate
 //! events and refuse steps that fail a run-time check: [`Integrator::attempt`] computes a
 //! candidate without changing any history, [`Integrator::dense`] gives the state anywhere inside
 //! the attempted step (for fixed-step methods by recomputing a shorter step with the same
@@ -44,23 +47,24 @@ pub trait Integrator {
     fn fixed_step(&self) -> bool;
     /// Forget all history (after a discontinuity): the next step starts afresh.
     fn restart(&mut self);
-    /// Compute a step of size (at most) `h` from (t, y) into `y_new`; returns the size taken.
+    /// Compute the increment Δy of a step of size (at most) `h` from (t, y) into `inc`;
+    /// returns the size taken.
     fn attempt<S: OdeSystem>(
         &mut self,
         sys: &mut S,
         t: f64,
         y: &[f64],
         h: f64,
-        y_new: &mut [f64],
+        inc: &mut [f64],
     ) -> Result<f64, SolverError>;
-    /// The state at t + h, 0 < h ≤ the size of the last attempt from (t, y).
+    /// The increment from t to t + h, 0 < h ≤ the size of the last attempt from (t, y).
     fn dense<S: OdeSystem>(
         &mut self,
         sys: &mut S,
         t: f64,
         y: &[f64],
         h: f64,
-        y_out: &mut [f64],
+        inc: &mut [f64],
     ) -> Result<(), SolverError>;
     /// Accept the step that ended at (t_new, y_new).
     fn commit<S: OdeSystem>(&mut self, sys: &mut S, t_new: f64, y_new: &[f64]);
@@ -140,9 +144,9 @@ impl Integrator for Method {
         t: f64,
         y: &[f64],
         h: f64,
-        y_new: &mut [f64],
+        inc: &mut [f64],
     ) -> Result<f64, SolverError> {
-        dispatch!(self, m => m.attempt(sys, t, y, h, y_new))
+        dispatch!(self, m => m.attempt(sys, t, y, h, inc))
     }
     fn dense<S: OdeSystem>(
         &mut self,
@@ -150,9 +154,9 @@ impl Integrator for Method {
         t: f64,
         y: &[f64],
         h: f64,
-        y_out: &mut [f64],
+        inc: &mut [f64],
     ) -> Result<(), SolverError> {
-        dispatch!(self, m => m.dense(sys, t, y, h, y_out))
+        dispatch!(self, m => m.dense(sys, t, y, h, inc))
     }
     fn commit<S: OdeSystem>(&mut self, sys: &mut S, t_new: f64, y_new: &[f64]) {
         dispatch!(self, m => m.commit(sys, t_new, y_new))

@@ -30,14 +30,14 @@ impl Rk4 {
         }
     }
 
-    /// One RK4 step using k1 = f(t, y) already in `self.k1`.
+    /// The increment of one RK4 step, using k1 = f(t, y) already in `self.k1`.
     pub(crate) fn step_with_k1<S: OdeSystem>(
         &mut self,
         sys: &mut S,
         t: f64,
         y: &[f64],
         h: f64,
-        y_new: &mut [f64],
+        inc: &mut [f64],
     ) -> Result<(), SolverError> {
         let half = 0.5 * h;
         for ((w, &y0), &k) in self.tmp.iter_mut().zip(y).zip(&self.k1) {
@@ -57,8 +57,7 @@ impl Rk4 {
         check_finite(t + h, &self.k4)?;
         let sixth = h / 6.0;
         for i in 0..y.len() {
-            y_new[i] =
-                y[i] + sixth * (self.k1[i] + 2.0 * self.k2[i] + 2.0 * self.k3[i] + self.k4[i]);
+            inc[i] = sixth * (self.k1[i] + 2.0 * self.k2[i] + 2.0 * self.k3[i] + self.k4[i]);
         }
         Ok(())
     }
@@ -97,12 +96,12 @@ impl Integrator for Rk4 {
         t: f64,
         y: &[f64],
         h: f64,
-        y_new: &mut [f64],
+        inc: &mut [f64],
     ) -> Result<f64, SolverError> {
         self.ensure(y.len());
         sys.rhs(t, y, &mut self.k1);
         check_finite(t, &self.k1)?;
-        self.step_with_k1(sys, t, y, h, y_new)?;
+        self.step_with_k1(sys, t, y, h, inc)?;
         Ok(h)
     }
     fn dense<S: OdeSystem>(
@@ -111,10 +110,10 @@ impl Integrator for Rk4 {
         t: f64,
         y: &[f64],
         h: f64,
-        y_out: &mut [f64],
+        inc: &mut [f64],
     ) -> Result<(), SolverError> {
         // k1 = f(t, y) does not depend on h: reuse it from the attempt.
-        self.step_with_k1(sys, t, y, h, y_out)
+        self.step_with_k1(sys, t, y, h, inc)
     }
     fn commit<S: OdeSystem>(&mut self, _sys: &mut S, _t_new: f64, _y_new: &[f64]) {}
 }
