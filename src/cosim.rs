@@ -3,9 +3,13 @@
 //! component. Parameters are discovered generically from the model file: every numeric key of
 //! every component is a parameter `<component>.<key>`.
 
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::checks;
+use crate::integrators::Integrator;
 use crate::model::{LoadedModel, ModelFile};
+use crate::simulation::{Advance, Finish, Simulation, StepFailure};
 use crate::variables::output_variables;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,5 +214,1057 @@ pub fn describe(model: &LoadedModel) -> Description {
             .solver
             .output_interval
             .unwrap_or((stop - start) / 100.0),
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// The runtime behind the FMI 2.0 Co-Simulation ABI (`crate::fmi2`): one instance of a model,
+// its life cycle, values, steps and states. It sees the variable table only; which component a
+// parameter belongs to is the network's business (`Network::set_scalar`).
+// ------------------------------------------------------------------------------------------
+
+/// Where an instance is in the FMI 2.0 Co-Simulation life cycle (FMI 2.0.4, §4.2.4). The
+/// asynchronous states `stepInProgress` and `stepCanceled` never occur: steps are synchronous.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Phase {
+    Instantiated,
+    InitializationMode,
+    /// `slaveInitialized` / `stepComplete`: ready for fmi2DoStep.
+    StepComplete,
+    /// fmi2DoStep returned fmi2Discard (a refused step, or the end of the run).
+    StepFailed,
+    Terminated,
+    /// A call failed in a way that leaves the run unusable (a solver failure): fmi2Reset,
+    /// fmi2SetFMUstate or fmi2FreeInstance.
+    Error,
+    /// An internal error (a caught panic): only fmi2FreeInstance.
+    Fatal,
+}
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Instantiated => "instantiated",
+            Phase::InitializationMode => "initializationMode",
+            Phase::StepComplete => "stepComplete",
+            Phase::StepFailed => "stepFailed",
+            Phase::Terminated => "terminated",
+            Phase::Error => "error",
+            Phase::Fatal => "fatal",
+        }
+    }
+}
+
+/// The calls whose legality depends on the phase, with the phases that allow each (the calling
+/// sequence table of FMI 2.0.4 §4.2.4 for Co-Simulation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Call {
+    SetDebugLogging,
+    SetupExperiment,
+    EnterInitializationMode,
+    ExitInitializationMode,
+    Terminate,
+    Reset,
+    GetValues,
+    SetValues,
+    /// fmi2Get/Set/FreeFMUstate, fmi2SerializedFMUstateSize, fmi2(De)SerializeFMUstate.
+    States,
+    GetDirectionalDerivative,
+    SetRealInputDerivatives,
+    GetRealOutputDerivatives,
+    DoStep,
+    CancelStep,
+    GetStatus,
+}
+
+impl Call {
+    pub fn allowed_in(self) -> &'static [Phase] {
+        use Phase::*;
+        match self {
+            Call::SetDebugLogging => &[
+                Instantiated,
+                InitializationMode,
+                StepComplete,
+                StepFailed,
+                Terminated,
+                Error,
+            ],
+            Call::SetupExperiment | Call::EnterInitializationMode => &[Instantiated],
+            Call::ExitInitializationMode => &[InitializationMode],
+            Call::Terminate => &[StepComplete, StepFailed],
+            Call::Reset | Call::States => &[
+                Instantiated,
+                InitializationMode,
+                StepComplete,
+                StepFailed,
+                Terminated,
+                Error,
+            ],
+            Call::GetValues | Call::GetDirectionalDerivative => &[
+                InitializationMode,
+                StepComplete,
+                StepFailed,
+                Terminated,
+                Error,
+            ],
+            Call::SetValues | Call::SetRealInputDerivatives => {
+                &[Instantiated, InitializationMode, StepComplete]
+            }
+            Call::GetRealOutputDerivatives => &[StepComplete, StepFailed, Terminated, Error],
+            Call::DoStep => &[StepComplete],
+            // stepInProgress never happens: fmi2DoStep is synchronous.
+            Call::CancelStep => &[],
+            Call::GetStatus => &[StepComplete, StepFailed, Terminated],
+        }
+    }
+}
+
+/// A refused or failed call: the FMI layer returns fmi2Error and logs the message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallError(pub String);
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<String> for CallError {
+    fn from(s: String) -> Self {
+        CallError(s)
+    }
+}
+
+/// Status of a log line or a step (the non-error subset of fmi2Status).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum StepStatus {
+    Ok,
+    Warning,
+    Discard,
+}
+
+/// One message for the master's logger.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogLine {
+    pub status: StepStatus,
+    /// One of [`LOG_CATEGORIES`].
+    pub category: &'static str,
+    pub text: String,
+}
+
+/// What a step did: fmi2OK, fmi2Warning (a check 4, 5, 8 or 9 fired) or fmi2Discard (check 2 or
+/// 3 refused a step, or the run ended), with the lines to log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepReport {
+    pub status: StepStatus,
+    pub log: Vec<LogLine>,
+}
+
+/// Codes that make a step return fmi2Warning.
+const WARNING_CODES: [u8; 4] = [
+    checks::MASS_DRIFT,
+    checks::ENERGY_DRIFT,
+    checks::ABOVE_CRITICAL_PRESSURE,
+    checks::PISTON_DESYNC,
+];
+
+/// Everything an FMU state holds: the simulation (time, state vector, integrator history,
+/// discrete state, checks) and what the instance needs to go on from it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// GUID of the model the state belongs to.
+    pub guid: String,
+    phase: Phase,
+    overrides: Vec<String>,
+    start_time_s: f64,
+    stop_time_s: Option<f64>,
+    sim: Simulation,
+}
+
+impl Snapshot {
+    /// Simulation time of the state, s.
+    pub fn time_s(&self) -> f64 {
+        self.sim.t_s
+    }
+}
+
+/// Serialized FMU state: `PLNMSTAT`, format version (u32), GUID length (u32) and bytes, body
+/// length (u64), CRC-32 of the body (u32), all little-endian, then the bincode body.
+pub const STATE_MAGIC: &[u8; 8] = b"PLNMSTAT";
+pub const STATE_FORMAT_VERSION: u32 = 1;
+/// Longest GUID a header may carry (ours are 38 characters).
+const MAX_GUID_LEN: usize = 256;
+/// Largest body the decoder accepts (a guard against absurd length claims), bytes.
+const MAX_STATE_BODY: usize = 1 << 30;
+
+fn bincode_config() -> impl bincode::config::Config {
+    bincode::config::standard()
+}
+
+/// Encode a state as a self-checking blob.
+pub fn encode_snapshot(snapshot: &Snapshot) -> Result<Vec<u8>, CallError> {
+    let body = bincode::serde::encode_to_vec(snapshot, bincode_config())
+        .map_err(|e| CallError(format!("cannot encode the state: {e}")))?;
+    let guid = snapshot.guid.as_bytes();
+    let mut out = Vec::with_capacity(8 + 4 + 4 + guid.len() + 8 + 4 + body.len());
+    out.extend_from_slice(STATE_MAGIC);
+    out.extend_from_slice(&STATE_FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&(guid.len() as u32).to_le_bytes());
+    out.extend_from_slice(guid);
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// Split a blob into (GUID, body), checking every header field. `expected_guid` is the GUID of
+/// the instance that reads it.
+fn check_header<'a>(blob: &'a [u8], expected_guid: &str) -> Result<&'a [u8], CallError> {
+    let truncated = |need: usize| {
+        CallError(format!(
+            "state blob is truncated: {} bytes, its header needs at least {need}",
+            blob.len()
+        ))
+    };
+    if blob.len() < 8 {
+        return Err(truncated(8));
+    }
+    if &blob[..8] != STATE_MAGIC {
+        return Err(CallError(format!(
+            "not a Plenum FMU state: it starts with {:?}, expected {:?}",
+            String::from_utf8_lossy(&blob[..8]),
+            String::from_utf8_lossy(STATE_MAGIC)
+        )));
+    }
+    let u32_at = |o: usize| -> Result<u32, CallError> {
+        let b = blob.get(o..o + 4).ok_or_else(|| truncated(o + 4))?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let version = u32_at(8)?;
+    if version != STATE_FORMAT_VERSION {
+        return Err(CallError(format!(
+            "state format version {version}, this FMU reads version {STATE_FORMAT_VERSION}"
+        )));
+    }
+    let guid_len = u32_at(12)? as usize;
+    if guid_len > MAX_GUID_LEN {
+        return Err(CallError(format!(
+            "state header claims a {guid_len}-byte GUID (at most {MAX_GUID_LEN}): corrupted state"
+        )));
+    }
+    let guid_end = 16 + guid_len;
+    let guid = blob.get(16..guid_end).ok_or_else(|| truncated(guid_end))?;
+    let guid = String::from_utf8_lossy(guid);
+    if guid != expected_guid {
+        return Err(CallError(format!(
+            "state is for model GUID {guid}, this instance is {expected_guid}"
+        )));
+    }
+    let len_bytes = blob
+        .get(guid_end..guid_end + 8)
+        .ok_or_else(|| truncated(guid_end + 12))?;
+    let mut l = [0u8; 8];
+    l.copy_from_slice(len_bytes);
+    let body_len = u64::from_le_bytes(l);
+    let crc = u32_at(guid_end + 8)?;
+    let body_start = guid_end + 12;
+    if body_len > MAX_STATE_BODY as u64 {
+        return Err(CallError(format!(
+            "state header claims a body of {body_len} bytes (at most {MAX_STATE_BODY}): \
+             corrupted state"
+        )));
+    }
+    let total = body_start + body_len as usize;
+    if blob.len() < total {
+        return Err(CallError(format!(
+            "state blob is truncated: {} bytes, header says {total}",
+            blob.len()
+        )));
+    }
+    if blob.len() > total {
+        return Err(CallError(format!(
+            "state blob has {} bytes, header says {total}: trailing data",
+            blob.len()
+        )));
+    }
+    let body = &blob[body_start..];
+    let actual = crc32fast::hash(body);
+    if actual != crc {
+        return Err(CallError(format!(
+            "checksum mismatch: header says CRC-32 {crc:08x}, body hashes to {actual:08x} \
+             (corrupted state)"
+        )));
+    }
+    Ok(body)
+}
+
+/// One model instance (one fmi2Component).
+pub struct Instance {
+    /// The model file text exactly as read (its hash is the GUID).
+    source: String,
+    label: String,
+    description: Description,
+    /// Variables with value reference < this are outputs (`time` first), in the order of
+    /// [`crate::variables::write_outputs`].
+    n_outputs: usize,
+    /// `name=value` for every parameter (and, before initialization ends, input) set so far.
+    overrides: Vec<String>,
+    /// Values of the parameters and inputs as the model (with overrides) gives them, indexed by
+    /// value reference − `n_outputs`.
+    param_values: Vec<f64>,
+    phase: Phase,
+    start_time_s: f64,
+    stop_time_s: Option<f64>,
+    sim: Simulation,
+    /// Output values at the current time (valid when `outputs_valid`).
+    outputs: Vec<f64>,
+    outputs_valid: bool,
+}
+
+fn errors_text(errors: &[crate::model::ModelError]) -> String {
+    errors
+        .iter()
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Build the simulation of a validated spec starting at `start_s`.
+fn build_at(spec: &ModelFile, start_s: f64) -> Result<Simulation, String> {
+    if start_s.to_bits() == spec.solver.t_start.to_bits() {
+        crate::model::build_simulation(spec, None)
+    } else {
+        let mut spec = spec.clone();
+        spec.solver.t_start = start_s;
+        crate::model::build_simulation(&spec, None)
+    }
+}
+
+impl Instance {
+    /// Load a model from its TOML text; `label` names the file in messages.
+    pub fn new(source: &str, label: &str) -> Result<Instance, String> {
+        let model = crate::model::parse_str(source, label, &[]).map_err(|e| errors_text(&e))?;
+        let sim = build_at(&model.spec, model.spec.solver.t_start)?;
+        let mut description = describe(&model);
+        description.guid = guid_of(source.as_bytes());
+        let n_outputs = description
+            .variables
+            .iter()
+            .take_while(|v| matches!(v.causality, Causality::Independent | Causality::Output))
+            .count();
+        let n_written = crate::variables::output_variables(&sim).len();
+        if n_outputs != n_written {
+            return Err(format!(
+                "internal: the variable table has {n_outputs} outputs, the simulation writes \
+                 {n_written}"
+            ));
+        }
+        for (i, v) in description.variables.iter().enumerate() {
+            if v.value_reference as usize != i {
+                return Err(format!(
+                    "internal: variable `{}` has value reference {}, expected {i}",
+                    v.name, v.value_reference
+                ));
+            }
+        }
+        let param_values = description.variables[n_outputs..]
+            .iter()
+            .map(|v| v.start.unwrap_or(f64::NAN))
+            .collect();
+        Ok(Instance {
+            source: source.to_string(),
+            label: label.to_string(),
+            n_outputs,
+            overrides: Vec::new(),
+            param_values,
+            phase: Phase::Instantiated,
+            start_time_s: model.spec.solver.t_start,
+            stop_time_s: None,
+            outputs: vec![0.0; n_written],
+            outputs_valid: false,
+            sim,
+            description,
+        })
+    }
+
+    pub fn description(&self) -> &Description {
+        &self.description
+    }
+
+    pub fn guid(&self) -> &str {
+        &self.description.guid
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// The simulation as it is now (read-only).
+    pub fn simulation(&self) -> &Simulation {
+        &self.sim
+    }
+
+    /// After an internal error the instance cannot be trusted any more.
+    pub fn set_fatal(&mut self) {
+        self.phase = Phase::Fatal;
+    }
+
+    /// Refuse a call the current phase does not allow.
+    pub fn require(&self, call: Call, function: &str) -> Result<(), CallError> {
+        if call.allowed_in().contains(&self.phase) {
+            return Ok(());
+        }
+        let allowed: Vec<&str> = call.allowed_in().iter().map(|p| p.name()).collect();
+        Err(CallError(if self.phase == Phase::Fatal {
+            format!(
+                "{function} is not possible: the instance is in the fatal state after an \
+                 internal error; only fmi2FreeInstance is"
+            )
+        } else if allowed.is_empty() {
+            format!("{function} is never possible here: fmi2DoStep is synchronous")
+        } else {
+            format!(
+                "illegal call sequence: {function} is not allowed in state {} (allowed in: {})",
+                self.phase.name(),
+                allowed.join(", ")
+            )
+        }))
+    }
+
+    fn variable(&self, vr: u32, kind: &str) -> Result<&Variable, CallError> {
+        self.description
+            .variables
+            .get(vr as usize)
+            .ok_or_else(|| CallError(format!("no {kind} variable with value reference {vr}")))
+    }
+
+    /// fmi2SetupExperiment: the start time (the model's t_start otherwise) and an optional stop
+    /// time that no step may pass.
+    pub fn setup_experiment(&mut self, start_s: f64, stop_s: Option<f64>) -> Result<(), CallError> {
+        self.require(Call::SetupExperiment, "fmi2SetupExperiment")?;
+        if !start_s.is_finite() {
+            return Err(CallError(format!(
+                "startTime must be finite, got {start_s}"
+            )));
+        }
+        if let Some(stop) = stop_s {
+            if !stop.is_finite() || stop < start_s {
+                return Err(CallError(format!(
+                    "stopTime must be finite and ≥ startTime = {start_s}, got {stop}"
+                )));
+            }
+        }
+        if start_s.to_bits() != self.start_time_s.to_bits() {
+            let model = crate::model::parse_str(&self.source, &self.label, &self.overrides)
+                .map_err(|e| CallError(errors_text(&e)))?;
+            self.sim = build_at(&model.spec, start_s)?;
+            self.start_time_s = start_s;
+            self.outputs_valid = false;
+        }
+        self.stop_time_s = stop_s;
+        Ok(())
+    }
+
+    pub fn enter_initialization_mode(&mut self) -> Result<(), CallError> {
+        self.require(Call::EnterInitializationMode, "fmi2EnterInitializationMode")?;
+        self.phase = Phase::InitializationMode;
+        Ok(())
+    }
+
+    pub fn exit_initialization_mode(&mut self) -> Result<(), CallError> {
+        self.require(Call::ExitInitializationMode, "fmi2ExitInitializationMode")?;
+        self.phase = Phase::StepComplete;
+        Ok(())
+    }
+
+    pub fn terminate(&mut self) -> Result<(), CallError> {
+        self.require(Call::Terminate, "fmi2Terminate")?;
+        self.phase = Phase::Terminated;
+        Ok(())
+    }
+
+    /// fmi2Reset: back to the state after instantiation, with the model as in the file.
+    pub fn reset(&mut self) -> Result<(), CallError> {
+        self.require(Call::Reset, "fmi2Reset")?;
+        let fresh = Instance::new(&self.source, &self.label).map_err(CallError)?;
+        *self = fresh;
+        Ok(())
+    }
+
+    /// fmi2GetReal: every variable (outputs at the current time, parameters and inputs as set).
+    pub fn get_real(&mut self, vrs: &[u32], out: &mut [f64]) -> Result<(), CallError> {
+        self.require(Call::GetValues, "fmi2GetReal")?;
+        if out.len() != vrs.len() {
+            return Err(CallError(format!(
+                "internal: {} value references, {} values",
+                vrs.len(),
+                out.len()
+            )));
+        }
+        let mut need_outputs = false;
+        for &vr in vrs {
+            self.variable(vr, "Real")?;
+            need_outputs |= (vr as usize) < self.n_outputs;
+        }
+        if need_outputs && !self.outputs_valid {
+            crate::variables::write_outputs(&mut self.sim, &mut self.outputs);
+            self.outputs_valid = true;
+        }
+        for (o, &vr) in out.iter_mut().zip(vrs) {
+            let i = vr as usize;
+            *o = if i < self.n_outputs {
+                self.outputs[i]
+            } else {
+                let v = &self.description.variables[i];
+                let live = match v.causality {
+                    Causality::Input => v
+                        .name
+                        .rsplit_once('.')
+                        .and_then(|(c, k)| self.sim.network.get_scalar(c, k, self.sim.t_s)),
+                    _ => None,
+                };
+                live.unwrap_or(self.param_values[i - self.n_outputs])
+            };
+        }
+        Ok(())
+    }
+
+    /// fmi2SetReal: parameters (until initialization ends) and inputs. Every value is checked
+    /// before anything is set; on an error nothing changes.
+    pub fn set_real(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), CallError> {
+        self.require(Call::SetValues, "fmi2SetReal")?;
+        if values.len() != vrs.len() {
+            return Err(CallError(format!(
+                "internal: {} value references, {} values",
+                vrs.len(),
+                values.len()
+            )));
+        }
+        let running = self.phase == Phase::StepComplete;
+        for (&vr, &x) in vrs.iter().zip(values) {
+            let v = self.variable(vr, "Real")?;
+            match v.causality {
+                Causality::Independent | Causality::Output => {
+                    return Err(CallError(format!(
+                        "`{}` (value reference {vr}) is an output: it cannot be set",
+                        v.name
+                    )));
+                }
+                Causality::Parameter if running => {
+                    return Err(CallError(format!(
+                        "`{}` (value reference {vr}) is a fixed parameter: it can be set only \
+                         before fmi2ExitInitializationMode",
+                        v.name
+                    )));
+                }
+                _ => {}
+            }
+            if !x.is_finite() {
+                return Err(CallError(format!(
+                    "`{}` (value reference {vr}) cannot be set to {x}: values must be finite",
+                    v.name
+                )));
+            }
+        }
+        if vrs.is_empty() {
+            return Ok(());
+        }
+        if running {
+            self.set_inputs_live(vrs, values)
+        } else {
+            self.set_overrides(vrs, values)
+        }
+    }
+
+    /// Inputs during the run: changed in the network at once; a change is a discontinuity, so
+    /// the integrator starts afresh (multistep history is not carried across it).
+    fn set_inputs_live(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), CallError> {
+        // Check that every input can change before changing any.
+        let t = self.sim.t_s;
+        for &vr in vrs {
+            let name = &self.description.variables[vr as usize].name;
+            let ok = name
+                .rsplit_once('.')
+                .and_then(|(c, k)| self.sim.network.get_scalar(c, k, t))
+                .is_some();
+            if !ok {
+                return Err(CallError(format!(
+                    "input `{name}` cannot change during a run: the network has no parameter \
+                     that can (reservoir pressure, temperature; orifice area, \
+                     discharge_coefficient; valve coefficient, opening; wall \
+                     heat_transfer_coefficient, expansion_coefficient, velocity; piston \
+                     friction_static, friction_dynamic, damping)"
+                )));
+            }
+        }
+        let mut changed = false;
+        for (&vr, &x) in vrs.iter().zip(values) {
+            let i = vr as usize;
+            let name = &self.description.variables[i].name;
+            if let Some((c, k)) = name.rsplit_once('.') {
+                changed |= self.sim.network.set_scalar(c, k, x)?;
+            }
+            self.param_values[i - self.n_outputs] = x;
+        }
+        if changed {
+            self.sim.integrator.restart();
+            self.outputs_valid = false;
+        }
+        Ok(())
+    }
+
+    /// Parameters (and inputs) before the run: recorded as `name=value` overrides of the model
+    /// file, which is parsed and validated again; the simulation is rebuilt from it.
+    fn set_overrides(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), CallError> {
+        let mut overrides = self.overrides.clone();
+        for (&vr, &x) in vrs.iter().zip(values) {
+            let name = &self.description.variables[vr as usize].name;
+            let entry = format!("{name}={x:?}");
+            match overrides
+                .iter_mut()
+                .find(|o| o.split_once('=').map(|(n, _)| n) == Some(name.as_str()))
+            {
+                Some(o) => *o = entry,
+                None => overrides.push(entry),
+            }
+        }
+        let model = crate::model::parse_str(&self.source, &self.label, &overrides)
+            .map_err(|e| CallError(errors_text(&e)))?;
+        // The loader must have applied every override (value for value).
+        let now: std::collections::HashMap<String, f64> = parameters(&model.spec)
+            .into_iter()
+            .map(|(n, v, _)| (n, v))
+            .collect();
+        for (&vr, &x) in vrs.iter().zip(values) {
+            let name = &self.description.variables[vr as usize].name;
+            match now.get(name) {
+                Some(v) if v.to_bits() == x.to_bits() => {}
+                other => {
+                    return Err(CallError(format!(
+                        "setting `{name}` = {x:?} had no effect on the model (it reads {}): \
+                         the model loader did not apply the override",
+                        other.map_or("nothing".to_string(), |v| format!("{v:?}"))
+                    )));
+                }
+            }
+        }
+        let sim = build_at(&model.spec, self.start_time_s)?;
+        let mut param_values = self.param_values.clone();
+        for (k, v) in self.description.variables[self.n_outputs..]
+            .iter()
+            .enumerate()
+        {
+            if let Some(x) = now.get(&v.name) {
+                param_values[k] = *x;
+            }
+        }
+        self.overrides = overrides;
+        self.param_values = param_values;
+        self.sim = sim;
+        self.outputs_valid = false;
+        Ok(())
+    }
+
+    /// Integer, Boolean and String access: the model has Real variables only.
+    pub fn no_such_variables(&self, kind: &str, vrs: &[u32]) -> Result<(), CallError> {
+        match vrs.first() {
+            None => Ok(()),
+            Some(vr) => Err(CallError(format!(
+                "no {kind} variable with value reference {vr} (this model has Real variables \
+                 only)"
+            ))),
+        }
+    }
+
+    /// fmi2DoStep from `current_s` over `h_s` (DESIGN.md "FMU" and "Run-time checks").
+    pub fn do_step(&mut self, current_s: f64, h_s: f64) -> Result<StepReport, CallError> {
+        self.require(Call::DoStep, "fmi2DoStep")?;
+        let t = self.sim.t_s;
+        if !current_s.is_finite() {
+            return Err(CallError(format!(
+                "currentCommunicationPoint must be finite, got {current_s}"
+            )));
+        }
+        if !h_s.is_finite() || h_s < 0.0 {
+            return Err(CallError(format!(
+                "communicationStepSize must be finite and ≥ 0, got {h_s}"
+            )));
+        }
+        let tol = 1e-12 * t.abs().max(1.0);
+        if (current_s - t).abs() > tol {
+            return Err(CallError(format!(
+                "currentCommunicationPoint = {current_s:?} s is not the FMU's time {t:?} s \
+                 (tolerance {tol:e} s)"
+            )));
+        }
+        let target = current_s + h_s;
+        if let Some(stop) = self.stop_time_s {
+            if target > stop + 1e-12 * stop.abs().max(1.0) {
+                return Err(CallError(format!(
+                    "a step to t = {target:?} s passes the stop time {stop:?} s given to \
+                     fmi2SetupExperiment"
+                )));
+            }
+        }
+        let mut report = StepReport {
+            status: StepStatus::Ok,
+            log: Vec::new(),
+        };
+        if h_s == 0.0 {
+            return Ok(report);
+        }
+        self.outputs_valid = false;
+
+        // Which warning codes fire inside this step: clear their first-fired times for the
+        // step and put the earlier ones back afterwards (so the record is as without this).
+        let saved = self.sim.first_fired_s;
+        for c in WARNING_CODES {
+            self.sim.first_fired_s[c as usize] = None;
+        }
+        let outcome = self.advance(target, &mut report);
+        let fired = self.sim.first_fired_s;
+        for c in WARNING_CODES {
+            if saved[c as usize].is_some() {
+                self.sim.first_fired_s[c as usize] = saved[c as usize];
+            }
+        }
+        for c in WARNING_CODES {
+            if let Some(tf) = fired[c as usize] {
+                report.status = report.status.max(StepStatus::Warning);
+                report.log.push(LogLine {
+                    status: StepStatus::Warning,
+                    category: "logStatusWarning",
+                    text: format!(
+                        "run-time check {c}: {} (at t = {tf:?} s in the step from {current_s:?} s)",
+                        checks::describe(c)
+                    ),
+                });
+            }
+        }
+        match outcome {
+            Ok(None) => Ok(report),
+            Ok(Some(finish)) => {
+                let text = match finish {
+                    Finish::Exited { t_s } => format!(
+                        "the run ends at t = {t_s:?} s: the projectile has exited and \
+                         stop_on_exit is set (fmi2Terminated = true)"
+                    ),
+                    Finish::NeverExited { t_s } => format!(
+                        "run-time check 1: {} by t = {t_s:?} s; the run ends \
+                         (fmi2Terminated = true)",
+                        checks::describe(checks::NEVER_EXITED)
+                    ),
+                };
+                report.status = StepStatus::Discard;
+                report.log.push(LogLine {
+                    status: StepStatus::Discard,
+                    category: "logEvents",
+                    text,
+                });
+                self.phase = Phase::StepFailed;
+                Ok(report)
+            }
+            Err(fail)
+                if matches!(
+                    fail.code,
+                    checks::NEGATIVE_MASS | checks::NEGATIVE_TEMPERATURE
+                ) =>
+            {
+                report.status = StepStatus::Discard;
+                report.log.push(LogLine {
+                    status: StepStatus::Discard,
+                    category: "logStatusDiscard",
+                    text: format!("{fail}; fmi2LastSuccessfulTime = {:?} s", self.sim.t_s),
+                });
+                self.phase = Phase::StepFailed;
+                Ok(report)
+            }
+            Err(fail) => {
+                self.phase = Phase::Error;
+                Err(CallError(fail.to_string()))
+            }
+        }
+    }
+
+    /// Advance to `target`, going on past piston exits; `Some(finish)` when the run ended.
+    fn advance(
+        &mut self,
+        target: f64,
+        report: &mut StepReport,
+    ) -> Result<Option<Finish>, StepFailure> {
+        loop {
+            match self.sim.advance_to(target)? {
+                Advance::Reached => return Ok(None),
+                Advance::Finished(f) => return Ok(Some(f)),
+                Advance::Exit { piston, t_s } => {
+                    let name = self
+                        .sim
+                        .network
+                        .pistons
+                        .get(piston)
+                        .map_or("?", |p| p.name.as_str());
+                    report.log.push(LogLine {
+                        status: StepStatus::Ok,
+                        category: "logEvents",
+                        text: format!("event: `{name}` passed its exit at t = {t_s:?} s"),
+                    });
+                }
+            }
+        }
+    }
+
+    /// fmi2GetRealStatus(fmi2LastSuccessfulTime): the state is always kept at the last good
+    /// time, so this is the current time.
+    pub fn last_successful_time(&self) -> Result<f64, CallError> {
+        self.require(Call::GetStatus, "fmi2GetRealStatus")?;
+        Ok(self.sim.t_s)
+    }
+
+    /// fmi2GetBooleanStatus(fmi2Terminated): whether the run has ended (exit with
+    /// stop_on_exit, or check 1).
+    pub fn terminated(&self) -> Result<bool, CallError> {
+        self.require(Call::GetStatus, "fmi2GetBooleanStatus")?;
+        Ok(self.sim.finished.is_some())
+    }
+
+    /// fmi2GetFMUstate.
+    pub fn snapshot(&self) -> Result<Snapshot, CallError> {
+        self.require(Call::States, "fmi2GetFMUstate")?;
+        Ok(Snapshot {
+            guid: self.description.guid.clone(),
+            phase: self.phase,
+            overrides: self.overrides.clone(),
+            start_time_s: self.start_time_s,
+            stop_time_s: self.stop_time_s,
+            sim: self.sim.clone(),
+        })
+    }
+
+    /// fmi2GetFMUstate into an existing state (its storage is reused where it can be).
+    pub fn snapshot_into(&self, snapshot: &mut Snapshot) -> Result<(), CallError> {
+        self.require(Call::States, "fmi2GetFMUstate")?;
+        snapshot.guid.clone_from(&self.description.guid);
+        snapshot.phase = self.phase;
+        snapshot.overrides.clone_from(&self.overrides);
+        snapshot.start_time_s = self.start_time_s;
+        snapshot.stop_time_s = self.stop_time_s;
+        snapshot.sim.clone_from(&self.sim);
+        Ok(())
+    }
+
+    /// fmi2SetFMUstate: everything is checked before the instance changes.
+    pub fn restore(&mut self, snapshot: &Snapshot) -> Result<(), CallError> {
+        self.require(Call::States, "fmi2SetFMUstate")?;
+        self.check_snapshot(snapshot)?;
+        let mut param_values = None;
+        if snapshot.overrides != self.overrides {
+            let model = crate::model::parse_str(&self.source, &self.label, &snapshot.overrides)
+                .map_err(|e| CallError(errors_text(&e)))?;
+            let now: std::collections::HashMap<String, f64> = parameters(&model.spec)
+                .into_iter()
+                .map(|(n, v, _)| (n, v))
+                .collect();
+            let start = &self.description.variables[self.n_outputs..];
+            param_values = Some(
+                start
+                    .iter()
+                    .map(|v| {
+                        now.get(&v.name)
+                            .copied()
+                            .unwrap_or(v.start.unwrap_or(f64::NAN))
+                    })
+                    .collect::<Vec<f64>>(),
+            );
+        }
+        if let Some(p) = param_values {
+            self.param_values = p;
+        }
+        self.overrides.clone_from(&snapshot.overrides);
+        self.phase = snapshot.phase;
+        self.start_time_s = snapshot.start_time_s;
+        self.stop_time_s = snapshot.stop_time_s;
+        self.sim.clone_from(&snapshot.sim);
+        self.outputs_valid = false;
+        Ok(())
+    }
+
+    /// A state must be of this model and have its shape.
+    fn check_snapshot(&self, s: &Snapshot) -> Result<(), CallError> {
+        if s.guid != self.description.guid {
+            return Err(CallError(format!(
+                "state is for model GUID {}, this instance is {}",
+                s.guid, self.description.guid
+            )));
+        }
+        if matches!(s.phase, Phase::Fatal) {
+            return Err(CallError("state was taken in the fatal state".into()));
+        }
+        let (a, b) = (&s.sim.network, &self.sim.network);
+        let n = b.layout.n_states;
+        if a.layout != b.layout
+            || s.sim.y.len() != n
+            || a.exited.len() != b.exited.len()
+            || a.chambers.len() != b.chambers.len()
+            || a.reservoirs.len() != b.reservoirs.len()
+            || a.orifices.len() != b.orifices.len()
+            || a.valves.len() != b.valves.len()
+            || a.walls.len() != b.walls.len()
+        {
+            return Err(CallError(
+                "state does not fit this model (its network has another shape)".into(),
+            ));
+        }
+        if !s.start_time_s.is_finite() || !s.sim.t_s.is_finite() {
+            return Err(CallError("state has a non-finite time".into()));
+        }
+        Ok(())
+    }
+
+    /// fmi2SerializeFMUstate (and the size query): the blob of a state.
+    pub fn serialize(&self, snapshot: &Snapshot) -> Result<Vec<u8>, CallError> {
+        self.require(Call::States, "fmi2SerializeFMUstate")?;
+        encode_snapshot(snapshot)
+    }
+
+    /// fmi2DeSerializeFMUstate: header checked and body decoded completely, nothing changes
+    /// in the instance.
+    pub fn deserialize(&self, blob: &[u8]) -> Result<Snapshot, CallError> {
+        self.require(Call::States, "fmi2DeSerializeFMUstate")?;
+        let body = check_header(blob, &self.description.guid)?;
+        let config = bincode::config::standard().with_limit::<MAX_STATE_BODY>();
+        let (snapshot, used): (Snapshot, usize) =
+            bincode::serde::decode_from_slice(body, config)
+                .map_err(|e| CallError(format!("state body does not decode: {e}")))?;
+        if used != body.len() {
+            return Err(CallError(format!(
+                "state body has {} bytes, the state takes {used}",
+                body.len()
+            )));
+        }
+        self.check_snapshot(&snapshot)?;
+        Ok(snapshot)
+    }
+}
+
+#[cfg(test)]
+mod instance_tests {
+    use super::*;
+
+    const PROJECTILE: &str = include_str!("../models/projectile.toml");
+    const BLOWDOWN: &str = include_str!("../models/blowdown.toml");
+
+    fn with_method(src: &str, method: &str) -> String {
+        src.replace("method = \"rk4\"", &format!("method = \"{method}\""))
+    }
+
+    fn initialized(src: &str) -> Instance {
+        let mut inst = Instance::new(src, "model.toml").expect("model loads");
+        inst.setup_experiment(0.0, None).expect("setup");
+        inst.enter_initialization_mode().expect("enter");
+        inst.exit_initialization_mode().expect("exit");
+        inst
+    }
+
+    fn all_outputs(inst: &mut Instance) -> Vec<u64> {
+        let vrs: Vec<u32> = (0..inst.description().variables.len() as u32).collect();
+        let mut out = vec![0.0; vrs.len()];
+        inst.get_real(&vrs, &mut out).expect("get");
+        out.iter().map(|x| x.to_bits()).collect()
+    }
+
+    /// `n` steps of `h` from the instance's time; every output after each step, as bits.
+    fn run(inst: &mut Instance, n: usize, h: f64) -> Vec<Vec<u64>> {
+        let mut rows = Vec::new();
+        for _ in 0..n {
+            let t = inst.simulation().t_s;
+            let r = inst.do_step(t, h).expect("step");
+            assert_eq!(r.status, StepStatus::Ok, "{:?}", r.log);
+            rows.push(all_outputs(inst));
+        }
+        rows
+    }
+
+    #[test]
+    fn restore_and_deserialize_continue_bit_for_bit_for_every_method() {
+        for method in ["euler", "rk4", "ab2", "ab3", "ab4", "ab5"] {
+            let src = with_method(PROJECTILE, method);
+            let mut a = initialized(&src);
+            let h = 1e-4;
+            run(&mut a, 5, h);
+            let s = a.snapshot().unwrap();
+            let first = run(&mut a, 10, h);
+            a.restore(&s).unwrap();
+            let second = run(&mut a, 10, h);
+            assert_eq!(first, second, "{method}: restore");
+
+            let blob = a.serialize(&s).unwrap();
+            let mut b = initialized(&src);
+            let s2 = b.deserialize(&blob).unwrap();
+            b.restore(&s2).unwrap();
+            let third = run(&mut b, 10, h);
+            assert_eq!(first, third, "{method}: deserialize into a fresh instance");
+            println!(
+                "{method}: {} steps from t = {} s restored and deserialized bit for bit ({} byte blob)",
+                first.len(),
+                s.time_s(),
+                blob.len()
+            );
+        }
+    }
+
+    #[test]
+    fn corrupted_or_foreign_blobs_are_refused() {
+        let mut a = initialized(PROJECTILE);
+        run(&mut a, 3, 1e-4);
+        let blob = a.serialize(&a.snapshot().unwrap()).unwrap();
+        let msg = |r: Result<Snapshot, CallError>| r.expect_err("refused").0;
+        let m = msg(a.deserialize(&blob[..blob.len() - 1]));
+        assert!(m.contains("truncated"), "{m}");
+        let mut flipped = blob.clone();
+        let k = blob.len() - 10;
+        flipped[k] ^= 0x04;
+        let m = msg(a.deserialize(&flipped));
+        assert!(m.contains("checksum mismatch"), "{m}");
+        let other = initialized(BLOWDOWN);
+        let m = msg(other.deserialize(&blob));
+        assert!(m.contains("state is for model GUID"), "{m}");
+        for cut in [0, 5, 12, 20, 60] {
+            let m = msg(a.deserialize(&blob[..cut]));
+            assert!(m.contains("truncated"), "{cut}: {m}");
+        }
+        // Every single-bit flip is refused.
+        for k in 0..blob.len() {
+            let mut b = blob.clone();
+            b[k] ^= 0x80;
+            assert!(a.deserialize(&b).is_err(), "flip in byte {k} accepted");
+        }
+    }
+
+    #[test]
+    fn inputs_change_live_and_parameters_only_before_the_run() {
+        let mut inst = initialized(BLOWDOWN);
+        let vr = inst
+            .description()
+            .variables
+            .iter()
+            .find(|v| v.name == "atm.pressure")
+            .unwrap()
+            .value_reference;
+        inst.set_real(&[vr], &[2e5]).unwrap();
+        let mut v = [0.0];
+        inst.get_real(&[vr], &mut v).unwrap();
+        assert_eq!(v[0], 2e5);
+        assert!(inst.set_real(&[vr], &[f64::NAN]).is_err());
+        let pvr = inst
+            .description()
+            .variables
+            .iter()
+            .find(|v| v.causality == Causality::Parameter)
+            .unwrap()
+            .value_reference;
+        let e = inst.set_real(&[pvr], &[1.0]).unwrap_err();
+        assert!(e.0.contains("fixed parameter"), "{e}");
+        let e = inst.set_real(&[0], &[1.0]).unwrap_err();
+        assert!(e.0.contains("output"), "{e}");
     }
 }

@@ -14,6 +14,7 @@ use crate::components::{
 };
 use crate::gas::IdealGas;
 use crate::ode::OdeSystem;
+use crate::param::Param;
 
 /// Where a node's name points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -324,6 +325,115 @@ impl Network {
             })
             .sum();
         u + mech + y[self.layout.accumulator_offset + 1]
+    }
+
+    /// The current value of a parameter that may change during a run (see [`Self::set_scalar`]),
+    /// by the model file's names: `component` is a component's `name`, `key` its key.
+    pub fn get_scalar(&self, component: &str, key: &str, t: f64) -> Option<f64> {
+        let seg = self.segment_start_s;
+        if let Some(r) = self.reservoirs.iter().find(|r| r.name == component) {
+            return match key {
+                "pressure" => Some(r.pressure_pa.value(t, seg)),
+                "temperature" => Some(r.temperature_k.value(t, seg)),
+                _ => None,
+            };
+        }
+        if let Some(o) = self.orifices.iter().find(|o| o.name == component) {
+            return match key {
+                "area" => Some(o.area_m2),
+                "discharge_coefficient" => Some(o.discharge_coefficient),
+                _ => None,
+            };
+        }
+        if let Some(v) = self.valves.iter().find(|v| v.name == component) {
+            return match key {
+                "coefficient" => Some(v.coefficient_kg_per_s_pa),
+                "opening" => Some(v.opening.value(t, seg)),
+                _ => None,
+            };
+        }
+        if let Some(w) = self.walls.iter().find(|w| w.name == component) {
+            return match key {
+                "heat_transfer_coefficient" => Some(w.heat_transfer_coefficient_w_per_m2_k),
+                "expansion_coefficient" => Some(w.expansion_coefficient_m_per_s_pa),
+                "velocity" => Some(w.velocity_m_per_s.value(t, seg)),
+                _ => None,
+            };
+        }
+        if let Some(p) = self.pistons.iter().find(|p| p.name == component) {
+            return match key {
+                "friction_static" => Some(p.friction_static_pa),
+                "friction_dynamic" => Some(p.friction_dynamic_pa),
+                "damping" => Some(p.damping_n_s_per_m),
+                _ => None,
+            };
+        }
+        None
+    }
+
+    /// Change a parameter during a run (a co-simulation input). Only parameters that set a flow
+    /// or a boundary condition can change; the ones that fix initial conditions or geometry
+    /// (and so the stored mass and energy) cannot. A table becomes the constant `value`.
+    /// Returns whether the value changed.
+    pub fn set_scalar(&mut self, component: &str, key: &str, value: f64) -> Result<bool, String> {
+        fn put(slot: &mut f64, value: f64) -> bool {
+            let changed = slot.to_bits() != value.to_bits();
+            *slot = value;
+            changed
+        }
+        fn put_param(slot: &mut Param, value: f64) -> bool {
+            let changed = *slot != Param::Const(value);
+            *slot = Param::Const(value);
+            changed
+        }
+        let cannot = || {
+            format!(
+                "`{component}.{key}` cannot change during a run (settable during a run: \
+                 reservoir pressure, temperature; orifice area, discharge_coefficient; valve \
+                 coefficient, opening; wall heat_transfer_coefficient, expansion_coefficient, \
+                 velocity; piston friction_static, friction_dynamic, damping)"
+            )
+        };
+        if let Some(r) = self.reservoirs.iter_mut().find(|r| r.name == component) {
+            return match key {
+                "pressure" => Ok(put_param(&mut r.pressure_pa, value)),
+                "temperature" => Ok(put_param(&mut r.temperature_k, value)),
+                _ => Err(cannot()),
+            };
+        }
+        if let Some(o) = self.orifices.iter_mut().find(|o| o.name == component) {
+            return match key {
+                "area" => Ok(put(&mut o.area_m2, value)),
+                "discharge_coefficient" => Ok(put(&mut o.discharge_coefficient, value)),
+                _ => Err(cannot()),
+            };
+        }
+        if let Some(v) = self.valves.iter_mut().find(|v| v.name == component) {
+            return match key {
+                "coefficient" => Ok(put(&mut v.coefficient_kg_per_s_pa, value)),
+                "opening" => Ok(put_param(&mut v.opening, value)),
+                _ => Err(cannot()),
+            };
+        }
+        if let Some(w) = self.walls.iter_mut().find(|w| w.name == component) {
+            return match key {
+                "heat_transfer_coefficient" => {
+                    Ok(put(&mut w.heat_transfer_coefficient_w_per_m2_k, value))
+                }
+                "expansion_coefficient" => Ok(put(&mut w.expansion_coefficient_m_per_s_pa, value)),
+                "velocity" => Ok(put_param(&mut w.velocity_m_per_s, value)),
+                _ => Err(cannot()),
+            };
+        }
+        if let Some(p) = self.pistons.iter_mut().find(|p| p.name == component) {
+            return match key {
+                "friction_static" => Ok(put(&mut p.friction_static_pa, value)),
+                "friction_dynamic" => Ok(put(&mut p.friction_dynamic_pa, value)),
+                "damping" => Ok(put(&mut p.damping_n_s_per_m, value)),
+                _ => Err(cannot()),
+            };
+        }
+        Err(cannot())
     }
 
     /// Event functions: for each piston with an exit not yet passed, x − x_exit (crosses 0 upward).
