@@ -1,0 +1,575 @@
+"""Plenum's FMUs through a real importer: FMPy (issue 4, DESIGN.md "FMU", seed 002).
+
+Run from the workspace root; this file builds nothing itself, so build first:
+
+    cargo build --lib --bins                                  # libplenum.so, plenum, fmu-build
+    target/debug/fmu-build models/*.toml -o target/fmu/       # the FMUs under test
+    PY=$(bash scripts/python-env.sh)                          # venv at target/venv (FMPy, pytest)
+    "$PY" -m pytest compliance-tests/python -v -rP            # -rP prints every asserted figure
+
+(with `--release` / `target/release/...` the same way; both profiles give the same numbers).
+
+Environment (all optional):
+    PLENUM_FMUS     the FMUs to test, separated by ':' (files or directories holding *.fmu);
+                    default target/fmu/*.fmu. Every model of models/*.toml must have one.
+    PLENUM_BIN_DIR  directory with the `plenum` CLI and `fmu-build` used for the reference CSVs
+                    and the variant FMUs (other integrators, the check models); default: the newer
+                    of target/release and target/debug (honouring CARGO_TARGET_DIR).
+
+Variant FMUs (the projectile with each fixed-step integrator, a model that goes negative in
+mass, one above air's critical pressure) are made by writing a modified model to a temporary
+.toml and running `fmu-build --lib <the .so inside the projectile FMU>` on it, so each has its
+own GUID and the same library as the FMU under test.
+"""
+
+import csv
+import math
+import os
+import re
+import shutil
+import struct
+import subprocess
+import tomllib
+import zipfile
+from ctypes import byref
+from pathlib import Path
+
+import fmpy
+import numpy as np
+import pytest
+from fmpy import read_model_description
+from fmpy.fmi1 import FMICallException
+from fmpy.fmi2 import (
+    FMU2Slave,
+    fmi2CallbackAllocateMemoryTYPE,
+    fmi2CallbackFreeMemoryTYPE,
+    fmi2CallbackFunctions,
+    fmi2CallbackLoggerTYPE,
+    fmi2Discard,
+    fmi2False,
+    fmi2LastSuccessfulTime,
+    fmi2OK,
+    fmi2Terminated,
+    fmi2Warning,
+)
+from fmpy.validation import validate_fmu
+
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = sorted((ROOT / "models").glob("*.toml"))
+STATUS = ["OK", "Warning", "Discard", "Error", "Fatal", "Pending"]
+REL_TOL_CLI = 1e-12
+FIXED_STEP_METHODS = ["euler", "rk4", "ab2", "ab3", "ab4", "ab5"]
+AIR_CRITICAL_PRESSURE = 3.786e6
+
+
+# ---------------------------------------------------------------------------------------------
+# Locating the FMUs and the tools
+
+
+def model_name(toml_path):
+    with open(toml_path, "rb") as f:
+        return tomllib.load(f)["model"]["name"]
+
+
+def find_fmus():
+    spec = os.environ.get("PLENUM_FMUS")
+    entries = spec.split(os.pathsep) if spec else [str(ROOT / "target" / "fmu")]
+    fmus = {}
+    for e in entries:
+        p = Path(e)
+        for f in sorted(p.glob("*.fmu")) if p.is_dir() else [p]:
+            fmus[f.stem] = f
+    return fmus
+
+
+def target_dir():
+    return Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+
+
+def find_tool(name):
+    if "PLENUM_BIN_DIR" in os.environ:
+        path = Path(os.environ["PLENUM_BIN_DIR"]) / name
+        assert path.is_file(), f"{path} does not exist (PLENUM_BIN_DIR)"
+        return path
+    candidates = [target_dir() / p / name for p in ("release", "debug")]
+    existing = [c for c in candidates if c.is_file()]
+    assert existing, f"no {name} in {candidates}: run `cargo build --bins` first"
+    return max(existing, key=lambda c: c.stat().st_mtime)
+
+
+FMUS = find_fmus()
+SHIPPED = {model_name(m): m for m in MODELS}
+
+
+def shipped_fmu(name):
+    assert name in FMUS, (
+        f"no FMU for the shipped model {name!r} among {sorted(FMUS)}: run "
+        f"`target/debug/fmu-build models/*.toml -o target/fmu/` (or set PLENUM_FMUS)"
+    )
+    return FMUS[name]
+
+
+@pytest.fixture(scope="session")
+def workdir(tmp_path_factory):
+    return tmp_path_factory.mktemp("plenum-fmpy")
+
+
+@pytest.fixture(scope="session")
+def library(workdir):
+    """The shared library inside the projectile FMU (all FMUs carry the same one)."""
+    fmu = shipped_fmu("projectile")
+    out = workdir / "libplenum.so"
+    with zipfile.ZipFile(fmu) as z:
+        out.write_bytes(z.read("binaries/linux64/projectile.so"))
+    return out
+
+
+def build_variant(workdir, library, label, toml_text):
+    """Write `toml_text` to a temporary model file and package it with fmu-build."""
+    d = workdir / label
+    d.mkdir(exist_ok=True)
+    model = d / "model.toml"
+    model.write_text(toml_text)
+    name = tomllib.loads(toml_text)["model"]["name"]
+    fmu = d / f"{name}.fmu"
+    if not fmu.exists():
+        r = subprocess.run(
+            [find_tool("fmu-build"), model, "-o", d, "--lib", library],
+            capture_output=True,
+            text=True,
+        )
+        assert r.returncode == 0, f"fmu-build {model} failed:\n{r.stderr}"
+    return fmu
+
+
+def with_method(text, method):
+    new, n = re.subn(r'(?m)^method\s*=\s*"[^"]*"', f'method = "{method}"', text)
+    assert n == 1, "no `method = ...` line in the model"
+    return new
+
+
+# (id, model name, method or None for the shipped file) for the state procedures.
+CASES = [(n, n, None) for n in sorted(SHIPPED) if n != "projectile"] + [
+    (f"projectile-{m}", "projectile", m) for m in FIXED_STEP_METHODS
+]
+
+
+def case_fmu(workdir, library, name, method):
+    shipped = shipped_fmu(name)
+    text = SHIPPED[name].read_text()
+    if method is None or re.search(rf'(?m)^method\s*=\s*"{method}"', text):
+        return shipped
+    return build_variant(workdir, library, f"{name}-{method}", with_method(text, method))
+
+
+# ---------------------------------------------------------------------------------------------
+# A co-simulation master on FMPy's FMU2Slave
+
+
+class Slave:
+    """One FMU instance driven step by step, with its log lines collected."""
+
+    def __init__(self, fmu_path, unzipdir, name="plenum"):
+        self.md = read_model_description(fmu_path)
+        self.logs = []
+
+        def logger(env, instance, status, category, message):
+            self.logs.append((status, (category or b"").decode(), (message or b"").decode()))
+
+        cb = fmi2CallbackFunctions()
+        cb.logger = fmi2CallbackLoggerTYPE(logger)
+        cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(fmpy.calloc)
+        cb.freeMemory = fmi2CallbackFreeMemoryTYPE(fmpy.free)
+        from fmpy.logging import addLoggerProxy
+
+        addLoggerProxy(byref(cb))
+        self.callbacks = cb  # kept alive as long as the instance
+        self.fmu = FMU2Slave(
+            guid=self.md.guid,
+            unzipDirectory=unzipdir,
+            modelIdentifier=self.md.coSimulation.modelIdentifier,
+            instanceName=name,
+        )
+        self.fmu.instantiate(callbacks=cb, loggingOn=True)
+        self.outputs = [v for v in self.md.modelVariables if v.causality == "output"]
+        self.vrs = [v.valueReference for v in self.outputs]
+        self.names = [v.name for v in self.outputs]
+        de = self.md.defaultExperiment
+        self.t0 = float(de.startTime)
+        self.t_end = float(de.stopTime)
+        self.h = float(de.stepSize)
+        self.n_total = round((self.t_end - self.t0) / self.h)
+        self.freed = False
+
+    def initialize(self):
+        self.fmu.setupExperiment(startTime=self.t0, stopTime=self.t_end)
+        self.fmu.enterInitializationMode()
+        self.fmu.exitInitializationMode()
+
+    def t(self, k):
+        return self.t0 + k * self.h
+
+    def do_step(self, t, h):
+        """fmi2DoStep's status (FMPy raises on Discard and worse; the status is the point here)."""
+        try:
+            return self.fmu.fmi2DoStep(self.fmu.component, t, h, fmi2False)
+        except FMICallException as e:
+            return e.status
+
+    def values(self):
+        return tuple(self.fmu.getReal(self.vrs))
+
+    def run(self, k_from, k_to):
+        """doStep from t(k_from) to t(k_to); rows (k, status, values) after each step. Stops at
+        the first status other than OK/Warning (the row then holds the kept state)."""
+        rows = []
+        for k in range(k_from, k_to):
+            status = self.do_step(self.t(k), self.t(k + 1) - self.t(k))
+            rows.append((k + 1, status, self.values()))
+            if status not in (fmi2OK, fmi2Warning):
+                break
+        return rows
+
+    def free(self):
+        if not self.freed:
+            self.fmu.freeInstance()
+            self.freed = True
+
+
+@pytest.fixture
+def slaves():
+    """Factory of Slave objects, freed and with their unzip directories removed at the end."""
+    made, dirs = [], {}
+
+    def make(fmu_path, name="plenum"):
+        key = str(fmu_path)
+        if key not in dirs:
+            dirs[key] = fmpy.extract(fmu_path)
+        s = Slave(fmu_path, dirs[key], name)
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.free()
+    for d in dirs.values():
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def bits(x):
+    return struct.pack("<d", x).hex()
+
+
+def assert_rows_identical(first, again, names, what):
+    """Exact (bit for bit) equality of rows (k, status, values), with the first mismatch shown."""
+    assert len(first) == len(again), f"{what}: {len(first)} rows vs {len(again)}"
+    for (k1, s1, v1), (k2, s2, v2) in zip(first, again):
+        assert (k1, s1) == (k2, s2), f"{what}: step {k1} status {s1} vs step {k2} status {s2}"
+        for n, a, b in zip(names, v1, v2):
+            assert bits(a) == bits(b), f"{what}: step {k1} {n}: {a!r} vs {b!r}"
+    n_values = sum(len(r[2]) for r in first)
+    print(f"{what}: {len(first)} rows, {n_values} values, all bit-identical")
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation and plain simulation of every shipped model
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_validate_fmu(name):
+    """fmpy.validation.validate_fmu finds no problem in the shipped FMU."""
+    fmu = shipped_fmu(name)
+    problems = validate_fmu(str(fmu))
+    print(f"{fmu}: validate_fmu problems: {len(problems)}")
+    for p in problems:
+        print("  ", p)
+    assert problems == []
+    with zipfile.ZipFile(fmu) as z:
+        names = sorted(z.namelist())
+        toml = z.read("resources/model.toml")
+    print(f"{fmu}: {names}")
+    assert names == sorted(
+        ["modelDescription.xml", f"binaries/linux64/{name}.so", "resources/model.toml"]
+    )
+    assert toml == SHIPPED[name].read_bytes()
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_simulate_fmu_runs(name):
+    """fmpy.simulate_fmu runs the shipped FMU to its stop time (or the projectile's exit)."""
+    fmu = shipped_fmu(name)
+    md = read_model_description(fmu)
+    h = float(md.defaultExperiment.stepSize)
+    res = fmpy.simulate_fmu(str(fmu), output_interval=h)
+    print(f"{name}: {len(res)} rows, t = {res['time'][0]!r} .. {res['time'][-1]!r}")
+    for col in res.dtype.names[1:]:
+        print(f"  {col:>20} final {res[col][-1]!r}")
+        assert np.all(np.isfinite(res[col])), col
+    assert len(res) > 2
+    stop = float(md.defaultExperiment.stopTime)
+    if name != "projectile":
+        assert math.isclose(res["time"][-1], stop, rel_tol=1e-12)
+    else:
+        assert res["time"][-1] < stop and res["projectile.exited"][-1] == 1.0
+    assert np.all(res["rc"] == 0.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Same numbers as the CLI
+
+
+def run_cli(toml, method, csv_path):
+    cmd = [find_tool("plenum"), "run", toml, "--csv", csv_path]
+    if method is not None:
+        cmd += ["--method", method]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, f"{cmd} failed:\n{r.stdout}\n{r.stderr}"
+    with open(csv_path, newline="") as f:
+        rows = list(csv.reader(f))
+    header = rows[0]
+    data = np.array([[float(x) for x in r] for r in rows[1:]])
+    return header, data
+
+
+def close_rel(a, b, rel):
+    return a == b or abs(a - b) <= rel * max(abs(a), abs(b))
+
+
+@pytest.mark.parametrize("case,name,method", CASES, ids=[c[0] for c in CASES])
+def test_simulate_fmu_matches_cli(case, name, method, workdir, library, tmp_path):
+    """simulate_fmu with output_interval = the model's step gives the CLI's CSV to 1e-12
+    relative in every column at every common time; every CLI row has an FMU row."""
+    fmu = case_fmu(workdir, library, name, method)
+    header, cli = run_cli(SHIPPED[name], method, tmp_path / "cli.csv")
+    md = read_model_description(fmu)
+    h = float(md.defaultExperiment.stepSize)
+    res = fmpy.simulate_fmu(str(fmu), output_interval=h)
+    fmu_t = np.asarray(res["time"])
+    assert header[0] == "time"
+    missing = [c for c in header[1:] if c not in res.dtype.names]
+    assert not missing, f"CLI columns not recorded from the FMU: {missing}"
+
+    common = 0
+    worst = {c: 0.0 for c in header[1:]}
+    for row in cli:
+        t = row[0]
+        j = int(np.argmin(np.abs(fmu_t - t)))
+        if abs(fmu_t[j] - t) > 1e-12 * max(1.0, abs(t)):
+            continue
+        common += 1
+        for i, col in enumerate(header[1:], start=1):
+            a, b = row[i], float(res[col][j])
+            if a != b:
+                worst[col] = max(worst[col], abs(a - b) / max(abs(a), abs(b)))
+            assert close_rel(a, b, REL_TOL_CLI), (
+                f"t={t!r} {col}: CLI {a!r} vs FMU {b!r}"
+            )
+    print(
+        f"{case}: CLI rows {len(cli)}, FMU rows {len(res)}, common times {common}, "
+        f"last CLI t {cli[-1][0]!r}, last FMU t {fmu_t[-1]!r}"
+    )
+    for col, w in worst.items():
+        print(f"  {col:>20}: max relative difference {w:.3e} (tolerance {REL_TOL_CLI:.0e})")
+    assert common == len(cli), f"only {common} of {len(cli)} CLI rows have an FMU row"
+
+
+# ---------------------------------------------------------------------------------------------
+# Seed 002: store/restore, multiple states, serialization into a fresh instance
+
+
+@pytest.mark.parametrize("case,name,method", CASES, ids=[c[0] for c in CASES])
+def test_store_restore_after_initialization(case, name, method, workdir, library, slaves):
+    """getFMUstate right after exitInitializationMode, N doSteps logged, setFMUstate, the same
+    N doSteps again: bit-identical results."""
+    s = slaves(case_fmu(workdir, library, name, method))
+    s.initialize()
+    initial = s.values()
+    state = s.fmu.getFMUstate()
+    n = max(1, s.n_total // 10)
+    first = s.run(0, n)
+    s.fmu.setFMUstate(state)
+    assert [bits(x) for x in s.values()] == [bits(x) for x in initial]
+    again = s.run(0, n)
+    s.fmu.freeFMUstate(state)
+    print(f"{case}: N = {n} steps of h = {s.h!r} s, statuses {sorted({r[1] for r in first})}")
+    assert all(r[1] == fmi2OK for r in first)
+    assert_rows_identical(first, again, s.names, f"{case} restore to t0")
+
+
+@pytest.mark.parametrize("case,name,method", CASES, ids=[c[0] for c in CASES])
+def test_multiple_states(case, name, method, workdir, library, slaves):
+    """States at 10 % and 20 %, run to 30 %; restore the 20 % state and rerun to 30 %, then the
+    10 % state and rerun to 30 %: bit-identical to the first run in 20-30 % (and 10-30 %)."""
+    s = slaves(case_fmu(workdir, library, name, method))
+    s.initialize()
+    k1, k2, k3 = s.n_total // 10, s.n_total // 5, 3 * s.n_total // 10
+    s.run(0, k1)
+    s1 = s.fmu.getFMUstate()
+    first_12 = s.run(k1, k2)
+    s2 = s.fmu.getFMUstate()
+    first_23 = s.run(k2, k3)
+    print(f"{case}: k = {k1}, {k2}, {k3} of {s.n_total} (t = {s.t(k1)!r}, {s.t(k2)!r}, {s.t(k3)!r})")
+    assert all(r[1] == fmi2OK for r in first_12 + first_23)
+
+    s.fmu.setFMUstate(s2)
+    assert_rows_identical(first_23, s.run(k2, k3), s.names, f"{case} state 2 (20-30 %)")
+    s.fmu.setFMUstate(s1)
+    again_13 = s.run(k1, k3)
+    assert_rows_identical(first_12 + first_23, again_13, s.names, f"{case} state 1 (10-30 %)")
+    s.fmu.freeFMUstate(s1)
+    s.fmu.freeFMUstate(s2)
+
+
+@pytest.mark.parametrize("case,name,method", CASES, ids=[c[0] for c in CASES])
+def test_serialize_into_fresh_instance(case, name, method, workdir, library, slaves, tmp_path):
+    """Full run once; a second instance runs to 10 %, serializes its state to a file and is
+    freed; a third, instantiated from scratch, deserializes the file, sets the state and runs
+    to the end: bit-identical to the full run."""
+    fmu = case_fmu(workdir, library, name, method)
+    full = slaves(fmu, "full")
+    full.initialize()
+    full_rows = full.run(0, full.n_total)
+    full.free()
+
+    a = slaves(fmu, "before")
+    a.initialize()
+    k1 = a.n_total // 10
+    a.run(0, k1)
+    at_k1 = a.values()
+    state = a.fmu.getFMUstate()
+    blob = a.fmu.serializeFMUstate(state)
+    a.fmu.freeFMUstate(state)
+    a.free()
+    path = tmp_path / "state.bin"
+    path.write_bytes(blob)
+
+    b = slaves(fmu, "after")
+    b.initialize()
+    restored = b.fmu.deSerializeFMUstate(path.read_bytes())
+    b.fmu.setFMUstate(restored)
+    b.fmu.freeFMUstate(restored)
+    assert [bits(x) for x in b.values()] == [bits(x) for x in at_k1], "values right after restore"
+    rest = b.run(k1, b.n_total)
+    last = full_rows[-1]
+    print(
+        f"{case}: serialized at k = {k1} (t = {a.t(k1)!r}), {len(blob)} bytes; full run "
+        f"{len(full_rows)} steps ending with status {STATUS[last[1]]} at step {last[0]}"
+    )
+    assert_rows_identical(full_rows[k1:], rest, b.names, f"{case} deserialized in a fresh instance")
+
+
+# ---------------------------------------------------------------------------------------------
+# Run-time checks as the master sees them (DESIGN.md "Run-time checks")
+
+
+@pytest.mark.parametrize("method", FIXED_STEP_METHODS)
+def test_projectile_exit_discards_and_terminates(method, workdir, library, slaves, tmp_path):
+    """The doStep that crosses the exit returns fmi2Discard, fmi2Terminated is true and
+    fmi2LastSuccessfulTime is the CLI's exit time (1e-12 relative)."""
+    header, cli = run_cli(SHIPPED["projectile"], method, tmp_path / "cli.csv")
+    exited = cli[:, header.index("projectile.exited")]
+    cli_exit = float(cli[int(np.argmax(exited == 1.0)), 0])
+    assert exited[-1] == 1.0, "the CLI run never exited"
+
+    s = slaves(case_fmu(workdir, library, "projectile", method))
+    s.initialize()
+    rows = s.run(0, s.n_total)
+    k, status, values = rows[-1]
+    terminated = s.fmu.getBooleanStatus(fmi2Terminated)
+    last_t = s.fmu.getRealStatus(fmi2LastSuccessfulTime)
+    x = values[s.names.index("projectile.x")]
+    print(
+        f"projectile-{method}: step {k} (t {s.t(k - 1)!r} -> {s.t(k)!r}) returned "
+        f"{STATUS[status]}; terminated {terminated}; LastSuccessfulTime {last_t!r}; CLI exit "
+        f"{cli_exit!r} (difference {last_t - cli_exit:.3e}); x {x!r}; logs {s.logs}"
+    )
+    assert status == fmi2Discard
+    assert terminated is True
+    assert s.t(k - 1) < last_t < s.t(k)
+    assert close_rel(last_t, cli_exit, REL_TOL_CLI)
+    assert values[s.names.index("projectile.exited")] == 1.0
+
+
+NEGATIVE_MASS_MODEL = """
+# A 1 cm3 chamber at 10 bar behind a linear valve that opens fully at 1 ms, K = 1e-3 kg/(s Pa),
+# Euler with a 0.1 ms step: the first step after the opening takes ~0.09 kg from a chamber that
+# holds 1.2e-5 kg (run-time check 2). Before it the valve is shut and nothing moves.
+[model]
+name = "negative_mass"
+description = "Tiny chamber, huge valve opened at 1 ms: Euler goes negative in mass"
+
+[gas]
+species = "air"
+
+[solver]
+method = "euler"
+step = 1e-4
+t_end = 0.01
+output_interval = 1e-4
+
+[[chamber]]
+name = "tank"
+volume = 1e-6
+pressure = 1e6
+temperature = 300.0
+
+[[reservoir]]
+name = "atm"
+pressure = 101325.0
+temperature = 300.0
+
+[[valve]]
+name = "vent"
+from = "tank"
+to = "atm"
+coefficient = 1e-3
+opening = { table = [[0.0, 0.0], [0.001, 1.0]], interpolation = "step" }
+"""
+
+
+def test_negative_mass_discards_at_previous_point(workdir, library, slaves):
+    """Check 2: the doStep that would make a mass negative returns fmi2Discard, the state stays
+    at the previous communication point, and fmi2LastSuccessfulTime says so."""
+    s = slaves(build_variant(workdir, library, "negative_mass", NEGATIVE_MASS_MODEL))
+    s.initialize()
+    rows = s.run(0, s.n_total)
+    k, status, values = rows[-1]
+    before = rows[-2][2] if len(rows) > 1 else None
+    last_t = s.fmu.getRealStatus(fmi2LastSuccessfulTime)
+    terminated = s.fmu.getBooleanStatus(fmi2Terminated)
+    m = values[s.names.index("tank.m")]
+    print(
+        f"negative_mass: step {k} (t {s.t(k - 1)!r} -> {s.t(k)!r}) returned {STATUS[status]} "
+        f"after {len(rows) - 1} OK steps; LastSuccessfulTime {last_t!r}; terminated "
+        f"{terminated}; tank.m kept at {m!r}; logs {s.logs}"
+    )
+    assert status == fmi2Discard
+    assert len(rows) > 1, "the very first step already failed: no previous point to check"
+    assert abs(last_t - s.t(k - 1)) <= 1e-12 * max(1.0, abs(last_t))
+    assert m > 0.0
+    assert [bits(x) for x in values] == [bits(x) for x in before], "state moved on a Discard"
+
+
+def test_critical_pressure_warns(workdir, library, slaves):
+    """Check 8: a chamber above air's critical pressure gives fmi2Warning (from
+    exitInitializationMode, where the initial state is checked, or from the first doStep), and
+    the master's logger receives a warning line."""
+    text = SHIPPED["blowdown"].read_text()
+    text, n = re.subn(r"(?m)^pressure = 1e6$", "pressure = 5e6", text)
+    assert n == 1
+    text = text.replace('name = "blowdown"', 'name = "blowdown_supercritical"')
+    s = slaves(build_variant(workdir, library, "supercritical", text))
+    s.fmu.setupExperiment(startTime=s.t0, stopTime=s.t_end)
+    s.fmu.enterInitializationMode()
+    status_init = s.fmu.fmi2ExitInitializationMode(s.fmu.component)
+    status_step = s.do_step(s.t0, s.h)
+    rc = s.values()[s.names.index("rc")]
+    warnings = [m for m in s.logs if m[0] == fmi2Warning]
+    print(
+        f"blowdown at 5 MPa (> {AIR_CRITICAL_PRESSURE} Pa): exitInitializationMode returned "
+        f"{STATUS[status_init]}, the first doStep {STATUS[status_step]}, rc after it {rc!r}; "
+        f"warning log lines {warnings}"
+    )
+    assert fmi2Warning in (status_init, status_step)
+    assert status_step in (fmi2OK, fmi2Warning)
+    assert warnings, f"no warning logged; all log lines: {s.logs}"
