@@ -106,12 +106,7 @@ impl Checks {
     pub fn max_desync_ratio(&self, net: &Network, y: &[f64]) -> f64 {
         let mut worst: f64 = 0.0;
         for i in 0..net.chambers.len() {
-            let area: f64 = net
-                .boundaries
-                .iter()
-                .filter(|b| b.chamber == i)
-                .map(|b| b.area_m2)
-                .sum();
+            let area: f64 = net.chamber_boundaries(i).iter().map(|b| b.area_m2).sum();
             if area == 0.0 {
                 continue;
             }

@@ -60,7 +60,10 @@ pub struct Network {
     pub walls: Vec<Wall>,
     /// Exit flags of the pistons (discrete state).
     pub exited: Vec<bool>,
+    /// Moving boundaries sorted by chamber; those of chamber i are
+    /// `boundaries[boundary_start[i]..boundary_start[i + 1]]`.
     pub boundaries: Vec<Boundary>,
+    pub boundary_start: Vec<usize>,
     pub layout: Layout,
     /// Start of the current integration segment (see `Param::value`).
     pub segment_start_s: f64,
@@ -130,6 +133,15 @@ impl Network {
                 });
             }
         }
+        // Sorted by chamber (stable: file order within a chamber) for O(1) lookup per chamber.
+        boundaries.sort_by_key(|b| b.chamber);
+        let mut boundary_start = vec![0; nc + 1];
+        for b in &boundaries {
+            boundary_start[b.chamber + 1] += 1;
+        }
+        for i in 0..nc {
+            boundary_start[i + 1] += boundary_start[i];
+        }
         let exited = vec![false; pistons.len()];
         let mut net = Network {
             gas,
@@ -141,6 +153,7 @@ impl Network {
             walls,
             exited,
             boundaries,
+            boundary_start,
             layout,
             segment_start_s: 0.0,
             rhs_evaluations: 0,
@@ -172,10 +185,15 @@ impl Network {
         self.chambers.len() + j
     }
 
+    /// The moving boundaries (pistons, walls) of chamber `i`.
+    pub fn chamber_boundaries(&self, i: usize) -> &[Boundary] {
+        &self.boundaries[self.boundary_start[i]..self.boundary_start[i + 1]]
+    }
+
     /// Volume of chamber `i` implied by the boundary coordinates (what check 9 compares with).
     pub fn geometric_volume_m3(&self, i: usize, y: &[f64]) -> f64 {
         let mut v = self.chambers[i].dead_volume_m3;
-        for b in self.boundaries.iter().filter(|b| b.chamber == i) {
+        for b in self.chamber_boundaries(i) {
             v += b.factor * y[b.state];
         }
         v

@@ -167,6 +167,13 @@ impl Simulation {
 
     /// Advance to exactly `t_target_s` (or to the first event or failure before it).
     pub fn advance_to(&mut self, t_target_s: f64) -> Result<Advance, StepFailure> {
+        if !t_target_s.is_finite() {
+            return Err(StepFailure {
+                code: 0,
+                last_good_t_s: self.t_s,
+                message: format!("target time {t_target_s} is not finite"),
+            });
+        }
         self.ensure_scratch();
         loop {
             if let Some(f) = self.finished {
