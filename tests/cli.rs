@@ -65,11 +65,8 @@ fn run_prints_a_summary_and_writes_a_full_precision_csv() {
         .spec;
     let mut sim = plenum::model::build_simulation(&spec, None).unwrap();
     let mut k = 1;
-    loop {
-        match sim.advance_to(k as f64 * 1e-4).unwrap() {
-            plenum::simulation::Advance::Reached => k += 1,
-            _ => break,
-        }
+    while sim.advance_to(k as f64 * 1e-4).unwrap() == plenum::simulation::Advance::Reached {
+        k += 1;
     }
     assert_eq!(
         sim.piston_state(0).1.to_bits(),
