@@ -1040,3 +1040,85 @@ fn parameters_and_inputs_set_through_the_abi_act_like_edited_models() {
         f64::from_bits(after[0][1])
     );
 }
+
+/// Codes 4, 5, 8, 9 make a step fmi2Warning with a log line naming the code; check 1 ends the
+/// run like an exit; a defined stop time cannot be stepped past.
+#[test]
+fn warnings_check_1_and_the_stop_time_reach_the_master() {
+    // Check 8: a gas whose critical pressure is below the chamber's.
+    let text = shipped_model("blowdown").replace(
+        "species = \"air\"",
+        "R = 287.05\ncp = 1004.7\np_critical = 5e5",
+    );
+    assert!(text.contains("p_critical"));
+    let model = ModelDir::new("blowdown-critical", &text);
+    let fmu = Fmu::new(&model);
+    fmu.initialize(0.0);
+    let n = fmu.logs().len();
+    assert_eq!(fmu.do_step(0.0, H), WARNING);
+    let line = fmu.logs()[n..]
+        .iter()
+        .find(|r| r.status == WARNING as i32)
+        .cloned()
+        .expect("a warning line");
+    assert!(line.text.contains("run-time check 8"), "{}", line.text);
+    assert_eq!(line.category, "logStatusWarning");
+    let rc = fmu.get_real(&[(fmu.n_outputs - 1) as u32]).1[0];
+    assert_eq!(rc, 8.0);
+    println!(
+        "check 8: fmi2DoStep → fmi2Warning, rc = {rc}; log: {}",
+        line.text
+    );
+
+    // Check 1: the projectile cannot leave before max_time.
+    let text = shipped_model("projectile").replace("max_time = 0.05", "max_time = 0.00105");
+    assert!(text.contains("0.00105"));
+    let model = ModelDir::new("projectile-max-time", &text);
+    let fmu = Fmu::new(&model);
+    fmu.initialize(0.0);
+    let mut t = 0.0;
+    let status = loop {
+        let s = fmu.do_step(t, H);
+        if s != OK {
+            break s;
+        }
+        t += H;
+    };
+    assert_eq!(status, DISCARD);
+    assert_eq!(fmu.terminated(), (OK, true));
+    let (_, lst) = fmu.last_successful_time();
+    assert_eq!(lst, 0.00105);
+    let logs = fmu.logs();
+    let line = logs
+        .iter()
+        .find(|r| r.status == DISCARD as i32 && r.text.contains("run-time check 1"))
+        .expect("a line naming check 1");
+    println!(
+        "check 1: fmi2DoStep({t}, {H}) → fmi2Discard, fmi2Terminated, \
+         fmi2LastSuccessfulTime = {lst} s; log: {}",
+        line.text
+    );
+
+    // A defined stop time.
+    let model = projectile("rk4");
+    let fmu = Fmu::new(&model);
+    // SAFETY: FMI calls on a live instance.
+    unsafe {
+        assert_eq!(
+            fmu.lib.fmi2SetupExperiment(fmu.c, 0, 0.0, 0.0, 1, 3.0 * H),
+            OK
+        );
+        assert_eq!(fmu.lib.fmi2EnterInitializationMode(fmu.c), OK);
+        assert_eq!(fmu.lib.fmi2ExitInitializationMode(fmu.c), OK);
+    }
+    let mut t = 0.0;
+    steps(&fmu, &mut t, 3);
+    let n = fmu.logs().len();
+    assert_eq!(fmu.do_step(t, H), ERROR);
+    println!(
+        "stop time {}: {}",
+        3.0 * H,
+        error_logged(&fmu, n, "passes the stop time")
+    );
+    assert_eq!(fmu.do_step(t, 0.0), OK, "the instance is still usable");
+}
