@@ -898,6 +898,11 @@ impl Instance {
             )));
         }
         let target = current_s + h_s;
+        if !target.is_finite() {
+            return Err(CallError(format!(
+                "the step from {current_s:?} s over {h_s:?} s ends at a non-finite time"
+            )));
+        }
         if let Some(stop) = self.stop_time_s {
             if target > stop + 1e-12 * stop.abs().max(1.0) {
                 return Err(CallError(format!(

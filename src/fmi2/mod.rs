@@ -187,7 +187,8 @@ where
         // SAFETY: `p` is a live component (registry) and the master does not call one
         // instance from two threads at once (contract above).
         let comp = unsafe { &mut *p };
-        if comp.log.enabled("logCalls") {
+        // fmi2DoStep logs its own call line, with its arguments.
+        if function != "fmi2DoStep" && comp.log.enabled("logCalls") {
             comp.log.log(OK, "logCalls", function);
         }
         match body(comp) {
