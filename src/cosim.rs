@@ -386,6 +386,12 @@ impl Snapshot {
     pub fn time_s(&self) -> f64 {
         self.sim.t_s
     }
+
+    /// For tests that forge states.
+    #[cfg(test)]
+    pub(crate) fn simulation_mut(&mut self) -> &mut Simulation {
+        &mut self.sim
+    }
 }
 
 /// Serialized FMU state: `PLNMSTAT`, format version (u32), GUID length (u32) and bytes, body
@@ -1108,7 +1114,11 @@ impl Instance {
         let n = b.layout.n_states;
         if a.layout != b.layout
             || s.sim.y.len() != n
+            || s.sim.y_compensation.len() != n
             || a.exited.len() != b.exited.len()
+            || a.pistons.len() != b.pistons.len()
+            || a.boundaries.len() != b.boundaries.len()
+            || a.boundary_start.len() != b.boundary_start.len()
             || a.chambers.len() != b.chambers.len()
             || a.reservoirs.len() != b.reservoirs.len()
             || a.orifices.len() != b.orifices.len()

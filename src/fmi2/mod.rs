@@ -819,8 +819,8 @@ pub unsafe extern "C" fn fmi2FreeFMUstate(
     c: fmi2Component,
     FMUstate: *mut fmi2FMUstate,
 ) -> fmi2Status {
-    with_component(c, "fmi2FreeFMUstate", |comp| {
-        comp.instance.require(Call::States, "fmi2FreeFMUstate")?;
+    // Releasing memory is possible in every state, the fatal one included.
+    with_component(c, "fmi2FreeFMUstate", |_comp| {
         let slot = out_ptr(FMUstate, "FMUstate (the fmi2FMUstate* argument)")?;
         if slot.is_null() {
             return Ok(OK); // the standard: a NULL state is ignored
@@ -1212,4 +1212,70 @@ pub unsafe extern "C" fn fmi2GetStringStatus(
         out_ptr(value, "value")?;
         status_not_available(comp, "fmi2GetStringStatus", s)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A state that passes every check of its blob but makes the simulation index out of
+    /// bounds: the panic is caught inside fmi2DoStep, which returns fmi2Fatal; the instance then
+    /// refuses everything but freeing.
+    #[test]
+    fn a_panic_inside_a_call_becomes_fmi2fatal_and_never_crosses_the_abi() {
+        let text = include_str!("../../models/projectile.toml");
+        let dir = std::env::temp_dir().join(format!("plenum-fmi2-panic-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("model.toml"), text).unwrap();
+        let guid = CString::new(crate::cosim::guid_of(text.as_bytes())).unwrap();
+        let uri = CString::new(format!("file://{}", dir.display())).unwrap();
+        let callbacks = fmi2CallbackFunctions {
+            logger: None,
+            allocateMemory: None,
+            freeMemory: None,
+            stepFinished: None,
+            componentEnvironment: ptr::null_mut(),
+        };
+
+        // The forged state: a piston whose `behind` node does not exist.
+        let mut inst = Instance::new(text, "model.toml").unwrap();
+        inst.setup_experiment(0.0, None).unwrap();
+        inst.enter_initialization_mode().unwrap();
+        inst.exit_initialization_mode().unwrap();
+        let mut snap = inst.snapshot().unwrap();
+        snap.simulation_mut().network.pistons[0].behind = 99;
+        let blob = crate::cosim::encode_snapshot(&snap).unwrap();
+
+        unsafe {
+            let c = fmi2Instantiate(
+                c"panic".as_ptr(),
+                fmi2Type_fmi2CoSimulation,
+                guid.as_ptr(),
+                uri.as_ptr(),
+                &callbacks,
+                0,
+                0,
+            );
+            assert!(!c.is_null());
+            assert_eq!(fmi2SetupExperiment(c, 0, 0.0, 0.0, 0, 0.0), OK);
+            assert_eq!(fmi2EnterInitializationMode(c), OK);
+            assert_eq!(fmi2ExitInitializationMode(c), OK);
+            let mut s: fmi2FMUstate = ptr::null_mut();
+            assert_eq!(
+                fmi2DeSerializeFMUstate(c, blob.as_ptr() as *const c_char, blob.len(), &mut s),
+                OK
+            );
+            assert_eq!(fmi2SetFMUstate(c, s), OK);
+            assert_eq!(fmi2DoStep(c, 0.0, 1e-4, 1), FATAL);
+            assert_eq!(fmi2DoStep(c, 0.0, 1e-4, 1), ERROR);
+            let mut v = [0.0];
+            assert_eq!(fmi2GetReal(c, [0u32].as_ptr(), 1, v.as_mut_ptr()), ERROR);
+            assert_eq!(fmi2Reset(c), ERROR);
+            assert_eq!(fmi2FreeFMUstate(c, &mut s), OK);
+            assert!(s.is_null());
+            fmi2FreeInstance(c);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        println!("a panic in fmi2DoStep → fmi2Fatal; then fmi2Error for every call but the frees");
+    }
 }
