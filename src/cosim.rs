@@ -93,11 +93,18 @@ pub fn unit_of_key(key: &str) -> &'static str {
         "volume" => "m3",
         "pressure" | "friction_static" | "friction_dynamic" => "Pa",
         "temperature" => "K",
-        "area" => "m2",
+        "area" | "area_open" | "area_leak" | "area_from" | "area_to" => "m2",
         "mass" => "kg",
-        "x0" | "x_exit" | "spring_x0" => "m",
+        "x0" | "x_exit" | "spring_x0" | "x_min" | "x_max" | "length" | "diameter" | "roughness" => {
+            "m"
+        }
         "v0" | "velocity" => "m/s",
         "coefficient" => "kg/(s.Pa)",
+        "rate" => "kg/s",
+        "density" => "kg/m3",
+        "viscosity" => "Pa.s",
+        "q0" => "m3/s",
+        "sonic_conductance" => "m3/(s.Pa)",
         "spring_stiffness" => "N/m",
         "damping" => "N.s/m",
         "heat_transfer_coefficient" => "W/(m2.K)",
@@ -113,7 +120,18 @@ pub fn parameters(spec: &ModelFile) -> Vec<(String, f64, &'static str)> {
     let Ok(toml::Value::Table(root)) = toml::Value::try_from(spec) else {
         return out;
     };
-    for kind in ["chamber", "reservoir", "orifice", "valve", "piston", "wall"] {
+    for kind in [
+        "chamber",
+        "reservoir",
+        "orifice",
+        "valve",
+        "piston",
+        "wall",
+        "mass_flow",
+        "restrictor",
+        "tube",
+        "inertance_valve",
+    ] {
         let Some(toml::Value::Array(items)) = root.get(kind) else {
             continue;
         };
@@ -796,10 +814,8 @@ impl Instance {
             if !ok {
                 return Err(CallError(format!(
                     "input `{name}` cannot change during a run: the network has no parameter \
-                     that can (reservoir pressure, temperature; orifice area, \
-                     discharge_coefficient; valve coefficient, opening; wall \
-                     heat_transfer_coefficient, expansion_coefficient, velocity; piston \
-                     friction_static, friction_dynamic, damping)"
+                     that can ({})",
+                    crate::network::SETTABLE
                 )));
             }
         }
@@ -1124,6 +1140,10 @@ impl Instance {
             || a.orifices.len() != b.orifices.len()
             || a.valves.len() != b.valves.len()
             || a.walls.len() != b.walls.len()
+            || a.mass_flows.len() != b.mass_flows.len()
+            || a.restrictors.len() != b.restrictors.len()
+            || a.tubes.len() != b.tubes.len()
+            || a.inertance_valves.len() != b.inertance_valves.len()
         {
             return Err(CallError(
                 "state does not fit this model (its network has another shape)".into(),

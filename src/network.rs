@@ -2,15 +2,23 @@
 //! dy/dt, as Cantera's `ReactorNet::eval` does.
 //!
 //! State layout (fixed when the network is built):
-//! `[m, U, V] per chamber | [x, v] per piston | [swept volume] per wall | mass_left, energy_left]`.
+//! `[m, U, V] per chamber | [x, v] per piston | [swept volume] per wall | [q] per inertance valve |
+//! mass_left, energy_left]`.
 //! The two accumulators integrate the mass and energy that left the gas and the pistons (into
 //! reservoirs, through friction, damping and dissipating walls), so that `mass_total` and
 //! `energy_total` are constant in exact arithmetic and drift only by integration error.
+//!
+//! Isothermal gas (`[gas] isothermal = true`, FONSim's containers): every chamber keeps its
+//! initial temperature T₀. Mass and volume are integrated as always; the energy equation is
+//! replaced by dU/dt = c_v·T₀·dm/dt, and the difference to the adiabatic dU/dt (the heat the
+//! surroundings exchange to hold T₀) goes into `energy_left`, so `energy_total` = ΣU + piston
+//! energy + energy_left stays closed then too.
 
 use serde::{Deserialize, Serialize};
 
 use crate::components::{
-    Chamber, NodeState, Orifice, Piston, Reservoir, Valve, Wall, chamber, orifice, piston,
+    Chamber, InertanceValve, MassFlow, NodeState, Orifice, OrificeForm, Piston, Reservoir,
+    Restrictor, Tube, Valve, Wall, chamber, orifice, piston, restrictor,
 };
 use crate::gas::IdealGas;
 use crate::ode::OdeSystem;
@@ -28,7 +36,19 @@ pub struct Layout {
     pub n_states: usize,
     pub piston_offset: usize,
     pub wall_offset: usize,
+    /// First state q (m³/s) of the inertance valves.
+    pub inertance_offset: usize,
     pub accumulator_offset: usize,
+}
+
+/// The component kinds beyond the first seven, and the isothermal switch.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Extras {
+    pub mass_flows: Vec<MassFlow>,
+    pub restrictors: Vec<Restrictor>,
+    pub tubes: Vec<Tube>,
+    pub inertance_valves: Vec<InertanceValve>,
+    pub isothermal: bool,
 }
 
 /// A moving boundary of a chamber, for check 9: volume changes by `sign`·(coordinate state).
@@ -49,6 +69,114 @@ struct Scratch {
     link_mdot: Vec<f64>,
 }
 
+/// The parameters that may change during a run, in words (for messages).
+pub const SETTABLE: &str = "reservoir pressure, temperature; orifice area, discharge_coefficient, \
+    sonic_conductance, critical_pressure_ratio; valve coefficient, opening; wall area, \
+    heat_transfer_coefficient, expansion_coefficient, velocity; piston friction_static, \
+    friction_dynamic, damping; mass_flow rate; restrictor diameter, k; tube length, diameter, \
+    roughness, viscosity; inertance_valve area_open, area_leak, area_from, area_to, length";
+
+/// The lookup of a run-time parameter by `<component>.<key>`, shared by the shared and the
+/// mutable accessor.
+macro_rules! param_lookup {
+    ($net:ident, $component:ident, $key:ident, $iter:ident $(, $m:tt)?) => {{
+        if let Some(r) = $net.reservoirs.$iter().find(|r| r.name == $component) {
+            return match $key {
+                "pressure" => Some(& $($m)? r.pressure_pa),
+                "temperature" => Some(& $($m)? r.temperature_k),
+                _ => None,
+            };
+        }
+        if let Some(o) = $net.orifices.$iter().find(|o| o.name == $component) {
+            return match (& $($m)? o.form, $key) {
+                (
+                    OrificeForm::Isentropic { area_m2, .. },
+                    "area",
+                ) => Some(area_m2),
+                (
+                    OrificeForm::Isentropic {
+                        discharge_coefficient,
+                        ..
+                    },
+                    "discharge_coefficient",
+                ) => Some(discharge_coefficient),
+                (
+                    OrificeForm::Iso6358 {
+                        sonic_conductance_m3_per_s_pa,
+                        ..
+                    },
+                    "sonic_conductance",
+                ) => Some(sonic_conductance_m3_per_s_pa),
+                (
+                    OrificeForm::Iso6358 {
+                        critical_pressure_ratio,
+                        ..
+                    },
+                    "critical_pressure_ratio",
+                ) => Some(critical_pressure_ratio),
+                _ => None,
+            };
+        }
+        if let Some(v) = $net.valves.$iter().find(|v| v.name == $component) {
+            return match $key {
+                "coefficient" => Some(& $($m)? v.coefficient_kg_per_s_pa),
+                "opening" => Some(& $($m)? v.opening),
+                _ => None,
+            };
+        }
+        if let Some(w) = $net.walls.$iter().find(|w| w.name == $component) {
+            return match $key {
+                "area" => Some(& $($m)? w.area_m2),
+                "heat_transfer_coefficient" => Some(& $($m)? w.heat_transfer_coefficient_w_per_m2_k),
+                "expansion_coefficient" => Some(& $($m)? w.expansion_coefficient_m_per_s_pa),
+                "velocity" => Some(& $($m)? w.velocity_m_per_s),
+                _ => None,
+            };
+        }
+        if let Some(p) = $net.pistons.$iter().find(|p| p.name == $component) {
+            return match $key {
+                "friction_static" => Some(& $($m)? p.friction_static_pa),
+                "friction_dynamic" => Some(& $($m)? p.friction_dynamic_pa),
+                "damping" => Some(& $($m)? p.damping_n_s_per_m),
+                _ => None,
+            };
+        }
+        if let Some(m) = $net.mass_flows.$iter().find(|m| m.name == $component) {
+            return match $key {
+                "rate" => Some(& $($m)? m.rate_kg_per_s),
+                _ => None,
+            };
+        }
+        if let Some(r) = $net.restrictors.$iter().find(|r| r.name == $component) {
+            return match $key {
+                "diameter" => Some(& $($m)? r.diameter_m),
+                "k" => Some(& $($m)? r.k),
+                _ => None,
+            };
+        }
+        if let Some(x) = $net.tubes.$iter().find(|x| x.name == $component) {
+            return match $key {
+                "length" => Some(& $($m)? x.length_m),
+                "diameter" => Some(& $($m)? x.diameter_m),
+                "roughness" => Some(& $($m)? x.roughness_m),
+                "viscosity" => Some(& $($m)? x.viscosity_pa_s),
+                _ => None,
+            };
+        }
+        if let Some(x) = $net.inertance_valves.$iter().find(|x| x.name == $component) {
+            return match $key {
+                "area_open" => Some(& $($m)? x.area_open_m2),
+                "area_leak" => Some(& $($m)? x.area_leak_m2),
+                "area_from" => Some(& $($m)? x.area_from_m2),
+                "area_to" => Some(& $($m)? x.area_to_m2),
+                "length" => Some(& $($m)? x.length_m),
+                _ => None,
+            };
+        }
+        None
+    }};
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Network {
     pub gas: IdealGas,
@@ -58,6 +186,12 @@ pub struct Network {
     pub valves: Vec<Valve>,
     pub pistons: Vec<Piston>,
     pub walls: Vec<Wall>,
+    pub mass_flows: Vec<MassFlow>,
+    pub restrictors: Vec<Restrictor>,
+    pub tubes: Vec<Tube>,
+    pub inertance_valves: Vec<InertanceValve>,
+    /// Chambers hold their initial temperature (see the module documentation).
+    pub isothermal: bool,
     /// Exit flags of the pistons (discrete state).
     pub exited: Vec<bool>,
     /// Moving boundaries sorted by chamber; those of chamber i are
@@ -84,14 +218,40 @@ impl Network {
         pistons: Vec<Piston>,
         walls: Vec<Wall>,
     ) -> Self {
+        Self::with_extras(
+            gas,
+            chambers,
+            reservoirs,
+            orifices,
+            valves,
+            pistons,
+            walls,
+            Extras::default(),
+        )
+    }
+
+    /// A network with every component kind.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_extras(
+        gas: IdealGas,
+        chambers: Vec<Chamber>,
+        reservoirs: Vec<Reservoir>,
+        orifices: Vec<Orifice>,
+        valves: Vec<Valve>,
+        pistons: Vec<Piston>,
+        walls: Vec<Wall>,
+        extras: Extras,
+    ) -> Self {
         let nc = chambers.len();
         let piston_offset = nc * chamber::STATES;
         let wall_offset = piston_offset + pistons.len() * piston::STATES;
-        let accumulator_offset = wall_offset + walls.len();
+        let inertance_offset = wall_offset + walls.len();
+        let accumulator_offset = inertance_offset + extras.inertance_valves.len();
         let layout = Layout {
             n_states: accumulator_offset + 2,
             piston_offset,
             wall_offset,
+            inertance_offset,
             accumulator_offset,
         };
         let mut boundaries = Vec::new();
@@ -121,7 +281,7 @@ impl Network {
                     chamber: w.left,
                     state: s,
                     factor: 1.0,
-                    area_m2: w.area_m2,
+                    area_m2: wall_area_scale(w),
                 });
             }
             if w.right < nc {
@@ -129,7 +289,7 @@ impl Network {
                     chamber: w.right,
                     state: s,
                     factor: -1.0,
-                    area_m2: w.area_m2,
+                    area_m2: wall_area_scale(w),
                 });
             }
         }
@@ -151,6 +311,11 @@ impl Network {
             valves,
             pistons,
             walls,
+            mass_flows: extras.mass_flows,
+            restrictors: extras.restrictors,
+            tubes: extras.tubes,
+            inertance_valves: extras.inertance_valves,
+            isothermal: extras.isothermal,
             exited,
             boundaries,
             boundary_start,
@@ -172,9 +337,38 @@ impl Network {
         }
     }
 
-    /// Flow links with a `<name>.mdot` output: orifices, valves, then exited pistons' bores.
+    /// Flow links: those with a `<name>.mdot` output (orifices, valves, mass flows, restrictors,
+    /// tubes, inertance valves, in this order), then exited pistons' bores.
     pub fn n_links(&self) -> usize {
-        self.orifices.len() + self.valves.len() + self.pistons.len()
+        self.n_named_links() + self.pistons.len()
+    }
+
+    /// Links with a `<name>.mdot` output (see [`Self::n_links`]).
+    pub fn n_named_links(&self) -> usize {
+        self.orifices.len()
+            + self.valves.len()
+            + self.mass_flows.len()
+            + self.restrictors.len()
+            + self.tubes.len()
+            + self.inertance_valves.len()
+    }
+
+    /// Names of the links with a `<name>.mdot` output, in link order.
+    pub fn named_links(&self) -> Vec<&str> {
+        self.orifices
+            .iter()
+            .map(|x| x.name.as_str())
+            .chain(self.valves.iter().map(|x| x.name.as_str()))
+            .chain(self.mass_flows.iter().map(|x| x.name.as_str()))
+            .chain(self.restrictors.iter().map(|x| x.name.as_str()))
+            .chain(self.tubes.iter().map(|x| x.name.as_str()))
+            .chain(self.inertance_valves.iter().map(|x| x.name.as_str()))
+            .collect()
+    }
+
+    /// Volume flow q (m³/s) of inertance valve `k` in state `y`.
+    pub fn inertance_flow_m3_per_s(&self, k: usize, y: &[f64]) -> f64 {
+        y[self.layout.inertance_offset + k]
     }
 
     pub fn node_of_chamber(&self, i: usize) -> usize {
@@ -215,6 +409,9 @@ impl Network {
             y[o + chamber::ENERGY] = u;
             y[o + chamber::VOLUME] = v;
         }
+        for (k, iv) in self.inertance_valves.iter().enumerate() {
+            y[self.layout.inertance_offset + k] = iv.q0_m3_per_s;
+        }
         y
     }
 
@@ -224,8 +421,18 @@ impl Network {
             .reservoirs
             .iter()
             .flat_map(|r| [&r.pressure_pa, &r.temperature_k])
-            .chain(self.valves.iter().map(|v| &v.opening))
-            .chain(self.walls.iter().map(|w| &w.velocity_m_per_s));
+            .chain(self.orifices.iter().flat_map(|o| o.params()))
+            .chain(
+                self.valves
+                    .iter()
+                    .flat_map(|v| [&v.opening, &v.coefficient_kg_per_s_pa]),
+            )
+            .chain(self.walls.iter().flat_map(|w| w.params()))
+            .chain(self.pistons.iter().flat_map(|p| p.params()))
+            .chain(self.mass_flows.iter().map(|m| &m.rate_kg_per_s))
+            .chain(self.restrictors.iter().flat_map(|r| r.params()))
+            .chain(self.tubes.iter().flat_map(|x| x.params()))
+            .chain(self.inertance_valves.iter().flat_map(|x| x.params()));
         params
             .filter_map(|p| p.next_breakpoint_after(t))
             .fold(None, |acc: Option<f64>, b| {
@@ -258,6 +465,18 @@ impl Network {
                 temperature_k: r.temperature_k.value(t, seg),
             };
         }
+    }
+
+    /// FONSim's mean density of a restrictor or tube between two nodes, kg/m³: the mean pressure
+    /// (not below p_atm/10) over R·T of the upstream node.
+    #[inline]
+    fn mean_density_kg_per_m3(&self, a: NodeState, b: NodeState) -> f64 {
+        let t_up = if a.pressure_pa >= b.pressure_pa {
+            a.temperature_k
+        } else {
+            b.temperature_k
+        };
+        restrictor::mean_pressure_pa(a.pressure_pa, b.pressure_pa) / (self.gas.r_j_per_kg_k * t_up)
     }
 
     /// Node state as computed by the last right-hand-side evaluation.
@@ -356,37 +575,19 @@ impl Network {
                 _ => None,
             };
         }
-        if let Some(o) = self.orifices.iter().find(|o| o.name == component) {
-            return match key {
-                "area" => Some(o.area_m2),
-                "discharge_coefficient" => Some(o.discharge_coefficient),
-                _ => None,
-            };
-        }
-        if let Some(v) = self.valves.iter().find(|v| v.name == component) {
-            return match key {
-                "coefficient" => Some(v.coefficient_kg_per_s_pa),
-                "opening" => Some(v.opening.value(t, seg)),
-                _ => None,
-            };
-        }
-        if let Some(w) = self.walls.iter().find(|w| w.name == component) {
-            return match key {
-                "heat_transfer_coefficient" => Some(w.heat_transfer_coefficient_w_per_m2_k),
-                "expansion_coefficient" => Some(w.expansion_coefficient_m_per_s_pa),
-                "velocity" => Some(w.velocity_m_per_s.value(t, seg)),
-                _ => None,
-            };
-        }
-        if let Some(p) = self.pistons.iter().find(|p| p.name == component) {
-            return match key {
-                "friction_static" => Some(p.friction_static_pa),
-                "friction_dynamic" => Some(p.friction_dynamic_pa),
-                "damping" => Some(p.damping_n_s_per_m),
-                _ => None,
-            };
-        }
-        None
+        let param = self.param_ref(component, key)?;
+        Some(param.value(t, seg))
+    }
+
+    /// The parameter `<component>.<key>` that may change during a run, if there is one.
+    fn param_ref(&self, component: &str, key: &str) -> Option<&Param> {
+        param_lookup!(self, component, key, iter)
+    }
+
+    /// The parameter `<component>.<key>` that may change during a run (by the model file's
+    /// names), if there is one.
+    fn param_mut(&mut self, component: &str, key: &str) -> Option<&mut Param> {
+        param_lookup!(self, component, key, iter_mut, mut)
     }
 
     /// Change a parameter during a run (a co-simulation input). Only parameters that set a flow
@@ -394,64 +595,17 @@ impl Network {
     /// (and so the stored mass and energy) cannot. A table becomes the constant `value`.
     /// Returns whether the value changed.
     pub fn set_scalar(&mut self, component: &str, key: &str, value: f64) -> Result<bool, String> {
-        fn put(slot: &mut f64, value: f64) -> bool {
-            let changed = slot.to_bits() != value.to_bits();
-            *slot = value;
-            changed
-        }
-        fn put_param(slot: &mut Param, value: f64) -> bool {
-            let changed = *slot != Param::Const(value);
-            *slot = Param::Const(value);
-            changed
-        }
-        let cannot = || {
-            format!(
+        match self.param_mut(component, key) {
+            Some(slot) => {
+                let changed = *slot != Param::Const(value);
+                *slot = Param::Const(value);
+                Ok(changed)
+            }
+            None => Err(format!(
                 "`{component}.{key}` cannot change during a run (settable during a run: \
-                 reservoir pressure, temperature; orifice area, discharge_coefficient; valve \
-                 coefficient, opening; wall heat_transfer_coefficient, expansion_coefficient, \
-                 velocity; piston friction_static, friction_dynamic, damping)"
-            )
-        };
-        if let Some(r) = self.reservoirs.iter_mut().find(|r| r.name == component) {
-            return match key {
-                "pressure" => Ok(put_param(&mut r.pressure_pa, value)),
-                "temperature" => Ok(put_param(&mut r.temperature_k, value)),
-                _ => Err(cannot()),
-            };
+                 {SETTABLE})"
+            )),
         }
-        if let Some(o) = self.orifices.iter_mut().find(|o| o.name == component) {
-            return match key {
-                "area" => Ok(put(&mut o.area_m2, value)),
-                "discharge_coefficient" => Ok(put(&mut o.discharge_coefficient, value)),
-                _ => Err(cannot()),
-            };
-        }
-        if let Some(v) = self.valves.iter_mut().find(|v| v.name == component) {
-            return match key {
-                "coefficient" => Ok(put(&mut v.coefficient_kg_per_s_pa, value)),
-                "opening" => Ok(put_param(&mut v.opening, value)),
-                _ => Err(cannot()),
-            };
-        }
-        if let Some(w) = self.walls.iter_mut().find(|w| w.name == component) {
-            return match key {
-                "heat_transfer_coefficient" => {
-                    Ok(put(&mut w.heat_transfer_coefficient_w_per_m2_k, value))
-                }
-                "expansion_coefficient" => Ok(put(&mut w.expansion_coefficient_m_per_s_pa, value)),
-                "velocity" => Ok(put_param(&mut w.velocity_m_per_s, value)),
-                _ => Err(cannot()),
-            };
-        }
-        if let Some(p) = self.pistons.iter_mut().find(|p| p.name == component) {
-            return match key {
-                "friction_static" => Ok(put(&mut p.friction_static_pa, value)),
-                "friction_dynamic" => Ok(put(&mut p.friction_dynamic_pa, value)),
-                "damping" => Ok(put(&mut p.damping_n_s_per_m, value)),
-                _ => Err(cannot()),
-            };
-        }
-        Err(cannot())
     }
 
     /// Event functions: for each piston with an exit not yet passed, x − x_exit (crosses 0 upward).
@@ -464,6 +618,14 @@ impl Network {
             _ => None,
         }
     }
+}
+
+/// The area a wall's desync threshold is scaled by: its largest area, m².
+fn wall_area_scale(w: &Wall) -> f64 {
+    w.area_m2
+        .all_values()
+        .iter()
+        .fold(0.0_f64, |a, &b| a.max(b.abs()))
 }
 
 impl OdeSystem for Network {
@@ -485,6 +647,8 @@ impl OdeSystem for Network {
             let o = &self.orifices[k];
             let mdot = o.mass_flow_kg_per_s(
                 &self.gas,
+                t,
+                seg,
                 self.scratch.nodes[o.from],
                 self.scratch.nodes[o.to],
             );
@@ -496,6 +660,7 @@ impl OdeSystem for Network {
         for k in 0..self.valves.len() {
             let v = &self.valves[k];
             let mdot = v.mass_flow_kg_per_s(
+                v.coefficient_kg_per_s_pa.value(t, seg),
                 v.opening.value(t, seg),
                 self.scratch.nodes[v.from].pressure_pa,
                 self.scratch.nodes[v.to].pressure_pa,
@@ -503,6 +668,60 @@ impl OdeSystem for Network {
             let (from, to) = (v.from, v.to);
             self.transfer(from, to, mdot, dy);
             self.scratch.link_mdot[link] = mdot;
+            link += 1;
+        }
+        for k in 0..self.mass_flows.len() {
+            let m = &self.mass_flows[k];
+            let mdot = m.mass_flow_kg_per_s(t, seg);
+            let (from, to) = (m.from, m.to);
+            self.transfer(from, to, mdot, dy);
+            self.scratch.link_mdot[link] = mdot;
+            link += 1;
+        }
+        for k in 0..self.restrictors.len() {
+            let r = &self.restrictors[k];
+            let (nf, nt) = (self.scratch.nodes[r.from], self.scratch.nodes[r.to]);
+            let rho = self.mean_density_kg_per_m3(nf, nt);
+            let mdot = Restrictor::mass_flow_kg_per_s(
+                r.diameter_m.value(t, seg),
+                r.k.value(t, seg),
+                rho,
+                nf.pressure_pa,
+                nt.pressure_pa,
+            );
+            let (from, to) = (r.from, r.to);
+            self.transfer(from, to, mdot, dy);
+            self.scratch.link_mdot[link] = mdot;
+            link += 1;
+        }
+        for k in 0..self.tubes.len() {
+            let x = &self.tubes[k];
+            let (nf, nt) = (self.scratch.nodes[x.from], self.scratch.nodes[x.to]);
+            let rho = self.mean_density_kg_per_m3(nf, nt);
+            let dp = nf.pressure_pa - nt.pressure_pa;
+            let mdot = x
+                .at(t, seg)
+                .mass_flow_magnitude_kg_per_s(dp.abs(), rho)
+                .copysign(dp);
+            let (from, to) = (x.from, x.to);
+            self.transfer(from, to, mdot, dy);
+            self.scratch.link_mdot[link] = mdot;
+            link += 1;
+        }
+        for k in 0..self.inertance_valves.len() {
+            // Liquid between two reservoirs: only q is a state; nothing enters the gas totals
+            // (see `components::inertance_valve`).
+            let iv = &self.inertance_valves[k];
+            let s = self.layout.inertance_offset + k;
+            let q = y[s];
+            let rate = iv.rate(
+                &iv.geometry(t, seg),
+                q,
+                self.scratch.nodes[iv.from].pressure_pa,
+                self.scratch.nodes[iv.to].pressure_pa,
+            );
+            dy[s] = rate.dq_dt_m3_per_s2;
+            self.scratch.link_mdot[link] = iv.density_kg_per_m3 * q;
             link += 1;
         }
 
@@ -522,12 +741,14 @@ impl OdeSystem for Network {
             }
             let (x, v) = (y[o + piston::POSITION], y[o + piston::VELOCITY]);
             let f = p.forces(
+                t,
+                seg,
                 x,
                 v,
                 self.scratch.nodes[behind].pressure_pa,
                 self.scratch.nodes[ahead].pressure_pa,
             );
-            let damping_power = p.damping_n_s_per_m * v * v;
+            let damping_power = p.damping_n_s_per_m.value(t, seg) * v * v;
             dy[o + piston::POSITION] = v;
             dy[o + piston::VELOCITY] = f.acceleration_m_per_s2;
             let dvdt = area * v;
@@ -542,13 +763,20 @@ impl OdeSystem for Network {
             let w = &self.walls[k];
             let (l, r) = (w.left, w.right);
             let (nl, nr) = (self.scratch.nodes[l], self.scratch.nodes[r]);
+            let area = w.area_m2.value(t, seg);
             let vel = w.velocity(
+                w.expansion_coefficient_m_per_s_pa.value(t, seg),
                 w.velocity_m_per_s.value(t, seg),
                 nl.pressure_pa,
                 nr.pressure_pa,
             );
-            let dvdt = w.area_m2 * vel;
-            let q = w.heat_flow_w(nl.temperature_k, nr.temperature_k);
+            let dvdt = area * vel;
+            let q = w.heat_flow_w(
+                w.heat_transfer_coefficient_w_per_m2_k.value(t, seg),
+                area,
+                nl.temperature_k,
+                nr.temperature_k,
+            );
             dy[self.layout.wall_offset + k] = dvdt;
             self.boundary_work(l, dvdt, dy);
             self.boundary_work(r, -dvdt, dy);
@@ -556,6 +784,17 @@ impl OdeSystem for Network {
             self.heat_out(r, -q, dy);
             // A massless wall stores nothing: (p_l − p_r)·dV/dt is dissipated.
             dy[acc + 1] += (nl.pressure_pa - nr.pressure_pa) * dvdt;
+        }
+
+        if self.isothermal {
+            // dU/dt = c_v·T₀·dm/dt; the heat that holds T₀ is counted as energy that left.
+            let cv = self.gas.cv_j_per_kg_k;
+            for (i, c) in self.chambers.iter().enumerate() {
+                let o = i * chamber::STATES;
+                let du = cv * c.initial_temperature_k * dy[o + chamber::MASS];
+                dy[acc + 1] += dy[o + chamber::ENERGY] - du;
+                dy[o + chamber::ENERGY] = du;
+            }
         }
     }
 }

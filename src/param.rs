@@ -22,10 +22,28 @@ pub struct Table {
     pub interpolation: Interpolation,
 }
 
+/// BlasterSim's cubic opening curve: 0 before `t_open_s`, 3s² − 2s³ with
+/// s = (t − t_open)/duration during the opening, 1 after (a C¹ smoothstep).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cubic {
+    pub t_open_s: f64,
+    pub duration_s: f64,
+}
+
+impl Cubic {
+    #[inline]
+    pub fn value(&self, t: f64) -> f64 {
+        let s = ((t - self.t_open_s) / self.duration_s).clamp(0.0, 1.0);
+        s * s * (3.0 - 2.0 * s)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Param {
     Const(f64),
     Table(Table),
+    /// A 0 → 1 cubic ramp (valve openings); breakpoints at both of its ends.
+    Cubic(Cubic),
 }
 
 impl From<f64> for Param {
@@ -72,6 +90,17 @@ impl Param {
                     },
                 }
             }
+            // Breakpoints at both ends keep a segment on one piece: the segment start decides
+            // which one, so a stage landing on an end still uses the piece it started on.
+            Param::Cubic(c) => {
+                if segment_start_s < c.t_open_s {
+                    0.0
+                } else if segment_start_s >= c.t_open_s + c.duration_s {
+                    1.0
+                } else {
+                    c.value(t)
+                }
+            }
         }
     }
 
@@ -88,6 +117,16 @@ impl Param {
                 let i = tab.times_s.partition_point(|&ti| ti <= t);
                 tab.times_s.get(i).copied()
             }
+            Param::Cubic(c) => {
+                let end = c.t_open_s + c.duration_s;
+                if t < c.t_open_s {
+                    Some(c.t_open_s)
+                } else if t < end {
+                    Some(end)
+                } else {
+                    None
+                }
+            }
         }
     }
 
@@ -100,6 +139,7 @@ impl Param {
         match self {
             Param::Const(v) => *v,
             Param::Table(t) => t.values[0],
+            Param::Cubic(_) => 0.0,
         }
     }
 
@@ -108,6 +148,7 @@ impl Param {
         match self {
             Param::Const(v) => std::slice::from_ref(v),
             Param::Table(t) => &t.values,
+            Param::Cubic(_) => &[0.0, 1.0],
         }
     }
 }

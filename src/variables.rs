@@ -34,18 +34,19 @@ pub fn output_variables(sim: &Simulation) -> Vec<OutputVariable> {
             format!("internal energy of {n}"),
         ));
     }
-    for o in &net.orifices {
+    // Orifices, valves, mass flows, restrictors, tubes, inertance valves (link order).
+    for name in net.named_links() {
         v.push(var(
-            format!("{}.mdot", o.name),
+            format!("{name}.mdot"),
             "kg/s",
-            format!("mass flow through {} (from → to)", o.name),
+            format!("mass flow through {name} (from → to)"),
         ));
     }
-    for o in &net.valves {
+    for x in &net.inertance_valves {
         v.push(var(
-            format!("{}.mdot", o.name),
-            "kg/s",
-            format!("mass flow through {} (from → to)", o.name),
+            format!("{}.q", x.name),
+            "m3/s",
+            format!("volume flow through {} (from → to)", x.name),
         ));
     }
     for p in &net.pistons {
@@ -90,9 +91,11 @@ pub fn write_outputs(sim: &mut Simulation, out: &mut [f64]) {
             put(x);
         }
     }
-    let nlinks = sim.network.orifices.len() + sim.network.valves.len();
-    for l in 0..nlinks {
+    for l in 0..sim.network.n_named_links() {
         put(sim.network.link_mass_flow(l));
+    }
+    for k in 0..sim.network.inertance_valves.len() {
+        put(sim.network.inertance_flow_m3_per_s(k, &sim.y));
     }
     for j in 0..sim.network.pistons.len() {
         let o = sim.network.layout.piston_offset + j * piston::STATES;

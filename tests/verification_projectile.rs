@@ -22,7 +22,7 @@ fn exact_velocity(spec: &ModelFile, x: f64) -> f64 {
     let p_atm = spec.reservoir[0].pressure.as_const().unwrap();
     let (p0, x0, a, m) = (c.pressure, p.x0, p.area, p.mass);
     let work = p0 * (x0.powf(g) * x.powf(1.0 - g) - x0) / (1.0 - g)
-        - (p_atm + p.friction_dynamic) * (x - x0);
+        - (p_atm + p.friction_dynamic.as_const().unwrap()) * (x - x0);
     (p.v0 * p.v0 + 2.0 * a / m * work).sqrt()
 }
 

@@ -6,19 +6,77 @@
 //!   r ≤ r* : ṁ = C_d·A·p_u·sqrt(γ/(R·T_u)) · (2/(γ+1))^((γ+1)/(2(γ−1)))   (choked)
 //! with r* = (2/(γ+1))^(γ/(γ−1)). Both branches agree at r = r*. The flow carries the upstream
 //! specific enthalpy c_p·T_u.
+//!
+//! ISO 6358 form (sonic conductance C in m³/(s·Pa), critical pressure ratio b; ISO 6358-1:2013,
+//! reference atmosphere of ISO 8778: ρ0 = 1.185 kg/m³, T0 = 293.15 K):
+//!   r ≤ b          : ṁ = C·p_u·ρ0·sqrt(T0/T_u)                                 (choked)
+//!   b < r ≤ β_lam  : ṁ = C·p_u·ρ0·sqrt(T0/T_u)·sqrt(1 − ((r − b)/(1 − b))²)    (subsonic)
+//!   r > β_lam      : ṁ = k1·p_u·(1 − r)·sqrt(T0/T_u),
+//!                    k1 = C·ρ0/(1 − β_lam)·sqrt(1 − ((β_lam − b)/(1 − b))²)     (laminar)
+//! with β_lam = 0.999: Sanville's linear laminar region, as Simscape's "Constant Area Pneumatic
+//! Orifice (ISO 6358)" block writes it (ISO 6358-3:2014 gives 0.999 as the laminar ratio). The
+//! subsonic branch has an infinite slope at r = 1; the laminar one is linear in Δp = p_u − p_d
+//! (k1·Δp·sqrt(T0/T_u)), so the flow is continuous at b and at β_lam, and Lipschitz through
+//! Δp = 0 in either direction.
 
 use serde::{Deserialize, Serialize};
 
 use crate::components::NodeState;
 use crate::gas::IdealGas;
+use crate::param::Param;
+
+/// ISO 8778 reference atmosphere: density, kg/m³, and temperature, K.
+pub const ISO_RHO0_KG_PER_M3: f64 = 1.185;
+pub const ISO_T0_K: f64 = 293.15;
+/// Pressure ratio above which the ISO 6358 flow is taken as laminar (linear in Δp).
+pub const ISO_LAMINAR_RATIO: f64 = 0.999;
+
+/// How the orifice's flow is given.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum OrificeForm {
+    /// Geometric area (m²) and discharge coefficient: isentropic nozzle flow.
+    Isentropic {
+        area_m2: Param,
+        discharge_coefficient: Param,
+    },
+    /// ISO 6358: sonic conductance C (m³/(s·Pa)) and critical pressure ratio b.
+    Iso6358 {
+        sonic_conductance_m3_per_s_pa: Param,
+        critical_pressure_ratio: Param,
+    },
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Orifice {
     pub name: String,
     pub from: usize,
     pub to: usize,
-    pub area_m2: f64,
-    pub discharge_coefficient: f64,
+    pub form: OrificeForm,
+}
+
+/// ISO 6358 mass flow from an upstream state to a downstream pressure p_d ≤ p_u, kg/s (≥ 0).
+#[inline]
+pub fn iso6358_mass_flow_kg_per_s(
+    sonic_conductance_m3_per_s_pa: f64,
+    critical_pressure_ratio: f64,
+    p_up_pa: f64,
+    t_up_k: f64,
+    p_down_pa: f64,
+) -> f64 {
+    let (c, b) = (sonic_conductance_m3_per_s_pa, critical_pressure_ratio);
+    let r = p_down_pa / p_up_pa;
+    let choked = c * p_up_pa * ISO_RHO0_KG_PER_M3 * (ISO_T0_K / t_up_k).sqrt();
+    if r <= b {
+        choked
+    } else if r <= ISO_LAMINAR_RATIO {
+        let s = (r - b) / (1.0 - b);
+        choked * (1.0 - s * s).max(0.0).sqrt()
+    } else {
+        let s = (ISO_LAMINAR_RATIO - b) / (1.0 - b);
+        let k1 = c * ISO_RHO0_KG_PER_M3 / (1.0 - ISO_LAMINAR_RATIO) * (1.0 - s * s).sqrt();
+        // p_u·(1 − r) = p_u − p_d, written so that it is exactly 0 at equal pressures.
+        k1 * (p_up_pa - p_down_pa) * (ISO_T0_K / t_up_k).sqrt()
+    }
 }
 
 /// Mass flow from an upstream state to a lower downstream pressure, kg/s (≥ 0 for p_d ≤ p_u).
@@ -71,9 +129,63 @@ pub fn signed_mass_flow_kg_per_s(
 }
 
 impl Orifice {
-    /// Signed mass flow from `from` to `to`, kg/s.
+    /// Signed mass flow from `from` to `to` at time `t` on the segment that began at `seg`, kg/s.
     #[inline]
-    pub fn mass_flow_kg_per_s(&self, gas: &IdealGas, from: NodeState, to: NodeState) -> f64 {
-        signed_mass_flow_kg_per_s(gas, self.discharge_coefficient * self.area_m2, from, to)
+    pub fn mass_flow_kg_per_s(
+        &self,
+        gas: &IdealGas,
+        t: f64,
+        seg: f64,
+        from: NodeState,
+        to: NodeState,
+    ) -> f64 {
+        match &self.form {
+            OrificeForm::Isentropic {
+                area_m2,
+                discharge_coefficient,
+            } => signed_mass_flow_kg_per_s(
+                gas,
+                discharge_coefficient.value(t, seg) * area_m2.value(t, seg),
+                from,
+                to,
+            ),
+            OrificeForm::Iso6358 {
+                sonic_conductance_m3_per_s_pa,
+                critical_pressure_ratio,
+            } => {
+                let c = sonic_conductance_m3_per_s_pa.value(t, seg);
+                let b = critical_pressure_ratio.value(t, seg);
+                if from.pressure_pa >= to.pressure_pa {
+                    iso6358_mass_flow_kg_per_s(
+                        c,
+                        b,
+                        from.pressure_pa,
+                        from.temperature_k,
+                        to.pressure_pa,
+                    )
+                } else {
+                    -iso6358_mass_flow_kg_per_s(
+                        c,
+                        b,
+                        to.pressure_pa,
+                        to.temperature_k,
+                        from.pressure_pa,
+                    )
+                }
+            }
+        }
+    }
+
+    pub fn params(&self) -> [&Param; 2] {
+        match &self.form {
+            OrificeForm::Isentropic {
+                area_m2,
+                discharge_coefficient,
+            } => [area_m2, discharge_coefficient],
+            OrificeForm::Iso6358 {
+                sonic_conductance_m3_per_s_pa,
+                critical_pressure_ratio,
+            } => [sonic_conductance_m3_per_s_pa, critical_pressure_ratio],
+        }
     }
 }

@@ -5,8 +5,21 @@
 //! Friction is given as pressures on the area (BlasterSim's convention): while moving,
 //! F_friction = −sign(v)·A·p_f,dynamic; at rest the piston stays put unless the driving force
 //! exceeds A·p_f,static, and then breaks free against the static value.
+//!
+//! End stops (optional `x_min`, `x_max`, `restitution` e in 0..1): reaching a stop is an event
+//! (x − x_max or x_min − x crossing zero upward, located by the driver); there the velocity
+//! becomes −e·v (Newton's impact law) and the kinetic energy lost, ½·m·v²·(1 − e²), is counted as
+//! energy that left (`energy_left`), so `energy_total` stays closed. A rebound slower than
+//! [`REST_SPEED_M_PER_S`] is taken as 0. A piston at rest on a stop (v = 0, x at or past it)
+//! stays there while the net force pushes it into the stop: the stop's contact force cancels
+//! the acceleration (it does no work, v = 0); once the net force points away, it leaves.
 
 use serde::{Deserialize, Serialize};
+
+use crate::param::Param;
+
+/// A rebound speed below this, m/s, ends the bouncing: the piston rests on the stop.
+pub const REST_SPEED_M_PER_S: f64 = 1e-6;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Piston {
@@ -18,11 +31,15 @@ pub struct Piston {
     pub x0_m: f64,
     pub v0_m_per_s: f64,
     pub x_exit_m: Option<f64>,
-    pub friction_static_pa: f64,
-    pub friction_dynamic_pa: f64,
+    pub friction_static_pa: Param,
+    pub friction_dynamic_pa: Param,
     pub spring_stiffness_n_per_m: f64,
     pub spring_x0_m: f64,
-    pub damping_n_s_per_m: f64,
+    pub damping_n_s_per_m: Param,
+    /// End stops, m, and the coefficient of restitution at them.
+    pub x_min_m: Option<f64>,
+    pub x_max_m: Option<f64>,
+    pub restitution: f64,
 }
 
 pub const POSITION: usize = 0;
@@ -49,24 +66,51 @@ impl Piston {
         0.5 * self.spring_stiffness_n_per_m * d * d
     }
 
+    pub fn params(&self) -> [&Param; 3] {
+        [
+            &self.friction_static_pa,
+            &self.friction_dynamic_pa,
+            &self.damping_n_s_per_m,
+        ]
+    }
+
+    /// Forces at time `t` on the segment that began at `seg`.
     #[inline]
-    pub fn forces(&self, x_m: f64, v_m_per_s: f64, p_behind_pa: f64, p_ahead_pa: f64) -> Forces {
+    pub fn forces(
+        &self,
+        t: f64,
+        seg: f64,
+        x_m: f64,
+        v_m_per_s: f64,
+        p_behind_pa: f64,
+        p_ahead_pa: f64,
+    ) -> Forces {
+        let damping = self.damping_n_s_per_m.value(t, seg);
         let drive = self.area_m2 * (p_behind_pa - p_ahead_pa) + self.spring_force_n(x_m)
-            - self.damping_n_s_per_m * v_m_per_s;
+            - damping * v_m_per_s;
         let friction = if v_m_per_s > 0.0 {
-            -self.area_m2 * self.friction_dynamic_pa
+            -self.area_m2 * self.friction_dynamic_pa.value(t, seg)
         } else if v_m_per_s < 0.0 {
-            self.area_m2 * self.friction_dynamic_pa
+            self.area_m2 * self.friction_dynamic_pa.value(t, seg)
         } else {
-            let stat = self.area_m2 * self.friction_static_pa;
+            let stat = self.area_m2 * self.friction_static_pa.value(t, seg);
             if drive.abs() <= stat {
                 -drive // stuck: static friction balances the drive exactly
             } else {
                 -drive.signum() * stat
             }
         };
+        let mut acceleration = (drive + friction) / self.mass_kg;
+        if v_m_per_s == 0.0 {
+            // Resting on a stop and pushed into it: the contact force holds the piston.
+            let on_max = self.x_max_m.is_some_and(|x| x_m >= x) && acceleration > 0.0;
+            let on_min = self.x_min_m.is_some_and(|x| x_m <= x) && acceleration < 0.0;
+            if on_max || on_min {
+                acceleration = 0.0;
+            }
+        }
         Forces {
-            acceleration_m_per_s2: (drive + friction) / self.mass_kg,
+            acceleration_m_per_s2: acceleration,
             friction_n: friction,
         }
     }

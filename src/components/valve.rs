@@ -1,5 +1,8 @@
 //! Valve: Cantera's linear `Valve`, ṁ = K·opening(t)·(p_from − p_to) (Cantera, "Flow devices"),
 //! optionally one-way (no flow from `to` back to `from`). The flow carries the upstream enthalpy.
+//! The opening may follow a schedule: a table, or BlasterSim's cubic opening curve
+//! `opening = { cubic = { t_open = …, duration = … } }` (0 before t_open, 3s² − 2s³ with
+//! s = (t − t_open)/duration during the opening, 1 after; see [`crate::param::Cubic`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -11,17 +14,23 @@ pub struct Valve {
     pub from: usize,
     pub to: usize,
     /// K, kg/(s·Pa).
-    pub coefficient_kg_per_s_pa: f64,
+    pub coefficient_kg_per_s_pa: Param,
     pub one_way: bool,
-    /// Fraction open, 0..1.
+    /// Fraction open, 0..1: a constant, a table, or BlasterSim's cubic opening curve.
     pub opening: Param,
 }
 
 impl Valve {
     /// Signed mass flow from `from` to `to`, kg/s.
     #[inline]
-    pub fn mass_flow_kg_per_s(&self, opening: f64, p_from_pa: f64, p_to_pa: f64) -> f64 {
-        let mdot = self.coefficient_kg_per_s_pa * opening * (p_from_pa - p_to_pa);
+    pub fn mass_flow_kg_per_s(
+        &self,
+        coefficient_kg_per_s_pa: f64,
+        opening: f64,
+        p_from_pa: f64,
+        p_to_pa: f64,
+    ) -> f64 {
+        let mdot = coefficient_kg_per_s_pa * opening * (p_from_pa - p_to_pa);
         if self.one_way { mdot.max(0.0) } else { mdot }
     }
 }

@@ -13,22 +13,43 @@ pub struct Wall {
     pub name: String,
     pub left: usize,
     pub right: usize,
-    pub area_m2: f64,
-    pub heat_transfer_coefficient_w_per_m2_k: f64,
-    pub expansion_coefficient_m_per_s_pa: f64,
+    pub area_m2: Param,
+    pub heat_transfer_coefficient_w_per_m2_k: Param,
+    pub expansion_coefficient_m_per_s_pa: Param,
     pub velocity_m_per_s: Param,
 }
 
 impl Wall {
     /// Wall velocity, m/s (positive grows the left node).
     #[inline]
-    pub fn velocity(&self, prescribed_m_per_s: f64, p_left_pa: f64, p_right_pa: f64) -> f64 {
-        self.expansion_coefficient_m_per_s_pa * (p_left_pa - p_right_pa) + prescribed_m_per_s
+    pub fn velocity(
+        &self,
+        expansion_coefficient_m_per_s_pa: f64,
+        prescribed_m_per_s: f64,
+        p_left_pa: f64,
+        p_right_pa: f64,
+    ) -> f64 {
+        expansion_coefficient_m_per_s_pa * (p_left_pa - p_right_pa) + prescribed_m_per_s
     }
 
     /// Heat flow from left to right, W.
     #[inline]
-    pub fn heat_flow_w(&self, t_left_k: f64, t_right_k: f64) -> f64 {
-        self.heat_transfer_coefficient_w_per_m2_k * self.area_m2 * (t_left_k - t_right_k)
+    pub fn heat_flow_w(
+        &self,
+        heat_transfer_coefficient_w_per_m2_k: f64,
+        area_m2: f64,
+        t_left_k: f64,
+        t_right_k: f64,
+    ) -> f64 {
+        heat_transfer_coefficient_w_per_m2_k * area_m2 * (t_left_k - t_right_k)
+    }
+
+    pub fn params(&self) -> [&Param; 4] {
+        [
+            &self.area_m2,
+            &self.heat_transfer_coefficient_w_per_m2_k,
+            &self.expansion_coefficient_m_per_s_pa,
+            &self.velocity_m_per_s,
+        ]
     }
 }

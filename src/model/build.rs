@@ -2,11 +2,15 @@
 
 use std::collections::HashMap;
 
-use crate::components::{Chamber, Orifice, Piston, Reservoir, Valve, Wall};
+use crate::components::{
+    Chamber, InertanceValve, MassFlow, Orifice, OrificeForm, Piston, Reservoir, Restrictor, Tube,
+    Valve, Wall,
+};
 use crate::gas::{IdealGas, species};
 use crate::integrators::Method;
 use crate::model::spec::{GasSection, ModelFile};
-use crate::network::Network;
+use crate::network::{Extras, Network};
+use crate::param::Param;
 use crate::simulation::{Settings, Simulation};
 
 /// The gas of a `[gas]` section (validation guarantees it is complete).
@@ -44,7 +48,10 @@ pub fn node_indices(spec: &ModelFile) -> HashMap<&str, usize> {
 pub fn build_network(spec: &ModelFile) -> Network {
     let nodes = node_indices(spec);
     let node = |n: &str| *nodes.get(n).expect("validated node reference");
-    Network::new(
+    let param = |p: &Option<crate::model::spec::ParamSpec>, default: f64| {
+        p.as_ref().map_or(Param::Const(default), |p| p.to_param())
+    };
+    Network::with_extras(
         gas_of(spec.gas.as_ref()),
         spec.chamber
             .iter()
@@ -69,8 +76,16 @@ pub fn build_network(spec: &ModelFile) -> Network {
                 name: o.name.clone(),
                 from: node(&o.from),
                 to: node(&o.to),
-                area_m2: o.area,
-                discharge_coefficient: o.discharge_coefficient,
+                form: match &o.sonic_conductance {
+                    Some(c) => OrificeForm::Iso6358 {
+                        sonic_conductance_m3_per_s_pa: c.to_param(),
+                        critical_pressure_ratio: param(&o.critical_pressure_ratio, 0.0),
+                    },
+                    None => OrificeForm::Isentropic {
+                        area_m2: param(&o.area, 0.0),
+                        discharge_coefficient: param(&o.discharge_coefficient, 1.0),
+                    },
+                },
             })
             .collect(),
         spec.valve
@@ -79,7 +94,7 @@ pub fn build_network(spec: &ModelFile) -> Network {
                 name: v.name.clone(),
                 from: node(&v.from),
                 to: node(&v.to),
-                coefficient_kg_per_s_pa: v.coefficient,
+                coefficient_kg_per_s_pa: v.coefficient.to_param(),
                 one_way: v.one_way,
                 opening: v.opening.to_param(),
             })
@@ -95,11 +110,14 @@ pub fn build_network(spec: &ModelFile) -> Network {
                 x0_m: p.x0,
                 v0_m_per_s: p.v0,
                 x_exit_m: p.x_exit,
-                friction_static_pa: p.friction_static,
-                friction_dynamic_pa: p.friction_dynamic,
+                friction_static_pa: p.friction_static.to_param(),
+                friction_dynamic_pa: p.friction_dynamic.to_param(),
                 spring_stiffness_n_per_m: p.spring_stiffness,
                 spring_x0_m: p.spring_x0,
-                damping_n_s_per_m: p.damping,
+                damping_n_s_per_m: p.damping.to_param(),
+                x_min_m: p.x_min,
+                x_max_m: p.x_max,
+                restitution: p.restitution,
             })
             .collect(),
         spec.wall
@@ -108,12 +126,65 @@ pub fn build_network(spec: &ModelFile) -> Network {
                 name: w.name.clone(),
                 left: node(&w.left),
                 right: node(&w.right),
-                area_m2: w.area,
-                heat_transfer_coefficient_w_per_m2_k: w.heat_transfer_coefficient,
-                expansion_coefficient_m_per_s_pa: w.expansion_coefficient,
+                area_m2: w.area.to_param(),
+                heat_transfer_coefficient_w_per_m2_k: w.heat_transfer_coefficient.to_param(),
+                expansion_coefficient_m_per_s_pa: w.expansion_coefficient.to_param(),
                 velocity_m_per_s: w.velocity.to_param(),
             })
             .collect(),
+        Extras {
+            mass_flows: spec
+                .mass_flow
+                .iter()
+                .map(|m| MassFlow {
+                    name: m.name.clone(),
+                    from: node(&m.from),
+                    to: node(&m.to),
+                    rate_kg_per_s: m.rate.to_param(),
+                })
+                .collect(),
+            restrictors: spec
+                .restrictor
+                .iter()
+                .map(|r| Restrictor {
+                    name: r.name.clone(),
+                    from: node(&r.from),
+                    to: node(&r.to),
+                    diameter_m: r.diameter.to_param(),
+                    k: r.k.to_param(),
+                })
+                .collect(),
+            tubes: spec
+                .tube
+                .iter()
+                .map(|x| Tube {
+                    name: x.name.clone(),
+                    from: node(&x.from),
+                    to: node(&x.to),
+                    length_m: x.length.to_param(),
+                    diameter_m: x.diameter.to_param(),
+                    roughness_m: x.roughness.to_param(),
+                    viscosity_pa_s: x.viscosity.to_param(),
+                })
+                .collect(),
+            inertance_valves: spec
+                .inertance_valve
+                .iter()
+                .map(|x| InertanceValve {
+                    name: x.name.clone(),
+                    from: node(&x.from),
+                    to: node(&x.to),
+                    density_kg_per_m3: x.density,
+                    area_open_m2: x.area_open.to_param(),
+                    area_leak_m2: x.area_leak.to_param(),
+                    area_from_m2: x.area_from.to_param(),
+                    area_to_m2: x.area_to.to_param(),
+                    length_m: x.length.to_param(),
+                    q0_m3_per_s: x.q0,
+                })
+                .collect(),
+            isothermal: spec.gas.as_ref().is_some_and(|g| g.isothermal),
+        },
     )
 }
 

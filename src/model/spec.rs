@@ -4,15 +4,35 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::param::{Interpolation, Param, Table};
+use crate::param::{Cubic, Interpolation, Param, Table};
 
 /// A scalar that may be a constant or a time table:
-/// `pressure = 2e5` or `pressure = { table = [[0.0, 0.0], [0.1, 2000.0]], interpolation = "step" }`.
+/// `pressure = 2e5` or `pressure = { table = [[0.0, 0.0], [0.1, 2000.0]], interpolation = "step" }`,
+/// or, for a valve's `opening` only, BlasterSim's cubic opening curve
+/// `opening = { cubic = { t_open = 0.01, duration = 0.005 } }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ParamSpec {
     Const(f64),
     Table(TableSpec),
+    Cubic(CubicSpec),
+}
+
+/// `{ cubic = { t_open = 0.01, duration = 0.005 } }`: 0 before `t_open` (s), 3s² − 2s³ with
+/// s = (t − t_open)/duration during the opening, 1 after.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CubicSpec {
+    pub cubic: CubicTimes,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CubicTimes {
+    /// Time the opening starts, s.
+    pub t_open: f64,
+    /// Opening time, s.
+    pub duration: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -37,13 +57,17 @@ impl ParamSpec {
                 values: t.table.iter().map(|r| r[1]).collect(),
                 interpolation: t.interpolation,
             }),
+            ParamSpec::Cubic(c) => Param::Cubic(Cubic {
+                t_open_s: c.cubic.t_open,
+                duration_s: c.cubic.duration,
+            }),
         }
     }
 
     pub fn as_const(&self) -> Option<f64> {
         match self {
             ParamSpec::Const(v) => Some(*v),
-            ParamSpec::Table(_) => None,
+            ParamSpec::Table(_) | ParamSpec::Cubic(_) => None,
         }
     }
 
@@ -51,6 +75,7 @@ impl ParamSpec {
         match self {
             ParamSpec::Const(v) => vec![*v],
             ParamSpec::Table(t) => t.table.iter().map(|r| r[1]).collect(),
+            ParamSpec::Cubic(_) => vec![0.0, 1.0],
         }
     }
 }
@@ -84,6 +109,14 @@ pub struct ModelFile {
     pub piston: Vec<PistonSpec>,
     #[serde(default)]
     pub wall: Vec<WallSpec>,
+    #[serde(default)]
+    pub mass_flow: Vec<MassFlowSpec>,
+    #[serde(default)]
+    pub restrictor: Vec<RestrictorSpec>,
+    #[serde(default)]
+    pub tube: Vec<TubeSpec>,
+    #[serde(default)]
+    pub inertance_valve: Vec<InertanceValveSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -105,6 +138,13 @@ pub struct GasSection {
     pub p_critical: Option<f64>,
     #[serde(rename = "T_critical")]
     pub t_critical: Option<f64>,
+    /// Chambers keep their initial temperature (FONSim's isothermal containers).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub isothermal: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -205,14 +245,18 @@ pub struct OrificeSpec {
     pub name: String,
     pub from: String,
     pub to: String,
-    /// Geometric area, m².
-    pub area: f64,
-    #[serde(default = "default_one")]
-    pub discharge_coefficient: f64,
-}
-
-fn default_one() -> f64 {
-    1.0
+    /// Geometric area, m² (isentropic form).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub area: Option<ParamSpec>,
+    /// 0..1, default 1 (isentropic form).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discharge_coefficient: Option<ParamSpec>,
+    /// C, m³/(s·Pa) (ISO 6358 form, instead of `area`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sonic_conductance: Option<ParamSpec>,
+    /// b, 0 ≤ b < 0.999 (ISO 6358 form).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critical_pressure_ratio: Option<ParamSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -222,10 +266,10 @@ pub struct ValveSpec {
     pub from: String,
     pub to: String,
     /// kg/(s·Pa).
-    pub coefficient: f64,
+    pub coefficient: ParamSpec,
     #[serde(default)]
     pub one_way: bool,
-    /// Fraction open, 0..1.
+    /// Fraction open, 0..1: a number, a table or `{ cubic = { t_open, duration } }`.
     #[serde(default = "default_opening")]
     pub opening: ParamSpec,
 }
@@ -258,18 +302,30 @@ pub struct PistonSpec {
     /// Exit position, m: crossing it is an event.
     pub x_exit: Option<f64>,
     /// Static and dynamic friction, expressed as pressures on the area, Pa.
-    #[serde(default)]
-    pub friction_static: f64,
-    #[serde(default)]
-    pub friction_dynamic: f64,
+    #[serde(default = "default_zero_param")]
+    pub friction_static: ParamSpec,
+    #[serde(default = "default_zero_param")]
+    pub friction_dynamic: ParamSpec,
     /// N/m, and the position where the spring force is zero, m.
     #[serde(default)]
     pub spring_stiffness: f64,
     #[serde(default)]
     pub spring_x0: f64,
     /// Linear damping, N·s/m.
-    #[serde(default)]
-    pub damping: f64,
+    #[serde(default = "default_zero_param")]
+    pub damping: ParamSpec,
+    /// End stops, m: reaching one is an impact (an event).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x_min: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x_max: Option<f64>,
+    /// Coefficient of restitution at the stops, 0..1 (0: the piston stays at the stop).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub restitution: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -279,14 +335,86 @@ pub struct WallSpec {
     pub left: String,
     pub right: String,
     /// m².
-    pub area: f64,
+    pub area: ParamSpec,
     /// U, W/(m²·K).
-    #[serde(default)]
-    pub heat_transfer_coefficient: f64,
+    #[serde(default = "default_zero_param")]
+    pub heat_transfer_coefficient: ParamSpec,
     /// K, m/(s·Pa): wall velocity K·(p_left − p_right).
-    #[serde(default)]
-    pub expansion_coefficient: f64,
+    #[serde(default = "default_zero_param")]
+    pub expansion_coefficient: ParamSpec,
     /// Prescribed velocity, m/s (positive grows `left`).
     #[serde(default = "default_zero_param")]
     pub velocity: ParamSpec,
+}
+
+/// A prescribed mass flow (Cantera's MassFlowController).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MassFlowSpec {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    /// kg/s, ≥ 0.
+    pub rate: ParamSpec,
+}
+
+/// FONSim's FlowRestrictor.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RestrictorSpec {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    /// Diameter d, m.
+    pub diameter: ParamSpec,
+    /// K-factor (minor loss coefficient).
+    pub k: ParamSpec,
+}
+
+/// FONSim's CircularTube.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TubeSpec {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    /// m.
+    pub length: ParamSpec,
+    /// Inner diameter, m.
+    pub diameter: ParamSpec,
+    /// Wall roughness ε, m (FONSim's default 1.5e-6).
+    #[serde(default = "default_roughness")]
+    pub roughness: ParamSpec,
+    /// Dynamic viscosity μ, Pa·s (FONSim's air: 1.82e-5).
+    #[serde(default = "default_viscosity")]
+    pub viscosity: ParamSpec,
+}
+
+fn default_roughness() -> ParamSpec {
+    ParamSpec::Const(0.0015e-3)
+}
+
+fn default_viscosity() -> ParamSpec {
+    ParamSpec::Const(1.82e-5)
+}
+
+/// CircAdapt's Valve between two reservoirs holding liquid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InertanceValveSpec {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    /// Liquid density ρ, kg/m³.
+    pub density: f64,
+    /// m².
+    pub area_open: ParamSpec,
+    pub area_leak: ParamSpec,
+    pub area_from: ParamSpec,
+    pub area_to: ParamSpec,
+    /// m.
+    pub length: ParamSpec,
+    /// Initial volume flow, m³/s.
+    #[serde(default)]
+    pub q0: f64,
 }

@@ -72,6 +72,13 @@ impl Check<'_, '_> {
         let name = name_of(path);
         match p {
             ParamSpec::Const(v) => self.require(path, *v, ok(*v), rule),
+            ParamSpec::Cubic(_) => self.err(
+                path,
+                format!(
+                    "`{name}` cannot be a cubic opening curve: `{{ cubic = ... }}` is only for a \
+                     valve's `opening`; give a number or a table"
+                ),
+            ),
             ParamSpec::Table(t) => {
                 let mut table_path = path.to_vec();
                 table_path.push(key("table"));
@@ -201,6 +208,30 @@ fn all_components(spec: &ModelFile) -> Vec<(&'static str, usize, &str)> {
             .enumerate()
             .map(|(i, x)| ("wall", i, x.name.as_str())),
     );
+    out.extend(
+        spec.mass_flow
+            .iter()
+            .enumerate()
+            .map(|(i, x)| ("mass_flow", i, x.name.as_str())),
+    );
+    out.extend(
+        spec.restrictor
+            .iter()
+            .enumerate()
+            .map(|(i, x)| ("restrictor", i, x.name.as_str())),
+    );
+    out.extend(
+        spec.tube
+            .iter()
+            .enumerate()
+            .map(|(i, x)| ("tube", i, x.name.as_str())),
+    );
+    out.extend(
+        spec.inertance_valve
+            .iter()
+            .enumerate()
+            .map(|(i, x)| ("inertance_valve", i, x.name.as_str())),
+    );
     out
 }
 
@@ -267,6 +298,18 @@ fn links(c: &mut Check, spec: &ModelFile, names: &HashMap<&str, (&'static str, u
     for (i, w) in spec.wall.iter().enumerate() {
         pairs.push(("wall", i, [("left", &w.left), ("right", &w.right)]));
     }
+    for (i, x) in spec.mass_flow.iter().enumerate() {
+        pairs.push(("mass_flow", i, [("from", &x.from), ("to", &x.to)]));
+    }
+    for (i, x) in spec.restrictor.iter().enumerate() {
+        pairs.push(("restrictor", i, [("from", &x.from), ("to", &x.to)]));
+    }
+    for (i, x) in spec.tube.iter().enumerate() {
+        pairs.push(("tube", i, [("from", &x.from), ("to", &x.to)]));
+    }
+    for (i, x) in spec.inertance_valve.iter().enumerate() {
+        pairs.push(("inertance_valve", i, [("from", &x.from), ("to", &x.to)]));
+    }
     let mut nodes: Vec<&str> = names
         .iter()
         .filter(|(_, (k, _))| NODE_KINDS.contains(k))
@@ -304,6 +347,17 @@ fn links(c: &mut Check, spec: &ModelFile, names: &HashMap<&str, (&'static str, u
                         ),
                     );
                 }
+                Some((tk, _)) if kind == "inertance_valve" && *tk != "reservoir" => {
+                    ok = false;
+                    c.err(
+                        &path,
+                        format!(
+                            "`{k}` names the {tk} `{target}`: an inertance_valve carries liquid \
+                             between two reservoirs (prescribed pressures), so both ends must \
+                             be reservoirs"
+                        ),
+                    );
+                }
                 Some(_) => {}
             }
         }
@@ -327,7 +381,10 @@ fn gas(c: &mut Check, spec: &ModelFile) {
             .chamber
             .first()
             .map(|x| ("chamber", &x.name))
-            .or_else(|| spec.orifice.first().map(|x| ("orifice", &x.name)));
+            .or_else(|| spec.orifice.first().map(|x| ("orifice", &x.name)))
+            .or_else(|| spec.mass_flow.first().map(|x| ("mass_flow", &x.name)))
+            .or_else(|| spec.restrictor.first().map(|x| ("restrictor", &x.name)))
+            .or_else(|| spec.tube.first().map(|x| ("tube", &x.name)));
         if let Some((kind, name)) = first {
             c.err(
                 &[key(kind), Seg::Index(0)],
@@ -526,12 +583,18 @@ fn components(c: &mut Check, spec: &ModelFile) {
         c.positive(&comp("chamber", i, "temperature"), x.temperature, " K");
     }
     for (i, x) in spec.reservoir.iter().enumerate() {
-        c.param(
-            &comp("reservoir", i, "pressure"),
-            &x.pressure,
-            positive,
-            "greater than 0 Pa (absolute)",
-        );
+        if liquid_only(spec, &x.name) {
+            // Liquid pressures may be gauge: any finite value.
+            c.param(&comp("reservoir", i, "pressure"), &x.pressure, |_| true, "");
+        } else {
+            c.param(
+                &comp("reservoir", i, "pressure"),
+                &x.pressure,
+                positive,
+                "greater than 0 Pa (absolute; only a reservoir that feeds nothing but \
+                 inertance valves may have a gauge pressure)",
+            );
+        }
         c.param(
             &comp("reservoir", i, "temperature"),
             &x.temperature,
@@ -540,38 +603,82 @@ fn components(c: &mut Check, spec: &ModelFile) {
         );
     }
     for (i, x) in spec.orifice.iter().enumerate() {
-        c.positive(&comp("orifice", i, "area"), x.area, " m^2");
-        let cd = x.discharge_coefficient;
-        c.require(
-            &comp("orifice", i, "discharge_coefficient"),
-            cd,
-            cd > 0.0 && cd <= 1.0,
-            "greater than 0 and at most 1",
-        );
+        orifice(c, spec, i, x);
     }
     for (i, x) in spec.valve.iter().enumerate() {
-        c.non_negative(
-            &comp("valve", i, "coefficient"),
-            x.coefficient,
-            " kg/(s Pa)",
-        );
         c.param(
-            &comp("valve", i, "opening"),
-            &x.opening,
-            |v| (0.0..=1.0).contains(&v),
-            "between 0 and 1",
+            &comp("valve", i, "coefficient"),
+            &x.coefficient,
+            |v| v >= 0.0,
+            "0 kg/(s Pa) or more",
         );
+        let path = comp("valve", i, "opening");
+        match &x.opening {
+            ParamSpec::Cubic(cu) => {
+                let mut p = path.clone();
+                p.push(key("cubic"));
+                let mut d = p.clone();
+                d.push(key("duration"));
+                c.positive(&d, cu.cubic.duration, " s");
+            }
+            other => c.param(
+                &path,
+                other,
+                |v| (0.0..=1.0).contains(&v),
+                "between 0 and 1",
+            ),
+        }
     }
     for (i, x) in spec.piston.iter().enumerate() {
         c.positive(&comp("piston", i, "area"), x.area, " m^2");
         c.positive(&comp("piston", i, "mass"), x.mass, " kg");
         for (k, v, unit) in [
-            ("friction_static", x.friction_static, " Pa"),
-            ("friction_dynamic", x.friction_dynamic, " Pa"),
-            ("spring_stiffness", x.spring_stiffness, " N/m"),
-            ("damping", x.damping, " N s/m"),
+            ("friction_static", &x.friction_static, " Pa"),
+            ("friction_dynamic", &x.friction_dynamic, " Pa"),
+            ("damping", &x.damping, " N s/m"),
         ] {
-            c.non_negative(&comp("piston", i, k), v, unit);
+            c.param(
+                &comp("piston", i, k),
+                v,
+                |v| v >= 0.0,
+                &format!("0{unit} or more"),
+            );
+        }
+        c.non_negative(
+            &comp("piston", i, "spring_stiffness"),
+            x.spring_stiffness,
+            " N/m",
+        );
+        let e = x.restitution;
+        c.require(
+            &comp("piston", i, "restitution"),
+            e,
+            (0.0..=1.0).contains(&e),
+            "between 0 and 1",
+        );
+        if let (Some(lo), Some(hi)) = (x.x_min, x.x_max)
+            && lo.is_finite()
+            && hi.is_finite()
+            && lo >= hi
+        {
+            c.err(
+                &comp("piston", i, "x_max"),
+                format!("`x_max` = {hi} m must be greater than `x_min` = {lo} m"),
+            );
+        }
+        if x.x0.is_finite() {
+            if let Some(lo) = x.x_min.filter(|v| v.is_finite() && x.x0 < *v) {
+                c.err(
+                    &comp("piston", i, "x0"),
+                    format!("`x0` = {} m is below the end stop `x_min` = {lo} m", x.x0),
+                );
+            }
+            if let Some(hi) = x.x_max.filter(|v| v.is_finite() && x.x0 > *v) {
+                c.err(
+                    &comp("piston", i, "x0"),
+                    format!("`x0` = {} m is past the end stop `x_max` = {hi} m", x.x0),
+                );
+            }
         }
         if let Some(exit) = x.x_exit
             && exit.is_finite()
@@ -589,18 +696,177 @@ fn components(c: &mut Check, spec: &ModelFile) {
         }
     }
     for (i, x) in spec.wall.iter().enumerate() {
-        c.positive(&comp("wall", i, "area"), x.area, " m^2");
-        c.non_negative(
-            &comp("wall", i, "heat_transfer_coefficient"),
-            x.heat_transfer_coefficient,
-            " W/(m^2 K)",
+        c.param(
+            &comp("wall", i, "area"),
+            &x.area,
+            positive,
+            "greater than 0 m^2",
         );
-        c.non_negative(
+        c.param(
+            &comp("wall", i, "heat_transfer_coefficient"),
+            &x.heat_transfer_coefficient,
+            |v| v >= 0.0,
+            "0 W/(m^2 K) or more",
+        );
+        c.param(
             &comp("wall", i, "expansion_coefficient"),
-            x.expansion_coefficient,
-            " m/(s Pa)",
+            &x.expansion_coefficient,
+            |v| v >= 0.0,
+            "0 m/(s Pa) or more",
         );
         c.param(&comp("wall", i, "velocity"), &x.velocity, |_| true, "");
+    }
+    for (i, x) in spec.mass_flow.iter().enumerate() {
+        c.param(
+            &comp("mass_flow", i, "rate"),
+            &x.rate,
+            |v| v >= 0.0,
+            "0 kg/s or more (a mass flow controller pushes from `from` to `to`)",
+        );
+    }
+    for (i, x) in spec.restrictor.iter().enumerate() {
+        c.param(
+            &comp("restrictor", i, "diameter"),
+            &x.diameter,
+            positive,
+            "greater than 0 m",
+        );
+        c.param(
+            &comp("restrictor", i, "k"),
+            &x.k,
+            positive,
+            "greater than 0",
+        );
+    }
+    for (i, x) in spec.tube.iter().enumerate() {
+        for (k, v, rule) in [
+            ("length", &x.length, "greater than 0 m"),
+            ("diameter", &x.diameter, "greater than 0 m"),
+            ("viscosity", &x.viscosity, "greater than 0 Pa s"),
+        ] {
+            c.param(&comp("tube", i, k), v, positive, rule);
+        }
+        c.param(
+            &comp("tube", i, "roughness"),
+            &x.roughness,
+            |v| v >= 0.0,
+            "0 m or more",
+        );
+    }
+    for (i, x) in spec.inertance_valve.iter().enumerate() {
+        c.positive(&comp("inertance_valve", i, "density"), x.density, " kg/m^3");
+        for (k, v) in [
+            ("area_open", &x.area_open),
+            ("area_leak", &x.area_leak),
+            ("area_from", &x.area_from),
+            ("area_to", &x.area_to),
+        ] {
+            c.param(
+                &comp("inertance_valve", i, k),
+                v,
+                positive,
+                "greater than 0 m^2",
+            );
+        }
+        c.param(
+            &comp("inertance_valve", i, "length"),
+            &x.length,
+            |v| v >= 0.0,
+            "0 m or more",
+        );
+    }
+}
+
+/// A reservoir that only inertance valves touch holds liquid: its pressure may be gauge.
+fn liquid_only(spec: &ModelFile, name: &str) -> bool {
+    let liquid = spec
+        .inertance_valve
+        .iter()
+        .any(|x| x.from == name || x.to == name);
+    let gas = spec.orifice.iter().any(|x| x.from == name || x.to == name)
+        || spec.valve.iter().any(|x| x.from == name || x.to == name)
+        || spec
+            .mass_flow
+            .iter()
+            .any(|x| x.from == name || x.to == name)
+        || spec
+            .restrictor
+            .iter()
+            .any(|x| x.from == name || x.to == name)
+        || spec.tube.iter().any(|x| x.from == name || x.to == name)
+        || spec
+            .piston
+            .iter()
+            .any(|x| x.behind == name || x.ahead == name)
+        || spec.wall.iter().any(|x| x.left == name || x.right == name);
+    liquid && !gas
+}
+
+/// An orifice has one of two forms: `area` (and `discharge_coefficient`), or ISO 6358's
+/// `sonic_conductance` and `critical_pressure_ratio`.
+fn orifice(c: &mut Check, _spec: &ModelFile, i: usize, x: &super::spec::OrificeSpec) {
+    let path = |k: &str| comp("orifice", i, k);
+    match (&x.area, &x.sonic_conductance) {
+        (Some(a), None) => {
+            c.param(&path("area"), a, |v| v > 0.0, "greater than 0 m^2");
+            if let Some(cd) = &x.discharge_coefficient {
+                c.param(
+                    &path("discharge_coefficient"),
+                    cd,
+                    |v| v > 0.0 && v <= 1.0,
+                    "greater than 0 and at most 1",
+                );
+            }
+            if x.critical_pressure_ratio.is_some() {
+                c.err(
+                    &path("critical_pressure_ratio"),
+                    "`critical_pressure_ratio` belongs to the ISO 6358 form, which is given by \
+                     `sonic_conductance` instead of `area`"
+                        .to_string(),
+                );
+            }
+        }
+        (None, Some(cs)) => {
+            c.param(
+                &path("sonic_conductance"),
+                cs,
+                |v| v > 0.0,
+                "greater than 0 m^3/(s Pa)",
+            );
+            match &x.critical_pressure_ratio {
+                Some(b) => c.param(
+                    &path("critical_pressure_ratio"),
+                    b,
+                    |v| (0.0..crate::components::orifice::ISO_LAMINAR_RATIO).contains(&v),
+                    "at least 0 and below 0.999 (the laminar ratio)",
+                ),
+                None => c.err(
+                    &[key("orifice"), Seg::Index(i)],
+                    "an ISO 6358 orifice (with `sonic_conductance`) needs \
+                     `critical_pressure_ratio` too"
+                        .to_string(),
+                ),
+            }
+            if x.discharge_coefficient.is_some() {
+                c.err(
+                    &path("discharge_coefficient"),
+                    "`discharge_coefficient` belongs to the `area` form; the ISO 6358 form \
+                     (`sonic_conductance`) has none"
+                        .to_string(),
+                );
+            }
+        }
+        (Some(_), Some(_)) => c.err(
+            &path("sonic_conductance"),
+            "give either `area` (isentropic orifice) or `sonic_conductance` (ISO 6358), not both"
+                .to_string(),
+        ),
+        (None, None) => c.err(
+            &[key("orifice"), Seg::Index(i)],
+            "missing required key `area` in orifice (or, for the ISO 6358 form, \
+             `sonic_conductance` and `critical_pressure_ratio`)"
+                .to_string(),
+        ),
     }
 }
 
@@ -613,6 +879,10 @@ fn component_keys(spec: &ModelFile, kind: &str, i: usize) -> Option<toml::Table>
         "valve" => toml::Value::try_from(spec.valve.get(i)?),
         "piston" => toml::Value::try_from(spec.piston.get(i)?),
         "wall" => toml::Value::try_from(spec.wall.get(i)?),
+        "mass_flow" => toml::Value::try_from(spec.mass_flow.get(i)?),
+        "restrictor" => toml::Value::try_from(spec.restrictor.get(i)?),
+        "tube" => toml::Value::try_from(spec.tube.get(i)?),
+        "inertance_valve" => toml::Value::try_from(spec.inertance_valve.get(i)?),
         _ => return None,
     };
     match value {

@@ -1,0 +1,108 @@
+//! Inertance valve: CircAdapt's `Valve` (CircAdapt documentation, "Verification of Valve", the
+//! benchmark in `../shared/seeds/001_*`), with the dissipative leak coefficient of DESIGN.md.
+//!
+//! State: the volume flow q (m³/s), positive from `from` to `to`. With Δp = p_to − p_from,
+//!   dq/dt = (α·q·|q| − Δp) / L
+//!   A_eff = A_open if Δp < 0, else A_leak
+//!   L     = ρ·(1.5·length/A_eff + 0.75/√A_from + 0.75/√A_to)          (Pa·s²/m³)
+//!   α     = α_open = ½ρ·(1/A_from² − 1/A_eff²)   if q > 0 or Δp < 0
+//!           α_leak = ½ρ·(1/A_to²   − 1/A_eff²)   otherwise             (Pa·s²/m⁶)
+//! The seed writes α_leak = ½ρ(1/A_eff² − 1/A_dist²), which is positive for A_eff < A_dist and
+//! makes backflow grow without bound; DESIGN.md takes the dissipative sign used here.
+//! Mass flow ṁ = ρ·q (kg/s).
+//!
+//! Liquid nodes: the valve connects two reservoirs whose (gauge) pressures are prescribed, as in
+//! CircAdapt's benchmark. The liquid never enters a gas node, so the gas's mass and energy totals
+//! do not see it: what leaves one reservoir enters the other, and the kinetic energy of the
+//! liquid column (½·L·q²) is exchanged with the reservoirs only.
+//!
+//! At q = 0 the switch between α_open and α_leak is continuous in dq/dt (α·q·|q| vanishes there
+//! with its first derivative); it is still offered as an event (q crossing zero) so that
+//! integrators restart at it, and Δp crossing zero (L and A_eff jump) is one as well.
+
+use serde::{Deserialize, Serialize};
+
+use crate::param::Param;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InertanceValve {
+    pub name: String,
+    /// Reservoir nodes.
+    pub from: usize,
+    pub to: usize,
+    pub density_kg_per_m3: f64,
+    pub area_open_m2: Param,
+    pub area_leak_m2: Param,
+    pub area_from_m2: Param,
+    pub area_to_m2: Param,
+    pub length_m: Param,
+    /// Initial flow, m³/s.
+    pub q0_m3_per_s: f64,
+}
+
+/// The valve's geometry at one instant, m² and m.
+#[derive(Clone, Copy, Debug)]
+pub struct Geometry {
+    pub area_open_m2: f64,
+    pub area_leak_m2: f64,
+    pub area_from_m2: f64,
+    pub area_to_m2: f64,
+    pub length_m: f64,
+}
+
+/// Right-hand side of the valve equation and the coefficients used, at one instant.
+#[derive(Clone, Copy, Debug)]
+pub struct Rate {
+    pub dq_dt_m3_per_s2: f64,
+    pub inertance_pa_s2_per_m3: f64,
+    pub alpha_pa_s2_per_m6: f64,
+}
+
+impl InertanceValve {
+    pub fn geometry(&self, t: f64, seg: f64) -> Geometry {
+        Geometry {
+            area_open_m2: self.area_open_m2.value(t, seg),
+            area_leak_m2: self.area_leak_m2.value(t, seg),
+            area_from_m2: self.area_from_m2.value(t, seg),
+            area_to_m2: self.area_to_m2.value(t, seg),
+            length_m: self.length_m.value(t, seg),
+        }
+    }
+
+    pub fn params(&self) -> [&Param; 5] {
+        [
+            &self.area_open_m2,
+            &self.area_leak_m2,
+            &self.area_from_m2,
+            &self.area_to_m2,
+            &self.length_m,
+        ]
+    }
+
+    /// dq/dt for flow `q_m3_per_s` and pressures of `from` and `to` (Pa, gauge or absolute).
+    #[inline]
+    pub fn rate(&self, g: &Geometry, q_m3_per_s: f64, p_from_pa: f64, p_to_pa: f64) -> Rate {
+        let rho = self.density_kg_per_m3;
+        let dp = p_to_pa - p_from_pa;
+        let a_eff = if dp < 0.0 {
+            g.area_open_m2
+        } else {
+            g.area_leak_m2
+        };
+        let inertance = rho
+            * (1.5 * g.length_m / a_eff
+                + 0.75 / g.area_from_m2.sqrt()
+                + 0.75 / g.area_to_m2.sqrt());
+        let inv_eff_sq = 1.0 / (a_eff * a_eff);
+        let alpha = if q_m3_per_s > 0.0 || dp < 0.0 {
+            0.5 * rho * (1.0 / (g.area_from_m2 * g.area_from_m2) - inv_eff_sq)
+        } else {
+            0.5 * rho * (1.0 / (g.area_to_m2 * g.area_to_m2) - inv_eff_sq)
+        };
+        Rate {
+            dq_dt_m3_per_s2: (alpha * q_m3_per_s * q_m3_per_s.abs() - dp) / inertance,
+            inertance_pa_s2_per_m3: inertance,
+            alpha_pa_s2_per_m6: alpha,
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! Mass flow controller: a prescribed mass flow ṁ(t) ≥ 0 from `from` to `to`, like Cantera's
+//! `MassFlowController` (Cantera, "Flow devices": ṁ = max(0, ṁ₀·g(t))), independent of the
+//! pressures. It carries the specific enthalpy of `from` (c_p·T_from). A chamber that it empties
+//! goes on losing mass: run-time check 2 (negative mass) then stops the run.
+
+use serde::{Deserialize, Serialize};
+
+use crate::param::Param;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MassFlow {
+    pub name: String,
+    pub from: usize,
+    pub to: usize,
+    /// kg/s, constant or a table.
+    pub rate_kg_per_s: Param,
+}
+
+impl MassFlow {
+    #[inline]
+    pub fn mass_flow_kg_per_s(&self, t: f64, seg: f64) -> f64 {
+        self.rate_kg_per_s.value(t, seg).max(0.0)
+    }
+}

@@ -1,0 +1,56 @@
+//! Flow restrictor: FONSim's `FlowRestrictor` for a compressible fluid (fonsim 0.6.0,
+//! `fonsim/components/restrictors.py`, `flowrestrictor_compressible.evaluate`): a minor loss with
+//! K-factor k at diameter d, the density taken at the mean pressure of the two ends,
+//!   Δp = p_from − p_to = (8/π²)·k/(ρ̄·d⁴)·ṁ·|ṁ|,
+//!   ρ̄ = max((p_from + p_to)/2, p_atm/10) / (R·T_up),
+//! with p_atm = 1.013e5 Pa (`fonsim/constants/norm.py`). FONSim writes ρ̄ = ρ_stp·p̄/p_atm for its
+//! isothermal ideal gas, i.e. R·T = p_atm/ρ_stp; here R is the gas's and T the temperature of the
+//! upstream node, which is the same thing when the network is isothermal at that temperature.
+//! Solved for the flow: ṁ = sign(Δp)·sqrt(|Δp|·ρ̄·π²·d⁴/(8k)). The flow carries the upstream
+//! enthalpy.
+
+use serde::{Deserialize, Serialize};
+
+use crate::param::Param;
+
+/// FONSim's atmospheric pressure, Pa (`fonsim.constants.norm.pressure_atmospheric`).
+pub const FONSIM_P_ATM_PA: f64 = 1.013e5;
+
+/// FONSim's mean-density pressure of a restrictor or tube, Pa: the mean of both ends, but not
+/// below p_atm/10.
+#[inline]
+pub fn mean_pressure_pa(p_a_pa: f64, p_b_pa: f64) -> f64 {
+    (0.5 * (p_a_pa + p_b_pa)).max(FONSIM_P_ATM_PA / 10.0)
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Restrictor {
+    pub name: String,
+    pub from: usize,
+    pub to: usize,
+    pub diameter_m: Param,
+    /// K-factor (minor loss coefficient), 1.
+    pub k: Param,
+}
+
+impl Restrictor {
+    pub fn params(&self) -> [&Param; 2] {
+        [&self.diameter_m, &self.k]
+    }
+
+    /// Signed mass flow from `from` to `to`, kg/s, for mean density `rho_mean` (kg/m³).
+    #[inline]
+    pub fn mass_flow_kg_per_s(
+        diameter_m: f64,
+        k: f64,
+        rho_mean_kg_per_m3: f64,
+        p_from_pa: f64,
+        p_to_pa: f64,
+    ) -> f64 {
+        let dp = p_from_pa - p_to_pa;
+        let d2 = diameter_m * diameter_m;
+        let pi = std::f64::consts::PI;
+        let mag = (dp.abs() * rho_mean_kg_per_m3 * pi * pi * d2 * d2 / (8.0 * k)).sqrt();
+        mag.copysign(dp)
+    }
+}

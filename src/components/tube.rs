@@ -1,0 +1,134 @@
+//! Circular tube: FONSim's `CircularTube` for a compressible fluid (fonsim 0.6.0,
+//! `fonsim/components/restrictors.py`, `circulartube_compressible.evaluate`): major losses only,
+//! no inertia of the gas in the tube, density at the mean pressure of both ends (as for the
+//! restrictor, see [`crate::components::restrictor`]). With Re = 4|ṁ|/(π·d·μ):
+//!   laminar   Δp_lam  = (128/π)·(L/d⁴)·μ/ρ̄·ṁ
+//!   turbulent Δp_turb = f·(8/π²)·(L/d⁵)/ρ̄·ṁ·|ṁ|,  Haaland: f = 1.8⁻²·log10(β)⁻²,
+//!             β = (ε/d/3.7)^1.11 + 6.9/Re
+//!   Δp = a·Δp_turb + (1 − a)·Δp_lam,  a = clamp((Re − 2300)/(4000 − 2300), 0, 1).
+//! FONSim solves this relation for the flow inside its Newton iteration; here it is solved for
+//! |ṁ| at each right-hand-side evaluation (Δp is monotone in |ṁ|: the turbulent loss exceeds the
+//! laminar one above Re = 2300, so the laminar flow brackets the root), by Newton's method
+//! safeguarded with bisection, to round-off.
+
+use serde::{Deserialize, Serialize};
+
+use crate::param::Param;
+
+pub const RE_LAMINAR: f64 = 2300.0;
+pub const RE_TURBULENT: f64 = 4000.0;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tube {
+    pub name: String,
+    pub from: usize,
+    pub to: usize,
+    pub length_m: Param,
+    pub diameter_m: Param,
+    pub roughness_m: Param,
+    /// Dynamic viscosity μ, Pa·s.
+    pub viscosity_pa_s: Param,
+}
+
+/// The tube's coefficients at one instant.
+#[derive(Clone, Copy, Debug)]
+pub struct TubeAt {
+    pub length_m: f64,
+    pub diameter_m: f64,
+    pub roughness_m: f64,
+    pub viscosity_pa_s: f64,
+}
+
+impl TubeAt {
+    /// Pressure drop (Pa) at flow magnitude `mdot` ≥ 0 (kg/s) and mean density `rho`, and its
+    /// derivative with respect to `mdot`: FONSim's relation above.
+    pub fn pressure_drop_pa(&self, mdot: f64, rho: f64) -> (f64, f64) {
+        let pi = std::f64::consts::PI;
+        let (l, d, mu) = (self.length_m, self.diameter_m, self.viscosity_pa_s);
+        let d4 = d * d * d * d;
+        let r_lam = 128.0 / pi * l / d4 * mu / rho;
+        let lam = r_lam * mdot;
+        let re = 4.0 * mdot / (pi * d * mu);
+        let a = ((re - RE_LAMINAR) / (RE_TURBULENT - RE_LAMINAR)).clamp(0.0, 1.0);
+        if a == 0.0 {
+            return (lam, r_lam);
+        }
+        let dre = 4.0 / (pi * d * mu);
+        let beta = (self.roughness_m / d / 3.7).powf(1.11) + 6.9 / re;
+        let lg = beta.log10();
+        let f = 1.0 / (1.8 * 1.8) / (lg * lg);
+        // df/dRe = −2·f/lg · (1/(β·ln10))·(−6.9/Re²)
+        let df = 2.0 * f / lg / (beta * std::f64::consts::LN_10) * 6.9 / (re * re);
+        let r_turb = 8.0 / (pi * pi) * l / (d4 * d) / rho;
+        let turb = f * r_turb * mdot * mdot;
+        let dturb = r_turb * (2.0 * f * mdot + df * dre * mdot * mdot);
+        let da = if a < 1.0 {
+            dre / (RE_TURBULENT - RE_LAMINAR)
+        } else {
+            0.0
+        };
+        (
+            a * turb + (1.0 - a) * lam,
+            a * dturb + (1.0 - a) * r_lam + da * (turb - lam),
+        )
+    }
+
+    /// Flow magnitude (kg/s) at which the pressure drop is `dp` ≥ 0.
+    pub fn mass_flow_magnitude_kg_per_s(&self, dp: f64, rho: f64) -> f64 {
+        if dp <= 0.0 {
+            return 0.0;
+        }
+        let (_, r_lam) = self.pressure_drop_pa(0.0, rho);
+        let hi0 = dp / r_lam;
+        let pi = std::f64::consts::PI;
+        if 4.0 * hi0 / (pi * self.diameter_m * self.viscosity_pa_s) <= RE_LAMINAR {
+            return hi0;
+        }
+        let (mut lo, mut hi) = (0.0, hi0);
+        let mut x = hi0;
+        for _ in 0..200 {
+            let (g, dg) = self.pressure_drop_pa(x, rho);
+            let r = g - dp;
+            if r > 0.0 {
+                hi = x;
+            } else {
+                lo = x;
+            }
+            if r == 0.0 || hi - lo <= 4.0 * f64::EPSILON * hi {
+                break;
+            }
+            let newton = x - r / dg;
+            let next = if dg > 0.0 && newton > lo && newton < hi {
+                newton
+            } else {
+                0.5 * (lo + hi)
+            };
+            if (next - x).abs() <= 2.0 * f64::EPSILON * x {
+                x = next;
+                break;
+            }
+            x = next;
+        }
+        x
+    }
+}
+
+impl Tube {
+    pub fn at(&self, t: f64, seg: f64) -> TubeAt {
+        TubeAt {
+            length_m: self.length_m.value(t, seg),
+            diameter_m: self.diameter_m.value(t, seg),
+            roughness_m: self.roughness_m.value(t, seg),
+            viscosity_pa_s: self.viscosity_pa_s.value(t, seg),
+        }
+    }
+
+    pub fn params(&self) -> [&Param; 4] {
+        [
+            &self.length_m,
+            &self.diameter_m,
+            &self.roughness_m,
+            &self.viscosity_pa_s,
+        ]
+    }
+}
