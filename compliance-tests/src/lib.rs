@@ -17,8 +17,11 @@
 use std::ffi::{CStr, CString, c_char, c_int, c_long, c_void};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, Once, OnceLock};
+
+pub mod fmu;
+pub mod procedures;
 
 pub use fmi_sys::fmi2::*;
 
@@ -69,6 +72,21 @@ pub struct LogRecord {
 /// Every log line received, from every instance.
 pub static LOG: Mutex<Vec<LogRecord>> = Mutex::new(Vec::new());
 
+/// Whether the sink prints every line (tests: yes, captured by the harness; the runner prints
+/// only warnings and worse, see [`set_print_all_logs`]).
+static PRINT_ALL_LOGS: AtomicBool = AtomicBool::new(true);
+
+pub fn set_print_all_logs(on: bool) {
+    PRINT_ALL_LOGS.store(on, Ordering::Relaxed);
+}
+
+/// Forget the log lines of one instance (long runs of a master that frees its instances).
+pub fn forget_logs_of(env: usize) {
+    LOG.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|r| r.env != env);
+}
+
 fn lossy(p: *const c_char) -> String {
     if p.is_null() {
         "<NULL>".into()
@@ -94,10 +112,12 @@ unsafe extern "C" fn sink(
         format: lossy(format),
         text: lossy(text),
     };
-    println!(
-        "    [log env={} {} status={} {}] {}",
-        rec.env, rec.instance, rec.status, rec.category, rec.text
-    );
+    if PRINT_ALL_LOGS.load(Ordering::Relaxed) || rec.status >= WARNING as i32 {
+        println!(
+            "    [log env={} {} status={} {}] {}",
+            rec.env, rec.instance, rec.status, rec.category, rec.text
+        );
+    }
     LOG.lock().unwrap_or_else(|e| e.into_inner()).push(rec);
 }
 
@@ -155,17 +175,37 @@ pub fn library_path() -> PathBuf {
     .clone()
 }
 
+/// Connect the C logger to [`LOG`] (once per process).
+fn install_sink() {
+    static SINK: Once = Once::new();
+    // SAFETY: the sink is a plain function with the C signature.
+    SINK.call_once(|| unsafe { plenum_test_set_sink(sink) });
+}
+
+/// Load a shared library by path (dlopen) and resolve the fmi2 functions; it stays loaded for
+/// the rest of the process (a master that unloads would dlclose; the states registry of the
+/// library must not outlive it).
+pub fn load_library(path: &Path) -> Result<&'static Fmi2Binding, String> {
+    install_sink();
+    // SAFETY: loading an FMU's library; its initializers are Rust's.
+    let lib = unsafe { Fmi2Binding::new(path) }
+        .map_err(|e| format!("cannot load {}: {e}", path.display()))?;
+    let lib: &'static Fmi2Binding = Box::leak(Box::new(lib));
+    // Kept reachable (a leak checker sees the bindings as still in use, not lost).
+    static LOADED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    LOADED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(lib as *const Fmi2Binding as usize);
+    Ok(lib)
+}
+
 /// The library, loaded once for the whole test binary.
 pub fn library() -> &'static Fmi2Binding {
-    static LIB: OnceLock<Fmi2Binding> = OnceLock::new();
+    static LIB: OnceLock<&'static Fmi2Binding> = OnceLock::new();
     LIB.get_or_init(|| {
         let path = library_path();
-        // SAFETY: loading the library under test; its initializers are Rust's.
-        let lib = unsafe { Fmi2Binding::new(&path) }
-            .unwrap_or_else(|e| panic!("cannot load {}: {e}", path.display()));
-        // SAFETY: the sink is a plain function with the C signature.
-        unsafe { plenum_test_set_sink(sink) };
-        lib
+        load_library(&path).unwrap_or_else(|e| panic!("{e}"))
     })
 }
 
@@ -225,17 +265,22 @@ impl ModelDir {
 
     /// `file:///...` with every byte outside the unreserved set percent-encoded.
     pub fn uri(&self) -> String {
-        let mut s = String::from("file://");
-        for b in self.resources.to_string_lossy().bytes() {
-            if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
-                s.push(b as char);
-            } else {
-                s.push_str(&format!("%{b:02X}"));
-            }
-        }
-        s.push('/');
-        s
+        file_uri(&self.resources)
     }
+}
+
+/// `file:///.../` of a directory, every byte outside the unreserved set percent-encoded.
+pub fn file_uri(dir: &Path) -> String {
+    let mut s = String::from("file://");
+    for b in dir.to_string_lossy().bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            s.push(b as char);
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s.push('/');
+    s
 }
 
 impl Drop for ModelDir {
@@ -277,6 +322,8 @@ pub struct Fmu {
     _callbacks: Box<fmi2CallbackFunctions>,
     pub n_variables: usize,
     pub n_outputs: usize,
+    /// Value references read by [`Fmu::outputs_bits`] (`time` and the outputs).
+    pub outputs: Vec<u32>,
 }
 
 /// fmi2Instantiate with explicit arguments; `None` → NULL. Returns the component and its env.
@@ -287,7 +334,27 @@ pub fn instantiate_raw(
     location: Option<&str>,
     with_allocator: bool,
 ) -> (fmi2Component, usize, Box<fmi2CallbackFunctions>) {
-    let lib = library();
+    instantiate_with(
+        library(),
+        instance_name,
+        fmu_type,
+        guid,
+        location,
+        with_allocator,
+        true,
+    )
+}
+
+/// fmi2Instantiate of `lib` (visible = false); `None` → NULL.
+pub fn instantiate_with(
+    lib: &'static Fmi2Binding,
+    instance_name: Option<&str>,
+    fmu_type: fmi2Type,
+    guid: Option<&str>,
+    location: Option<&str>,
+    with_allocator: bool,
+    logging_on: bool,
+) -> (fmi2Component, usize, Box<fmi2CallbackFunctions>) {
     let env = next_env();
     let cb = Box::new(callbacks(env, with_allocator));
     let name = instance_name.map(|s| CString::new(s).expect("name"));
@@ -295,7 +362,17 @@ pub fn instantiate_raw(
     let loc = location.map(|s| CString::new(s).expect("location"));
     let p = |s: &Option<CString>| s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
     // SAFETY: FMI call with valid (or deliberately NULL) arguments.
-    let c = unsafe { lib.fmi2Instantiate(p(&name), fmu_type, p(&guid), p(&loc), &*cb, 0, 1) };
+    let c = unsafe {
+        lib.fmi2Instantiate(
+            p(&name),
+            fmu_type,
+            p(&guid),
+            p(&loc),
+            &*cb,
+            0,
+            fmi2Boolean::from(logging_on),
+        )
+    };
     (c, env, cb)
 }
 
@@ -347,7 +424,42 @@ impl Fmu {
             _callbacks: cb,
             n_variables: d.variables.len(),
             n_outputs,
+            outputs: (0..n_outputs as u32).collect(),
         }
+    }
+
+    /// Instantiate `lib` as a master does, from what modelDescription.xml says: the GUID, the
+    /// resources directory, and the value references to read as outputs. logCalls and logEvents
+    /// are off (loggingOn = false); warnings and errors are logged.
+    pub fn from_description(
+        lib: &'static Fmi2Binding,
+        instance_name: &str,
+        guid: &str,
+        resources: &Path,
+        outputs: &[u32],
+    ) -> Result<Fmu, String> {
+        let (c, env, cb) = instantiate_with(
+            lib,
+            Some(instance_name),
+            fmi2Type_fmi2CoSimulation,
+            Some(guid),
+            Some(&file_uri(resources)),
+            true,
+            false,
+        );
+        if c.is_null() {
+            let why: Vec<String> = logs_of(env).into_iter().map(|r| r.text).collect();
+            return Err(format!("fmi2Instantiate returned NULL: {}", why.join("; ")));
+        }
+        Ok(Fmu {
+            lib,
+            c,
+            env,
+            _callbacks: cb,
+            n_variables: 0,
+            n_outputs: outputs.len(),
+            outputs: outputs.to_vec(),
+        })
     }
 
     pub fn logs(&self) -> Vec<LogRecord> {
@@ -388,10 +500,9 @@ impl Fmu {
         }
     }
 
-    /// Every output (value references 0..n_outputs) as bit patterns.
+    /// Every output ([`Fmu::outputs`]) as bit patterns.
     pub fn outputs_bits(&self) -> Vec<u64> {
-        let vrs: Vec<u32> = (0..self.n_outputs as u32).collect();
-        let (s, v) = self.get_real(&vrs);
+        let (s, v) = self.get_real(&self.outputs);
         assert_eq!(s, OK, "fmi2GetReal of all outputs");
         v.iter().map(|x| x.to_bits()).collect()
     }
@@ -473,3 +584,7 @@ impl Drop for Fmu {
         unsafe { self.lib.fmi2FreeInstance(self.c) };
     }
 }
+
+// SAFETY: an instance may move between threads as long as one thread at a time calls it
+// (FMI 2.0 §2.1.5); `&Fmu` is not shared across threads by the harness.
+unsafe impl Send for Fmu {}
