@@ -20,4 +20,5 @@ pub mod network;
 pub mod ode;
 pub mod param;
 pub mod simulation;
+pub mod sparsity;
 pub mod variables;

@@ -633,6 +633,10 @@ impl OdeSystem for Network {
         self.layout.n_states
     }
 
+    fn sparsity(&self) -> Option<crate::sparsity::Pattern> {
+        crate::sparsity::network_pattern(self)
+    }
+
     fn rhs(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
         debug_assert_eq!(y.len(), self.layout.n_states);
         debug_assert_eq!(dy.len(), self.layout.n_states);

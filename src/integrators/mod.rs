@@ -11,6 +11,7 @@
 //! a step. All history is plain serde data: a restored integrator continues bit for bit.
 
 pub mod adams_bashforth;
+pub mod bdf;
 pub mod euler;
 pub mod rk4;
 
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::ode::OdeSystem;
 
 pub use adams_bashforth::AdamsBashforth;
+pub use bdf::Bdf;
 pub use euler::Euler;
 pub use rk4::Rk4;
 
@@ -26,6 +28,8 @@ pub use rk4::Rk4;
 pub enum SolverError {
     /// The system produced a non-finite derivative.
     NonFinite { t: f64 },
+    /// An implicit step failed (error test or Newton iteration) too often at t, last size h.
+    StepFailed { t: f64, h: f64 },
 }
 
 impl std::fmt::Display for SolverError {
@@ -34,6 +38,10 @@ impl std::fmt::Display for SolverError {
             SolverError::NonFinite { t } => {
                 write!(f, "the right-hand side is not finite at t = {t} s")
             }
+            SolverError::StepFailed { t, h } => write!(
+                f,
+                "the implicit step from t = {t} s failed repeatedly (last size {h} s)"
+            ),
         }
     }
 }
@@ -76,6 +84,7 @@ pub enum Method {
     Euler(Euler),
     Rk4(Rk4),
     AdamsBashforth(AdamsBashforth),
+    Bdf(Bdf),
 }
 
 /// Names accepted in model files and by `--method`, with a short description.
@@ -86,6 +95,12 @@ pub const METHODS: &[(&str, &str)] = &[
     ("ab3", "Adams–Bashforth 3 (RK4 start), fixed step"),
     ("ab4", "Adams–Bashforth 4 (RK4 start), fixed step"),
     ("ab5", "Adams–Bashforth 5 (RK4 start), fixed step"),
+    ("bdf", "variable-order (1–5), variable-step BDF as CVODES, for stiff networks"),
+    ("bdf1", "BDF order 1 (backward Euler, Newton), fixed step"),
+    ("bdf2", "BDF order 2 (RK4 start), fixed step"),
+    ("bdf3", "BDF order 3 (RK4 start), fixed step"),
+    ("bdf4", "BDF order 4 (RK4 start), fixed step"),
+    ("bdf5", "BDF order 5 (RK4 start), fixed step"),
     (
         "auto",
         "the default: rk4 until adaptive and stiff methods land",
@@ -102,6 +117,12 @@ impl Method {
             "ab3" => Method::AdamsBashforth(AdamsBashforth::new(3, n)),
             "ab4" => Method::AdamsBashforth(AdamsBashforth::new(4, n)),
             "ab5" => Method::AdamsBashforth(AdamsBashforth::new(5, n)),
+            "bdf" => Method::Bdf(Bdf::adaptive(n)),
+            "bdf1" => Method::Bdf(Bdf::fixed(1, n)),
+            "bdf2" => Method::Bdf(Bdf::fixed(2, n)),
+            "bdf3" => Method::Bdf(Bdf::fixed(3, n)),
+            "bdf4" => Method::Bdf(Bdf::fixed(4, n)),
+            "bdf5" => Method::Bdf(Bdf::fixed(5, n)),
             _ => return None,
         })
     }
@@ -110,7 +131,18 @@ impl Method {
     pub fn needs_step(name: &str) -> bool {
         matches!(
             name,
-            "euler" | "rk4" | "auto" | "ab2" | "ab3" | "ab4" | "ab5"
+            "euler"
+                | "rk4"
+                | "auto"
+                | "ab2"
+                | "ab3"
+                | "ab4"
+                | "ab5"
+                | "bdf1"
+                | "bdf2"
+                | "bdf3"
+                | "bdf4"
+                | "bdf5"
         )
     }
 }
@@ -121,6 +153,7 @@ macro_rules! dispatch {
             Method::Euler($m) => $e,
             Method::Rk4($m) => $e,
             Method::AdamsBashforth($m) => $e,
+            Method::Bdf($m) => $e,
         }
     };
 }

@@ -1,0 +1,1463 @@
+//! Backward differentiation formulas of order 1–5 in Nordsieck form, as CVODE/CVODES integrate
+//! Cantera's reactor networks (Byrne & Hindmarsh, ACM TOMS 1 (1975); Hindmarsh et al.,
+//! "SUNDIALS", ACM TOMS 31 (2005); the CVODE user guide, "Mathematical considerations").
+//!
+//! The history is the Nordsieck array z_j = h^j·y^(j)(t_n)/j!, j = 0..q, of the interpolating
+//! polynomial, in the fixed-leading-coefficient form: a step predicts z by the Pascal triangle,
+//! then solves for the correction Δ in  Δ − γ·f(t_{n+1}, z_0 + Δ) + z_1/ℓ_1 = 0,  γ = h/ℓ_1,
+//! by a modified Newton iteration with M = I − γJ, and updates z_j += ℓ_j·Δ. The ℓ_j and the
+//! error constants come from the step history (τ) exactly as CVODE's `cvSetBDF`/`cvSetTqBDF`, so
+//! variable steps keep the order. Everything CVODE decides is decided here by its rules and
+//! constants:
+//! - Newton: at most 3 iterations, convergence rate estimate with CRDOWN = 0.3, divergence when
+//!   a correction grows by RDIV = 2, test ‖Δ‖·min(1, rate) ≤ 0.1/tq₂ in the weighted RMS norm
+//!   with weights 1/(rtol·|y_i| + atol).
+//! - Iteration matrix M = I − γJ rebuilt and factored (dense LU from `faer`, in place, with a
+//!   preallocated workspace) on the first step, every 20 steps (MSBP), when γ changed by more
+//!   than 30 % (DGMAX), and after any failure; the Jacobian itself is re-evaluated on the first
+//!   step, every 50 steps (MSBJ), after a Newton convergence failure with a Jacobian that was not
+//!   fresh, and after a failure of the Newton iteration of any other cause; otherwise the saved
+//!   J is reused with the new γ (and the correction is scaled by 2/(1 + γ/γ_M) when γ drifted).
+//! - Local error test ‖Δ‖·tq₂ ≤ 1; on failure the step shrinks by 1/((6·dsm)^(1/(q+1)) + 1e-6)
+//!   (at least 0.1, at most 0.2 after two failures), after three failures the order drops, at
+//!   order 1 the history is reloaded; after Newton failures the step is quartered.
+//! - Order and step selection after a success: the ratios η for orders q−1, q, q+1 from the
+//!   error estimates (biases 6, 6, 10), the largest wins, an order change is considered only
+//!   after q+1 steps at the same order, a change below 1.5× is not made, growth is at most
+//!   10⁴ on the first step and 10 afterwards, and no growth right after a failure.
+//!
+//! Jacobian: finite differences, CVODE's increments σ_j = max(√ε·|y_j|, σ_min/w_j), with the
+//! columns that the system's sparsity pattern (`OdeSystem::sparsity`, see `crate::sparsity`)
+//! shows to be structurally orthogonal perturbed together (one right-hand side per colour).
+//!
+//! Fixed-order, fixed-step variants `bdf1`..`bdf5` (for order-of-accuracy tests) take the
+//! driver's step with order k throughout: no error test and no order or step selection. Their
+//! start: `bdf1` starts from z = (y₀, h·f(y₀)) as CVODE does; `bdf2`..`bdf5` take k classical
+//! RK4 steps (local error O(h⁵), below the O(h^k) global error of BDF-k, k ≤ 5, in any fixed
+//! number) and build the Nordsieck array of the degree-k polynomial through those k + 1 points,
+//! after which every step is exactly the classical BDF-k formula (on a uniform grid). Their
+//! Newton iteration is converged to 1e-13 relative (up to 8 iterations) so that only the
+//! truncation error of the formula is measured.
+//!
+//! Dense output inside the last step evaluates the Nordsieck polynomial (CVODE's `CVodeGetDky`
+//! with k = 0); during an RK4 start step it recomputes a shorter RK4 step. The committed
+//! history, the saved Jacobian and every counter are serde data; the LU factors are not: they
+//! are recomputed from the saved J and γ when needed (same inputs, same bits), so a restored
+//! integrator continues bit for bit. The working copy of a step is separate from the committed
+//! history, so an attempt that the driver refuses changes nothing.
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::lu::partial_pivoting::{factor as lu_factor, solve as lu_solve};
+use faer::perm::PermRef;
+use faer::{Mat, Par};
+use serde::{Deserialize, Serialize};
+
+use super::rk4::Rk4;
+use super::{Integrator, SolverError, check_finite, ensure_len};
+use crate::ode::OdeSystem;
+use crate::sparsity::{Coloring, Pattern, color_columns};
+
+pub const MAX_ORDER: usize = 5;
+
+// CVODE's constants (cvode.c).
+const ETAMX1: f64 = 10000.0;
+const ETAMX2: f64 = 10.0;
+const ETAMX3: f64 = 10.0;
+const ETAMXF: f64 = 0.2;
+const ETAMIN: f64 = 0.1;
+const ETACF: f64 = 0.25;
+const THRESH: f64 = 1.5;
+const ADDON: f64 = 1e-6;
+const BIAS1: f64 = 6.0;
+const BIAS2: f64 = 6.0;
+const BIAS3: f64 = 10.0;
+const SMALL_NST: u64 = 10;
+const MXNEF: u32 = 7;
+const MXNEF1: u32 = 3;
+const SMALL_NEF: u32 = 2;
+const MXNCF: u32 = 10;
+const LONG_WAIT: usize = 10;
+const CRDOWN: f64 = 0.3;
+const DGMAX: f64 = 0.3;
+const RDIV: f64 = 2.0;
+const MSBP: u64 = 20;
+const MSBJ: u64 = 50;
+const MAXCOR: u32 = 3;
+const NLSCOEF: f64 = 0.1;
+// Fixed-order variants: the Newton iteration is converged far below the truncation error.
+const FIXED_MAXCOR: u32 = 8;
+const FIXED_RTOL: f64 = 1e-13;
+const FIXED_ATOL: f64 = 1e-300;
+/// RK4 substeps per start step of the fixed-order variants.
+const START_SUBSTEPS: usize = 4;
+
+/// Tolerances of the adaptive method (scalars, as in the model file's `[solver]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tolerances {
+    pub rtol: f64,
+    pub atol: f64,
+    pub max_step: Option<f64>,
+    pub initial_step: Option<f64>,
+}
+
+impl Default for Tolerances {
+    fn default() -> Self {
+        Tolerances {
+            rtol: 1e-6,
+            atol: 1e-12,
+            max_step: None,
+            initial_step: None,
+        }
+    }
+}
+
+/// Work counters (CVODE's nst, netf, ncfn, nje, nsetups, nni, nfeDQ).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    pub steps: u64,
+    pub error_test_failures: u64,
+    pub convergence_failures: u64,
+    pub jacobian_evaluations: u64,
+    pub jacobian_rhs_evaluations: u64,
+    pub factorizations: u64,
+    pub newton_iterations: u64,
+    /// Steps taken at each order (index = order).
+    pub steps_at_order: [u64; MAX_ORDER + 1],
+}
+
+/// Everything a step changes: the committed copy is serialized, the working copy is scratch.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct History {
+    started: bool,
+    tn: f64,
+    q: usize,
+    qprime: usize,
+    qwait: usize,
+    h: f64,
+    hprime: f64,
+    hscale: f64,
+    eta: f64,
+    etamax: f64,
+    tau: [f64; MAX_ORDER + 2],
+    l: [f64; MAX_ORDER + 1],
+    tq: [f64; 6],
+    rl1: f64,
+    gamma: f64,
+    gammap: f64,
+    gamrat: f64,
+    crate_: f64,
+    acnrm: f64,
+    saved_tq5: f64,
+    nst: u64,
+    nstlp: u64,
+    nstlj: u64,
+    /// Nordsieck array: column j at `zn[j*n..(j+1)*n]`, j = 0..=MAX_ORDER (the last one also
+    /// keeps Δ of the step before a possible order increase, as CVODE's zn[qmax]).
+    zn: Vec<f64>,
+    /// Saved Jacobian, column-major n×n, and how many have been computed (identifies it).
+    jac: Vec<f64>,
+    jac_count: u64,
+    /// Fixed-order start: the points so far (times and states, oldest first).
+    start_t: [f64; MAX_ORDER + 1],
+    start_y: Vec<f64>,
+    start_len: usize,
+}
+
+impl History {
+    /// `self = other` without allocating once the vectors have their sizes.
+    fn assign(&mut self, o: &History) {
+        let History {
+            started,
+            tn,
+            q,
+            qprime,
+            qwait,
+            h,
+            hprime,
+            hscale,
+            eta,
+            etamax,
+            tau,
+            l,
+            tq,
+            rl1,
+            gamma,
+            gammap,
+            gamrat,
+            crate_,
+            acnrm,
+            saved_tq5,
+            nst,
+            nstlp,
+            nstlj,
+            zn,
+            jac,
+            jac_count,
+            start_t,
+            start_y,
+            start_len,
+        } = self;
+        *started = o.started;
+        *tn = o.tn;
+        *q = o.q;
+        *qprime = o.qprime;
+        *qwait = o.qwait;
+        *h = o.h;
+        *hprime = o.hprime;
+        *hscale = o.hscale;
+        *eta = o.eta;
+        *etamax = o.etamax;
+        *tau = o.tau;
+        *l = o.l;
+        *tq = o.tq;
+        *rl1 = o.rl1;
+        *gamma = o.gamma;
+        *gammap = o.gammap;
+        *gamrat = o.gamrat;
+        *crate_ = o.crate_;
+        *acnrm = o.acnrm;
+        *saved_tq5 = o.saved_tq5;
+        *nst = o.nst;
+        *nstlp = o.nstlp;
+        *nstlj = o.nstlj;
+        zn.clone_from(&o.zn);
+        jac.clone_from(&o.jac);
+        *jac_count = o.jac_count;
+        *start_t = o.start_t;
+        start_y.clone_from(&o.start_y);
+        *start_len = o.start_len;
+    }
+}
+
+/// Scratch: vectors, the LU workspace and the column groups. Never serialized; a clone starts
+/// with an empty one (sized again on its first step).
+#[derive(Default)]
+struct Workspace {
+    n: usize,
+    /// Whether `trial` holds an attempted step from (attempt_t, y) of size attempt_h.
+    attempted: bool,
+    attempt_t: f64,
+    attempt_h: f64,
+    /// The attempted step was an RK4 start step.
+    starter: bool,
+    inc: Vec<f64>,
+    ewt: Vec<f64>,
+    acor: Vec<f64>,
+    y: Vec<f64>,
+    ftemp: Vec<f64>,
+    tempv: Vec<f64>,
+    fpert: Vec<f64>,
+    ypert: Vec<f64>,
+    lu: Option<Mat<f64>>,
+    rhs: Option<Mat<f64>>,
+    perm: Vec<usize>,
+    perm_inv: Vec<usize>,
+    mem: Option<MemBuffer>,
+    /// (Jacobian id, γ bits) of the factored M = I − γJ.
+    lu_tag: Option<(u64, u64)>,
+    groups: Option<(Pattern, Coloring)>,
+    rk4: Rk4,
+}
+
+impl Clone for Workspace {
+    fn clone(&self) -> Self {
+        Workspace::default()
+    }
+}
+
+impl PartialEq for Workspace {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Workspace")
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Bdf {
+    /// `Some(k)`: fixed order k and the driver's step; `None`: adaptive order and step.
+    fixed: Option<usize>,
+    n: usize,
+    pub tolerances: Tolerances,
+    pub stats: Stats,
+    hist: Box<History>,
+    #[serde(skip)]
+    trial: Trial,
+    #[serde(skip)]
+    ws: Box<Workspace>,
+}
+
+/// The working copy of the history during an attempt (scratch: not compared, not serialized).
+#[derive(Default)]
+struct Trial(Box<History>);
+
+impl Clone for Trial {
+    fn clone(&self) -> Self {
+        Trial::default()
+    }
+}
+
+impl PartialEq for Trial {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Trial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Trial")
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum NFlag {
+    FirstCall,
+    PrevConvFail,
+    PrevErrFail,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum ConvFail {
+    NoFailures,
+    FailBadJ,
+    FailOther,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Nls {
+    Success,
+    /// Recoverable: Newton diverged, the matrix was singular, or f was not finite.
+    ConvFail,
+    /// Newton failed with a Jacobian that was not fresh: set up again with a new one.
+    TryAgain,
+}
+
+#[inline]
+fn wrms(v: &[f64], w: &[f64]) -> f64 {
+    let s: f64 = v.iter().zip(w).map(|(a, b)| (a * b) * (a * b)).sum();
+    (s / v.len().max(1) as f64).sqrt()
+}
+
+impl Bdf {
+    /// Adaptive order 1–5 and step (`bdf`).
+    pub fn adaptive(n: usize) -> Self {
+        Bdf::build(None, n)
+    }
+
+    /// Fixed order `k` with the driver's step (`bdf1`..`bdf5`).
+    pub fn fixed(k: usize, n: usize) -> Self {
+        assert!((1..=MAX_ORDER).contains(&k), "BDF order 1..5");
+        Bdf::build(Some(k), n)
+    }
+
+    fn build(fixed: Option<usize>, n: usize) -> Self {
+        let mut b = Bdf {
+            fixed,
+            n,
+            tolerances: Tolerances::default(),
+            stats: Stats::default(),
+            hist: Box::default(),
+            trial: Trial::default(),
+            ws: Box::default(),
+        };
+        b.hist.zn = vec![0.0; (MAX_ORDER + 1) * n];
+        b.hist.jac = vec![0.0; n * n];
+        if let Some(k) = fixed {
+            b.hist.start_y = vec![0.0; (k + 1) * n];
+        }
+        b
+    }
+
+    /// Current order (of the committed history).
+    pub fn current_order(&self) -> usize {
+        self.hist.q
+    }
+
+    /// Step size the next attempt will start from.
+    pub fn next_step_size(&self) -> f64 {
+        self.hist.hprime
+    }
+
+    fn prepare<S: OdeSystem>(&mut self, sys: &S) {
+        let n = self.n;
+        let ws = &mut self.ws;
+        if ws.n == n && ws.mem.is_some() {
+            return;
+        }
+        ws.n = n;
+        for v in [
+            &mut ws.inc,
+            &mut ws.ewt,
+            &mut ws.acor,
+            &mut ws.y,
+            &mut ws.ftemp,
+            &mut ws.tempv,
+            &mut ws.fpert,
+            &mut ws.ypert,
+        ] {
+            ensure_len(v, n);
+        }
+        self.trial.0.assign(&self.hist);
+        ws.lu = Some(Mat::zeros(n, n));
+        ws.rhs = Some(Mat::zeros(n, 1));
+        ws.perm = vec![0; n];
+        ws.perm_inv = vec![0; n];
+        let req =
+            lu_factor::lu_in_place_scratch::<usize, f64>(n, n, Par::Seq, Default::default()).or(
+                lu_solve::solve_in_place_scratch::<usize, f64>(n, 1, Par::Seq),
+            );
+        ws.mem = Some(MemBuffer::new(req));
+        ws.lu_tag = None;
+        let pattern = sys
+            .sparsity()
+            .filter(|p| p.n == n)
+            .unwrap_or_else(|| Pattern::dense(n));
+        let coloring = color_columns(&pattern);
+        ws.groups = Some((pattern, coloring));
+        ws.rk4 = Rk4::new(n);
+        ws.rk4.ensure(n);
+    }
+
+    /// Number of column groups of the finite-difference Jacobian and the number of columns.
+    pub fn jacobian_groups<S: OdeSystem>(&mut self, sys: &S) -> (usize, usize) {
+        self.prepare(sys);
+        let (_, c) = self.ws.groups.as_ref().unwrap();
+        (c.n_colors(), self.n)
+    }
+}
+
+/// One step's machinery over the working copy.
+struct Step<'a, S: OdeSystem> {
+    sys: &'a mut S,
+    s: &'a mut History,
+    ws: &'a mut Workspace,
+    stats: &'a mut Stats,
+    tol: &'a Tolerances,
+    fixed: Option<usize>,
+    n: usize,
+}
+
+impl<S: OdeSystem> Step<'_, S> {
+    fn qmax(&self) -> usize {
+        self.fixed.unwrap_or(MAX_ORDER)
+    }
+
+    fn set_weights(&mut self) {
+        let (rtol, atol) = if self.fixed.is_some() {
+            (FIXED_RTOL, FIXED_ATOL.max(self.tol.atol.min(1e-14)))
+        } else {
+            (self.tol.rtol, self.tol.atol)
+        };
+        for i in 0..self.n {
+            self.ws.ewt[i] = 1.0 / (rtol * self.s.zn[i].abs() + atol);
+        }
+    }
+
+    fn rhs(&mut self, t: f64, which: Buf) -> bool {
+        let (y, f) = match which {
+            Buf::Y => (&self.ws.y, &mut self.ws.ftemp),
+            Buf::Pert => (&self.ws.ypert, &mut self.ws.fpert),
+        };
+        self.sys.rhs(t, y, f);
+        f.iter().all(|v| v.is_finite())
+    }
+
+    /// Initial step: Hairer, Nørsett & Wanner, *Solving ODEs I*, §II.4 (order 1), in the
+    /// tolerance-weighted norm; `ftemp` holds f(t, y).
+    fn initial_step(&mut self, t: f64, h_cap: f64) -> Result<f64, SolverError> {
+        if let Some(h0) = self.tol.initial_step {
+            return Ok(h0.min(h_cap));
+        }
+        let n = self.n;
+        let d0 = wrms(&self.s.zn[..n], &self.ws.ewt);
+        let d1 = wrms(&self.ws.ftemp, &self.ws.ewt);
+        let h0 = if d0 < 1e-5 || d1 < 1e-5 {
+            1e-6
+        } else {
+            0.01 * d0 / d1
+        }
+        .min(h_cap);
+        for i in 0..n {
+            self.ws.ypert[i] = self.s.zn[i] + h0 * self.ws.ftemp[i];
+        }
+        if !self.rhs(t + h0, Buf::Pert) {
+            return Ok(h0 * 1e-3);
+        }
+        for i in 0..n {
+            self.ws.tempv[i] = (self.ws.fpert[i] - self.ws.ftemp[i]) / h0;
+        }
+        let d2 = wrms(&self.ws.tempv, &self.ws.ewt);
+        let dm = d1.max(d2);
+        let h1 = if dm <= 1e-15 {
+            (h0 * 1e-3).max(1e-6)
+        } else {
+            (0.01 / dm).sqrt()
+        };
+        Ok((100.0 * h0).min(h1).min(h_cap))
+    }
+
+    /// Start afresh at (t, y) with order 1: z = (y, h·f(t, y)).
+    fn initialize(&mut self, t: f64, y: &[f64], h_cap: f64) -> Result<(), SolverError> {
+        let n = self.n;
+        let s = &mut *self.s;
+        s.zn[..n].copy_from_slice(y);
+        self.ws.y.copy_from_slice(y);
+        self.sys.rhs(t, &self.ws.y, &mut self.ws.ftemp);
+        check_finite(t, &self.ws.ftemp)?;
+        self.set_weights();
+        let h0 = if let Some(k) = self.fixed {
+            debug_assert_eq!(k, 1);
+            h_cap
+        } else {
+            self.initial_step(t, h_cap)?
+        };
+        let s = &mut *self.s;
+        for i in 0..n {
+            s.zn[n + i] = h0 * self.ws.ftemp[i];
+        }
+        s.started = true;
+        s.tn = t;
+        s.q = 1;
+        s.qprime = 1;
+        s.qwait = 2;
+        s.h = h0;
+        s.hprime = h0;
+        s.hscale = h0;
+        s.eta = 1.0;
+        s.etamax = ETAMX1;
+        s.tau = [0.0; MAX_ORDER + 2];
+        s.saved_tq5 = 0.0;
+        s.crate_ = 1.0;
+        s.nst = 0;
+        s.nstlp = 0;
+        s.nstlj = 0;
+        s.gammap = 0.0;
+        s.gamrat = 1.0;
+        Ok(())
+    }
+
+    fn predict(&mut self) {
+        let (n, q) = (self.n, self.s.q);
+        let zn = &mut self.s.zn;
+        for k in 1..=q {
+            for j in (k..=q).rev() {
+                for i in 0..n {
+                    zn[(j - 1) * n + i] += zn[j * n + i];
+                }
+            }
+        }
+    }
+
+    fn restore(&mut self, saved_t: f64) {
+        let (n, q) = (self.n, self.s.q);
+        self.s.tn = saved_t;
+        let zn = &mut self.s.zn;
+        for k in 1..=q {
+            for j in (k..=q).rev() {
+                for i in 0..n {
+                    zn[(j - 1) * n + i] -= zn[j * n + i];
+                }
+            }
+        }
+    }
+
+    fn rescale(&mut self) {
+        let (n, q, eta) = (self.n, self.s.q, self.s.eta);
+        let mut factor = eta;
+        for j in 1..=q {
+            for v in &mut self.s.zn[j * n..(j + 1) * n] {
+                *v *= factor;
+            }
+            factor *= eta;
+        }
+        self.s.h = self.s.hscale * eta;
+        self.s.hscale = self.s.h;
+    }
+
+    /// CVODE's cvSetBDF and cvSetTqBDF: ℓ_j and the error constants for the step history.
+    fn set_coefficients(&mut self) {
+        let s = &mut *self.s;
+        let q = s.q;
+        let h = s.h;
+        s.l = [0.0; MAX_ORDER + 1];
+        s.l[0] = 1.0;
+        s.l[1] = 1.0;
+        let mut xi_inv = 1.0;
+        let mut xistar_inv = 1.0;
+        let mut alpha0 = -1.0;
+        let mut alpha0_hat = -1.0;
+        let mut hsum = h;
+        if q > 1 {
+            for j in 2..q {
+                hsum += s.tau[j - 1];
+                xi_inv = h / hsum;
+                alpha0 -= 1.0 / j as f64;
+                for i in (1..=j).rev() {
+                    s.l[i] += s.l[i - 1] * xi_inv;
+                }
+            }
+            alpha0 -= 1.0 / q as f64;
+            xistar_inv = -s.l[1] - alpha0;
+            hsum += s.tau[q - 1];
+            xi_inv = h / hsum;
+            alpha0_hat = -s.l[1] - xi_inv;
+            for i in (1..=q).rev() {
+                s.l[i] += s.l[i - 1] * xistar_inv;
+            }
+        }
+        let qf = q as f64;
+        let a1 = 1.0 - alpha0_hat + alpha0;
+        let a2 = 1.0 + qf * a1;
+        s.tq[2] = (a1 / (alpha0 * a2)).abs();
+        s.tq[5] = (a2 * xistar_inv / (s.l[q] * xi_inv)).abs();
+        if s.qwait == 1 {
+            if q > 1 {
+                let c = xistar_inv / s.l[q];
+                let a3 = alpha0 + 1.0 / qf;
+                let a4 = alpha0_hat + xi_inv;
+                let cpinv = (1.0 - a4 + a3) / a3;
+                s.tq[1] = (c * cpinv).abs();
+            } else {
+                s.tq[1] = 1.0;
+            }
+            hsum += s.tau[q];
+            let xi_inv = h / hsum;
+            let a5 = alpha0 - 1.0 / (qf + 1.0);
+            let a6 = alpha0_hat - xi_inv;
+            let cppinv = (1.0 - a6 + a5) / a2;
+            s.tq[3] = (cppinv / (xi_inv * (qf + 2.0) * a5)).abs();
+        }
+        let nlscoef = if self.fixed.is_some() { 0.01 } else { NLSCOEF };
+        s.tq[4] = nlscoef / s.tq[2];
+        s.rl1 = 1.0 / s.l[1];
+        s.gamma = h * s.rl1;
+        if s.nst == 0 {
+            s.gammap = s.gamma;
+        }
+        s.gamrat = if s.nst > 0 { s.gamma / s.gammap } else { 1.0 };
+    }
+
+    /// CVODE's cvAdjustOrder for BDF (cvIncreaseBDF / cvDecreaseBDF), before q changes.
+    fn adjust_order(&mut self, deltaq: i32) {
+        let (n, q) = (self.n, self.s.q);
+        if q == 2 && deltaq != 1 {
+            return;
+        }
+        let qmax = self.qmax();
+        let s = &mut *self.s;
+        let mut l = [0.0; MAX_ORDER + 2];
+        if deltaq == 1 {
+            l[2] = 1.0;
+            let mut alpha1 = 1.0;
+            let mut prod = 1.0;
+            let mut xiold = 1.0;
+            let mut alpha0 = -1.0;
+            let mut hsum = s.hscale;
+            if q > 1 {
+                for j in 1..q {
+                    hsum += s.tau[j + 1];
+                    let xi = hsum / s.hscale;
+                    prod *= xi;
+                    alpha0 -= 1.0 / (j + 1) as f64;
+                    alpha1 += 1.0 / xi;
+                    for i in (2..=j + 2).rev() {
+                        l[i] = l[i] * xiold + l[i - 1];
+                    }
+                    xiold = xi;
+                }
+            }
+            let a1 = (-alpha0 - alpha1) / prod;
+            // zn[q+1] = A1·Δ (saved in zn[qmax]); zn[j] += ℓ_j·zn[q+1].
+            let lcol = q + 1;
+            for i in 0..n {
+                s.zn[lcol * n + i] = a1 * s.zn[qmax * n + i];
+            }
+            for j in 2..=q {
+                for i in 0..n {
+                    s.zn[j * n + i] += l[j] * s.zn[lcol * n + i];
+                }
+            }
+        } else {
+            l[2] = 1.0;
+            let mut hsum = 0.0;
+            for j in 1..=q.saturating_sub(2) {
+                hsum += s.tau[j];
+                let xi = hsum / s.hscale;
+                for i in (2..=j + 2).rev() {
+                    l[i] = l[i] * xi + l[i - 1];
+                }
+            }
+            for j in 2..q {
+                for i in 0..n {
+                    s.zn[j * n + i] -= l[j] * s.zn[q * n + i];
+                }
+            }
+        }
+    }
+
+    /// y = predicted z_0 into ws.y, and f there into ws.ftemp.
+    fn nls(&mut self, nflag: NFlag) -> Nls {
+        let n = self.n;
+        let mut convfail = if nflag == NFlag::FirstCall || nflag == NFlag::PrevErrFail {
+            ConvFail::NoFailures
+        } else {
+            ConvFail::FailOther
+        };
+        let s = &*self.s;
+        let mut call_setup = nflag == NFlag::PrevConvFail
+            || nflag == NFlag::PrevErrFail
+            || s.nst == 0
+            || s.nst >= s.nstlp + MSBP
+            || (s.gamrat - 1.0).abs() > DGMAX;
+        loop {
+            self.ws.y.copy_from_slice(&self.s.zn[..n]);
+            let tn = self.s.tn;
+            if !self.rhs(tn, Buf::Y) {
+                return Nls::ConvFail;
+            }
+            let mut jcur = false;
+            if call_setup {
+                match self.setup(convfail) {
+                    Some(j) => jcur = j,
+                    None => return Nls::ConvFail,
+                }
+                let s = &mut *self.s;
+                s.gamrat = 1.0;
+                s.crate_ = 1.0;
+                s.gammap = s.gamma;
+                s.nstlp = s.nst;
+            } else if !self.factor_current() {
+                return Nls::ConvFail;
+            }
+            self.ws.acor.fill(0.0);
+            match self.newton(jcur) {
+                Nls::TryAgain => {
+                    call_setup = true;
+                    convfail = ConvFail::FailBadJ;
+                }
+                r => return r,
+            }
+        }
+    }
+
+    /// CVODE's dense linear solver setup: decide whether J is re-evaluated, then factor
+    /// M = I − γJ. Returns whether J is fresh, or None when M is singular or f failed.
+    fn setup(&mut self, convfail: ConvFail) -> Option<bool> {
+        let s = &*self.s;
+        let dgamma = (s.gamma / s.gammap - 1.0).abs();
+        let jbad = s.nst == 0
+            || s.nst > s.nstlj + MSBJ
+            || (convfail == ConvFail::FailBadJ && dgamma < DGMAX)
+            || convfail == ConvFail::FailOther;
+        if jbad {
+            if !self.jacobian() {
+                return None;
+            }
+            self.s.nstlj = self.s.nst;
+        }
+        if !self.factor(self.s.gamma) {
+            return None;
+        }
+        Some(jbad)
+    }
+
+    /// Finite-difference Jacobian at (tn, ws.y) with f = ws.ftemp, column groups at once.
+    fn jacobian(&mut self) -> bool {
+        let n = self.n;
+        self.stats.jacobian_evaluations += 1;
+        let tn = self.s.tn;
+        let srur = f64::EPSILON.sqrt();
+        let fnorm = wrms(&self.ws.ftemp, &self.ws.ewt);
+        let min_inc = if fnorm != 0.0 {
+            1000.0 * self.s.h.abs() * f64::EPSILON * n as f64 * fnorm
+        } else {
+            1.0
+        };
+        let (pattern, coloring) = self.ws.groups.take().expect("workspace prepared");
+        let mut ok = true;
+        for g in 0..coloring.n_colors() {
+            self.ws.ypert.copy_from_slice(&self.ws.y);
+            for &j in coloring.group(g) {
+                let inc = (srur * self.ws.y[j].abs()).max(min_inc / self.ws.ewt[j]);
+                self.ws.ypert[j] += inc;
+            }
+            self.stats.jacobian_rhs_evaluations += 1;
+            if !self.rhs(tn, Buf::Pert) {
+                ok = false;
+                break;
+            }
+            for &j in coloring.group(g) {
+                // The increment actually represented in floating point.
+                let inc = self.ws.ypert[j] - self.ws.y[j];
+                let col = &mut self.s.jac[j * n..(j + 1) * n];
+                for &i in pattern.column(j) {
+                    col[i] = (self.ws.fpert[i] - self.ws.ftemp[i]) / inc;
+                }
+            }
+        }
+        self.ws.groups = Some((pattern, coloring));
+        if ok {
+            self.s.jac_count += 1;
+        }
+        ok
+    }
+
+    /// Factor M = I − γJ in place (faer, partial pivoting). False when M is singular.
+    fn factor(&mut self, gamma: f64) -> bool {
+        let n = self.n;
+        self.stats.factorizations += 1;
+        let ws = &mut *self.ws;
+        let lu = ws.lu.as_mut().expect("workspace prepared");
+        for j in 0..n {
+            for i in 0..n {
+                let d = if i == j { 1.0 } else { 0.0 };
+                lu[(i, j)] = d - gamma * self.s.jac[j * n + i];
+            }
+        }
+        let stack = MemStack::new(ws.mem.as_mut().expect("workspace prepared"));
+        lu_factor::lu_in_place(
+            lu.as_mut(),
+            &mut ws.perm,
+            &mut ws.perm_inv,
+            Par::Seq,
+            stack,
+            Default::default(),
+        );
+        let singular = (0..n).any(|i| lu[(i, i)] == 0.0 || !lu[(i, i)].is_finite());
+        ws.lu_tag = if singular {
+            None
+        } else {
+            Some((self.s.jac_count, gamma.to_bits()))
+        };
+        !singular
+    }
+
+    /// Make sure the factors are those of the saved J and γ_M (after a restore or a refused
+    /// attempt they may not be).
+    fn factor_current(&mut self) -> bool {
+        let tag = (self.s.jac_count, self.s.gammap.to_bits());
+        if self.ws.lu_tag == Some(tag) {
+            return true;
+        }
+        self.factor(self.s.gammap)
+    }
+
+    /// Solve M x = tempv in place.
+    fn solve(&mut self) {
+        let n = self.n;
+        let ws = &mut *self.ws;
+        let (lu, rhs) = (
+            ws.lu.as_ref().expect("workspace prepared"),
+            ws.rhs.as_mut().expect("workspace prepared"),
+        );
+        for i in 0..n {
+            rhs[(i, 0)] = ws.tempv[i];
+        }
+        let perm = PermRef::new_checked(&ws.perm, &ws.perm_inv, n);
+        let stack = MemStack::new(ws.mem.as_mut().expect("workspace prepared"));
+        lu_solve::solve_in_place(
+            lu.as_ref(),
+            lu.as_ref(),
+            perm,
+            rhs.as_mut(),
+            Par::Seq,
+            stack,
+        );
+        for i in 0..n {
+            ws.tempv[i] = rhs[(i, 0)];
+        }
+    }
+
+    /// CVODE's cvNewtonIteration.
+    fn newton(&mut self, jcur: bool) -> Nls {
+        let n = self.n;
+        let maxcor = if self.fixed.is_some() {
+            FIXED_MAXCOR
+        } else {
+            MAXCOR
+        };
+        let mut m = 0;
+        let mut delp = 0.0;
+        loop {
+            {
+                let s = &*self.s;
+                let ws = &mut *self.ws;
+                for i in 0..n {
+                    let t = s.rl1 * s.zn[n + i] + ws.acor[i];
+                    ws.tempv[i] = s.gamma * ws.ftemp[i] - t;
+                }
+            }
+            self.solve();
+            self.stats.newton_iterations += 1;
+            let gamrat = self.s.gamrat;
+            if gamrat != 1.0 {
+                let c = 2.0 / (1.0 + gamrat);
+                for v in &mut self.ws.tempv {
+                    *v *= c;
+                }
+            }
+            let del = wrms(&self.ws.tempv, &self.ws.ewt);
+            {
+                let s = &*self.s;
+                let ws = &mut *self.ws;
+                for i in 0..n {
+                    ws.acor[i] += ws.tempv[i];
+                    ws.y[i] = s.zn[i] + ws.acor[i];
+                }
+            }
+            if m > 0 {
+                self.s.crate_ = (CRDOWN * self.s.crate_).max(del / delp);
+            }
+            let dcon = del * self.s.crate_.min(1.0) / self.s.tq[4];
+            if dcon <= 1.0 {
+                self.s.acnrm = if m == 0 {
+                    del
+                } else {
+                    wrms(&self.ws.acor, &self.ws.ewt)
+                };
+                return Nls::Success;
+            }
+            m += 1;
+            if m == maxcor || (m >= 2 && del > RDIV * delp) {
+                return if !jcur { Nls::TryAgain } else { Nls::ConvFail };
+            }
+            delp = del;
+            let tn = self.s.tn;
+            if !self.rhs(tn, Buf::Y) {
+                return Nls::ConvFail;
+            }
+        }
+    }
+
+    /// Increment of the predictor: Σ_{j=1..q} z_j (the Pascal sum of the prediction, kept apart
+    /// from z_0 so that the driver's compensated sum sees the small increment exactly).
+    fn predicted_increment(&mut self) {
+        let (n, q) = (self.n, self.s.q);
+        self.ws.inc.fill(0.0);
+        for j in 1..=q {
+            for i in 0..n {
+                self.ws.inc[i] += self.s.zn[j * n + i];
+            }
+        }
+    }
+
+    fn complete_step(&mut self) {
+        let (n, q) = (self.n, self.s.q);
+        let qmax = self.qmax();
+        let s = &mut *self.s;
+        s.nst += 1;
+        for i in (2..=q).rev() {
+            s.tau[i] = s.tau[i - 1];
+        }
+        if q == 1 && s.nst > 1 {
+            s.tau[2] = s.tau[1];
+        }
+        s.tau[1] = s.h;
+        for j in 0..=q {
+            let lj = s.l[j];
+            for i in 0..n {
+                s.zn[j * n + i] += lj * self.ws.acor[i];
+            }
+        }
+        for i in 0..n {
+            self.ws.inc[i] += self.ws.acor[i];
+        }
+        if self.fixed.is_some() {
+            return;
+        }
+        s.qwait -= 1;
+        if s.qwait == 1 && q != qmax {
+            s.zn[qmax * n..(qmax + 1) * n].copy_from_slice(&self.ws.acor);
+            s.saved_tq5 = s.tq[5];
+        }
+        self.stats.steps_at_order[q] += 1;
+    }
+
+    /// CVODE's cvPrepareNextStep with cvComputeEtaqm1/qp1, cvChooseEta and cvSetEta.
+    fn prepare_next_step(&mut self, dsm: f64) {
+        let n = self.n;
+        let qmax = self.qmax();
+        let hmax_inv = self.tol.max_step.map_or(0.0, |m| 1.0 / m);
+        let s = &mut *self.s;
+        let q = s.q;
+        let big_l = (q + 1) as f64;
+        if s.etamax == 1.0 {
+            s.qwait = s.qwait.max(2);
+            s.qprime = q;
+            s.hprime = s.h;
+            s.eta = 1.0;
+            return;
+        }
+        let etaq = 1.0 / ((BIAS2 * dsm).powf(1.0 / big_l) + ADDON);
+        if s.qwait != 0 {
+            s.eta = etaq;
+            s.qprime = q;
+        } else {
+            s.qwait = 2;
+            let mut etaqm1 = 0.0;
+            if q > 1 {
+                let ddn = wrms(&s.zn[q * n..(q + 1) * n], &self.ws.ewt) * s.tq[1];
+                etaqm1 = 1.0 / ((BIAS1 * ddn).powf(1.0 / q as f64) + ADDON);
+            }
+            let mut etaqp1 = 0.0;
+            if q != qmax && s.saved_tq5 != 0.0 {
+                let cquot = (s.tq[5] / s.saved_tq5) * (s.h / s.tau[2]).powi(q as i32 + 1);
+                for i in 0..n {
+                    self.ws.tempv[i] = self.ws.acor[i] - cquot * s.zn[qmax * n + i];
+                }
+                let dup = wrms(&self.ws.tempv, &self.ws.ewt) * s.tq[3];
+                etaqp1 = 1.0 / ((BIAS3 * dup).powf(1.0 / (big_l + 1.0)) + ADDON);
+            }
+            let etam = etaqm1.max(etaq.max(etaqp1));
+            if etam < THRESH {
+                s.eta = 1.0;
+                s.qprime = q;
+            } else if etam == etaq {
+                s.eta = etaq;
+                s.qprime = q;
+            } else if etam == etaqm1 {
+                s.eta = etaqm1;
+                s.qprime = q - 1;
+            } else {
+                s.eta = etaqp1;
+                s.qprime = q + 1;
+                s.zn[qmax * n..(qmax + 1) * n].copy_from_slice(&self.ws.acor);
+            }
+        }
+        // cvSetEta
+        if s.eta < THRESH {
+            s.eta = 1.0;
+            s.hprime = s.h;
+        } else {
+            s.eta = s.eta.min(s.etamax);
+            s.eta /= (s.h.abs() * hmax_inv * s.eta).max(1.0);
+            s.hprime = s.h * s.eta;
+        }
+    }
+
+    /// One adaptive step from the committed state (z_0 = y at t), at most `h_cap` long.
+    fn step_adaptive(&mut self, t: f64, h_cap: f64) -> Result<f64, SolverError> {
+        let saved_t = t;
+        {
+            // Apply the order and step chosen after the last step, within the cap.
+            if self.s.qprime != self.s.q {
+                let dq = self.s.qprime as i32 - self.s.q as i32;
+                self.adjust_order(dq);
+                self.s.q = self.s.qprime;
+                self.s.qwait = self.s.q + 1;
+            }
+            let h_next = self.s.hprime.min(h_cap);
+            if h_next != self.s.hscale {
+                self.s.eta = h_next / self.s.hscale;
+                self.rescale();
+            }
+        }
+        self.set_weights();
+        let (mut ncf, mut nef) = (0u32, 0u32);
+        let mut nflag = NFlag::FirstCall;
+        let dsm;
+        loop {
+            self.predicted_increment();
+            self.s.tn = saved_t + self.s.h;
+            self.predict();
+            self.set_coefficients();
+            if self.nls(nflag) != Nls::Success {
+                self.stats.convergence_failures += 1;
+                self.restore(saved_t);
+                ncf += 1;
+                self.s.etamax = 1.0;
+                if ncf == MXNCF || self.s.h.abs() <= f64::EPSILON * saved_t.abs() * 4.0 {
+                    return Err(SolverError::StepFailed {
+                        t: saved_t,
+                        h: self.s.h,
+                    });
+                }
+                self.s.eta = ETACF;
+                self.rescale();
+                nflag = NFlag::PrevConvFail;
+                continue;
+            }
+            let d = self.s.acnrm * self.s.tq[2];
+            if d <= 1.0 {
+                dsm = d;
+                break;
+            }
+            // Error test failed.
+            self.stats.error_test_failures += 1;
+            self.restore(saved_t);
+            nef += 1;
+            nflag = NFlag::PrevErrFail;
+            self.s.etamax = 1.0;
+            if nef == MXNEF || self.s.h.abs() <= f64::EPSILON * saved_t.abs() * 4.0 {
+                return Err(SolverError::StepFailed {
+                    t: saved_t,
+                    h: self.s.h,
+                });
+            }
+            if nef <= MXNEF1 {
+                let big_l = (self.s.q + 1) as f64;
+                let mut eta = 1.0 / ((BIAS2 * d).powf(1.0 / big_l) + ADDON);
+                eta = eta.max(ETAMIN);
+                if nef >= SMALL_NEF {
+                    eta = eta.min(ETAMXF);
+                }
+                self.s.eta = eta;
+                self.rescale();
+                continue;
+            }
+            if self.s.q > 1 {
+                self.s.eta = ETAMIN;
+                self.adjust_order(-1);
+                let big_l = self.s.q;
+                self.s.q -= 1;
+                self.s.qwait = big_l;
+                self.rescale();
+                continue;
+            }
+            // Order 1 already: reload z_1 = h·f(t, y).
+            let n = self.n;
+            self.s.eta = ETAMIN;
+            self.s.h *= ETAMIN;
+            self.s.hscale = self.s.h;
+            self.s.qwait = LONG_WAIT;
+            self.ws.y.copy_from_slice(&self.s.zn[..n]);
+            if !self.rhs(saved_t, Buf::Y) {
+                return Err(SolverError::NonFinite { t: saved_t });
+            }
+            for i in 0..n {
+                self.s.zn[n + i] = self.s.h * self.ws.ftemp[i];
+            }
+        }
+        let h = self.s.h;
+        self.complete_step();
+        self.prepare_next_step(dsm);
+        self.s.etamax = if self.s.nst <= SMALL_NST {
+            ETAMX2
+        } else {
+            ETAMX3
+        };
+        Ok(h)
+    }
+
+    /// One fixed-order step of exactly `h` (the Nordsieck array rescaled to it).
+    fn step_fixed(&mut self, t: f64, h: f64) -> Result<f64, SolverError> {
+        if h != self.s.hscale {
+            self.s.eta = h / self.s.hscale;
+            self.rescale();
+        }
+        self.s.h = h;
+        self.set_weights();
+        self.predicted_increment();
+        self.s.tn = t + h;
+        self.predict();
+        self.set_coefficients();
+        let mut nflag = NFlag::FirstCall;
+        for _ in 0..2 {
+            match self.nls(nflag) {
+                Nls::Success => {
+                    self.complete_step();
+                    self.stats.steps_at_order[self.s.q] += 1;
+                    return Ok(h);
+                }
+                _ => {
+                    // Same step again with a fresh Jacobian and matrix.
+                    self.stats.convergence_failures += 1;
+                    nflag = NFlag::PrevConvFail;
+                }
+            }
+        }
+        Err(SolverError::StepFailed { t, h })
+    }
+
+    /// An RK4 start step of size h as `START_SUBSTEPS` RK4 steps (increment into ws.inc).
+    fn start_step(&mut self, t: f64, y: &[f64], h: f64) -> Result<(), SolverError> {
+        let n = self.n;
+        let ws = &mut *self.ws;
+        let hs = h / START_SUBSTEPS as f64;
+        ws.inc.fill(0.0);
+        ws.ypert.copy_from_slice(y);
+        for k in 0..START_SUBSTEPS {
+            let tk = t + k as f64 * hs;
+            let k1 = ws.rk4.k1_mut();
+            self.sys.rhs(tk, &ws.ypert, k1);
+            check_finite(tk, k1)?;
+            ws.rk4
+                .step_with_k1(self.sys, tk, &ws.ypert, hs, &mut ws.tempv)?;
+            for i in 0..n {
+                ws.inc[i] += ws.tempv[i];
+                ws.ypert[i] = y[i] + ws.inc[i];
+            }
+        }
+        Ok(())
+    }
+
+    /// Nordsieck array of the degree-k polynomial through the k + 1 start points, at the last.
+    fn nordsieck_from_points(&mut self) {
+        let n = self.n;
+        let k = self.s.start_len - 1;
+        let tk = self.s.start_t[k];
+        let h = tk - self.s.start_t[k - 1];
+        // Vandermonde V[i][j] = σ_i^j, σ_i = (t_i − t_k)/h; z = V⁻¹·y by Gaussian elimination
+        // with partial pivoting on the (k+1)×(k+1) system, once for all components.
+        let m = k + 1;
+        let mut a = [[0.0f64; MAX_ORDER + 1]; MAX_ORDER + 1];
+        for (i, row) in a.iter_mut().enumerate().take(m) {
+            let sigma = (self.s.start_t[i] - tk) / h;
+            let mut p = 1.0;
+            for v in row.iter_mut().take(m) {
+                *v = p;
+                p *= sigma;
+            }
+        }
+        // Right-hand sides: rows of start_y, solved in place into zn columns.
+        let zn = &mut self.s.zn;
+        for (i, chunk) in self.s.start_y.chunks(n).enumerate().take(m) {
+            zn[i * n..(i + 1) * n].copy_from_slice(chunk);
+        }
+        for c in 0..m {
+            let p = (c..m)
+                .max_by(|&x, &y| a[x][c].abs().total_cmp(&a[y][c].abs()))
+                .unwrap();
+            if p != c {
+                a.swap(p, c);
+                for i in 0..n {
+                    zn.swap(p * n + i, c * n + i);
+                }
+            }
+            for r in c + 1..m {
+                let f = a[r][c] / a[c][c];
+                if f == 0.0 {
+                    continue;
+                }
+                for j in c..m {
+                    a[r][j] -= f * a[c][j];
+                }
+                for i in 0..n {
+                    zn[r * n + i] -= f * zn[c * n + i];
+                }
+            }
+        }
+        for c in (0..m).rev() {
+            for j in c + 1..m {
+                for i in 0..n {
+                    zn[c * n + i] -= a[c][j] * zn[j * n + i];
+                }
+            }
+            for i in 0..n {
+                zn[c * n + i] /= a[c][c];
+            }
+        }
+        let s = &mut *self.s;
+        s.q = k;
+        s.qprime = k;
+        s.qwait = usize::MAX / 2;
+        s.h = h;
+        s.hprime = h;
+        s.hscale = h;
+        s.eta = 1.0;
+        s.tau = [0.0; MAX_ORDER + 2];
+        for i in 1..=k {
+            s.tau[i] = s.start_t[k + 1 - i] - s.start_t[k - i];
+        }
+        s.tn = tk;
+        s.nst = 0;
+        s.nstlp = 0;
+        s.nstlj = 0;
+        s.crate_ = 1.0;
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Buf {
+    Y,
+    Pert,
+}
+
+impl Bdf {
+    fn stepper<'a, S: OdeSystem>(&'a mut self, sys: &'a mut S) -> Step<'a, S> {
+        Step {
+            sys,
+            s: &mut self.trial.0,
+            ws: &mut self.ws,
+            stats: &mut self.stats,
+            tol: &self.tolerances,
+            fixed: self.fixed,
+            n: self.n,
+        }
+    }
+
+    fn attempt_inner<S: OdeSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        h_max: f64,
+    ) -> Result<f64, SolverError> {
+        self.prepare(sys);
+        let n = self.n;
+        self.ws.attempted = false;
+        self.trial.0.assign(&self.hist);
+        let fixed = self.fixed;
+        let h_cap = match self.tolerances.max_step {
+            Some(m) if fixed.is_none() => h_max.min(m),
+            _ => h_max,
+        };
+        let mut st = self.stepper(sys);
+        let fresh = !st.s.started || st.s.tn != t;
+        let h = match fixed {
+            None => {
+                if fresh {
+                    st.initialize(t, y, h_cap)?;
+                } else {
+                    st.s.zn[..n].copy_from_slice(y);
+                }
+                st.ws.starter = false;
+                st.step_adaptive(t, h_cap)?
+            }
+            Some(1) => {
+                if fresh {
+                    st.initialize(t, y, h_cap)?;
+                } else {
+                    st.s.zn[..n].copy_from_slice(y);
+                }
+                st.ws.starter = false;
+                st.step_fixed(t, h_cap)?
+            }
+            Some(k) => {
+                if fresh {
+                    st.s.started = true;
+                    st.s.tn = t;
+                    st.s.start_len = 0;
+                }
+                if st.s.start_len == 0 {
+                    st.s.start_t[0] = t;
+                    st.s.start_y[..n].copy_from_slice(y);
+                    st.s.start_len = 1;
+                }
+                if st.s.start_len <= k {
+                    // RK4 start step.
+                    st.ws.starter = true;
+                    st.start_step(t, y, h_cap)?;
+                    st.s.tn = t + h_cap;
+                    h_cap
+                } else {
+                    st.ws.starter = false;
+                    st.s.zn[..n].copy_from_slice(y);
+                    st.step_fixed(t, h_cap)?
+                }
+            }
+        };
+        self.ws.attempted = true;
+        self.ws.attempt_t = t;
+        self.ws.attempt_h = h;
+        Ok(h)
+    }
+}
+
+impl Integrator for Bdf {
+    fn name(&self) -> &'static str {
+        match self.fixed {
+            None => "bdf",
+            Some(k) => ["bdf1", "bdf2", "bdf3", "bdf4", "bdf5"][k - 1],
+        }
+    }
+    fn order(&self) -> usize {
+        self.fixed.unwrap_or(MAX_ORDER)
+    }
+    fn fixed_step(&self) -> bool {
+        self.fixed.is_some()
+    }
+    fn restart(&mut self) {
+        self.hist.started = false;
+        self.ws.attempted = false;
+    }
+    fn attempt<S: OdeSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        h: f64,
+        inc: &mut [f64],
+    ) -> Result<f64, SolverError> {
+        let taken = self.attempt_inner(sys, t, y, h)?;
+        inc.copy_from_slice(&self.ws.inc);
+        Ok(taken)
+    }
+    fn dense<S: OdeSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        h: f64,
+        inc: &mut [f64],
+    ) -> Result<(), SolverError> {
+        debug_assert!(self.ws.attempted && self.ws.attempt_t == t);
+        let n = self.n;
+        if self.ws.starter {
+            let ws = &mut self.ws;
+            return ws.rk4.step_with_k1(sys, t, y, h, inc);
+        }
+        if h == self.ws.attempt_h {
+            inc.copy_from_slice(&self.ws.inc);
+            return Ok(());
+        }
+        // p(t_n+1 + s·h) = Σ z_j s^j with z_0 = y + inc: the increment is inc + Σ_{j≥1} z_j s^j.
+        let s = &self.trial.0;
+        let sigma = (h - self.ws.attempt_h) / s.h;
+        inc.copy_from_slice(&self.ws.inc);
+        let mut p = 1.0;
+        for j in 1..=s.q {
+            p *= sigma;
+            let z = &s.zn[j * n..(j + 1) * n];
+            for i in 0..n {
+                inc[i] += z[i] * p;
+            }
+        }
+        Ok(())
+    }
+    fn commit<S: OdeSystem>(&mut self, sys: &mut S, t_new: f64, y_new: &[f64]) {
+        let n = self.n;
+        if !self.ws.attempted {
+            self.hist.started = false;
+            return;
+        }
+        self.ws.attempted = false;
+        let end = self.ws.attempt_t + self.ws.attempt_h;
+        let tol = 8.0 * f64::EPSILON * end.abs().max(self.ws.attempt_h.abs());
+        if (t_new - end).abs() > tol {
+            // Accepted inside the step (an event): start afresh from there.
+            self.hist.started = false;
+            return;
+        }
+        if self.ws.starter {
+            let s = &mut self.trial.0;
+            let i = s.start_len;
+            s.start_t[i] = t_new;
+            s.start_y[i * n..(i + 1) * n].copy_from_slice(y_new);
+            s.start_len += 1;
+            s.tn = t_new;
+            if s.start_len == self.fixed.unwrap_or(0) + 1 {
+                // Enough points: the Nordsieck array of BDF-k.
+                let mut st = Step {
+                    sys,
+                    s: &mut self.trial.0,
+                    ws: &mut self.ws,
+                    stats: &mut self.stats,
+                    tol: &self.tolerances,
+                    fixed: self.fixed,
+                    n,
+                };
+                st.nordsieck_from_points();
+            }
+        } else {
+            let s = &mut self.trial.0;
+            s.zn[..n].copy_from_slice(y_new);
+            s.tn = t_new;
+        }
+        std::mem::swap(&mut *self.hist, &mut *self.trial.0);
+    }
+}
