@@ -5,6 +5,38 @@
 
 mod common;
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+/// Counts this thread's allocations while `COUNTING` is set (for the no-allocation check).
+struct Counting;
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.with(|c| c.get()) {
+            ALLOCATIONS.with(|a| a.set(a.get() + 1));
+        }
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.with(|c| c.get()) {
+            ALLOCATIONS.with(|a| a.set(a.get() + 1));
+        }
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
 use common::*;
 use plenum::integrators::bdf::Bdf;
 use plenum::integrators::{Integrator, Method, SolverError};
@@ -523,4 +555,189 @@ fn fixed_order_bdf_simulation_restored_mid_run_continues_bit_for_bit() {
         );
         assert_eq!(bits(&decoded.y, decoded.t_s), bits(&sim.y, sim.t_s));
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// An independent Rust BDF: diffsol (Robinson et al., JOSS 2026; a variable-order BDF after
+// Byrne & Hindmarsh and ode15s/SciPy, with NDF coefficients) integrates the same right-hand side.
+
+const VENT: &str = r#"
+# Cantera's "tank venting through a one-way valve to a reservoir".
+[model]
+name = "vent"
+[gas]
+species = "N2"
+[solver]
+method = "bdf"
+step = 1e-3
+t_end = 10.0
+[[chamber]]
+name = "tank"
+volume = 1e-3
+pressure = 5e5
+temperature = 300.0
+[[reservoir]]
+name = "atm"
+pressure = 1e5
+temperature = 300.0
+[[valve]]
+name = "valve"
+from = "tank"
+to = "atm"
+coefficient = 1e-9
+one_way = true
+"#;
+
+/// diffsol's BDF on `Network::rhs` (Jacobian–vector products by forward differences) at the
+/// given output times; states as rows of the returned vector per time.
+fn diffsol_solution(net: &Network, rtol: f64, atol: f64, times: &[f64]) -> Vec<Vec<f64>> {
+    use diffsol::{DenseMatrix, FaerLU, FaerMat, MatrixCommon, OdeBuilder, OdeSolverMethod};
+    use std::cell::RefCell;
+    let n = net.dimension();
+    let y0 = net.initial_state();
+    let cell = RefCell::new(net.clone());
+    let scratch = RefCell::new((vec![0.0; n], vec![0.0; n]));
+    let problem = OdeBuilder::<FaerMat<f64>>::new()
+        .rtol(rtol)
+        .atol(vec![atol; n])
+        .rhs_implicit(
+            |x: &[f64], _p: &[f64], t: f64, y: &mut [f64]| cell.borrow_mut().rhs(t, x, y),
+            |x: &[f64], _p: &[f64], t: f64, v: &[f64], y: &mut [f64]| {
+                let (xp, f0) = &mut *scratch.borrow_mut();
+                let norm_x = x.iter().map(|a| a * a).sum::<f64>().sqrt();
+                let norm_v = v.iter().map(|a| a * a).sum::<f64>().sqrt();
+                if norm_v == 0.0 {
+                    y.fill(0.0);
+                    return;
+                }
+                let eps = f64::EPSILON.sqrt() * (1.0 + norm_x) / norm_v;
+                for i in 0..x.len() {
+                    xp[i] = x[i] + eps * v[i];
+                }
+                let mut net = cell.borrow_mut();
+                net.rhs(t, x, f0);
+                net.rhs(t, xp, y);
+                for i in 0..y.len() {
+                    y[i] = (y[i] - f0[i]) / eps;
+                }
+            },
+        )
+        .init(
+            move |_p: &[f64], _t: f64, y: &mut [f64]| y.copy_from_slice(&y0),
+            n,
+        )
+        .build()
+        .expect("diffsol problem");
+    let mut solver = problem.bdf::<FaerLU<f64>>().expect("diffsol BDF");
+    let (ys, _) = solver.solve_dense(times).expect("diffsol solve");
+    assert_eq!(ys.ncols(), times.len());
+    (0..times.len())
+        .map(|j| (0..n).map(|i| ys.get_index(i, j)).collect())
+        .collect()
+}
+
+fn compare_with_diffsol(spec: &ModelFile, what: &str) {
+    let (rtol, atol) = (1e-8, 1e-14);
+    let mut net = plenum::model::build_network(spec);
+    let n = net.dimension();
+    let nc = net.chambers.len();
+    let t_end = spec.solver.t_end;
+    let times: Vec<f64> = (1..=20).map(|k| t_end * k as f64 / 20.0).collect();
+    let peer = diffsol_solution(&net, rtol, atol, &times);
+    // Worst relative difference in p, T, m, V of every chamber.
+    let gas = net.gas.clone();
+    let diff = |a: &[f64], b: &[f64]| -> f64 {
+        let mut worst: f64 = 0.0;
+        for i in 0..nc {
+            let (a, b) = (&a[3 * i..3 * i + 3], &b[3 * i..3 * i + 3]);
+            let pa = gas.pressure_pa(a[1], a[2]);
+            let pb = gas.pressure_pa(b[1], b[2]);
+            let ta = gas.temperature_k(a[0], a[1]);
+            let tb = gas.temperature_k(b[0], b[1]);
+            for (x, y) in [(pa, pb), (ta, tb), (a[0], b[0]), (a[2], b[2])] {
+                worst = worst.max((x - y).abs() / y.abs());
+            }
+        }
+        worst
+    };
+    let mut bdf = adaptive_bdf(n, rtol, atol);
+    let mut run = Run::new(&net);
+    let mut tight = adaptive_bdf(n, 1e-12, 1e-18);
+    let mut reference = Run::new(&net);
+    let (mut worst, mut err_plenum, mut err_diffsol): (f64, f64, f64) = (0.0, 0.0, 0.0);
+    net.rhs_evaluations = 0;
+    for (k, &t) in times.iter().enumerate() {
+        run.advance(&mut bdf, &mut net, t, f64::INFINITY);
+        let count = net.rhs_evaluations;
+        reference.advance(&mut tight, &mut net, t, f64::INFINITY);
+        net.rhs_evaluations = count;
+        worst = worst.max(diff(&run.y, &peer[k]));
+        err_plenum = err_plenum.max(diff(&run.y, &reference.y));
+        err_diffsol = err_diffsol.max(diff(&peer[k], &reference.y));
+    }
+    println!(
+        "{what}: plenum bdf ({} steps, {} rhs evaluations) vs diffsol BDF, both at rtol {rtol:e}: \
+         worst relative difference in p, T, m, V over 20 output times {worst:e} = {:.2}·rtol; \
+         against plenum bdf at rtol 1e-12: plenum {err_plenum:e} = {:.2}·rtol, diffsol \
+         {err_diffsol:e} = {:.2}·rtol",
+        run.steps,
+        net.rhs_evaluations,
+        worst / rtol,
+        err_plenum / rtol,
+        err_diffsol / rtol
+    );
+    // Each is a tolerance-controlled solution whose global error is a few rtol (Plenum's, with
+    // CVODE's local error control per step, up to ~14·rtol on the two tanks over 170 steps);
+    // they agree to the sum of the two.
+    assert!(err_plenum < 20.0 * rtol, "{what}: plenum {err_plenum:e}");
+    assert!(err_diffsol < 10.0 * rtol, "{what}: diffsol {err_diffsol:e}");
+    assert!(worst < 20.0 * rtol, "{what}: {worst:e}");
+}
+
+#[test]
+fn agrees_with_diffsol_on_two_tanks_joined_by_a_valve() {
+    compare_with_diffsol(&shipped("two_tanks"), "two tanks + valve");
+}
+
+#[test]
+fn agrees_with_diffsol_on_a_tank_venting_through_a_one_way_valve() {
+    compare_with_diffsol(
+        &parse(VENT, "vent.toml"),
+        "tank → one-way valve → reservoir",
+    );
+}
+
+#[test]
+fn no_allocation_in_the_step_loop_after_warm_up() {
+    // Stiff network, adaptive bdf: Jacobians, LU factorizations (faer, in place with a
+    // preallocated MemStack), order changes, error-test failures, dense output.
+    let spec = parse(STIFF, "stiff.toml");
+    let mut net = plenum::model::build_network(&spec);
+    let n = net.dimension();
+    let mut bdf = adaptive_bdf(n, 1e-6, 1e-12);
+    let mut run = Run::new(&net);
+    run.advance(&mut bdf, &mut net, 1e-3, f64::INFINITY);
+    let mut dense = vec![0.0; n];
+    COUNTING.with(|c| c.set(true));
+    let before = bdf.stats;
+    while run.t < 100.0 {
+        let t0 = run.t;
+        run.step(&mut bdf, &mut net, 100.0, f64::INFINITY).unwrap();
+        bdf.dense(&mut net, t0, &run.y, 0.5 * (run.t - t0), &mut dense)
+            .unwrap();
+    }
+    COUNTING.with(|c| c.set(false));
+    let allocations = ALLOCATIONS.with(|a| a.get());
+    let after = bdf.stats;
+    println!(
+        "bdf steady loop to 100 s: {} steps, {} Jacobians, {} factorizations, {} error-test and {} \
+         convergence failures, orders used {:?}: {allocations} allocations",
+        after.steps - before.steps,
+        after.jacobian_evaluations - before.jacobian_evaluations,
+        after.factorizations - before.factorizations,
+        after.error_test_failures - before.error_test_failures,
+        after.convergence_failures - before.convergence_failures,
+        after.steps_at_order
+    );
+    assert_eq!(allocations, 0);
 }

@@ -234,11 +234,7 @@ impl History {
 #[derive(Default)]
 struct Workspace {
     n: usize,
-    /// Whether `trial` holds an attempted step from (attempt_t, y) of size attempt_h.
-    attempted: bool,
-    attempt_t: f64,
-    attempt_h: f64,
-    /// The attempted step was an RK4 start step.
+    /// The step being attempted is an RK4 start step.
     starter: bool,
     inc: Vec<f64>,
     ewt: Vec<f64>,
@@ -285,32 +281,27 @@ pub struct Bdf {
     pub tolerances: Tolerances,
     pub stats: Stats,
     hist: Box<History>,
-    #[serde(skip)]
-    trial: Trial,
+    /// The working copy: after an attempt, the history at its end (kept after `commit`, so
+    /// that dense output over the committed step works, also after a restore).
+    trial: Box<History>,
+    last: LastStep,
     #[serde(skip)]
     ws: Box<Workspace>,
 }
 
-/// The working copy of the history during an attempt (scratch: not compared, not serialized).
-#[derive(Default)]
-struct Trial(Box<History>);
-
-impl Clone for Trial {
-    fn clone(&self) -> Self {
-        Trial::default()
-    }
-}
-
-impl PartialEq for Trial {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl std::fmt::Debug for Trial {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Trial")
-    }
+/// The last attempted step (serde data: dense output over it survives a restore).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct LastStep {
+    /// Whether `trial` holds a step from (t, ·) of size h that `dense` can interpolate.
+    valid: bool,
+    /// Whether it was attempted and not yet committed.
+    pending: bool,
+    t: f64,
+    h: f64,
+    /// An RK4 start step (dense output recomputes a shorter RK4 step).
+    starter: bool,
+    /// Its increment.
+    inc: Vec<f64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -361,7 +352,8 @@ impl Bdf {
             tolerances: Tolerances::default(),
             stats: Stats::default(),
             hist: Box::default(),
-            trial: Trial::default(),
+            trial: Box::default(),
+            last: LastStep::default(),
             ws: Box::default(),
         };
         b.hist.zn = vec![0.0; (MAX_ORDER + 1) * n];
@@ -401,7 +393,7 @@ impl Bdf {
         ] {
             ensure_len(v, n);
         }
-        self.trial.0.assign(&self.hist);
+        self.trial.assign(&self.hist);
         ws.lu = Some(Mat::zeros(n, n));
         ws.rhs = Some(Mat::zeros(n, 1));
         ws.perm = vec![0; n];
@@ -948,6 +940,7 @@ impl<S: OdeSystem> Step<'_, S> {
     fn complete_step(&mut self) {
         let (n, q) = (self.n, self.s.q);
         let qmax = self.qmax();
+        self.stats.steps += 1;
         let s = &mut *self.s;
         s.nst += 1;
         for i in (2..=q).rev() {
@@ -1281,7 +1274,7 @@ impl Bdf {
     fn stepper<'a, S: OdeSystem>(&'a mut self, sys: &'a mut S) -> Step<'a, S> {
         Step {
             sys,
-            s: &mut self.trial.0,
+            s: &mut self.trial,
             ws: &mut self.ws,
             stats: &mut self.stats,
             tol: &self.tolerances,
@@ -1299,8 +1292,9 @@ impl Bdf {
     ) -> Result<f64, SolverError> {
         self.prepare(sys);
         let n = self.n;
-        self.ws.attempted = false;
-        self.trial.0.assign(&self.hist);
+        self.last.valid = false;
+        self.last.pending = false;
+        self.trial.assign(&self.hist);
         let fixed = self.fixed;
         let h_cap = match self.tolerances.max_step {
             Some(m) if fixed.is_none() => h_max.min(m),
@@ -1351,9 +1345,12 @@ impl Bdf {
                 }
             }
         };
-        self.ws.attempted = true;
-        self.ws.attempt_t = t;
-        self.ws.attempt_h = h;
+        self.last.valid = true;
+        self.last.pending = true;
+        self.last.t = t;
+        self.last.h = h;
+        self.last.starter = self.ws.starter;
+        self.last.inc.clone_from(&self.ws.inc);
         Ok(h)
     }
 }
@@ -1373,7 +1370,8 @@ impl Integrator for Bdf {
     }
     fn restart(&mut self) {
         self.hist.started = false;
-        self.ws.attempted = false;
+        self.last.valid = false;
+        self.last.pending = false;
     }
     fn attempt<S: OdeSystem>(
         &mut self,
@@ -1395,20 +1393,27 @@ impl Integrator for Bdf {
         h: f64,
         inc: &mut [f64],
     ) -> Result<(), SolverError> {
-        debug_assert!(self.ws.attempted && self.ws.attempt_t == t);
-        let n = self.n;
-        if self.ws.starter {
-            let ws = &mut self.ws;
-            return ws.rk4.step_with_k1(sys, t, y, h, inc);
+        if !self.last.valid || self.last.t != t {
+            // Nothing to interpolate (after a restart): a step of its own, not kept.
+            self.attempt_inner(sys, t, y, h)?;
+            self.last.pending = false;
         }
-        if h == self.ws.attempt_h {
-            inc.copy_from_slice(&self.ws.inc);
+        let n = self.n;
+        if self.last.starter {
+            self.prepare(sys);
+            let k1 = self.ws.rk4.k1_mut();
+            sys.rhs(t, y, k1);
+            check_finite(t, k1)?;
+            return self.ws.rk4.step_with_k1(sys, t, y, h, inc);
+        }
+        if h == self.last.h {
+            inc.copy_from_slice(&self.last.inc);
             return Ok(());
         }
         // p(t_n+1 + s·h) = Σ z_j s^j with z_0 = y + inc: the increment is inc + Σ_{j≥1} z_j s^j.
-        let s = &self.trial.0;
-        let sigma = (h - self.ws.attempt_h) / s.h;
-        inc.copy_from_slice(&self.ws.inc);
+        let s = &self.trial;
+        let sigma = (h - self.last.h) / s.h;
+        inc.copy_from_slice(&self.last.inc);
         let mut p = 1.0;
         for j in 1..=s.q {
             p *= sigma;
@@ -1421,20 +1426,20 @@ impl Integrator for Bdf {
     }
     fn commit<S: OdeSystem>(&mut self, sys: &mut S, t_new: f64, y_new: &[f64]) {
         let n = self.n;
-        if !self.ws.attempted {
+        if !self.last.pending {
             self.hist.started = false;
             return;
         }
-        self.ws.attempted = false;
-        let end = self.ws.attempt_t + self.ws.attempt_h;
-        let tol = 8.0 * f64::EPSILON * end.abs().max(self.ws.attempt_h.abs());
+        self.last.pending = false;
+        let end = self.last.t + self.last.h;
+        let tol = 8.0 * f64::EPSILON * end.abs().max(self.last.h.abs());
         if (t_new - end).abs() > tol {
             // Accepted inside the step (an event): start afresh from there.
             self.hist.started = false;
             return;
         }
-        if self.ws.starter {
-            let s = &mut self.trial.0;
+        if self.last.starter {
+            let s = &mut self.trial;
             let i = s.start_len;
             s.start_t[i] = t_new;
             s.start_y[i * n..(i + 1) * n].copy_from_slice(y_new);
@@ -1444,7 +1449,7 @@ impl Integrator for Bdf {
                 // Enough points: the Nordsieck array of BDF-k.
                 let mut st = Step {
                     sys,
-                    s: &mut self.trial.0,
+                    s: &mut self.trial,
                     ws: &mut self.ws,
                     stats: &mut self.stats,
                     tol: &self.tolerances,
@@ -1454,10 +1459,12 @@ impl Integrator for Bdf {
                 st.nordsieck_from_points();
             }
         } else {
-            let s = &mut self.trial.0;
+            let s = &mut self.trial;
             s.zn[..n].copy_from_slice(y_new);
             s.tn = t_new;
         }
-        std::mem::swap(&mut *self.hist, &mut *self.trial.0);
+        // Copy (not swap): the trial stays, so `dense` over the committed step keeps working
+        // until the next attempt.
+        self.hist.assign(&self.trial);
     }
 }
