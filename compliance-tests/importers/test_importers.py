@@ -689,8 +689,6 @@ def fmi_sim():
     return p
 
 
-FMI_SIM_ARGS = None  # filled in below once the CLI is known
-
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_fmi_sim(name, table, tmp_path):
@@ -717,7 +715,10 @@ def test_fmi_sim(name, table, tmp_path):
 
 
 def fmi_sim_command(exe, fmu, ex, out):
-    return [exe, "--output", out, "co-simulation", fmu, "--output-interval", repr(ex.h)]
+    """fmi-sim 0.7: the model and the output file are options before the interface subcommand;
+    `co-simulation --output-interval h` steps with communicationStepSize h (fmi-sim's CS loop:
+    t_k = start + k·h, doStep(t_k, h), the outputs recorded at t_k before each step)."""
+    return [exe, "--model", fmu, "--output-file", out, "co-simulation", "--output-interval", repr(ex.h)]
 
 
 def read_fmi_sim_csv(path, ex):
@@ -731,4 +732,14 @@ def read_fmi_sim_csv(path, ex):
 
 
 def fmi_sim_exit_note(r, run, t_exit):
-    return f"exit code {r.returncode}; rows up to t={run.times[-1]:.6g}"
+    """fmi-sim's CS loop, on fmi2Discard with fmi2Terminated, records the outputs at
+    fmi2LastSuccessfulTime and stops (as FMPy does): that last row must be FMPy's exit row."""
+    ref = reference("projectile")
+    last_t = float(run.times[-1])
+    same = [bits(x) for x in run.values[-1]] == [bits(x) for x in ref.values[-1]]
+    print(f"fmi-sim projectile: exit code {r.returncode}; last row t={last_t!r} (FMPy "
+          f"{float(ref.times[-1])!r}); values bit-identical to FMPy's exit row: {same}")
+    assert r.returncode == 0
+    assert bits(last_t) == bits(ref.times[-1]) and same
+    return (f"pass: Discard+Terminated → row at LastSuccessfulTime {last_t:.10g} (= FMPy's exit "
+            f"row bit for bit), exit code 0")
