@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::checks;
-use crate::integrators::Integrator;
 use crate::model::{LoadedModel, ModelFile};
 use crate::simulation::{Advance, Finish, Simulation, StepFailure};
 use crate::variables::output_variables;
@@ -829,7 +828,7 @@ impl Instance {
             self.param_values[i - self.n_outputs] = x;
         }
         if changed {
-            self.sim.integrator.restart();
+            self.sim.restart_at_reported_state();
             self.outputs_valid = false;
         }
         Ok(())
@@ -1129,8 +1128,7 @@ impl Instance {
         let (a, b) = (&s.sim.network, &self.sim.network);
         let n = b.layout.n_states;
         if a.layout != b.layout
-            || s.sim.y.len() != n
-            || s.sim.y_compensation.len() != n
+            || !s.sim.vectors_fit(n)
             || a.exited.len() != b.exited.len()
             || a.pistons.len() != b.pistons.len()
             || a.boundaries.len() != b.boundaries.len()

@@ -608,7 +608,55 @@ impl Network {
         }
     }
 
-    /// Event functions: for each piston with an exit not yet passed, x − x_exit (crosses 0 upward).
+    // ---- Events -------------------------------------------------------------------------
+    //
+    // An event is a scalar function g_k(t, y) of the state; it fires when g_k crosses 0
+    // upward within a step (g_old < 0 ≤ g_new). The driver (`Simulation`) locates the crossing
+    // by root finding on the integrator's dense output, stops the step there, calls
+    // `handle_event`, and restarts the integrator (a discontinuity). Events are numbered
+    // kind by kind; `None` marks an event that cannot fire now (a piston already out).
+    //
+    // Adding an event kind (piston end stops, an inertance valve's flow crossing zero, ...):
+    // append its count in `n_events`, its range in `event_kind`, its function in
+    // `event_value` and its action in `handle_event`. Earlier kinds keep their numbers.
+
+    /// Number of event functions (active or not).
+    pub fn n_events(&self) -> usize {
+        self.pistons.len()
+    }
+
+    /// Which kind event `k` is, and its index within the kind.
+    fn event_kind(&self, k: usize) -> Option<EventKind> {
+        if k < self.pistons.len() {
+            return Some(EventKind::PistonExit(k));
+        }
+        None
+    }
+
+    /// Value of event function `k` at (t, y); `None` while it cannot fire.
+    pub fn event_value(&self, k: usize, _t: f64, y: &[f64]) -> Option<f64> {
+        match self.event_kind(k)? {
+            EventKind::PistonExit(j) => self.exit_event_value(j, y),
+        }
+    }
+
+    /// Act on event `k`, which the driver located at (t, y): may change the discrete state of
+    /// the network and the continuous state `y` (e.g. reverse a velocity at an end stop).
+    pub fn handle_event(&mut self, k: usize, _t: f64, _y: &mut [f64]) -> EventOutcome {
+        match self.event_kind(k) {
+            Some(EventKind::PistonExit(j)) => {
+                // The projectile leaves the bore: from now on the bore is an open orifice.
+                self.exited[j] = true;
+                EventOutcome {
+                    exit_of_piston: Some(j),
+                    state_changed: false,
+                }
+            }
+            None => EventOutcome::default(),
+        }
+    }
+
+    /// Piston j's exit function: x − x_exit while it has an exit not yet passed.
     pub fn exit_event_value(&self, j: usize, y: &[f64]) -> Option<f64> {
         let p = &self.pistons[j];
         match p.x_exit_m {
@@ -618,6 +666,24 @@ impl Network {
             _ => None,
         }
     }
+}
+
+/// The kinds of events (see `Network::n_events`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EventKind {
+    /// A piston reaches its `x_exit`.
+    PistonExit(usize),
+}
+
+/// What handling an event did, for the driver.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EventOutcome {
+    /// A piston passed its exit: the driver reports it (`Advance::Exit`) and, with
+    /// `stop_on_exit`, ends the run once no piston with an exit is left in its bore.
+    pub exit_of_piston: Option<usize>,
+    /// The handler changed `y` (the driver then drops the Kahan compensation of the changed
+    /// entries). Events that only change discrete state leave it false.
+    pub state_changed: bool,
 }
 
 /// The area a wall's desync threshold is scaled by: its largest area, m².

@@ -1,13 +1,28 @@
 //! The simulation driver: advances a network with an integrator to exact times, stops at table
-//! breakpoints (restarting the integrator there), locates piston exits as events, and runs the
-//! run-time checks after every step. The whole value is plain serde data, so a stored
-//! `Simulation` continues bit for bit when restored.
+//! breakpoints (restarting the integrator there), locates events (piston exits, and whatever
+//! the network declares: [`Network::event_value`]) by root finding on the integrator's dense
+//! output, and runs the run-time checks after every step. The whole value is plain serde data,
+//! so a stored `Simulation` continues bit for bit when restored.
+//!
+//! Two stepping regimes, chosen by [`Integrator::fixed_step`]:
+//! - **fixed-step methods** take equal steps of about `step` between stops (the requested time,
+//!   breakpoints, `max_time`), landing on each stop exactly; the reported state *is* the
+//!   integrator's state.
+//! - **adaptive methods** choose their own steps. Output times and communication points do not
+//!   shorten them: the integrator keeps its own point ([`Internal`]: time, state, compensation,
+//!   and the start of its last step), which runs ahead of the reported one, and
+//!   [`Simulation::advance_to`] steps while the internal time is before the target, then sets
+//!   the reported (`t_s`, `y`) by dense output at the target. Whatever changes the right-hand
+//!   side discontinuously forces a real stop: table breakpoints (the step is cut to end there
+//!   exactly and the integrator restarts before the next), `max_time`, events (located inside
+//!   the step, which then ends at the event; handled when the reported time reaches it), and
+//!   live input changes (the caller calls [`Simulation::restart_at_reported_state`]).
 
 use serde::{Deserialize, Serialize};
 
 use crate::checks::{self, Checks};
 use crate::components::{chamber, piston};
-use crate::integrators::{Integrator, Method, SolverError};
+use crate::integrators::{Integrator, Method, SolverError, StepControl};
 use crate::model::spec::ChecksSection;
 use crate::network::Network;
 use crate::ode::OdeSystem;
@@ -15,10 +30,13 @@ use crate::ode::OdeSystem;
 /// Driver settings taken from the model's `[solver]` section.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
-    /// Fixed step, s.
-    pub step_s: f64,
+    /// Fixed step, s (fixed-step methods; adaptive methods ignore it).
+    pub step_s: Option<f64>,
     pub max_time_s: Option<f64>,
     pub stop_on_exit: bool,
+    /// rtol, atol, max_step, initial_step of the adaptive methods (`max_step` also bounds every
+    /// adaptive step in the driver).
+    pub control: StepControl,
 }
 
 /// Why a run ended for good.
@@ -63,7 +81,32 @@ impl std::fmt::Display for StepFailure {
 /// Counters reported by the CLI and the benchmarks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
+    /// Accepted steps.
     pub steps: u64,
+    /// Trial steps rejected by an adaptive method's error control.
+    pub rejected_steps: u64,
+    /// Right-hand-side evaluations (all of them: stages, Jacobians, starting-step probes).
+    pub rhs_evaluations: u64,
+    /// Events handled (piston exits and the network's other events).
+    pub events: u64,
+}
+
+/// The adaptive methods' own point, ahead of (or at) the reported one; unused by fixed-step
+/// methods. The integrator's dense output covers the last step, from (`t_prev_s`, `y_prev`)
+/// to (`t_s`, `y`), and the reported time always lies in it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Internal {
+    pub t_s: f64,
+    pub y: Vec<f64>,
+    pub compensation: Vec<f64>,
+    pub t_prev_s: f64,
+    pub y_prev: Vec<f64>,
+    pub compensation_prev: Vec<f64>,
+    /// An event located at `t_s` (the step ended there), handled when the reported time
+    /// reaches it.
+    pub pending_event: Option<usize>,
+    /// `t_s` is a table breakpoint: start a new segment (and restart) before the next step.
+    pub at_breakpoint: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -82,6 +125,8 @@ pub struct Simulation {
     pub first_fired_s: [Option<f64>; 10],
     pub finished: Option<Finish>,
     pub stats: Stats,
+    /// The adaptive methods' own point.
+    pub internal: Internal,
     #[serde(skip)]
     y_new: Vec<f64>,
     #[serde(skip)]
@@ -99,15 +144,26 @@ const STEP_SLACK: f64 = 1e-9;
 impl Simulation {
     pub fn new(
         mut network: Network,
-        integrator: Method,
+        mut integrator: Method,
         settings: Settings,
         thresholds: ChecksSection,
         t_start_s: f64,
     ) -> Self {
         network.segment_start_s = t_start_s;
+        integrator.configure(&settings.control);
         let y = network.initial_state();
         let checks = Checks::new(thresholds, &network, &y);
         let n = y.len();
+        let internal = Internal {
+            t_s: t_start_s,
+            y: y.clone(),
+            compensation: vec![0.0; n],
+            t_prev_s: t_start_s,
+            y_prev: y.clone(),
+            compensation_prev: vec![0.0; n],
+            pending_event: None,
+            at_breakpoint: false,
+        };
         let mut sim = Simulation {
             network,
             integrator,
@@ -120,6 +176,7 @@ impl Simulation {
             first_fired_s: [None; 10],
             finished: None,
             stats: Stats::default(),
+            internal,
             y_new: vec![0.0; n],
             compensation_new: vec![0.0; n],
             increment: vec![0.0; n],
@@ -143,9 +200,62 @@ impl Simulation {
 
     fn set_rc(&mut self, rc: u8) {
         self.rc = rc;
+        self.note_fired(rc, self.t_s);
+    }
+
+    fn note_fired(&mut self, rc: u8, t_s: f64) {
         if rc != 0 && self.first_fired_s[rc as usize].is_none() {
-            self.first_fired_s[rc as usize] = Some(self.t_s);
+            self.first_fired_s[rc as usize] = Some(t_s);
         }
+    }
+
+    /// Whether every state vector has length `n` (a restored state must fit its model).
+    pub fn vectors_fit(&self, n: usize) -> bool {
+        let i = &self.internal;
+        [
+            &self.y,
+            &self.y_compensation,
+            &i.y,
+            &i.compensation,
+            &i.y_prev,
+            &i.compensation_prev,
+        ]
+        .iter()
+        .all(|v| v.len() == n)
+    }
+
+    /// The integrator's own time (adaptive methods run ahead of `t_s`; fixed-step: `t_s`).
+    pub fn internal_time_s(&self) -> f64 {
+        if self.integrator.fixed_step() {
+            self.t_s
+        } else {
+            self.internal.t_s
+        }
+    }
+
+    /// After a change of the right-hand side at the reported time (a live input): the
+    /// integrator forgets its history and, for adaptive methods, goes on from the reported
+    /// state instead of its own point ahead of it.
+    pub fn restart_at_reported_state(&mut self) {
+        self.integrator.restart();
+        if self.integrator.fixed_step() {
+            return;
+        }
+        let i = &mut self.internal;
+        let synced = i.t_s == self.t_s;
+        i.at_breakpoint &= synced;
+        i.pending_event = None;
+        i.t_s = self.t_s;
+        i.t_prev_s = self.t_s;
+        i.y.clone_from(&self.y);
+        i.y_prev.clone_from(&self.y);
+        i.compensation.clone_from(&self.y_compensation);
+        i.compensation_prev.clone_from(&self.y_compensation);
+    }
+
+    fn update_counters(&mut self) {
+        self.stats.rejected_steps = self.integrator.rejected_steps();
+        self.stats.rhs_evaluations = self.network.rhs_evaluations;
     }
 
     pub fn integrator_name(&self) -> &'static str {
@@ -175,11 +285,18 @@ impl Simulation {
             });
         }
         self.ensure_scratch();
+        if !self.integrator.fixed_step() {
+            let r = self.advance_adaptive(t_target_s);
+            self.update_counters();
+            return r;
+        }
         loop {
             if let Some(f) = self.finished {
+                self.update_counters();
                 return Ok(Advance::Finished(f));
             }
             if self.t_s >= t_target_s {
+                self.update_counters();
                 return Ok(Advance::Reached);
             }
             let mut stop = t_target_s;
@@ -192,6 +309,7 @@ impl Simulation {
                 stop = stop.min(mt.max(self.t_s));
             }
             if let Some(ev) = self.advance_segment(stop)? {
+                self.update_counters();
                 return Ok(ev);
             }
             if breakpoint == Some(self.t_s) {
@@ -213,9 +331,8 @@ impl Simulation {
     fn advance_segment(&mut self, stop: f64) -> Result<Option<Advance>, StepFailure> {
         let t0 = self.t_s;
         let span = stop - t0;
-        let n = ((span / self.settings.step_s) * (1.0 - STEP_SLACK))
-            .ceil()
-            .max(1.0) as u64;
+        let step_s = self.settings.step_s.unwrap_or(span);
+        let n = ((span / step_s) * (1.0 - STEP_SLACK)).ceil().max(1.0) as u64;
         let h_seg = span / n as f64;
         for i in 1..=n {
             let t_next = if i == n { stop } else { t0 + i as f64 * h_seg };
@@ -238,12 +355,13 @@ impl Simulation {
     /// y_new = y + inc with Kahan's compensated summation (Higham, *Accuracy and Stability of
     /// Numerical Algorithms*, §4.3); the new compensation goes to `compensation_new`.
     fn apply_increment(&mut self, inc: &[f64]) {
-        for i in 0..self.y.len() {
-            let d = inc[i] - self.y_compensation[i];
-            let sum = self.y[i] + d;
-            self.compensation_new[i] = (sum - self.y[i]) - d;
-            self.y_new[i] = sum;
-        }
+        kahan_add(
+            &self.y,
+            &self.y_compensation,
+            inc,
+            &mut self.y_new,
+            &mut self.compensation_new,
+        );
     }
 
     fn step_inner(
@@ -258,22 +376,8 @@ impl Simulation {
             .map_err(|e| self.solver_failure(e))?;
         self.apply_increment(inc);
 
-        // Earliest piston exit inside the step, located on the method's own step formula.
-        let mut event: Option<(usize, f64)> = None;
-        for j in 0..self.network.pistons.len() {
-            let (Some(g0), Some(g1)) = (
-                self.network.exit_event_value(j, &self.y),
-                self.network.exit_event_value(j, &self.y_new),
-            ) else {
-                continue;
-            };
-            if g0 < 0.0 && g1 >= 0.0 {
-                let hj = self.locate_exit(j, t, h, g0, g1, inc)?;
-                if event.is_none_or(|(_, he)| hj < he) {
-                    event = Some((j, hj));
-                }
-            }
-        }
+        // Earliest event inside the step, located on the method's own step formula.
+        let event = self.earliest_event(t, h, inc, false)?;
         if let Some((_, he)) = event {
             self.integrator
                 .dense(&mut self.network, t, &self.y, he, inc)
@@ -307,19 +411,262 @@ impl Simulation {
         let rc = self.checks.warnings(&self.network, &self.y);
         self.set_rc(rc);
 
-        if let Some((j, _)) = event {
-            self.network.exited[j] = true;
-            // The bore opens: a discontinuity, so the integrator starts afresh.
-            self.integrator.restart();
-            if self.settings.stop_on_exit && !self.pending_exits() {
-                self.finished = Some(Finish::Exited { t_s: self.t_s });
-            }
-            return Ok(Some(Advance::Exit {
-                piston: j,
-                t_s: self.t_s,
-            }));
+        if let Some((k, _)) = event {
+            return Ok(self.handle_event_at_reported(k));
         }
         Ok(None)
+    }
+
+    /// Handle event `k` at the reported state (the step has ended at its time): the network
+    /// acts, the integrator restarts (a discontinuity), and a piston exit is reported.
+    fn handle_event_at_reported(&mut self, k: usize) -> Option<Advance> {
+        self.y_new.copy_from_slice(&self.y);
+        let mut y = std::mem::take(&mut self.y);
+        let outcome = self.network.handle_event(k, self.t_s, &mut y);
+        if outcome.state_changed {
+            // The compensation of a changed entry no longer belongs to it.
+            for (c, (a, b)) in self
+                .y_compensation
+                .iter_mut()
+                .zip(y.iter().zip(&self.y_new))
+            {
+                if a.to_bits() != b.to_bits() {
+                    *c = 0.0;
+                }
+            }
+        }
+        self.y = y;
+        self.stats.events += 1;
+        self.integrator.restart();
+        if outcome.state_changed {
+            let rc = self.checks.warnings(&self.network, &self.y);
+            self.set_rc(rc);
+        }
+        let j = outcome.exit_of_piston?;
+        if self.settings.stop_on_exit && !self.pending_exits() {
+            self.finished = Some(Finish::Exited { t_s: self.t_s });
+        }
+        Some(Advance::Exit {
+            piston: j,
+            t_s: self.t_s,
+        })
+    }
+
+    /// The earliest event crossing (k, step size to it) in the step of size `h` from the
+    /// current point whose end state is in `y_new`: g_k(old) < 0 ≤ g_k(new).
+    fn earliest_event(
+        &mut self,
+        t: f64,
+        h: f64,
+        inc: &mut [f64],
+        adaptive: bool,
+    ) -> Result<Option<(usize, f64)>, StepFailure> {
+        let mut event: Option<(usize, f64)> = None;
+        for k in 0..self.network.n_events() {
+            let y0 = if adaptive { &self.internal.y } else { &self.y };
+            let (Some(g0), Some(g1)) = (
+                self.network.event_value(k, t, y0),
+                self.network.event_value(k, t + h, &self.y_new),
+            ) else {
+                continue;
+            };
+            if g0 < 0.0 && g1 >= 0.0 {
+                let hk = self.locate_event(k, t, h, g0, g1, inc, adaptive)?;
+                if event.is_none_or(|(_, he)| hk < he) {
+                    event = Some((k, hk));
+                }
+            }
+        }
+        Ok(event)
+    }
+
+    // ---- Adaptive methods -------------------------------------------------------------
+
+    /// `advance_to` for adaptive methods (see the module documentation).
+    fn advance_adaptive(&mut self, target: f64) -> Result<Advance, StepFailure> {
+        let mut inc = std::mem::take(&mut self.increment);
+        let r = self.advance_adaptive_inner(target, &mut inc);
+        self.increment = inc;
+        r
+    }
+
+    fn advance_adaptive_inner(
+        &mut self,
+        target: f64,
+        inc: &mut [f64],
+    ) -> Result<Advance, StepFailure> {
+        loop {
+            if let Some(f) = self.finished {
+                return Ok(Advance::Finished(f));
+            }
+            // An event located ahead is handled once the request reaches its time.
+            if let Some(k) = self.internal.pending_event
+                && target >= self.internal.t_s
+            {
+                self.internal.pending_event = None;
+                self.report_internal();
+                let advance = self.handle_event_at_reported(k);
+                let i = &mut self.internal;
+                i.y.copy_from_slice(&self.y);
+                i.compensation.copy_from_slice(&self.y_compensation);
+                i.t_prev_s = i.t_s;
+                i.y_prev.copy_from_slice(&self.y);
+                i.compensation_prev.copy_from_slice(&self.y_compensation);
+                match advance {
+                    Some(a) => return Ok(a),
+                    None => continue,
+                }
+            }
+            if self.t_s >= target {
+                return Ok(Advance::Reached);
+            }
+            if self.internal.t_s >= target {
+                self.report_at(target, inc)?;
+                self.check_max_time();
+                return Ok(Advance::Reached);
+            }
+            let max_time = self.settings.max_time_s.filter(|_| self.pending_exits());
+            if let Some(mt) = max_time
+                && self.internal.t_s >= mt
+            {
+                self.report_internal();
+                self.check_max_time();
+                continue;
+            }
+            if self.internal.at_breakpoint {
+                // A table changes here: the next step sees its new value, and no history from
+                // before the discontinuity is used across it.
+                self.internal.at_breakpoint = false;
+                self.network.segment_start_s = self.internal.t_s;
+                self.integrator.restart();
+            }
+            let t = self.internal.t_s;
+            let breakpoint = self.network.next_breakpoint_after(t);
+            let mut stop = breakpoint.unwrap_or(f64::INFINITY);
+            if let Some(mt) = max_time {
+                stop = stop.min(mt);
+            }
+            let h_max = (stop - t).min(self.settings.control.max_step.unwrap_or(f64::INFINITY));
+            self.adaptive_step(t, stop, breakpoint, h_max, inc)?;
+        }
+    }
+
+    /// Run-time check 1 once the reported time reaches `max_time`.
+    fn check_max_time(&mut self) {
+        if let Some(mt) = self.settings.max_time_s
+            && self.t_s >= mt
+            && self.pending_exits()
+            && self.finished.is_none()
+        {
+            self.set_rc(checks::NEVER_EXITED);
+            self.finished = Some(Finish::NeverExited { t_s: self.t_s });
+        }
+    }
+
+    /// One accepted step of the adaptive method from the internal point, at most `h_max` and
+    /// ending exactly at `stop` when it reaches it; cut short at the earliest event.
+    fn adaptive_step(
+        &mut self,
+        t: f64,
+        stop: f64,
+        breakpoint: Option<f64>,
+        h_max: f64,
+        inc: &mut [f64],
+    ) -> Result<(), StepFailure> {
+        let h = self
+            .integrator
+            .attempt(&mut self.network, t, &self.internal.y, h_max, inc)
+            .map_err(|e| self.solver_failure(e))?;
+        let (mut h, mut t_new) = if h >= stop - t {
+            (stop - t, stop)
+        } else {
+            (h, t + h)
+        };
+        kahan_add(
+            &self.internal.y,
+            &self.internal.compensation,
+            inc,
+            &mut self.y_new,
+            &mut self.compensation_new,
+        );
+        let event = self.earliest_event(t, h, inc, true)?;
+        if let Some((_, he)) = event {
+            let i = &self.internal;
+            self.integrator
+                .dense(&mut self.network, t, &i.y, he, inc)
+                .map_err(|e| self.solver_failure(e))?;
+            kahan_add(
+                &i.y,
+                &i.compensation,
+                inc,
+                &mut self.y_new,
+                &mut self.compensation_new,
+            );
+            h = he;
+            t_new = t + he;
+        }
+        if let Some(code) = Checks::hard_failure(&self.network, &self.y_new) {
+            self.set_rc(code);
+            return Err(StepFailure {
+                code,
+                last_good_t_s: self.t_s,
+                message: format!(
+                    "run-time check {code}: {} in the step to t = {} s",
+                    checks::describe(code),
+                    t + h
+                ),
+            });
+        }
+        self.integrator
+            .commit(&mut self.network, t_new, &self.y_new);
+        let i = &mut self.internal;
+        // prev ← current ← new, by swaps (no copies of the vectors' storage).
+        std::mem::swap(&mut i.y_prev, &mut i.y);
+        std::mem::swap(&mut i.compensation_prev, &mut i.compensation);
+        std::mem::swap(&mut i.y, &mut self.y_new);
+        std::mem::swap(&mut i.compensation, &mut self.compensation_new);
+        i.t_prev_s = t;
+        i.t_s = t_new;
+        i.pending_event = event.map(|(k, _)| k);
+        i.at_breakpoint = event.is_none() && breakpoint == Some(t_new);
+        self.stats.steps += 1;
+        let rc = self.checks.warnings(&self.network, &self.internal.y);
+        self.note_fired(rc, t_new);
+        Ok(())
+    }
+
+    /// The reported point catches up with the internal one.
+    fn report_internal(&mut self) {
+        let i = &self.internal;
+        self.t_s = i.t_s;
+        self.y.copy_from_slice(&i.y);
+        self.y_compensation.copy_from_slice(&i.compensation);
+        let rc = self.checks.warnings(&self.network, &self.y);
+        self.set_rc(rc);
+    }
+
+    /// Report the state at `target` in the last step (t_prev, t] by dense output.
+    fn report_at(&mut self, target: f64, inc: &mut [f64]) -> Result<(), StepFailure> {
+        if target >= self.internal.t_s {
+            self.report_internal();
+            return Ok(());
+        }
+        let i = &self.internal;
+        let h = target - i.t_prev_s;
+        self.integrator
+            .dense(&mut self.network, i.t_prev_s, &i.y_prev, h, inc)
+            .map_err(|e| self.solver_failure(e))?;
+        kahan_add(
+            &i.y_prev,
+            &i.compensation_prev,
+            inc,
+            &mut self.y,
+            &mut self.y_compensation,
+        );
+        self.t_s = target;
+        let rc = self.checks.warnings(&self.network, &self.y);
+        self.set_rc(rc);
+        Ok(())
     }
 
     fn solver_failure(&self, e: SolverError) -> StepFailure {
@@ -330,17 +677,20 @@ impl Simulation {
         }
     }
 
-    /// Step size in (0, h] at which piston `j` reaches its exit, by the Illinois variant of
-    /// regula falsi on the method's own step (Dahlquist & Björck, *Numerical Methods*, §6.2),
-    /// iterated to the resolution of the time axis (far below the 1e-12 s asked for).
-    fn locate_exit(
+    /// Step size in (0, h] at which event `k` crosses zero, by the Illinois variant of
+    /// regula falsi on the method's own step or dense output (Dahlquist & Björck, *Numerical
+    /// Methods*, §6.2), iterated to the resolution of the time axis (far below the 1e-12 s
+    /// asked for). The state at the returned size is left in `y_new`'s role by the caller.
+    #[allow(clippy::too_many_arguments)]
+    fn locate_event(
         &mut self,
-        j: usize,
+        k: usize,
         t: f64,
         h: f64,
         g0: f64,
         g1: f64,
         inc: &mut [f64],
+        adaptive: bool,
     ) -> Result<f64, StepFailure> {
         let (mut a, mut ga, mut b, mut gb) = (0.0, g0, h, g1);
         let tol = 4.0 * f64::EPSILON * (t.abs() + h);
@@ -353,11 +703,28 @@ impl Simulation {
             if !(c > a && c < b) {
                 c = 0.5 * (a + b);
             }
-            self.integrator
-                .dense(&mut self.network, t, &self.y, c, inc)
-                .map_err(|e| self.solver_failure(e))?;
-            self.apply_increment(inc);
-            let gc = self.network.exit_event_value(j, &self.y_new).unwrap_or(0.0);
+            if adaptive {
+                let i = &self.internal;
+                self.integrator
+                    .dense(&mut self.network, t, &i.y, c, inc)
+                    .map_err(|e| self.solver_failure(e))?;
+                kahan_add(
+                    &i.y,
+                    &i.compensation,
+                    inc,
+                    &mut self.y_new,
+                    &mut self.compensation_new,
+                );
+            } else {
+                self.integrator
+                    .dense(&mut self.network, t, &self.y, c, inc)
+                    .map_err(|e| self.solver_failure(e))?;
+                self.apply_increment(inc);
+            }
+            let gc = self
+                .network
+                .event_value(k, t + c, &self.y_new)
+                .unwrap_or(0.0);
             if gc >= 0.0 {
                 b = c;
                 gb = gc;
@@ -403,5 +770,17 @@ impl Simulation {
         self.network.rhs(self.t_s, &self.y, &mut dy);
         self.dy = dy;
         self.network.rhs_evaluations = count;
+    }
+}
+
+/// out = y + inc with Kahan's compensated summation (Higham, *Accuracy and Stability of
+/// Numerical Algorithms*, §4.3); `comp` is y's compensation, `out_comp` the new one.
+#[inline]
+fn kahan_add(y: &[f64], comp: &[f64], inc: &[f64], out: &mut [f64], out_comp: &mut [f64]) {
+    for i in 0..y.len() {
+        let d = inc[i] - comp[i];
+        let sum = y[i] + d;
+        out_comp[i] = (sum - y[i]) - d;
+        out[i] = sum;
     }
 }

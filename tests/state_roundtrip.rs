@@ -18,7 +18,16 @@ fn bits(sim: &Simulation) -> Vec<u64> {
 #[test]
 fn snapshot_restore_continues_bit_for_bit_for_every_method() {
     let spec = shipped("projectile");
-    for method in ["euler", "rk4", "ab2", "ab3", "ab4", "ab5"] {
+    for method in [
+        "euler",
+        "rk4",
+        "ab2",
+        "ab3",
+        "ab4",
+        "ab5",
+        "dopri5",
+        "backward-euler",
+    ] {
         let mut sim = simulation(&spec, method, 1e-6);
         // Stop at a time that is not on the step grid, so the next step is a short one.
         sim.advance_to(0.0021234567).unwrap();

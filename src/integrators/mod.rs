@@ -9,10 +9,23 @@
 //! the attempted step (for fixed-step methods by recomputing a shorter step with the same
 //! formula, so event states carry the method's own accuracy), and [`Integrator::commit`] accepts
 //! a step. All history is plain serde data: a restored integrator continues bit for bit.
+//!
+//! Fixed-step methods take the step the driver asks for. Adaptive methods
+//! ([`Integrator::fixed_step`] false) choose their own step no longer than the `h` the driver
+//! allows (the distance to the next breakpoint and `max_step`), retry rejected trials inside
+//! `attempt`, and keep the dense output of their last step valid after `commit`: the driver
+//! steps past output times and communication points and reports the state there by dense
+//! output, so those times never shorten a step.
+//!
+//! Adding a method: a module, a variant of [`Method`], a line in [`METHODS`] and
+//! [`Method::by_name`], and one arm in the `dispatch!` macro.
 
 pub mod adams_bashforth;
+pub mod backward_euler;
 pub mod bdf;
+pub mod dopri5;
 pub mod euler;
+pub mod newton;
 pub mod rk4;
 
 use serde::{Deserialize, Serialize};
@@ -20,7 +33,9 @@ use serde::{Deserialize, Serialize};
 use crate::ode::OdeSystem;
 
 pub use adams_bashforth::AdamsBashforth;
+pub use backward_euler::BackwardEuler;
 pub use bdf::Bdf;
+pub use dopri5::Dopri5;
 pub use euler::Euler;
 pub use rk4::Rk4;
 
@@ -30,6 +45,42 @@ pub enum SolverError {
     NonFinite { t: f64 },
     /// An implicit step failed (error test or Newton iteration) too often at t, last size h.
     StepFailed { t: f64, h: f64 },
+    /// An adaptive method could not meet its tolerance with any representable step.
+    StepTooSmall { t: f64, h: f64 },
+    /// An implicit method's Newton iteration did not converge at its smallest step.
+    NewtonFailed { t: f64, h: f64 },
+}
+
+/// Default relative tolerance of the adaptive methods (`[solver] rtol`).
+pub const DEFAULT_RTOL: f64 = 1e-6;
+/// Default absolute tolerance of the adaptive methods (`[solver] atol`), in state units (kg, J,
+/// m³, m, m/s): scalar, so choose it below the smallest state magnitude that matters.
+pub const DEFAULT_ATOL: f64 = 1e-12;
+
+/// Step-size control settings from `[solver]`, given to every method by
+/// [`Integrator::configure`] (fixed-step methods ignore them).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepControl {
+    pub rtol: f64,
+    pub atol: f64,
+    /// Largest step, s (`None`: no limit but the method's own).
+    pub max_step: Option<f64>,
+    /// First step, s (`None`: the method chooses).
+    pub initial_step: Option<f64>,
+    /// Length of the run, t_end − t_start, s (for defaults that scale with it, as FONSim's).
+    pub span_s: f64,
+}
+
+impl Default for StepControl {
+    fn default() -> Self {
+        StepControl {
+            rtol: DEFAULT_RTOL,
+            atol: DEFAULT_ATOL,
+            max_step: None,
+            initial_step: None,
+            span_s: 1.0,
+        }
+    }
 }
 
 impl std::fmt::Display for SolverError {
@@ -42,6 +93,14 @@ impl std::fmt::Display for SolverError {
                 f,
                 "the implicit step from t = {t} s failed repeatedly (last size {h} s)"
             ),
+            SolverError::StepTooSmall { t, h } => write!(
+                f,
+                "the step size fell to {h:e} s at t = {t} s without meeting the tolerance"
+            ),
+            SolverError::NewtonFailed { t, h } => write!(
+                f,
+                "Newton's iteration did not converge at t = {t} s with the smallest step {h:e} s"
+            ),
         }
     }
 }
@@ -53,10 +112,17 @@ pub trait Integrator {
     fn order(&self) -> usize;
     /// Whether the method takes the step the driver asks for (true) or chooses its own.
     fn fixed_step(&self) -> bool;
+    /// Take the `[solver]` step-control settings (adaptive methods; the default ignores them).
+    fn configure(&mut self, _control: &StepControl) {}
+    /// Trial steps rejected by the error control so far (adaptive methods).
+    fn rejected_steps(&self) -> u64 {
+        0
+    }
     /// Forget all history (after a discontinuity): the next step starts afresh.
     fn restart(&mut self);
     /// Compute the increment Δy of a step of size (at most) `h` from (t, y) into `inc`;
-    /// returns the size taken.
+    /// returns the size taken (fixed-step methods: exactly `h`; adaptive methods: the accepted
+    /// step, ≤ `h`, and exactly `h` when they take all of it).
     fn attempt<S: OdeSystem>(
         &mut self,
         sys: &mut S,
@@ -66,6 +132,8 @@ pub trait Integrator {
         inc: &mut [f64],
     ) -> Result<f64, SolverError>;
     /// The increment from t to t + h, 0 < h ≤ the size of the last attempt from (t, y).
+    /// Adaptive methods keep this valid after `commit` (until the next `attempt` or `restart`),
+    /// with (t, y) the start of the committed step.
     fn dense<S: OdeSystem>(
         &mut self,
         sys: &mut S,
@@ -85,6 +153,8 @@ pub enum Method {
     Rk4(Rk4),
     AdamsBashforth(AdamsBashforth),
     Bdf(Bdf),
+    Dopri5(Dopri5),
+    BackwardEuler(BackwardEuler),
 }
 
 /// Names accepted in model files and by `--method`, with a short description.
@@ -95,12 +165,23 @@ pub const METHODS: &[(&str, &str)] = &[
     ("ab3", "Adams–Bashforth 3 (RK4 start), fixed step"),
     ("ab4", "Adams–Bashforth 4 (RK4 start), fixed step"),
     ("ab5", "Adams–Bashforth 5 (RK4 start), fixed step"),
-    ("bdf", "variable-order (1–5), variable-step BDF as CVODES, for stiff networks"),
+    (
+        "bdf",
+        "variable-order (1–5), variable-step BDF as CVODES, for stiff networks",
+    ),
     ("bdf1", "BDF order 1 (backward Euler, Newton), fixed step"),
     ("bdf2", "BDF order 2 (RK4 start), fixed step"),
     ("bdf3", "BDF order 3 (RK4 start), fixed step"),
     ("bdf4", "BDF order 4 (RK4 start), fixed step"),
     ("bdf5", "BDF order 5 (RK4 start), fixed step"),
+    (
+        "dopri5",
+        "Dormand–Prince 5(4), adaptive (rtol, atol), dense output of order 4",
+    ),
+    (
+        "backward-euler",
+        "backward Euler with Newton, FONSim's adaptive step (interpolation criterion)",
+    ),
     (
         "auto",
         "the default: rk4 until adaptive and stiff methods land",
@@ -123,11 +204,14 @@ impl Method {
             "bdf3" => Method::Bdf(Bdf::fixed(3, n)),
             "bdf4" => Method::Bdf(Bdf::fixed(4, n)),
             "bdf5" => Method::Bdf(Bdf::fixed(5, n)),
+            "dopri5" => Method::Dopri5(Dopri5::new(n)),
+            "backward-euler" => Method::BackwardEuler(BackwardEuler::new(n)),
             _ => return None,
         })
     }
 
-    /// Whether `name` needs a fixed `step`.
+    /// Whether `name` needs a fixed `step` (adaptive methods choose their own: `rtol`, `atol`,
+    /// `max_step`, `initial_step` instead).
     pub fn needs_step(name: &str) -> bool {
         matches!(
             name,
@@ -154,6 +238,8 @@ macro_rules! dispatch {
             Method::Rk4($m) => $e,
             Method::AdamsBashforth($m) => $e,
             Method::Bdf($m) => $e,
+            Method::Dopri5($m) => $e,
+            Method::BackwardEuler($m) => $e,
         }
     };
 }
@@ -167,6 +253,12 @@ impl Integrator for Method {
     }
     fn fixed_step(&self) -> bool {
         dispatch!(self, m => m.fixed_step())
+    }
+    fn configure(&mut self, control: &StepControl) {
+        dispatch!(self, m => m.configure(control))
+    }
+    fn rejected_steps(&self) -> u64 {
+        dispatch!(self, m => m.rejected_steps())
     }
     fn restart(&mut self) {
         dispatch!(self, m => m.restart())

@@ -7,7 +7,7 @@ use crate::components::{
     Valve, Wall,
 };
 use crate::gas::{IdealGas, species};
-use crate::integrators::Method;
+use crate::integrators::{DEFAULT_ATOL, DEFAULT_RTOL, Integrator, Method, StepControl};
 use crate::model::spec::{GasSection, ModelFile};
 use crate::network::{Extras, Network};
 use crate::param::Param;
@@ -194,14 +194,21 @@ pub fn build_simulation(spec: &ModelFile, method: Option<&str>) -> Result<Simula
     let name = method.unwrap_or(&spec.solver.method);
     let integrator = Method::by_name(name, network.layout.n_states)
         .ok_or_else(|| format!("unknown method `{name}`"))?;
-    let step_s = spec
-        .solver
-        .step
-        .ok_or_else(|| format!("method `{name}` needs solver.step"))?;
+    let s = &spec.solver;
+    if integrator.fixed_step() && s.step.is_none() {
+        return Err(format!("method `{name}` needs solver.step"));
+    }
     let settings = Settings {
-        step_s,
-        max_time_s: spec.solver.max_time,
-        stop_on_exit: spec.solver.stop_on_exit,
+        step_s: s.step,
+        max_time_s: s.max_time,
+        stop_on_exit: s.stop_on_exit,
+        control: StepControl {
+            rtol: s.rtol.unwrap_or(DEFAULT_RTOL),
+            atol: s.atol.unwrap_or(DEFAULT_ATOL),
+            max_step: s.max_step,
+            initial_step: s.initial_step,
+            span_s: s.t_end - s.t_start,
+        },
     };
     Ok(Simulation::new(
         network,

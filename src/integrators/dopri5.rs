@@ -1,0 +1,489 @@
+//! Dormand–Prince 5(4) with error control, a PI step-size controller and dense output of order
+//! 4: Hairer, Nørsett & Wanner, *Solving Ordinary Differential Equations I* (2nd ed.), §II.4
+//! (Table 5.2, the DOPRI5 pair), §II.4 "Automatic step size control" (eq. 4.11, the RMS error
+//! norm), §IV.2 / Gustafsson's PI controller as coded in HNW's `dopri5.f` (β = 0.04,
+//! safety 0.9, step ratio in [0.2, 10]), §II.4 "Starting step size" (`HINIT`), and §II.6 (the
+//! continuous extension, `CONTD5` with the `D` coefficients of `dopri5.f`).
+//!
+//! FSAL: the last stage f(t+h, y₁) is the first stage of the next step, so an accepted step
+//! costs six right-hand-side evaluations. Rejected steps are retried inside
+//! [`Integrator::attempt`], which returns the size of the accepted step (at most `h_max`: the
+//! driver passes the distance to the next breakpoint and the user's `max_step`).
+//!
+//! History kept as serde data: the proposed next step, the controller's previous error, the
+//! FSAL derivative, and the dense-output coefficients of the last accepted step (so that after
+//! a restore the state at a time inside that step is reproduced bit for bit).
+
+use serde::{Deserialize, Serialize};
+
+use super::{Integrator, SolverError, StepControl, ensure_len};
+use crate::ode::OdeSystem;
+
+// Butcher tableau (HNW I, Table 5.2).
+const C2: f64 = 1.0 / 5.0;
+const C3: f64 = 3.0 / 10.0;
+const C4: f64 = 4.0 / 5.0;
+const C5: f64 = 8.0 / 9.0;
+const A21: f64 = 1.0 / 5.0;
+const A31: f64 = 3.0 / 40.0;
+const A32: f64 = 9.0 / 40.0;
+const A41: f64 = 44.0 / 45.0;
+const A42: f64 = -56.0 / 15.0;
+const A43: f64 = 32.0 / 9.0;
+const A51: f64 = 19372.0 / 6561.0;
+const A52: f64 = -25360.0 / 2187.0;
+const A53: f64 = 64448.0 / 6561.0;
+const A54: f64 = -212.0 / 729.0;
+const A61: f64 = 9017.0 / 3168.0;
+const A62: f64 = -355.0 / 33.0;
+const A63: f64 = 46732.0 / 5247.0;
+const A64: f64 = 49.0 / 176.0;
+const A65: f64 = -5103.0 / 18656.0;
+const A71: f64 = 35.0 / 384.0;
+const A73: f64 = 500.0 / 1113.0;
+const A74: f64 = 125.0 / 192.0;
+const A75: f64 = -2187.0 / 6784.0;
+const A76: f64 = 11.0 / 84.0;
+// Error coefficients: b − b̂ (fifth- minus fourth-order weights).
+const E1: f64 = 71.0 / 57600.0;
+const E3: f64 = -71.0 / 16695.0;
+const E4: f64 = 71.0 / 1920.0;
+const E5: f64 = -17253.0 / 339200.0;
+const E6: f64 = 22.0 / 525.0;
+const E7: f64 = -1.0 / 40.0;
+// Dense output (dopri5.f, D1..D7; Shampine's continuous extension of order 4).
+const D1: f64 = -12715105075.0 / 11282082432.0;
+const D3: f64 = 87487479700.0 / 32700410799.0;
+const D4: f64 = -10690763975.0 / 1880347072.0;
+const D5: f64 = 701980252875.0 / 199316789632.0;
+const D6: f64 = -1453857185.0 / 822651844.0;
+const D7: f64 = 69997945.0 / 29380423.0;
+
+/// PI controller (dopri5.f defaults): β, safety factor, and the limits of h_new/h.
+const BETA: f64 = 0.04;
+const SAFE: f64 = 0.9;
+/// h_new/h ≥ FAC1 = 0.2 (FACC1 = 1/FAC1 in the code's division form).
+const FAC1: f64 = 0.2;
+/// h_new/h ≤ FAC2 = 10.
+const FAC2: f64 = 10.0;
+/// Exponent of the error in the PI controller: 1/5 − 0.75·β.
+const EXPO1: f64 = 0.2 - BETA * 0.75;
+/// Rejections in a row before the step is declared impossible.
+const MAX_REJECTIONS: u32 = 100;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Dopri5 {
+    n: usize,
+    rtol: f64,
+    atol: f64,
+    /// The user's initial step (HNW's `HINIT` when `None`).
+    initial_step: Option<f64>,
+    /// Proposed size of the next step; 0 = choose one by `HINIT`.
+    h_next: f64,
+    /// The controller's previous (accepted) error norm, ≥ 1e-4.
+    facold: f64,
+    /// The last trial was rejected (the next accepted step may not grow).
+    last_rejected: bool,
+    /// f(t, y) at the current point (FSAL), valid when `have_f0`.
+    f0: Vec<f64>,
+    have_f0: bool,
+    /// Dense output of the last accepted step from (t, y): Δy, h·k1 − Δy, Δy − h·k7 − (h·k1 − Δy),
+    /// h·Σ dᵢkᵢ (HNW's RCONT2..RCONT5), 4n values, and that step's size.
+    dense: Vec<f64>,
+    h_dense: f64,
+    pub accepted: u64,
+    pub rejected: u64,
+    #[serde(skip)]
+    k: Box<Stages>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Stages {
+    k2: Vec<f64>,
+    k3: Vec<f64>,
+    k4: Vec<f64>,
+    k5: Vec<f64>,
+    k6: Vec<f64>,
+    k7: Vec<f64>,
+    ytmp: Vec<f64>,
+}
+
+impl Dopri5 {
+    pub fn new(n: usize) -> Self {
+        let c = StepControl::default();
+        Dopri5 {
+            n,
+            rtol: c.rtol,
+            atol: c.atol,
+            initial_step: c.initial_step,
+            h_next: 0.0,
+            facold: 1e-4,
+            last_rejected: false,
+            f0: vec![0.0; n],
+            have_f0: false,
+            dense: vec![0.0; 4 * n],
+            h_dense: 0.0,
+            accepted: 0,
+            rejected: 0,
+            k: Box::default(),
+        }
+    }
+
+    fn ensure(&mut self) {
+        let n = self.n;
+        ensure_len(&mut self.f0, n);
+        if self.dense.len() != 4 * n {
+            self.dense.resize(4 * n, 0.0);
+        }
+        let k = &mut self.k;
+        for v in [
+            &mut k.k2,
+            &mut k.k3,
+            &mut k.k4,
+            &mut k.k5,
+            &mut k.k6,
+            &mut k.k7,
+            &mut k.ytmp,
+        ] {
+            ensure_len(v, n);
+        }
+    }
+
+    #[inline]
+    fn weight(&self, a: f64, b: f64) -> f64 {
+        self.atol + self.rtol * a.abs().max(b.abs())
+    }
+
+    /// HNW's `HINIT`: an explicit Euler step probes the second derivative; h is chosen so that
+    /// h⁵·max(‖f′‖, ‖f‖) ≈ 0.01 (order 5), within 100× the first guess and `h_max`.
+    fn initial_step<S: OdeSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        h_max: f64,
+    ) -> Result<f64, SolverError> {
+        let n = self.n;
+        let (mut dnf, mut dny) = (0.0, 0.0);
+        for i in 0..n {
+            let sk = self.weight(y[i], 0.0);
+            dnf += (self.f0[i] / sk).powi(2);
+            dny += (y[i] / sk).powi(2);
+        }
+        let mut h = if dnf <= 1e-10 || dny <= 1e-10 {
+            1e-6
+        } else {
+            (dny / dnf).sqrt() * 0.01
+        };
+        h = h.min(h_max);
+        for i in 0..n {
+            self.k.ytmp[i] = y[i] + h * self.f0[i];
+        }
+        sys.rhs(t + h, &self.k.ytmp, &mut self.k.k2);
+        if !self.k.k2.iter().all(|v| v.is_finite()) {
+            // The probe left the domain: start small and let the controller grow.
+            return Ok((h * 1e-3).min(h_max));
+        }
+        let mut der2 = 0.0;
+        for i in 0..n {
+            let sk = self.weight(y[i], 0.0);
+            der2 += ((self.k.k2[i] - self.f0[i]) / sk).powi(2);
+        }
+        let der2 = der2.sqrt() / h;
+        let der12 = der2.abs().max(dnf.sqrt());
+        let h1 = if der12 <= 1e-15 {
+            (h.abs() * 1e-3).max(1e-6)
+        } else {
+            (0.01 / der12).powf(1.0 / 5.0)
+        };
+        Ok((100.0 * h).min(h1).min(h_max))
+    }
+
+    /// The six new stages and the increment of a step of size h; returns the RMS error norm
+    /// (HNW I, eq. 4.11), or `None` if a stage was not finite.
+    fn trial<S: OdeSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        h: f64,
+        inc: &mut [f64],
+    ) -> Option<f64> {
+        let n = self.n;
+        let k = &mut self.k;
+        let k1 = &self.f0;
+        for i in 0..n {
+            k.ytmp[i] = y[i] + h * A21 * k1[i];
+        }
+        sys.rhs(t + C2 * h, &k.ytmp, &mut k.k2);
+        for i in 0..n {
+            k.ytmp[i] = y[i] + h * (A31 * k1[i] + A32 * k.k2[i]);
+        }
+        sys.rhs(t + C3 * h, &k.ytmp, &mut k.k3);
+        for i in 0..n {
+            k.ytmp[i] = y[i] + h * (A41 * k1[i] + A42 * k.k2[i] + A43 * k.k3[i]);
+        }
+        sys.rhs(t + C4 * h, &k.ytmp, &mut k.k4);
+        for i in 0..n {
+            k.ytmp[i] = y[i] + h * (A51 * k1[i] + A52 * k.k2[i] + A53 * k.k3[i] + A54 * k.k4[i]);
+        }
+        sys.rhs(t + C5 * h, &k.ytmp, &mut k.k5);
+        for i in 0..n {
+            k.ytmp[i] = y[i]
+                + h * (A61 * k1[i] + A62 * k.k2[i] + A63 * k.k3[i] + A64 * k.k4[i] + A65 * k.k5[i]);
+        }
+        sys.rhs(t + h, &k.ytmp, &mut k.k6);
+        for i in 0..n {
+            inc[i] =
+                h * (A71 * k1[i] + A73 * k.k3[i] + A74 * k.k4[i] + A75 * k.k5[i] + A76 * k.k6[i]);
+            k.ytmp[i] = y[i] + inc[i];
+        }
+        sys.rhs(t + h, &k.ytmp, &mut k.k7);
+        let mut err = 0.0;
+        for i in 0..n {
+            let e = h
+                * (E1 * k1[i]
+                    + E3 * k.k3[i]
+                    + E4 * k.k4[i]
+                    + E5 * k.k5[i]
+                    + E6 * k.k6[i]
+                    + E7 * k.k7[i]);
+            let sk = self.atol + self.rtol * y[i].abs().max(k.ytmp[i].abs());
+            err += (e / sk).powi(2);
+        }
+        let err = (err / n.max(1) as f64).sqrt();
+        let finite = [&k.k2, &k.k3, &k.k4, &k.k5, &k.k6, &k.k7]
+            .iter()
+            .all(|v| v.iter().all(|x| x.is_finite()));
+        (finite && err.is_finite()).then_some(err)
+    }
+
+    /// HNW's RCONT2..RCONT5 for the accepted step of size h with increment `inc`.
+    fn store_dense(&mut self, h: f64, inc: &[f64]) {
+        let n = self.n;
+        let k = &self.k;
+        let (d2, rest) = self.dense.split_at_mut(n);
+        let (d3, rest) = rest.split_at_mut(n);
+        let (d4, d5) = rest.split_at_mut(n);
+        for i in 0..n {
+            let ydiff = inc[i];
+            let bspl = h * self.f0[i] - ydiff;
+            d2[i] = ydiff;
+            d3[i] = bspl;
+            d4[i] = ydiff - h * k.k7[i] - bspl;
+            d5[i] = h
+                * (D1 * self.f0[i]
+                    + D3 * k.k3[i]
+                    + D4 * k.k4[i]
+                    + D5 * k.k5[i]
+                    + D6 * k.k6[i]
+                    + D7 * k.k7[i]);
+        }
+        self.h_dense = h;
+    }
+}
+
+impl Integrator for Dopri5 {
+    fn name(&self) -> &'static str {
+        "dopri5"
+    }
+    fn order(&self) -> usize {
+        5
+    }
+    fn fixed_step(&self) -> bool {
+        false
+    }
+    fn configure(&mut self, control: &StepControl) {
+        self.rtol = control.rtol;
+        self.atol = control.atol;
+        self.initial_step = control.initial_step;
+    }
+    fn rejected_steps(&self) -> u64 {
+        self.rejected
+    }
+    fn restart(&mut self) {
+        self.h_next = 0.0;
+        self.facold = 1e-4;
+        self.last_rejected = false;
+        self.have_f0 = false;
+    }
+    fn attempt<S: OdeSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        h_max: f64,
+        inc: &mut [f64],
+    ) -> Result<f64, SolverError> {
+        self.ensure();
+        if !self.have_f0 {
+            sys.rhs(t, y, &mut self.f0);
+            super::check_finite(t, &self.f0)?;
+            self.have_f0 = true;
+        }
+        if self.h_next <= 0.0 {
+            self.h_next = match self.initial_step {
+                Some(h0) => h0,
+                None => self.initial_step(sys, t, y, h_max)?,
+            };
+        }
+        let h_min = 16.0 * f64::EPSILON * t.abs().max(1e-300);
+        let mut rejections = 0;
+        loop {
+            // Stretch by up to 1 % to land on the driver's limit instead of leaving a sliver
+            // (dopri5.f does so at XEND).
+            let mut h = self.h_next;
+            if 1.01 * h >= h_max {
+                h = h_max;
+            }
+            if h <= h_min || !h.is_finite() {
+                return Err(SolverError::StepTooSmall { t, h });
+            }
+            match self.trial(sys, t, y, h, inc) {
+                Some(err) => {
+                    let fac11 = err.powf(EXPO1);
+                    // Lund stabilization: h_new = h / (err^expo1 / err_old^β / safe), bounded.
+                    let fac = (fac11 / self.facold.powf(BETA) / SAFE).clamp(1.0 / FAC2, 1.0 / FAC1);
+                    if err <= 1.0 {
+                        self.facold = err.max(1e-4);
+                        let mut h_new = h / fac;
+                        if self.last_rejected {
+                            h_new = h_new.min(h);
+                        }
+                        self.last_rejected = false;
+                        self.h_next = h_new;
+                        self.accepted += 1;
+                        self.store_dense(h, inc);
+                        return Ok(h);
+                    }
+                    self.h_next = h / (1.0 / FAC1).min(fac11 / SAFE);
+                }
+                None => {
+                    // A stage left the model's domain: shrink hard and retry.
+                    self.h_next = 0.25 * h;
+                }
+            }
+            self.last_rejected = true;
+            self.rejected += 1;
+            rejections += 1;
+            if rejections >= MAX_REJECTIONS {
+                return Err(SolverError::StepTooSmall { t, h: self.h_next });
+            }
+        }
+    }
+    fn dense<S: OdeSystem>(
+        &mut self,
+        _sys: &mut S,
+        _t: f64,
+        _y: &[f64],
+        h: f64,
+        inc: &mut [f64],
+    ) -> Result<(), SolverError> {
+        let n = self.n;
+        let theta = h / self.h_dense;
+        let theta1 = 1.0 - theta;
+        let d = &self.dense;
+        for i in 0..n {
+            inc[i] = theta
+                * (d[i] + theta1 * (d[n + i] + theta * (d[2 * n + i] + theta1 * d[3 * n + i])));
+        }
+        Ok(())
+    }
+    fn commit<S: OdeSystem>(&mut self, _sys: &mut S, _t_new: f64, _y_new: &[f64]) {
+        // FSAL: k7 = f(t + h, y + Δy) is the next step's first stage. (After a step cut short
+        // at an event the driver restarts the method, which drops this.)
+        std::mem::swap(&mut self.f0, &mut self.k.k7);
+        ensure_len(&mut self.k.k7, self.n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// y'' = −y as a first-order system; exact solution (cos t, −sin t).
+    struct Oscillator;
+    impl OdeSystem for Oscillator {
+        fn dimension(&self) -> usize {
+            2
+        }
+        fn rhs(&mut self, _t: f64, y: &[f64], dydt: &mut [f64]) {
+            dydt[0] = y[1];
+            dydt[1] = -y[0];
+        }
+    }
+
+    /// Integrate to t_end; (global error at t_end, accepted steps).
+    fn run(rtol: f64, t_end: f64) -> (f64, u64) {
+        let mut m = Dopri5::new(2);
+        m.configure(&StepControl {
+            rtol,
+            atol: rtol,
+            ..StepControl::default()
+        });
+        let (mut t, mut y, mut inc) = (0.0, vec![1.0, 0.0], vec![0.0; 2]);
+        while t < t_end {
+            let h = m
+                .attempt(&mut Oscillator, t, &y, t_end - t, &mut inc)
+                .unwrap();
+            t = if h >= t_end - t { t_end } else { t + h };
+            for i in 0..2 {
+                y[i] += inc[i];
+            }
+            m.commit(&mut Oscillator, t, &y);
+        }
+        (
+            ((y[0] - t.cos()).powi(2) + (y[1] + t.sin()).powi(2)).sqrt(),
+            m.accepted,
+        )
+    }
+
+    #[test]
+    fn error_and_steps_scale_with_the_tolerance() {
+        let mut pts = Vec::new();
+        for k in 0..6 {
+            let rtol = 1e-4 * 10f64.powi(-k);
+            let (e, n) = run(rtol, 20.0);
+            println!("oscillator rtol {rtol:e}: error {e:e}, {n} steps");
+            pts.push((rtol.ln(), e.ln(), (n as f64).ln()));
+        }
+        let slope = |f: fn(&(f64, f64, f64)) -> f64| {
+            let m = pts.len() as f64;
+            let mx = pts.iter().map(|p| p.0).sum::<f64>() / m;
+            let my = pts.iter().map(f).sum::<f64>() / m;
+            let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (f(p) - my)).sum();
+            let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+            sxy / sxx
+        };
+        let (se, sn) = (slope(|p| p.1), slope(|p| p.2));
+        println!("slopes: error {se:.3} (≈1), steps {sn:.3} (≈ −1/5)");
+        assert!((0.85..=1.15).contains(&se));
+        assert!((-0.25..=-0.15).contains(&sn));
+    }
+
+    #[test]
+    fn dense_output_is_of_order_4() {
+        // One step of size h from t = 0; the midpoint from dense output against cos, sin.
+        let mut errs = Vec::new();
+        for h in [0.2, 0.1] {
+            let mut m = Dopri5::new(2);
+            m.configure(&StepControl {
+                rtol: 1.0,
+                atol: 1.0,
+                initial_step: Some(h),
+                ..StepControl::default()
+            });
+            let (y, mut inc) = (vec![1.0, 0.0], vec![0.0; 2]);
+            assert_eq!(m.attempt(&mut Oscillator, 0.0, &y, h, &mut inc).unwrap(), h);
+            m.dense(&mut Oscillator, 0.0, &y, 0.5 * h, &mut inc)
+                .unwrap();
+            let s = 0.5 * h;
+            let e = ((1.0 + inc[0] - s.cos()).powi(2) + (inc[1] + s.sin()).powi(2)).sqrt();
+            println!("h = {h}: dense error at h/2 = {e:e}");
+            errs.push(e);
+        }
+        let order = (errs[0] / errs[1]).log2() - 1.0;
+        println!("local order of the dense output: {order:.3} (≈ 4: error O(h⁵))");
+        assert!((order - 4.0).abs() < 0.3);
+    }
+}
