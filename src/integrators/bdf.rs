@@ -53,7 +53,7 @@ use faer::{Mat, Par};
 use serde::{Deserialize, Serialize};
 
 use super::rk4::Rk4;
-use super::{Integrator, SolverError, check_finite, ensure_len};
+use super::{Integrator, SolverError, StepControl, check_finite, ensure_len};
 use crate::ode::OdeSystem;
 use crate::sparsity::{Coloring, Pattern, color_columns};
 
@@ -91,7 +91,8 @@ const FIXED_ATOL: f64 = 1e-300;
 /// RK4 substeps per start step of the fixed-order variants.
 const START_SUBSTEPS: usize = 4;
 
-/// Tolerances of the adaptive method (scalars, as in the model file's `[solver]`).
+/// Tolerances of the adaptive method (scalars, as in the model file's `[solver]`), set by
+/// [`Integrator::configure`] from the driver's [`StepControl`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Tolerances {
     pub rtol: f64,
@@ -102,11 +103,17 @@ pub struct Tolerances {
 
 impl Default for Tolerances {
     fn default() -> Self {
+        Tolerances::from(&StepControl::default())
+    }
+}
+
+impl From<&StepControl> for Tolerances {
+    fn from(c: &StepControl) -> Self {
         Tolerances {
-            rtol: 1e-6,
-            atol: 1e-12,
-            max_step: None,
-            initial_step: None,
+            rtol: c.rtol,
+            atol: c.atol,
+            max_step: c.max_step,
+            initial_step: c.initial_step,
         }
     }
 }
@@ -1064,7 +1071,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 ncf += 1;
                 self.s.etamax = 1.0;
                 if ncf == MXNCF || self.s.h.abs() <= f64::EPSILON * saved_t.abs() * 4.0 {
-                    return Err(SolverError::StepFailed {
+                    return Err(SolverError::NewtonFailed {
                         t: saved_t,
                         h: self.s.h,
                     });
@@ -1086,7 +1093,7 @@ impl<S: OdeSystem> Step<'_, S> {
             nflag = NFlag::PrevErrFail;
             self.s.etamax = 1.0;
             if nef == MXNEF || self.s.h.abs() <= f64::EPSILON * saved_t.abs() * 4.0 {
-                return Err(SolverError::StepFailed {
+                return Err(SolverError::StepTooSmall {
                     t: saved_t,
                     h: self.s.h,
                 });
@@ -1163,7 +1170,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 }
             }
         }
-        Err(SolverError::StepFailed { t, h })
+        Err(SolverError::NewtonFailed { t, h })
     }
 
     /// An RK4 start step of size h as `START_SUBSTEPS` RK4 steps (increment into ws.inc).
@@ -1367,6 +1374,14 @@ impl Integrator for Bdf {
     }
     fn fixed_step(&self) -> bool {
         self.fixed.is_some()
+    }
+    fn configure(&mut self, control: &StepControl) {
+        self.tolerances = Tolerances::from(control);
+    }
+    /// Trial steps rejected so far: failed error tests and failed Newton iterations (CVODE's
+    /// netf + ncfn), each followed by a retry with a smaller step.
+    fn rejected_steps(&self) -> u64 {
+        self.stats.error_test_failures + self.stats.convergence_failures
     }
     fn restart(&mut self) {
         self.hist.started = false;

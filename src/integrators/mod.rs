@@ -43,11 +43,11 @@ pub use rk4::Rk4;
 pub enum SolverError {
     /// The system produced a non-finite derivative.
     NonFinite { t: f64 },
-    /// An implicit step failed (error test or Newton iteration) too often at t, last size h.
-    StepFailed { t: f64, h: f64 },
-    /// An adaptive method could not meet its tolerance with any representable step.
+    /// An adaptive method could not meet its tolerance: its error test kept failing down to
+    /// step size h (the smallest representable step, or the method's limit on retries).
     StepTooSmall { t: f64, h: f64 },
-    /// An implicit method's Newton iteration did not converge at its smallest step.
+    /// An implicit method's Newton iteration did not converge at t, the last try with step
+    /// size h (its smallest step, its limit on retries, or the fixed step given).
     NewtonFailed { t: f64, h: f64 },
 }
 
@@ -89,17 +89,13 @@ impl std::fmt::Display for SolverError {
             SolverError::NonFinite { t } => {
                 write!(f, "the right-hand side is not finite at t = {t} s")
             }
-            SolverError::StepFailed { t, h } => write!(
-                f,
-                "the implicit step from t = {t} s failed repeatedly (last size {h} s)"
-            ),
             SolverError::StepTooSmall { t, h } => write!(
                 f,
                 "the step size fell to {h:e} s at t = {t} s without meeting the tolerance"
             ),
             SolverError::NewtonFailed { t, h } => write!(
                 f,
-                "Newton's iteration did not converge at t = {t} s with the smallest step {h:e} s"
+                "Newton's iteration did not converge at t = {t} s (last step size {h:e} s)"
             ),
         }
     }
