@@ -1,20 +1,45 @@
 #!/usr/bin/env bash
 # Every test: the Rust workspace (unit, verification, CLI, model-file, FMU ABI and compliance
-# tests), then the FMUs of all shipped models through FMPy. Needs only the Rust toolchain and
-# Python 3 (FMPy is installed into target/venv by scripts/python-env.sh).
+# tests, valgrind included), then through Python the FMUs of all shipped models in FMPy, the peer
+# simulators Cantera and FONSim run in the same test, and the real importers
+# (fmu-manipulation-toolbox, libcosim, Ecos; fmi-sim when installed, see
+# compliance-tests/importers/README.md). Needs the Rust toolchain and Python 3 with venv; the
+# Python packages are installed into target/venv by scripts/python-env.sh.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+passed=0
+suite() { echo; echo "== $1"; }
 
 # Debug profile: debug_assert! invariants are on in every test.
+suite "cargo test --workspace"
 cargo build --workspace --all-targets -q
 cargo test --workspace
+passed=$((passed + 1))
 
-echo "== FMUs of the shipped models (target/fmu/)"
+suite "FMUs of the shipped models (target/fmu/)"
 mkdir -p target/fmu
 for model in models/*.toml; do
-    target/debug/fmu-build "$model" -o target/fmu
+    target/debug/fmu-build "$model" -o target/fmu --lib target/debug/libplenum.so
 done
 
-echo "== FMPy"
 PY=$(bash scripts/python-env.sh)
+export PLENUM_BIN_DIR="$PWD/target/debug" PLENUM_BIN="$PWD/target/debug/plenum"
+
+suite "FMPy (compliance-tests/python)"
 "$PY" -m pytest compliance-tests/python -q
+passed=$((passed + 1))
+
+suite "Cantera agreement (compliance-tests/peers)"
+"$PY" -m pytest compliance-tests/peers -q
+passed=$((passed + 1))
+
+suite "FONSim agreement (tests/fonsim)"
+"$PY" -m pytest -p no:cacheprovider tests/fonsim -q
+passed=$((passed + 1))
+
+suite "Real importers vs FMPy (compliance-tests/importers)"
+bash compliance-tests/importers/run.sh -q
+passed=$((passed + 1))
+
+echo
+echo "test suites: $passed passed, 0 failed"

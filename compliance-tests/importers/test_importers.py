@@ -6,7 +6,7 @@ Run from the workspace root after building the FMUs (this file builds nothing it
     cargo build --lib --bins
     target/debug/fmu-build models/*.toml -o target/fmu/
     bash compliance-tests/importers/install-fmi-sim.sh         # optional, long (see README.md)
-    PY=$(bash compliance-tests/importers/env.sh)               # venv at target/importers-venv
+    PY=$(bash scripts/python-env.sh)                           # venv at target/venv
     "$PY" -m pytest compliance-tests/importers -v -rA          # -rA prints every asserted figure
 
 For every shipped model (models/*.toml -> <model>.fmu) the reference is fmpy.simulate_fmu at the
