@@ -1,0 +1,115 @@
+//! fmi2DeSerializeFMUstate through the public `Instance` API: `Instance::deserialize` checks the
+//! PLNMSTAT header (magic, version, GUID, body length, CRC-32) and decodes the bincode body. Any
+//! input must be refused with an error or give a state that serializes again and that the
+//! instance takes (fmi2SetFMUstate); with `PLENUM_FUZZ_DEEP=1`, one that it also reads outputs
+//! from and runs from (fmi2GetReal, fmi2DoStep). A panic, an abort or a hang is a crash.
+//!
+//! Each input is tried as it is, and again with its body length and CRC repaired (see
+//! `with_repaired_header`): otherwise almost every mutation would stop at the checksum and the
+//! decoder behind it would never be fuzzed. Every input is offered to one initialized instance
+//! of each model of `state_models()`; the GUID check routes it to its own model.
+#![no_main]
+
+use std::cell::RefCell;
+
+use libfuzzer_sys::fuzz_target;
+use plenum::cosim::{Instance, Snapshot};
+use plenum_fuzz::{initialized, state_models, with_repaired_header};
+
+struct Held {
+    label: &'static str,
+    src: String,
+    inst: Instance,
+    /// The state right after initialization: restored after every accepted input so that one
+    /// input never changes what the next one meets.
+    baseline: Snapshot,
+    vrs: Vec<u32>,
+    values: Vec<f64>,
+}
+
+impl Held {
+    fn new(label: &'static str, src: String) -> Held {
+        let inst = initialized(&src, label);
+        let baseline = inst
+            .snapshot()
+            .expect("fmi2GetFMUstate after initialization");
+        let n = inst.description().variables.len();
+        Held {
+            label,
+            src,
+            inst,
+            baseline,
+            vrs: (0..n as u32).collect(),
+            values: vec![0.0; n],
+        }
+    }
+
+    fn try_blob(&mut self, blob: &[u8]) {
+        let Ok(state) = self.inst.deserialize(blob) else {
+            return;
+        };
+        // An accepted state serializes again, and that blob is accepted too.
+        let again = self
+            .inst
+            .serialize(&state)
+            .expect("an accepted state does not serialize again");
+        self.inst
+            .deserialize(&again)
+            .expect("the re-serialized form of an accepted state is refused");
+        // fmi2SetFMUstate, outputs, a short fmi2DoStep: errors are fine, panics are not.
+        if self.inst.restore(&state).is_ok() {
+            if deep() {
+                let _ = self.inst.get_real(&self.vrs, &mut self.values);
+                let t = state.time_s();
+                if self.inst.do_step(t, 1e-5).is_ok() {
+                    let _ = self.inst.get_real(&self.vrs, &mut self.values);
+                }
+            }
+        }
+        if self.inst.restore(&self.baseline).is_err() {
+            // Only a fatal instance refuses its own state: start afresh.
+            *self = Held::new(self.label, std::mem::take(&mut self.src));
+        }
+    }
+}
+
+/// `PLENUM_FUZZ_DEEP=1`: also read every output (fmi2GetReal) and take an fmi2DoStep from every
+/// accepted state. Off by default (and so in CI) while accepted states can still panic the
+/// simulation: `deserialize` checks the shapes of a state, not its contents, so
+/// - a byte of a BDF starter count changed in a valid blob panics `Bdf::commit` at the next
+///   step (corpus/state_blob/regress_bdf3_start_len.bin);
+/// - a component index changed in a valid blob panics `Network::rhs` at the next fmi2GetReal
+///   (corpus/state_blob/regress_component_index.bin).
+fn deep() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("PLENUM_FUZZ_DEEP").is_some_and(|v| v == "1"))
+}
+
+thread_local! {
+    static HELD: RefCell<Vec<Held>> = RefCell::new(
+        state_models()
+            .into_iter()
+            .map(|(label, src)| Held::new(label, src))
+            .collect(),
+    );
+}
+
+fuzz_target!(
+    init: {
+        if let Some(dir) = std::env::var_os("PLENUM_FUZZ_GEN_CORPUS") {
+            plenum_fuzz::write_state_corpus(std::path::Path::new(&dir));
+            std::process::exit(0);
+        }
+    },
+    |data: &[u8]| {
+    let repaired = with_repaired_header(data);
+    HELD.with_borrow_mut(|held| {
+        for h in held.iter_mut() {
+            h.try_blob(data);
+            if let Some(r) = &repaired {
+                h.try_blob(r);
+            }
+        }
+    });
+    }
+);
