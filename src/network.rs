@@ -616,33 +616,72 @@ impl Network {
     // `handle_event`, and restarts the integrator (a discontinuity). Events are numbered
     // kind by kind; `None` marks an event that cannot fire now (a piston already out).
     //
-    // Adding an event kind (piston end stops, an inertance valve's flow crossing zero, ...):
-    // append its count in `n_events`, its range in `event_kind`, its function in
-    // `event_value` and its action in `handle_event`. Earlier kinds keep their numbers.
+    // Kinds, in this numbering: piston exits, piston `x_max` stops, piston `x_min` stops (one
+    // each per piston). Adding a kind (an inertance valve's q crossing zero: see the note in
+    // `components::inertance_valve`): append its count in `n_events`,
+    // its range in `event_kind`, its function in `event_value` and its action in
+    // `handle_event`. Earlier kinds keep their numbers.
 
-    /// Number of event functions (active or not).
+    /// Number of event functions (active or not): per piston its exit, its `x_max` and its
+    /// `x_min` stop.
     pub fn n_events(&self) -> usize {
-        self.pistons.len()
+        3 * self.pistons.len()
     }
 
     /// Which kind event `k` is, and its index within the kind.
     fn event_kind(&self, k: usize) -> Option<EventKind> {
-        if k < self.pistons.len() {
-            return Some(EventKind::PistonExit(k));
+        let np = self.pistons.len();
+        if k < 3 * np {
+            let i = k % np;
+            return Some(match k / np {
+                0 => EventKind::PistonExit(i),
+                1 => EventKind::PistonStopMax(i),
+                _ => EventKind::PistonStopMin(i),
+            });
         }
         None
+    }
+
+    /// A short description of event `k` (for logs and tests).
+    pub fn event_description(&self, k: usize) -> String {
+        match self.event_kind(k) {
+            Some(EventKind::PistonExit(j)) => format!("piston `{}` exit", self.pistons[j].name),
+            Some(EventKind::PistonStopMax(j)) => {
+                format!("piston `{}` at its stop x_max", self.pistons[j].name)
+            }
+            Some(EventKind::PistonStopMin(j)) => {
+                format!("piston `{}` at its stop x_min", self.pistons[j].name)
+            }
+            None => format!("event {k} (none)"),
+        }
     }
 
     /// Value of event function `k` at (t, y); `None` while it cannot fire.
     pub fn event_value(&self, k: usize, _t: f64, y: &[f64]) -> Option<f64> {
         match self.event_kind(k)? {
             EventKind::PistonExit(j) => self.exit_event_value(j, y),
+            EventKind::PistonStopMax(j) => {
+                let x = self.piston_position(j, y)?;
+                self.pistons[j].x_max_m.map(|xm| x - xm)
+            }
+            EventKind::PistonStopMin(j) => {
+                let x = self.piston_position(j, y)?;
+                self.pistons[j].x_min_m.map(|xm| xm - x)
+            }
         }
+    }
+
+    /// Piston j's position while it is in its bore.
+    fn piston_position(&self, j: usize, y: &[f64]) -> Option<f64> {
+        if self.exited[j] {
+            return None;
+        }
+        Some(y[self.layout.piston_offset + j * piston::STATES + piston::POSITION])
     }
 
     /// Act on event `k`, which the driver located at (t, y): may change the discrete state of
     /// the network and the continuous state `y` (e.g. reverse a velocity at an end stop).
-    pub fn handle_event(&mut self, k: usize, _t: f64, _y: &mut [f64]) -> EventOutcome {
+    pub fn handle_event(&mut self, k: usize, _t: f64, y: &mut [f64]) -> EventOutcome {
         match self.event_kind(k) {
             Some(EventKind::PistonExit(j)) => {
                 // The projectile leaves the bore: from now on the bore is an open orifice.
@@ -652,7 +691,39 @@ impl Network {
                     state_changed: false,
                 }
             }
+            Some(EventKind::PistonStopMax(j)) => self.impact(j, true, y),
+            Some(EventKind::PistonStopMin(j)) => self.impact(j, false, y),
             None => EventOutcome::default(),
+        }
+    }
+
+    /// Piston j reaches its stop (`at_max`: x_max, else x_min): Newton's impact law v → −e·v,
+    /// a rebound slower than `REST_SPEED_M_PER_S` becomes rest, and the piston is put exactly
+    /// on the stop (it is there to within the event location's round-off). The mechanical
+    /// energy lost, ½m(v² − v'²) plus the spring energy of that round-off shift, goes to
+    /// `energy_left`, so `energy_total` stays closed.
+    fn impact(&mut self, j: usize, at_max: bool, y: &mut [f64]) -> EventOutcome {
+        let p = &self.pistons[j];
+        let o = self.layout.piston_offset + j * piston::STATES;
+        let (x, v) = (y[o + piston::POSITION], y[o + piston::VELOCITY]);
+        let stop = if at_max { p.x_max_m } else { p.x_min_m };
+        let Some(stop) = stop else {
+            return EventOutcome::default();
+        };
+        // Only an approach (v towards the stop) is an impact.
+        let approaching = if at_max { v > 0.0 } else { v < 0.0 };
+        let mut v_new = if approaching { -p.restitution * v } else { v };
+        if v_new.abs() < piston::REST_SPEED_M_PER_S {
+            v_new = 0.0;
+        }
+        let before = 0.5 * p.mass_kg * v * v + p.spring_energy_j(x);
+        let after = 0.5 * p.mass_kg * v_new * v_new + p.spring_energy_j(stop);
+        y[o + piston::POSITION] = stop;
+        y[o + piston::VELOCITY] = v_new;
+        y[self.layout.accumulator_offset + 1] += before - after;
+        EventOutcome {
+            exit_of_piston: None,
+            state_changed: true,
         }
     }
 
@@ -673,6 +744,10 @@ impl Network {
 enum EventKind {
     /// A piston reaches its `x_exit`.
     PistonExit(usize),
+    /// A piston reaches its end stop `x_max` moving up (x − x_max crosses 0 upward).
+    PistonStopMax(usize),
+    /// A piston reaches its end stop `x_min` moving down (x_min − x crosses 0 upward).
+    PistonStopMin(usize),
 }
 
 /// What handling an event did, for the driver.

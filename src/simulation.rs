@@ -91,6 +91,17 @@ pub struct Stats {
     pub events: u64,
 }
 
+/// An event as the driver handled it: which one, where it was located, and the state just
+/// before and just after the network acted on it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EventRecord {
+    /// Event number (see [`Network::n_events`]).
+    pub k: usize,
+    pub t_s: f64,
+    pub y_before: Vec<f64>,
+    pub y_after: Vec<f64>,
+}
+
 /// The adaptive methods' own point, ahead of (or at) the reported one; unused by fixed-step
 /// methods. The integrator's dense output covers the last step, from (`t_prev_s`, `y_prev`)
 /// to (`t_s`, `y`), and the reported time always lies in it.
@@ -127,6 +138,9 @@ pub struct Simulation {
     pub stats: Stats,
     /// The adaptive methods' own point.
     pub internal: Internal,
+    /// The last event handled (not part of the stored state: observation only).
+    #[serde(skip)]
+    pub last_event: Option<EventRecord>,
     #[serde(skip)]
     y_new: Vec<f64>,
     #[serde(skip)]
@@ -177,6 +191,7 @@ impl Simulation {
             finished: None,
             stats: Stats::default(),
             internal,
+            last_event: None,
             y_new: vec![0.0; n],
             compensation_new: vec![0.0; n],
             increment: vec![0.0; n],
@@ -436,6 +451,11 @@ impl Simulation {
             }
         }
         self.y = y;
+        let record = self.last_event.get_or_insert_with(EventRecord::default);
+        record.k = k;
+        record.t_s = self.t_s;
+        record.y_before.clone_from(&self.y_new);
+        record.y_after.clone_from(&self.y);
         self.stats.events += 1;
         self.integrator.restart();
         if outcome.state_changed {
