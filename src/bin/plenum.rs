@@ -212,6 +212,11 @@ fn run(m: &LoadedModel, method: Option<&str>, csv: Option<PathBuf>, repeat: u32)
     println!("{:<width$}  {:>24}", "steps", s.sim.stats.steps);
     println!(
         "{:<width$}  {:>24}",
+        "rejected_steps", s.sim.stats.rejected_steps
+    );
+    println!("{:<width$}  {:>24}", "events", s.sim.stats.events);
+    println!(
+        "{:<width$}  {:>24}",
         "rhs_evaluations",
         s.sim.rhs_evaluations()
     );
