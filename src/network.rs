@@ -634,9 +634,9 @@ impl Network {
         if k < 3 * np {
             let i = k % np;
             return Some(match k / np {
-                0 => EventKind::PistonExit(i),
-                1 => EventKind::PistonStopMax(i),
-                _ => EventKind::PistonStopMin(i),
+                0 => EventKind::Exit(i),
+                1 => EventKind::StopMax(i),
+                _ => EventKind::StopMin(i),
             });
         }
         None
@@ -645,11 +645,11 @@ impl Network {
     /// A short description of event `k` (for logs and tests).
     pub fn event_description(&self, k: usize) -> String {
         match self.event_kind(k) {
-            Some(EventKind::PistonExit(j)) => format!("piston `{}` exit", self.pistons[j].name),
-            Some(EventKind::PistonStopMax(j)) => {
+            Some(EventKind::Exit(j)) => format!("piston `{}` exit", self.pistons[j].name),
+            Some(EventKind::StopMax(j)) => {
                 format!("piston `{}` at its stop x_max", self.pistons[j].name)
             }
-            Some(EventKind::PistonStopMin(j)) => {
+            Some(EventKind::StopMin(j)) => {
                 format!("piston `{}` at its stop x_min", self.pistons[j].name)
             }
             None => format!("event {k} (none)"),
@@ -659,12 +659,12 @@ impl Network {
     /// Value of event function `k` at (t, y); `None` while it cannot fire.
     pub fn event_value(&self, k: usize, _t: f64, y: &[f64]) -> Option<f64> {
         match self.event_kind(k)? {
-            EventKind::PistonExit(j) => self.exit_event_value(j, y),
-            EventKind::PistonStopMax(j) => {
+            EventKind::Exit(j) => self.exit_event_value(j, y),
+            EventKind::StopMax(j) => {
                 let x = self.piston_position(j, y)?;
                 self.pistons[j].x_max_m.map(|xm| x - xm)
             }
-            EventKind::PistonStopMin(j) => {
+            EventKind::StopMin(j) => {
                 let x = self.piston_position(j, y)?;
                 self.pistons[j].x_min_m.map(|xm| xm - x)
             }
@@ -683,7 +683,7 @@ impl Network {
     /// the network and the continuous state `y` (e.g. reverse a velocity at an end stop).
     pub fn handle_event(&mut self, k: usize, _t: f64, y: &mut [f64]) -> EventOutcome {
         match self.event_kind(k) {
-            Some(EventKind::PistonExit(j)) => {
+            Some(EventKind::Exit(j)) => {
                 // The projectile leaves the bore: from now on the bore is an open orifice.
                 self.exited[j] = true;
                 EventOutcome {
@@ -691,8 +691,8 @@ impl Network {
                     state_changed: false,
                 }
             }
-            Some(EventKind::PistonStopMax(j)) => self.impact(j, true, y),
-            Some(EventKind::PistonStopMin(j)) => self.impact(j, false, y),
+            Some(EventKind::StopMax(j)) => self.impact(j, true, y),
+            Some(EventKind::StopMin(j)) => self.impact(j, false, y),
             None => EventOutcome::default(),
         }
     }
@@ -739,15 +739,15 @@ impl Network {
     }
 }
 
-/// The kinds of events (see `Network::n_events`).
+/// The kinds of events (see `Network::n_events`); all are piston events so far.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum EventKind {
     /// A piston reaches its `x_exit`.
-    PistonExit(usize),
+    Exit(usize),
     /// A piston reaches its end stop `x_max` moving up (x − x_max crosses 0 upward).
-    PistonStopMax(usize),
+    StopMax(usize),
     /// A piston reaches its end stop `x_min` moving down (x_min − x crosses 0 upward).
-    PistonStopMin(usize),
+    StopMin(usize),
 }
 
 /// What handling an event did, for the driver.
