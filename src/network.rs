@@ -625,7 +625,7 @@ impl Network {
     /// Number of event functions (active or not): per piston its exit, its `x_max` and its
     /// `x_min` stop.
     pub fn n_events(&self) -> usize {
-        3 * self.pistons.len()
+        3 * self.pistons.len() + 2 * self.inertance_valves.len()
     }
 
     /// Which kind event `k` is, and its index within the kind.
@@ -637,6 +637,16 @@ impl Network {
                 0 => EventKind::Exit(i),
                 1 => EventKind::StopMax(i),
                 _ => EventKind::StopMin(i),
+            });
+        }
+        let nv = self.inertance_valves.len();
+        let k = k - 3 * np;
+        if k < 2 * nv {
+            let i = k % nv;
+            return Some(if k / nv == 0 {
+                EventKind::FlowReverses(i)
+            } else {
+                EventKind::FlowResumes(i)
             });
         }
         None
@@ -652,6 +662,14 @@ impl Network {
             Some(EventKind::StopMin(j)) => {
                 format!("piston `{}` at its stop x_min", self.pistons[j].name)
             }
+            Some(EventKind::FlowReverses(i)) => format!(
+                "inertance valve `{}`: forward flow stops",
+                self.inertance_valves[i].name
+            ),
+            Some(EventKind::FlowResumes(i)) => format!(
+                "inertance valve `{}`: backward flow stops",
+                self.inertance_valves[i].name
+            ),
             None => format!("event {k} (none)"),
         }
     }
@@ -668,6 +686,10 @@ impl Network {
                 let x = self.piston_position(j, y)?;
                 self.pistons[j].x_min_m.map(|xm| xm - x)
             }
+            // α switches between α_open and α_leak where q changes sign: a kink in the
+            // right-hand side that the integrator should not step across (CircAdapt valve).
+            EventKind::FlowReverses(i) => Some(-y[self.layout.inertance_offset + i]),
+            EventKind::FlowResumes(i) => Some(y[self.layout.inertance_offset + i]),
         }
     }
 
@@ -693,7 +715,10 @@ impl Network {
             }
             Some(EventKind::StopMax(j)) => self.impact(j, true, y),
             Some(EventKind::StopMin(j)) => self.impact(j, false, y),
-            None => EventOutcome::default(),
+            // Nothing changes but the branch of α: the driver's restart is all it takes.
+            Some(EventKind::FlowReverses(_) | EventKind::FlowResumes(_)) | None => {
+                EventOutcome::default()
+            }
         }
     }
 
@@ -748,6 +773,10 @@ enum EventKind {
     StopMax(usize),
     /// A piston reaches its end stop `x_min` moving down (x_min − x crosses 0 upward).
     StopMin(usize),
+    /// An inertance valve's flow q falls through zero (−q crosses 0 upward).
+    FlowReverses(usize),
+    /// An inertance valve's flow q rises through zero (q crosses 0 upward).
+    FlowResumes(usize),
 }
 
 /// What handling an event did, for the driver.

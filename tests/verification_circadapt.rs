@@ -859,3 +859,45 @@ fn plot(
     }
     root.present().unwrap();
 }
+
+#[test]
+fn flow_reversal_is_an_event_located_at_the_closed_form_time() {
+    // q crossing zero switches α (CircAdapt valve): the driver locates it as an event, by root
+    // finding on the method's own step (rk4) or dense output (dopri5), and restarts there.
+    let pieces = exact_pieces();
+    let exact: Vec<f64> = pieces
+        .iter()
+        .filter_map(|p| p.zero_after().map(|tau| p.t0 + tau))
+        .filter(|&t| t < T_CYCLE)
+        .collect();
+    for (method, solver) in [
+        ("rk4", "step = 1e-5"),
+        ("dopri5", "rtol = 1e-12\natol = 1e-18"),
+    ] {
+        let mut sim = simulation(method, solver);
+        let mut located = Vec::new();
+        let mut seen = 0;
+        let n = 500;
+        for k in 1..=n {
+            sim.advance_to(k as f64 * T_CYCLE / n as f64).expect("runs");
+            if sim.stats.events > seen {
+                seen = sim.stats.events;
+                let ev = sim.last_event.as_ref().expect("an event record");
+                located.push(ev.t_s);
+            }
+        }
+        println!("{method}: q = 0 located at {located:?} s; closed form {exact:?} s");
+        assert_eq!(
+            located.len(),
+            exact.len(),
+            "{method}: one event per reversal"
+        );
+        for (m, e) in located.iter().zip(&exact) {
+            println!(
+                "{method}: |t_event − t_exact| = {:.3e} s (limit 1e-10 s)",
+                (m - e).abs()
+            );
+            assert!((m - e).abs() < 1e-10, "{method}: {m} vs {e}");
+        }
+    }
+}

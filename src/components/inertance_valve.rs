@@ -17,10 +17,8 @@
 //! liquid column (½·L·q²) is exchanged with the reservoirs only.
 //!
 //! At q = 0 the switch between α_open and α_leak is continuous in dq/dt (α·q·|q| vanishes there
-//! with its first derivative). q crossing zero is not (yet) an event: restarting `dopri5`
-//! there fails, because its HINIT first step at y ≈ 0 with a small atol (q ≈ 1e-20 after
-//! location, atol 1e-15) is 0.01·‖y‖/‖f‖ ≈ 1e-17 s, below its smallest step 16·ε·t (the
-//! CircAdapt benchmark at rtol 1e-10 stops with "step size fell to 1.2e-17 s"). Δp of step
+//! with its first derivative); q crossing zero is still an event (both directions), so that
+//! integrators restart on the new branch instead of stepping across the kink. Δp of step
 //! tables changes only at table breakpoints, where the driver already stops and restarts.
 
 use serde::{Deserialize, Serialize};

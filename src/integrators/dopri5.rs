@@ -196,7 +196,16 @@ impl Dopri5 {
         } else {
             (0.01 / der12).powf(1.0 / 5.0)
         };
-        Ok((100.0 * h).min(h1).min(h_max))
+        // CVODE's lower bound on the first step (cvHin: 100·uround·max(|t0|, |tout|)): right
+        // after an event located where a state crosses zero, ‖y‖ ≈ 0 makes HNW's first guess
+        // 0.01·‖y‖/‖f‖ collapse below the smallest step the time axis can resolve.
+        let t_far = if h_max.is_finite() {
+            (t + h_max).abs()
+        } else {
+            0.0
+        };
+        let h_floor = 100.0 * f64::EPSILON * t.abs().max(t_far);
+        Ok((100.0 * h).min(h1).min(h_max).max(h_floor.min(h_max)))
     }
 
     /// The six new stages and the increment of a step of size h; returns the RMS error norm
