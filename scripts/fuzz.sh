@@ -8,8 +8,8 @@
 #   bash scripts/fuzz.sh --gen-corpus  rewrite the seed state blobs of fuzz/corpus/state_blob/
 #                                      from the models (after a state format change)
 #   bash scripts/fuzz.sh --repro TARGET FILE   run one input (a crash, a corpus file) once
-#   PLENUM_FUZZ_DEEP=1 bash scripts/fuzz.sh     state_blob also reads outputs and steps from
-#                                      every accepted state (crashes today: see state_blob.rs)
+#   PLENUM_FUZZ_DEEP=0 bash scripts/fuzz.sh     state_blob does not read outputs and step from
+#                                      every accepted state (it does by default)
 #
 # Builds go to fuzz/target (its own target directory). The instrumentation is cargo-fuzz's:
 # SanitizerCoverage (inline 8-bit counters, PC table, compare tracing) with --cfg fuzzing, in

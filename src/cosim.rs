@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::checks;
+use crate::integrators::{Integrator, Method};
 use crate::model::{LoadedModel, ModelFile};
 use crate::simulation::{Advance, Finish, Simulation, StepFailure};
 use crate::variables::output_variables;
@@ -539,6 +540,9 @@ pub struct Instance {
     start_time_s: f64,
     stop_time_s: Option<f64>,
     sim: Simulation,
+    /// The simulation as built from the model with `reference.0` as overrides and start time
+    /// `reference.1` (bits), untouched: what restored states are checked against.
+    reference: (Vec<String>, u64, Simulation),
     /// Output values at the current time (valid when `outputs_valid`).
     outputs: Vec<f64>,
     outputs_valid: bool,
@@ -561,6 +565,150 @@ fn build_at(spec: &ModelFile, start_s: f64) -> Result<Simulation, String> {
         spec.solver.t_start = start_s;
         crate::model::build_simulation(&spec, None)
     }
+}
+
+/// Largest counter a restored state may hold (far beyond any run; keeps `+= 1` from
+/// overflowing).
+const MAX_RESTORED_COUNT: u64 = 1 << 53;
+
+/// Whether a restored simulation `a` fits `expected`, the one its model builds (with the same
+/// overrides and start time); `Err` says what does not. Static parts must equal `expected`'s
+/// exactly: the network's structure (`Network::same_structure`, with the run-time `inputs`
+/// (`component`, `key`) taken over where `set_scalar` can have set them), the solver settings,
+/// the check thresholds and reference mass and energy, and the integrator's method and
+/// tolerances. Dynamic parts must be in range: the integrator's history
+/// (`Integrator::validate_state`), every state vector of the model's length with finite
+/// values, finite times with t_prev ≤ t ≤ t_internal for adaptive methods, one exit flag per
+/// piston, a pending event that exists, a run-time check code 0..=9, counters below 2^53.
+fn check_fits(
+    a: &Simulation,
+    expected: &Simulation,
+    inputs: &[(&str, &str)],
+) -> Result<(), String> {
+    let n = expected.network.layout.n_states;
+    a.integrator
+        .validate_state(n)
+        .map_err(|e| format!("its integrator history: {e}"))?;
+    let same_method = match (&a.integrator, &expected.integrator) {
+        (Method::Bdf(x), Method::Bdf(e)) => x.tolerances == e.tolerances,
+        (Method::Dopri5(x), Method::Dopri5(_)) => {
+            let mut c = x.clone();
+            c.configure(&expected.settings.control);
+            c == *x
+        }
+        (Method::BackwardEuler(x), Method::BackwardEuler(e)) => x.step_range() == e.step_range(),
+        _ => true,
+    } && a.integrator.name() == expected.integrator.name();
+    if !same_method {
+        return Err(format!(
+            "its integrator is {} with other settings or another method than the model's {}",
+            a.integrator.name(),
+            expected.integrator.name()
+        ));
+    }
+    let mut net = expected.network.clone();
+    for &(component, key) in inputs {
+        if expected.network.get_scalar(component, key, 0.0).is_some()
+            && !net.adopt_input(&a.network, component, key)
+        {
+            return Err(format!(
+                "its input `{component}.{key}` holds a value no fmi2SetReal can have set"
+            ));
+        }
+    }
+    if let Some(what) = a.network.same_structure(&net) {
+        return Err(format!("its network differs in the {what}"));
+    }
+    let network = &a.network;
+    if network.exited.len() != network.pistons.len() {
+        return Err(format!(
+            "{} exit flags for {} pistons",
+            network.exited.len(),
+            network.pistons.len()
+        ));
+    }
+    if !network.segment_start_s.is_finite() {
+        return Err(format!(
+            "segment start {:?} s is not finite",
+            network.segment_start_s
+        ));
+    }
+    if a.settings != expected.settings {
+        return Err("its solver settings differ".into());
+    }
+    let (c, e) = (&a.checks, &expected.checks);
+    if c.thresholds != e.thresholds
+        || c.mass0_kg.to_bits() != e.mass0_kg.to_bits()
+        || c.energy0_j.to_bits() != e.energy0_j.to_bits()
+    {
+        return Err("its check thresholds or reference mass and energy differ".into());
+    }
+    if !a.vectors_fit(n) {
+        return Err(format!("its state vectors do not have {n} values"));
+    }
+    let i = &a.internal;
+    for (what, v) in [
+        ("y", &a.y),
+        ("the compensation of y", &a.y_compensation),
+        ("the integrator's y", &i.y),
+        ("the integrator's compensation", &i.compensation),
+        ("the integrator's previous y", &i.y_prev),
+        (
+            "the integrator's previous compensation",
+            &i.compensation_prev,
+        ),
+    ] {
+        if let Some(k) = v.iter().position(|x| !x.is_finite()) {
+            return Err(format!("{what}[{k}] = {} is not finite", v[k]));
+        }
+    }
+    if !(i.t_s.is_finite() && i.t_prev_s.is_finite()) {
+        return Err("the integrator's time is not finite".into());
+    }
+    let inside_last_step = i.t_prev_s <= a.t_s && a.t_s <= i.t_s;
+    if !(a.integrator.fixed_step() || inside_last_step) {
+        return Err(format!(
+            "the reported time {:?} s is outside the integrator's last step [{:?}, {:?}] s",
+            a.t_s, i.t_prev_s, i.t_s
+        ));
+    }
+    if let Some(k) = i.pending_event
+        && k >= network.n_events()
+    {
+        return Err(format!(
+            "pending event {k} (the model has {})",
+            network.n_events()
+        ));
+    }
+    if a.rc as usize >= a.first_fired_s.len() {
+        return Err(format!("run-time check code {}", a.rc));
+    }
+    let finish_t = a.finished.map(|f| match f {
+        crate::simulation::Finish::Exited { t_s }
+        | crate::simulation::Finish::NeverExited { t_s } => t_s,
+    });
+    if a.first_fired_s
+        .iter()
+        .chain([&finish_t])
+        .flatten()
+        .any(|t| !t.is_finite())
+    {
+        return Err("a recorded time is not finite".into());
+    }
+    let st = &a.stats;
+    if [
+        st.steps,
+        st.rejected_steps,
+        st.rhs_evaluations,
+        st.events,
+        network.rhs_evaluations,
+    ]
+    .iter()
+    .any(|&c| c >= MAX_RESTORED_COUNT)
+    {
+        return Err("its counters are out of range".into());
+    }
+    Ok(())
 }
 
 impl Instance {
@@ -605,6 +753,7 @@ impl Instance {
             stop_time_s: None,
             outputs: vec![0.0; n_written],
             outputs_valid: false,
+            reference: (Vec::new(), model.spec.solver.t_start.to_bits(), sim.clone()),
             sim,
             description,
         })
@@ -681,6 +830,7 @@ impl Instance {
             let model = crate::model::parse_str(&self.source, &self.label, &self.overrides)
                 .map_err(|e| CallError(errors_text(&e)))?;
             self.sim = build_at(&model.spec, start_s)?;
+            self.reference = (self.overrides.clone(), start_s.to_bits(), self.sim.clone());
             self.start_time_s = start_s;
             self.outputs_valid = false;
         }
@@ -879,6 +1029,7 @@ impl Instance {
                 param_values[k] = *x;
             }
         }
+        self.reference = (overrides.clone(), self.start_time_s.to_bits(), sim.clone());
         self.overrides = overrides;
         self.param_values = param_values;
         self.sim = sim;
@@ -1081,7 +1232,7 @@ impl Instance {
     /// fmi2SetFMUstate: everything is checked before the instance changes.
     pub fn restore(&mut self, snapshot: &Snapshot) -> Result<(), CallError> {
         self.require(Call::States, "fmi2SetFMUstate")?;
-        self.check_snapshot(snapshot)?;
+        let built = self.check_snapshot(snapshot)?;
         let mut param_values = None;
         if snapshot.overrides != self.overrides {
             let model = crate::model::parse_str(&self.source, &self.label, &snapshot.overrides)
@@ -1110,12 +1261,31 @@ impl Instance {
         self.start_time_s = snapshot.start_time_s;
         self.stop_time_s = snapshot.stop_time_s;
         self.sim.clone_from(&snapshot.sim);
+        if let Some(reference) = built {
+            self.reference = (
+                snapshot.overrides.clone(),
+                snapshot.start_time_s.to_bits(),
+                reference,
+            );
+        }
         self.outputs_valid = false;
         Ok(())
     }
 
-    /// A state must be of this model and have its shape.
-    fn check_snapshot(&self, s: &Snapshot) -> Result<(), CallError> {
+    /// fmi2SetFMUstate without any check (tests that need a state no check lets through, to
+    /// reach the panic guard of the ABI).
+    #[cfg(test)]
+    pub(crate) fn restore_unchecked(&mut self, snapshot: &Snapshot) {
+        self.phase = snapshot.phase;
+        self.sim.clone_from(&snapshot.sim);
+        self.outputs_valid = false;
+    }
+
+    /// A state must be of this model, and fit it: its simulation is checked against the one
+    /// the model builds with the state's parameter overrides and start time (see
+    /// [`check_fits`]). Nothing in the instance changes; a simulation built for the check
+    /// (other overrides or start time than the cached reference) is returned for reuse.
+    fn check_snapshot(&self, s: &Snapshot) -> Result<Option<Simulation>, CallError> {
         if s.guid != self.description.guid {
             return Err(CallError(format!(
                 "state is for model GUID {}, this instance is {}",
@@ -1125,32 +1295,37 @@ impl Instance {
         if matches!(s.phase, Phase::Fatal) {
             return Err(CallError("state was taken in the fatal state".into()));
         }
-        let (a, b) = (&s.sim.network, &self.sim.network);
-        let n = b.layout.n_states;
-        if a.layout != b.layout
-            || !s.sim.vectors_fit(n)
-            || a.exited.len() != b.exited.len()
-            || a.pistons.len() != b.pistons.len()
-            || a.boundaries.len() != b.boundaries.len()
-            || a.boundary_start.len() != b.boundary_start.len()
-            || a.chambers.len() != b.chambers.len()
-            || a.reservoirs.len() != b.reservoirs.len()
-            || a.orifices.len() != b.orifices.len()
-            || a.valves.len() != b.valves.len()
-            || a.walls.len() != b.walls.len()
-            || a.mass_flows.len() != b.mass_flows.len()
-            || a.restrictors.len() != b.restrictors.len()
-            || a.tubes.len() != b.tubes.len()
-            || a.inertance_valves.len() != b.inertance_valves.len()
-        {
-            return Err(CallError(
-                "state does not fit this model (its network has another shape)".into(),
-            ));
-        }
         if !s.start_time_s.is_finite() || !s.sim.t_s.is_finite() {
             return Err(CallError("state has a non-finite time".into()));
         }
-        Ok(())
+        let misfit = |what: String| CallError(format!("state does not fit this model: {what}"));
+        if let Some(stop) = s.stop_time_s
+            && !(stop.is_finite() && stop >= s.start_time_s)
+        {
+            return Err(misfit(format!(
+                "stop time {stop:?} s (start time {:?} s)",
+                s.start_time_s
+            )));
+        }
+        let (ref_overrides, ref_start, reference) = &self.reference;
+        let built = if s.overrides == *ref_overrides && s.start_time_s.to_bits() == *ref_start {
+            None
+        } else {
+            let model = crate::model::parse_str(&self.source, &self.label, &s.overrides)
+                .map_err(|e| misfit(format!("its parameters do not load: {}", errors_text(&e))))?;
+            Some(
+                build_at(&model.spec, s.start_time_s)
+                    .map_err(|e| misfit(format!("its model does not build: {e}")))?,
+            )
+        };
+        let expected = built.as_ref().unwrap_or(reference);
+        let inputs: Vec<(&str, &str)> = self.description.variables[self.n_outputs..]
+            .iter()
+            .filter(|v| v.causality == Causality::Input)
+            .filter_map(|v| v.name.rsplit_once('.'))
+            .collect();
+        check_fits(&s.sim, expected, &inputs).map_err(misfit)?;
+        Ok(built)
     }
 
     /// fmi2SerializeFMUstate (and the size query): the blob of a state.

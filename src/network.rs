@@ -790,6 +790,68 @@ pub struct EventOutcome {
     pub state_changed: bool,
 }
 
+/// Checks of a restored (deserialized) network against the one its model builds.
+impl Network {
+    /// Whether the static parts equal `other`'s exactly: the gas, every component with its
+    /// parameters and node indices, the isothermal switch, the moving boundaries and the state
+    /// layout. The dynamic parts (exit flags, segment start, counters) are not compared.
+    /// `None` when equal, else the first part that differs (for messages).
+    pub fn same_structure(&self, other: &Network) -> Option<&'static str> {
+        let parts = [
+            ("gas", self.gas == other.gas),
+            ("chambers", self.chambers == other.chambers),
+            ("reservoirs", self.reservoirs == other.reservoirs),
+            ("orifices", self.orifices == other.orifices),
+            ("valves", self.valves == other.valves),
+            ("pistons", self.pistons == other.pistons),
+            ("walls", self.walls == other.walls),
+            ("mass flows", self.mass_flows == other.mass_flows),
+            ("restrictors", self.restrictors == other.restrictors),
+            ("tubes", self.tubes == other.tubes),
+            (
+                "inertance valves",
+                self.inertance_valves == other.inertance_valves,
+            ),
+            ("isothermal switch", self.isothermal == other.isothermal),
+            ("moving boundaries", self.boundaries == other.boundaries),
+            (
+                "boundary index",
+                self.boundary_start == other.boundary_start,
+            ),
+            ("state layout", self.layout == other.layout),
+        ];
+        parts
+            .into_iter()
+            .find(|(_, same)| !same)
+            .map(|(what, _)| what)
+    }
+
+    /// Take over the run-time parameter `<component>.<key>` from `other` (a restored state
+    /// whose input was set during the run) where `set_scalar` can have put it there: `other`
+    /// holds the same value as `self` or a finite constant. False otherwise (or when there is
+    /// no such parameter).
+    pub fn adopt_input(&mut self, other: &Network, component: &str, key: &str) -> bool {
+        let Some(theirs) = other.param_ref(component, key) else {
+            return false;
+        };
+        let ok = match theirs {
+            Param::Const(v) => v.is_finite(),
+            p => self.param_ref(component, key) == Some(p),
+        };
+        if !ok {
+            return false;
+        }
+        let theirs = theirs.clone();
+        match self.param_mut(component, key) {
+            Some(slot) => {
+                *slot = theirs;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 /// The area a wall's desync threshold is scaled by: its largest area, m².
 fn wall_area_scale(w: &Wall) -> f64 {
     w.area_m2

@@ -1,8 +1,9 @@
 //! fmi2DeSerializeFMUstate against thousands of damaged blobs (proptest): truncated, bit-flipped
 //! (with and without a recomputed checksum, so the decoder and the shape checks are reached too),
 //! empty, oversized, random, random behind a valid header, and another model's. Every one is
-//! refused with fmi2Error and a message that says what is wrong, no state handle is made, and the
-//! instance then steps bit for bit as an untouched twin.
+//! refused with fmi2Error and a message that says what is wrong and no state handle is made, or
+//! (a re-checksummed flip that still fits the model: another number somewhere) is set and stepped
+//! from without fmi2Fatal; the instance then steps bit for bit as an untouched twin.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -162,6 +163,8 @@ fn damaged_state_blobs_are_refused_and_leave_the_instance_untouched() {
     });
     let reasons: RefCell<BTreeMap<&str, usize>> = RefCell::default();
     let accepted = Cell::new(0usize);
+    // Status of the fmi2DoStep from each accepted state (100 + status: fmi2SetFMUstate refused).
+    let stepped: RefCell<BTreeMap<fmi2Status, usize>> = RefCell::default();
     let kinds: RefCell<BTreeMap<String, usize>> = RefCell::default();
     let result = runner.run(&damage(blob.len(), header), |d| {
         let bytes = apply(&d, &blob, &foreign);
@@ -173,10 +176,25 @@ fn damaged_state_blobs_are_refused_and_leave_the_instance_untouched() {
         let mut out: fmi2FMUstate = ptr::null_mut();
         let status = fmu.deserialize(&bytes, &mut out);
         if status == OK && bytes != blob {
-            // A flip with a recomputed checksum may still be a well-formed state of this model
-            // (another number somewhere): accepted as a state, never set here.
+            // A flip with a recomputed checksum may still be a state that fits this model
+            // (another number somewhere): it is set, read and stepped from, with fmi2Fatal never
+            // (fmi2SetFMUstate and fmi2DoStep may refuse it or fail with fmi2Error/fmi2Discard),
+            // then the kept state is set back.
             prop_assert!(matches!(d, Damage::FlipsWithCrc(_) | Damage::RandomBody(_)));
             accepted.set(accepted.get() + 1);
+            let set = fmu.set_state(out);
+            prop_assert_ne!(set, FATAL, "{:?}: {:?}", d, fmu.logs());
+            if set == OK {
+                let (got, _) = fmu.get_real(&[0]);
+                prop_assert_ne!(got, FATAL, "{:?}: {:?}", d, fmu.logs());
+                let t0 = fmu.time();
+                let step = fmu.do_step(t0, H);
+                prop_assert_ne!(step, FATAL, "{:?}: {:?}", d, fmu.logs());
+                *stepped.borrow_mut().entry(step).or_default() += 1;
+                prop_assert_eq!(fmu.set_state(kept), OK);
+            } else {
+                *stepped.borrow_mut().entry(set + 100).or_default() += 1;
+            }
             prop_assert_eq!(fmu.free_state(&mut out), OK);
         } else if bytes == blob {
             prop_assert_eq!(status, OK);
@@ -224,12 +242,13 @@ fn damaged_state_blobs_are_refused_and_leave_the_instance_untouched() {
         t += H;
     }
     let (reasons, kinds, accepted) = (reasons.into_inner(), kinds.into_inner(), accepted.get());
+    let stepped = stepped.into_inner();
     let refused: usize = reasons.values().sum();
     println!(
         "{cases} damaged blobs ({}-byte valid state, {header}-byte header): kinds {kinds:?}; \
          {refused} refused with fmi2Error, by reason {reasons:?}; {accepted} re-checksummed \
-         flips decoded as well-formed states (never set); the instance then ran 20 steps bit \
-         for bit as its twin",
+         flips decoded as states that fit the model, each set and stepped (fmi2DoStep status: \
+         count {stepped:?}, none fatal); the instance then ran 20 steps bit for bit as its twin",
         blob.len()
     );
     assert!(refused + accepted >= cases as usize - 1);

@@ -1,8 +1,8 @@
 //! fmi2DeSerializeFMUstate through the public `Instance` API: `Instance::deserialize` checks the
 //! PLNMSTAT header (magic, version, GUID, body length, CRC-32) and decodes the bincode body. Any
 //! input must be refused with an error or give a state that serializes again and that the
-//! instance takes (fmi2SetFMUstate); with `PLENUM_FUZZ_DEEP=1`, one that it also reads outputs
-//! from and runs from (fmi2GetReal, fmi2DoStep). A panic, an abort or a hang is a crash.
+//! instance takes (fmi2SetFMUstate), reads outputs from and runs from (fmi2GetReal, fmi2DoStep;
+//! `PLENUM_FUZZ_DEEP=0` stops after fmi2SetFMUstate). A panic, an abort or a hang is a crash.
 //!
 //! Each input is tried as it is, and again with its body length and CRC repaired (see
 //! `with_repaired_header`): otherwise almost every mutation would stop at the checksum and the
@@ -73,16 +73,18 @@ impl Held {
     }
 }
 
-/// `PLENUM_FUZZ_DEEP=1`: also read every output (fmi2GetReal) and take an fmi2DoStep from every
-/// accepted state. Off by default (and so in CI) while accepted states can still panic the
-/// simulation: `deserialize` checks the shapes of a state, not its contents, so
-/// - a byte of a BDF starter count changed in a valid blob panics `Bdf::commit` at the next
-///   step (corpus/state_blob/regress_bdf3_start_len.bin);
-/// - a component index changed in a valid blob panics `Network::rhs` at the next fmi2GetReal
-///   (corpus/state_blob/regress_component_index.bin).
+/// Also read every output (fmi2GetReal) and take an fmi2DoStep from every accepted state: on by
+/// default (and so in CI); `PLENUM_FUZZ_DEEP=0` turns it off. `deserialize` and `restore` check
+/// a state's contents against the instance's own model (`Instance::check_snapshot`: the
+/// network's structure, the settings, every integrator history by `validate_state`), so an
+/// accepted state runs. Before they did, two regression inputs panicked here:
+/// - corpus/state_blob/regress_bdf3_start_len.bin: the order of a `bdf3` changed to 12 in a
+///   valid blob (its RK4 start counts its start points against it) panicked `Bdf::commit`;
+/// - corpus/state_blob/regress_component_index.bin: an orifice's node index changed panicked
+///   `Network::rhs` at the next fmi2GetReal.
 fn deep() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("PLENUM_FUZZ_DEEP").is_some_and(|v| v == "1"))
+    *ON.get_or_init(|| std::env::var_os("PLENUM_FUZZ_DEEP").is_none_or(|v| v != "0"))
 }
 
 thread_local! {

@@ -182,6 +182,35 @@ impl Integrator for AdamsBashforth {
         }
         *self.starter.k1_mut() = f;
     }
+    /// Order 2..=5, `n` states, `f` holding `order` derivatives, `len ≤ order`, and the `len`
+    /// stored times finite and strictly decreasing (newest first) with finite derivatives.
+    fn validate_state(&self, n: usize) -> Result<(), String> {
+        if !(2..=MAX_ORDER).contains(&self.order) {
+            return Err(format!(
+                "Adams–Bashforth order {} (2..={MAX_ORDER})",
+                self.order
+            ));
+        }
+        if self.n != n {
+            return Err(format!(
+                "Adams–Bashforth for {} states, the model has {n}",
+                self.n
+            ));
+        }
+        super::check_len("Adams–Bashforth history", &self.f, self.order * n)?;
+        if self.len > self.order {
+            return Err(format!(
+                "Adams–Bashforth holds {} derivatives, order {} keeps at most {}",
+                self.len, self.order, self.order
+            ));
+        }
+        let times = &self.times[..self.len];
+        super::all_finite("Adams–Bashforth times", times)?;
+        if times.windows(2).any(|w| w[0] <= w[1]) {
+            return Err("Adams–Bashforth history times are not strictly decreasing".into());
+        }
+        super::all_finite("Adams–Bashforth history", &self.f[..self.len * n])
+    }
 }
 
 #[cfg(test)]

@@ -370,4 +370,60 @@ impl Integrator for BackwardEuler {
         Ok(())
     }
     fn commit<S: OdeSystem>(&mut self, _sys: &mut S, _t_new: f64, _y_new: &[f64]) {}
+    /// `n` states; state_min, state_max, inc1, inc2 of n finite values with min ≤ max; rtol,
+    /// atol finite ≥ 0; 0 < h_min ≤ h ≤ h_max, all finite; h1, h2 finite ≥ 0; counters below
+    /// 2^53.
+    fn validate_state(&self, n: usize) -> Result<(), String> {
+        use super::{all_finite, check_len};
+        if self.n != n {
+            return Err(format!(
+                "backward-euler for {} states, the model has {n}",
+                self.n
+            ));
+        }
+        for (what, v) in [
+            ("backward-euler state_min", &self.state_min),
+            ("backward-euler state_max", &self.state_max),
+            ("backward-euler inc1", &self.inc1),
+            ("backward-euler inc2", &self.inc2),
+        ] {
+            check_len(what, v, n)?;
+            all_finite(what, v)?;
+        }
+        if self
+            .state_min
+            .iter()
+            .zip(&self.state_max)
+            .any(|(a, b)| a > b)
+        {
+            return Err("backward-euler state range has min > max".into());
+        }
+        let nonneg = |x: f64| x.is_finite() && x >= 0.0;
+        if !nonneg(self.rtol) || !nonneg(self.atol) {
+            return Err(format!(
+                "backward-euler rtol {:?}, atol {:?}",
+                self.rtol, self.atol
+            ));
+        }
+        let (h_min, h, h_max) = (self.h_min, self.h, self.h_max);
+        if !(h_min.is_finite() && h_max.is_finite() && h_min > 0.0 && h_min <= h && h <= h_max) {
+            return Err(format!(
+                "backward-euler steps h_min {h_min:?}, h {h:?}, h_max {h_max:?} \
+                 (0 < h_min ≤ h ≤ h_max)"
+            ));
+        }
+        if !nonneg(self.h1) || !nonneg(self.h2) {
+            return Err(format!(
+                "backward-euler last pair {:?}, {:?}",
+                self.h1, self.h2
+            ));
+        }
+        if [self.steps, self.rejected, self.newton_iterations]
+            .iter()
+            .any(|&c| c >= super::MAX_RESTORED_COUNT)
+        {
+            return Err("backward-euler counters out of range".into());
+        }
+        Ok(())
+    }
 }

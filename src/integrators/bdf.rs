@@ -1482,4 +1482,181 @@ impl Integrator for Bdf {
         // until the next attempt.
         self.hist.assign(&self.trial);
     }
+    /// See `check_history` for what each of the committed and working histories must satisfy;
+    /// besides: `fixed` is None or 1..=5, `n` is the model's, the tolerances are finite (rtol,
+    /// atol ≥ 0; max_step, initial_step > 0), the last step's increment has 0 or n finite
+    /// values (n when it is valid) with t and h finite, and while a start step is pending
+    /// the working history has room for its point (start_len ≤ k).
+    fn validate_state(&self, n: usize) -> Result<(), String> {
+        use super::{MAX_RESTORED_COUNT, all_finite, check_len};
+        let name = match self.fixed {
+            None => "bdf".to_string(),
+            Some(k) if (1..=MAX_ORDER).contains(&k) => format!("bdf{k}"),
+            Some(k) => return Err(format!("BDF fixed order {k} (1..={MAX_ORDER})")),
+        };
+        if self.n != n {
+            return Err(format!("{name} for {} states, the model has {n}", self.n));
+        }
+        let tol = &self.tolerances;
+        let pos = |x: Option<f64>| x.is_none_or(|h| h.is_finite() && h > 0.0);
+        let nonneg = |x: f64| x.is_finite() && x >= 0.0;
+        let tolerances_ok =
+            nonneg(tol.rtol) && nonneg(tol.atol) && pos(tol.max_step) && pos(tol.initial_step);
+        if !tolerances_ok {
+            return Err(format!("{name} tolerances {tol:?}"));
+        }
+        let st = &self.stats;
+        if [
+            st.steps,
+            st.error_test_failures,
+            st.convergence_failures,
+            st.jacobian_evaluations,
+            st.jacobian_rhs_evaluations,
+            st.factorizations,
+            st.newton_iterations,
+        ]
+        .iter()
+        .chain(&st.steps_at_order)
+        .any(|&c| c >= MAX_RESTORED_COUNT)
+        {
+            return Err(format!("{name} work counters out of range"));
+        }
+        // Both copies: `dense` reads the working one after a restore, `attempt` the committed.
+        check_history(&name, "history", &self.hist, self.fixed, n, true)?;
+        check_history(
+            &name,
+            "working history",
+            &self.trial,
+            self.fixed,
+            n,
+            self.last.valid,
+        )?;
+        let last = &self.last;
+        if last.inc.len() != n && (last.valid || !last.inc.is_empty()) {
+            check_len(&format!("{name} last increment"), &last.inc, n)?;
+        }
+        all_finite(&format!("{name} last increment"), &last.inc)?;
+        if !last.t.is_finite() || !last.h.is_finite() {
+            return Err(format!(
+                "{name} last step t = {:?}, h = {:?}",
+                last.t, last.h
+            ));
+        }
+        if let Some(k) = self.fixed
+            && last.pending
+            && last.starter
+            && !(1..=k).contains(&self.trial.start_len)
+        {
+            return Err(format!(
+                "{name} start step pending with {} start points (1..={k})",
+                self.trial.start_len
+            ));
+        }
+        return Ok(());
+
+        /// One Nordsieck history: zn of (MAX_ORDER + 1)·n, jac of n², start_y of (k + 1)·n
+        /// (fixed order k) or none, start_len ≤ k + 1; q, qprime ≤ 5; nstlp, nstlj ≤ nst and
+        /// the counters below 2^53 (so `nst ≥ nstlp + 20` and `+= 1` cannot overflow). When it
+        /// is read (`values`: always the committed one, the working one while the last step is
+        /// valid): every real and array value finite (start times up to start_len), and once
+        /// started: q in 1..=qmax with |qprime − q| ≤ 1 and qprime in 1..=qmax (adaptive), or
+        /// q = k once the start is over (fixed; q = 1 for bdf1); qwait ≥ 1 (adaptive);
+        /// h, hprime, hscale > 0 where a step uses them.
+        fn check_history(
+            name: &str,
+            which: &str,
+            s: &History,
+            fixed: Option<usize>,
+            n: usize,
+            values: bool,
+        ) -> Result<(), String> {
+            let what = |x: &str| format!("{name} {which}: {x}");
+            check_len(&what("Nordsieck array"), &s.zn, (MAX_ORDER + 1) * n)?;
+            check_len(&what("Jacobian"), &s.jac, n * n)?;
+            check_len(
+                &what("start points"),
+                &s.start_y,
+                fixed.map_or(0, |k| (k + 1) * n),
+            )?;
+            if s.q > MAX_ORDER || s.qprime > MAX_ORDER {
+                return Err(what(&format!("order {} (next {})", s.q, s.qprime)));
+            }
+            if s.start_len > fixed.map_or(0, |k| k + 1) && fixed.is_some() {
+                return Err(what(&format!("{} start points", s.start_len)));
+            }
+            if s.nst >= MAX_RESTORED_COUNT
+                || s.jac_count >= MAX_RESTORED_COUNT
+                || s.nstlp > s.nst
+                || s.nstlj > s.nst
+            {
+                return Err(what(&format!(
+                    "step counters nst {}, nstlp {}, nstlj {}, jac_count {}",
+                    s.nst, s.nstlp, s.nstlj, s.jac_count
+                )));
+            }
+            let scalars = [
+                s.tn,
+                s.h,
+                s.hprime,
+                s.hscale,
+                s.eta,
+                s.etamax,
+                s.rl1,
+                s.gamma,
+                s.gammap,
+                s.gamrat,
+                s.crate_,
+                s.acnrm,
+                s.saved_tq5,
+            ];
+            if !values {
+                // Not read before the next attempt overwrites it.
+                return Ok(());
+            }
+            all_finite(&what("step data"), &scalars)?;
+            all_finite(&what("step history tau"), &s.tau)?;
+            all_finite(&what("coefficients l"), &s.l)?;
+            all_finite(&what("error constants tq"), &s.tq)?;
+            all_finite(&what("Nordsieck array"), &s.zn)?;
+            all_finite(&what("Jacobian"), &s.jac)?;
+            all_finite(&what("start points"), &s.start_y)?;
+            all_finite(
+                &what("start times"),
+                &s.start_t[..s.start_len.min(MAX_ORDER + 1)],
+            )?;
+            if !s.started {
+                return Ok(());
+            }
+            // A started history is stepped from: its order and step sizes are used.
+            let nordsieck = match fixed {
+                None | Some(1) => true,
+                Some(k) => s.start_len > k,
+            };
+            if !nordsieck {
+                return Ok(());
+            }
+            let qmax = fixed.unwrap_or(MAX_ORDER);
+            match fixed {
+                Some(k) if s.q != k => {
+                    return Err(what(&format!("order {} of a fixed-order-{k} method", s.q)));
+                }
+                None if !(1..=qmax).contains(&s.q)
+                    || !(1..=qmax).contains(&s.qprime)
+                    || s.q.abs_diff(s.qprime) > 1 =>
+                {
+                    return Err(what(&format!("order {}, next order {}", s.q, s.qprime)));
+                }
+                None if s.qwait == 0 => return Err(what("qwait 0")),
+                _ => {}
+            }
+            let positive = |x: f64| x.is_finite() && x > 0.0;
+            if !(positive(s.h) && positive(s.hscale) && positive(s.hprime) && s.tn.is_finite()) {
+                return Err(what(&format!(
+                    "step sizes h {:?}, hscale {:?}, hprime {:?} at tn {:?}",
+                    s.h, s.hscale, s.hprime, s.tn
+                )));
+            }
+            Ok(())
+        }
+    }
 }

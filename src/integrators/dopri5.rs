@@ -404,6 +404,43 @@ impl Integrator for Dopri5 {
         std::mem::swap(&mut self.f0, &mut self.k.k7);
         ensure_len(&mut self.k.k7, self.n);
     }
+    /// `n` states, `f0` of n and `dense` of 4n values, all finite; rtol, atol finite ≥ 0; the
+    /// user's initial step finite > 0; h_next, h_dense finite ≥ 0; facold finite > 0;
+    /// counters below 2^53.
+    fn validate_state(&self, n: usize) -> Result<(), String> {
+        use super::{all_finite, check_len};
+        if self.n != n {
+            return Err(format!("dopri5 for {} states, the model has {n}", self.n));
+        }
+        check_len("dopri5 f0", &self.f0, n)?;
+        check_len("dopri5 dense output", &self.dense, 4 * n)?;
+        all_finite("dopri5 f0", &self.f0)?;
+        all_finite("dopri5 dense output", &self.dense)?;
+        let nonneg = |x: f64| x.is_finite() && x >= 0.0;
+        if !nonneg(self.rtol) || !nonneg(self.atol) {
+            return Err(format!("dopri5 rtol {:?}, atol {:?}", self.rtol, self.atol));
+        }
+        if self
+            .initial_step
+            .is_some_and(|h| !(h.is_finite() && h > 0.0))
+        {
+            return Err(format!("dopri5 initial step {:?}", self.initial_step));
+        }
+        if !nonneg(self.h_next) || !nonneg(self.h_dense) {
+            return Err(format!(
+                "dopri5 step sizes h_next {:?}, h_dense {:?}",
+                self.h_next, self.h_dense
+            ));
+        }
+        if !(self.facold.is_finite() && self.facold > 0.0) {
+            return Err(format!("dopri5 previous error {:?}", self.facold));
+        }
+        if self.accepted >= super::MAX_RESTORED_COUNT || self.rejected >= super::MAX_RESTORED_COUNT
+        {
+            return Err("dopri5 step counters out of range".into());
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

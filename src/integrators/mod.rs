@@ -140,6 +140,13 @@ pub trait Integrator {
     ) -> Result<(), SolverError>;
     /// Accept the step that ended at (t_new, y_new).
     fn commit<S: OdeSystem>(&mut self, sys: &mut S, t_new: f64, y_new: &[f64]);
+    /// Check a restored (deserialized) history for a system of `n` states: vector lengths,
+    /// counters and orders within their bounds, times and step sizes finite, so that no
+    /// `attempt`, `dense` or `commit` can index out of range or overflow after a restore.
+    /// `Err` says what is wrong. The default (no serialized history) accepts everything.
+    fn validate_state(&self, _n: usize) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Every integrator, as one serializable value (static dispatch, no boxing).
@@ -281,6 +288,30 @@ impl Integrator for Method {
     }
     fn commit<S: OdeSystem>(&mut self, sys: &mut S, t_new: f64, y_new: &[f64]) {
         dispatch!(self, m => m.commit(sys, t_new, y_new))
+    }
+    fn validate_state(&self, n: usize) -> Result<(), String> {
+        dispatch!(self, m => m.validate_state(n))
+    }
+}
+
+/// Largest counter a restored history may hold (far beyond any run; keeps `+= 1` from
+/// overflowing).
+pub(crate) const MAX_RESTORED_COUNT: u64 = 1 << 53;
+
+/// `Err` naming `what` unless every value is finite (for `validate_state`).
+pub(crate) fn all_finite(what: &str, v: &[f64]) -> Result<(), String> {
+    match v.iter().position(|x| !x.is_finite()) {
+        None => Ok(()),
+        Some(i) => Err(format!("{what}[{i}] = {} is not finite", v[i])),
+    }
+}
+
+/// `Err` unless `v` has length `len` (for `validate_state`).
+pub(crate) fn check_len(what: &str, v: &[f64], len: usize) -> Result<(), String> {
+    if v.len() == len {
+        Ok(())
+    } else {
+        Err(format!("{what} has {} values, expected {len}", v.len()))
     }
 }
 
