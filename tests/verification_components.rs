@@ -99,3 +99,36 @@ fn valve_is_cantera_linear_and_one_way_blocks_backflow() {
     v.one_way = true;
     assert_eq!(v.mass_flow_kg_per_s(2e-8, 0.5, 1e5, 4e5), 0.0);
 }
+
+#[test]
+fn orifice_is_laminar_and_lipschitz_near_equal_pressures() {
+    // Above r = 0.999 the flow is linear in Δp, continuous with the isentropic branch at 0.999,
+    // and its slope dṁ/dΔp stays finite through Δp = 0 (the inviscid formula's is infinite).
+    let gas = IdealGas::from_species(species("air").unwrap());
+    let (area, p0, t0) = (1e-5, 1e5, 300.0);
+    let beta = plenum::components::orifice::LAMINAR_RATIO;
+    let at = |r: f64| isentropic_mass_flow_kg_per_s(&gas, area, p0, t0, r * p0);
+    let below = textbook_mass_flow(&gas, area, p0, t0, beta * p0);
+    let above = at(beta + 1e-15);
+    println!("at r = 0.999: textbook {below:e}, laminar branch {above:e}");
+    assert!(
+        (above / below - 1.0).abs() < 1e-9,
+        "continuous at the laminar ratio"
+    );
+    // Linear: half the pressure difference gives half the flow.
+    let (m1, m2) = (at(1.0 - 4e-4), at(1.0 - 2e-4));
+    println!(
+        "Δp = 40 Pa: {m1:e} kg/s, Δp = 20 Pa: {m2:e} kg/s (ratio {})",
+        m1 / m2
+    );
+    assert!((m1 / m2 - 2.0).abs() < 1e-9);
+    assert_eq!(at(1.0), 0.0);
+    // Finite slope through zero: the same from both sides.
+    let slope = m2 / (2e-4 * p0);
+    let textbook_slope =
+        (textbook_mass_flow(&gas, area, p0, t0, p0 * (1.0 - 1e-12))) / (1e-12 * p0);
+    println!(
+        "dṁ/dΔp near 0: laminar {slope:e} kg/(s·Pa); inviscid formula at Δp = 1e-7 Pa: {textbook_slope:e}"
+    );
+    assert!(textbook_slope > 1e3 * slope);
+}

@@ -6,6 +6,12 @@
 //!   r ≤ r* : ṁ = C_d·A·p_u·sqrt(γ/(R·T_u)) · (2/(γ+1))^((γ+1)/(2(γ−1)))   (choked)
 //! with r* = (2/(γ+1))^(γ/(γ−1)). Both branches agree at r = r*. The flow carries the upstream
 //! specific enthalpy c_p·T_u.
+//!   r > β_lam = 0.999 : ṁ = ṁ(β_lam)·(p_u − p_d)/(p_u·(1 − β_lam))            (laminar)
+//! The inviscid formula has an infinite slope dṁ/dΔp at Δp → 0, which no real orifice has (the
+//! flow turns viscous) and on which Newton's method in the implicit integrators fails near
+//! pressure equalization; the same linear laminar region as the ISO 6358 form below (Sanville,
+//! ratio 0.999) keeps the flow continuous and Lipschitz through Δp = 0. At r = 0.999 the flow is
+//! about 6.5 % of its choked value (air).
 //!
 //! ISO 6358 form (sonic conductance C in m³/(s·Pa), critical pressure ratio b; ISO 6358-1:2013,
 //! reference atmosphere of ISO 8778: ρ0 = 1.185 kg/m³, T0 = 293.15 K):
@@ -93,13 +99,22 @@ pub fn isentropic_mass_flow_kg_per_s(
     let rt = gas.r_j_per_kg_k * t_up_k;
     if r <= gas.critical_pressure_ratio {
         effective_area_m2 * p_up_pa * (g / rt).sqrt() * gas.choked_factor
-    } else {
+    } else if r <= LAMINAR_RATIO {
         // One powf: r^(2/γ) = (r^(1/γ))², r^((γ+1)/γ) = r^(1/γ)·r.
         let q = r.powf(1.0 / g);
         let bracket = (q * q - q * r).max(0.0);
         effective_area_m2 * p_up_pa * (2.0 * g / ((g - 1.0) * rt) * bracket).sqrt()
+    } else {
+        let q = LAMINAR_RATIO.powf(1.0 / g);
+        let bracket = q * q - q * LAMINAR_RATIO;
+        // p_u·(1 − r) = p_u − p_d, written so that it is exactly 0 at equal pressures.
+        effective_area_m2 * (2.0 * g / ((g - 1.0) * rt) * bracket).sqrt() * (p_up_pa - p_down_pa)
+            / (1.0 - LAMINAR_RATIO)
     }
 }
+
+/// Pressure ratio above which the isentropic orifice's flow is taken as laminar (linear in Δp).
+pub const LAMINAR_RATIO: f64 = ISO_LAMINAR_RATIO;
 
 /// Signed mass flow from `from` to `to` through an effective area C_d·A, kg/s.
 #[inline]
