@@ -1571,13 +1571,17 @@ impl Integrator for Bdf {
             values: bool,
         ) -> Result<(), String> {
             let what = |x: &str| format!("{name} {which}: {x}");
-            check_len(&what("Nordsieck array"), &s.zn, (MAX_ORDER + 1) * n)?;
-            check_len(&what("Jacobian"), &s.jac, n * n)?;
-            check_len(
-                &what("start points"),
-                &s.start_y,
-                fixed.map_or(0, |k| (k + 1) * n),
-            )?;
+            // A copy that is not read is overwritten whole (`assign`) before any use; before
+            // the first attempt the working copy is still unallocated.
+            if values {
+                check_len(&what("Nordsieck array"), &s.zn, (MAX_ORDER + 1) * n)?;
+                check_len(&what("Jacobian"), &s.jac, n * n)?;
+                check_len(
+                    &what("start points"),
+                    &s.start_y,
+                    fixed.map_or(0, |k| (k + 1) * n),
+                )?;
+            }
             if s.q > MAX_ORDER || s.qprime > MAX_ORDER {
                 return Err(what(&format!("order {} (next {})", s.q, s.qprime)));
             }
