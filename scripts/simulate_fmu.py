@@ -23,4 +23,4 @@ if picked[-1] != len(result) - 1:
 for i in picked:
     print("  ".join(f"{result[c][i]:>14.6g}" for c in ["time"] + shown))
 last = result[-1]
-print("final:", ", ".join(f"{n} = {last[n]!r}" for n in outputs))
+print("final:", ", ".join(f"{n} = {float(last[n])!r}" for n in outputs))
