@@ -11,4 +11,10 @@ pub trait OdeSystem {
     fn sparsity(&self) -> Option<crate::sparsity::Pattern> {
         None
     }
+    /// Exact directional derivative: f(t, y) into `dydt` and J(t, y)·v into `jv`, where
+    /// J = ∂f/∂y (forward-mode dual numbers, no truncation error). Returns false when the system
+    /// provides none; implicit methods then use finite differences. Must not allocate.
+    fn jvp(&mut self, _t: f64, _y: &[f64], _v: &[f64], _dydt: &mut [f64], _jv: &mut [f64]) -> bool {
+        false
+    }
 }

@@ -69,6 +69,20 @@ pub struct StepControl {
     pub initial_step: Option<f64>,
     /// Length of the run, t_end − t_start, s (for defaults that scale with it, as FONSim's).
     pub span_s: f64,
+    /// Where the implicit methods' Newton Jacobian comes from (`[solver] jacobian`).
+    pub jacobian: JacobianSource,
+}
+
+/// Source of the Newton Jacobian of the implicit methods.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum JacobianSource {
+    /// Exact, from the system's [`OdeSystem::jvp`] (forward-mode dual numbers), one directional
+    /// derivative per group of structurally orthogonal columns; finite differences when the
+    /// system has no `jvp`.
+    #[default]
+    Exact,
+    /// Forward differences of the right-hand side, one evaluation per column group.
+    FiniteDifference,
 }
 
 impl Default for StepControl {
@@ -79,6 +93,7 @@ impl Default for StepControl {
             max_step: None,
             initial_step: None,
             span_s: 1.0,
+            jacobian: JacobianSource::default(),
         }
     }
 }

@@ -208,6 +208,7 @@ pub fn build_simulation(spec: &ModelFile, method: Option<&str>) -> Result<Simula
             max_step: s.max_step,
             initial_step: s.initial_step,
             span_s: s.t_end - s.t_start,
+            ..StepControl::default()
         },
     };
     Ok(Simulation::new(
