@@ -1,4 +1,9 @@
-//! `plenum run | check`: simulate a model file or validate it (DESIGN.md "Command line").
+//! `plenum run | check | describe`: simulate a model file, validate it, or show its network
+//! (DESIGN.md "Command line").
+
+mod describe;
+mod plot;
+mod progress;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,12 +45,34 @@ enum Command {
         /// Solve N times and report the best `solve_s` (for benchmarks).
         #[arg(long, default_value_t = 1)]
         repeat: u32,
+        /// Plot the run to this file (`.svg` or `.png`): one panel per quantity (pressure,
+        /// temperature, piston position, velocity, mass flow), units on the axes.
+        #[arg(long, value_name = "FILE")]
+        plot: Option<PathBuf>,
+        /// Variables to plot, comma-separated (default: every `.p`, `.T`, `.x`, `.v`, `.mdot`).
+        #[arg(long, value_delimiter = ',', value_name = "NAMES", requires = "plot")]
+        vars: Vec<String>,
+        /// Plot size in pixels, `WIDTHxHEIGHT` (default 1000 wide, 260 per panel).
+        #[arg(long, value_name = "WxH", requires = "plot")]
+        plot_size: Option<String>,
+        /// No progress bar (it is shown only on a terminal, for runs longer than about 1 s).
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Validate a model file and report every problem; simulate nothing.
     Check {
         model: PathBuf,
         #[arg(long = "set", value_name = "NAME=VALUE")]
         set: Vec<String>,
+    },
+    /// Show the network: nodes, links, pistons and parameters with units, or a Graphviz graph.
+    Describe {
+        model: PathBuf,
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+        /// Print the network as a Graphviz `digraph` (render with `dot -Tsvg`).
+        #[arg(long)]
+        dot: bool,
     },
 }
 
@@ -82,13 +109,45 @@ fn main() -> ExitCode {
             csv,
             set,
             repeat,
+            plot,
+            vars,
+            plot_size,
+            quiet,
         } => {
+            let plot = match plot {
+                Some(path) => match plot::PlotRequest::new(path, vars, plot_size.as_deref()) {
+                    Ok(p) => Some(p),
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                },
+                None => None,
+            };
             let m = match load(&model, &set) {
                 Ok(m) => m,
                 Err(code) => return code,
             };
-            run(&m, method.as_deref(), csv, repeat.max(1))
+            let opts = RunOptions {
+                method: method.as_deref(),
+                csv,
+                repeat: repeat.max(1),
+                plot,
+                quiet,
+            };
+            run(&m, opts)
         }
+        Command::Describe { model, set, dot } => match load(&model, &set) {
+            Ok(m) => {
+                if dot {
+                    print!("{}", describe::dot(&m.spec));
+                } else {
+                    print!("{}", describe::text(&m.spec));
+                }
+                ExitCode::SUCCESS
+            }
+            Err(code) => code,
+        },
     }
 }
 
@@ -114,7 +173,19 @@ struct Solve {
     sim: Simulation,
 }
 
-fn solve(m: &LoadedModel, method: Option<&str>) -> Result<Solve, String> {
+struct RunOptions<'a> {
+    method: Option<&'a str>,
+    csv: Option<PathBuf>,
+    repeat: u32,
+    plot: Option<plot::PlotRequest>,
+    quiet: bool,
+}
+
+fn solve(
+    m: &LoadedModel,
+    method: Option<&str>,
+    progress: &mut progress::Progress,
+) -> Result<Solve, String> {
     let mut sim = build_simulation(&m.spec, method)?;
     let solver = &m.spec.solver;
     let (t0, t_end) = (solver.t_start, solver.t_end);
@@ -144,6 +215,8 @@ fn solve(m: &LoadedModel, method: Option<&str>) -> Result<Solve, String> {
         match result {
             Ok(Advance::Reached) => {
                 record(&mut sim, &mut rows);
+                // Once per output point, never inside the step loop.
+                progress.update(t_k);
                 k += 1;
             }
             Ok(Advance::Exit { .. }) => record(&mut sim, &mut rows),
@@ -154,6 +227,7 @@ fn solve(m: &LoadedModel, method: Option<&str>) -> Result<Solve, String> {
             }
         }
     }
+    progress.finish();
     Ok(Solve {
         rows,
         solve_s,
@@ -162,10 +236,27 @@ fn solve(m: &LoadedModel, method: Option<&str>) -> Result<Solve, String> {
     })
 }
 
-fn run(m: &LoadedModel, method: Option<&str>, csv: Option<PathBuf>, repeat: u32) -> ExitCode {
+fn run(m: &LoadedModel, opts: RunOptions) -> ExitCode {
+    let RunOptions {
+        method,
+        csv,
+        repeat,
+        plot,
+        quiet,
+    } = opts;
+    if let Some(request) = &plot {
+        // Unknown `--vars` are reported before the run, not after it.
+        let names = build_simulation(&m.spec, method).map(|sim| output_variables(&sim));
+        if let Err(e) = names.and_then(|vars| request.check(&vars)) {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     let mut best: Option<Solve> = None;
     for _ in 0..repeat {
-        let s = match solve(m, method) {
+        let solver = &m.spec.solver;
+        let mut bar = progress::Progress::new(solver.t_start, solver.t_end, quiet);
+        let s = match solve(m, method, &mut bar) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -183,6 +274,12 @@ fn run(m: &LoadedModel, method: Option<&str>, csv: Option<PathBuf>, repeat: u32)
     if let Some(path) = csv {
         if let Err(e) = write_csv(&path, &vars, &s.rows) {
             eprintln!("error: cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    if let Some(request) = &plot {
+        if let Err(e) = plot::plot(request, &vars, &s.rows) {
+            eprintln!("error: cannot plot to {}: {e}", request.path.display());
             return ExitCode::FAILURE;
         }
     }

@@ -1,0 +1,266 @@
+//! `plenum describe`: the network of a model file as text or as a Graphviz graph.
+//!
+//! Reads only the parsed [`ModelFile`]; every component is serialized back to TOML values so a
+//! key added to the model file shows up here without a change (with its unit once listed in
+//! [`unit`]).
+
+use std::fmt::Write;
+
+use plenum::model::ModelFile;
+use serde::Serialize;
+
+/// The unit of a key of a component kind, as docs/model-file.md gives it ("" for none).
+fn unit(kind: &str, key: &str) -> &'static str {
+    match (kind, key) {
+        (_, "volume") => "m³",
+        (_, "pressure") => "Pa",
+        (_, "temperature") => "K",
+        ("inertance_valve", "q0") => "m³/s",
+        (_, "area" | "area_open" | "area_leak" | "area_from" | "area_to") => "m²",
+        (_, "sonic_conductance") => "m³/(s·Pa)",
+        ("valve", "coefficient") => "kg/(s·Pa)",
+        (_, "rate") => "kg/s",
+        (_, "diameter" | "length" | "roughness") => "m",
+        (_, "viscosity") => "Pa·s",
+        (_, "density") => "kg/m³",
+        (_, "mass") => "kg",
+        (_, "x0" | "x_exit" | "spring_x0" | "x_min" | "x_max") => "m",
+        (_, "v0" | "velocity") => "m/s",
+        (_, "friction_static" | "friction_dynamic") => "Pa",
+        (_, "spring_stiffness") => "N/m",
+        (_, "damping") => "N·s/m",
+        (_, "heat_transfer_coefficient") => "W/(m²·K)",
+        (_, "expansion_coefficient") => "m/(s·Pa)",
+        _ => "",
+    }
+}
+
+/// Keys that name nodes, in the order they are printed (the flow direction).
+const ENDS: [(&str, &str); 3] = [("from", "to"), ("behind", "ahead"), ("left", "right")];
+
+/// Every component as (kind, its TOML table), in the model file's kind order.
+fn components(spec: &ModelFile) -> Vec<(&'static str, toml::Table)> {
+    fn push<T: Serialize>(out: &mut Vec<(&'static str, toml::Table)>, kind: &'static str, v: &[T]) {
+        for c in v {
+            // A spec that came from TOML serializes back to it; an empty table otherwise.
+            let table = toml::Table::try_from(c).unwrap_or_default();
+            out.push((kind, table));
+        }
+    }
+    let mut out = Vec::new();
+    push(&mut out, "chamber", &spec.chamber);
+    push(&mut out, "reservoir", &spec.reservoir);
+    push(&mut out, "orifice", &spec.orifice);
+    push(&mut out, "valve", &spec.valve);
+    push(&mut out, "mass_flow", &spec.mass_flow);
+    push(&mut out, "restrictor", &spec.restrictor);
+    push(&mut out, "tube", &spec.tube);
+    push(&mut out, "inertance_valve", &spec.inertance_valve);
+    push(&mut out, "piston", &spec.piston);
+    push(&mut out, "wall", &spec.wall);
+    out
+}
+
+fn is_node(kind: &str) -> bool {
+    matches!(kind, "chamber" | "reservoir")
+}
+
+fn str_of<'a>(t: &'a toml::Table, key: &str) -> &'a str {
+    t.get(key).and_then(|v| v.as_str()).unwrap_or("?")
+}
+
+fn ends(t: &toml::Table) -> Option<(&str, &str, &'static str, &'static str)> {
+    ENDS.iter()
+        .find(|(a, b)| t.contains_key(*a) && t.contains_key(*b))
+        .map(|(a, b)| (str_of(t, a), str_of(t, b), *a, *b))
+}
+
+/// A parameter value as a reader wants it: a number, or what a table or curve does.
+fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Float(x) => format!("{x:?}"),
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Boolean(b) => b.to_string(),
+        toml::Value::String(s) => format!("\"{s}\""),
+        toml::Value::Table(t) => {
+            if let Some(rows) = t.get("table").and_then(|r| r.as_array()) {
+                let pairs: Vec<(f64, f64)> = rows
+                    .iter()
+                    .filter_map(|r| {
+                        let r = r.as_array()?;
+                        Some((num(r.first()?)?, num(r.get(1)?)?))
+                    })
+                    .collect();
+                let interp = t
+                    .get("interpolation")
+                    .and_then(|i| i.as_str())
+                    .unwrap_or("linear");
+                match (pairs.first(), pairs.last()) {
+                    (Some(a), Some(b)) => format!(
+                        "table of {} rows ({interp}): {:?} at {:?} s … {:?} at {:?} s",
+                        pairs.len(),
+                        a.1,
+                        a.0,
+                        b.1,
+                        b.0
+                    ),
+                    _ => "empty table".to_string(),
+                }
+            } else if let Some(c) = t.get("cubic").and_then(|c| c.as_table()) {
+                format!(
+                    "cubic opening from {} s over {} s",
+                    c.get("t_open").map(value_text).unwrap_or_default(),
+                    c.get("duration").map(value_text).unwrap_or_default()
+                )
+            } else {
+                v.to_string()
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
+fn num(v: &toml::Value) -> Option<f64> {
+    v.as_float().or_else(|| v.as_integer().map(|i| i as f64))
+}
+
+/// The text listing: model, gas, solver, then every component with its parameters and units.
+pub fn text(spec: &ModelFile) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "model {}", spec.model.name);
+    if !spec.model.description.is_empty() {
+        let _ = writeln!(s, "  {}", spec.model.description);
+    }
+    match &spec.gas {
+        Some(g) => {
+            let mut parts = Vec::new();
+            if let Some(sp) = &g.species {
+                parts.push(format!("species {sp}"));
+            }
+            if let Some(r) = g.r {
+                parts.push(format!("R = {r:?} J/(kg·K)"));
+            }
+            if let Some(cp) = g.cp {
+                parts.push(format!("cp = {cp:?} J/(kg·K)"));
+            }
+            if let Some(p) = g.p_critical {
+                parts.push(format!("p_critical = {p:?} Pa"));
+            }
+            if let Some(t) = g.t_critical {
+                parts.push(format!("T_critical = {t:?} K"));
+            }
+            if g.isothermal {
+                parts.push("isothermal chambers".to_string());
+            }
+            let _ = writeln!(s, "gas: {}", parts.join(", "));
+        }
+        None => {
+            let _ = writeln!(s, "gas: none (liquid-only network)");
+        }
+    }
+    let sv = &spec.solver;
+    let mut solver = vec![
+        format!("method {}", sv.method),
+        format!("t = {:?} … {:?} s", sv.t_start, sv.t_end),
+    ];
+    for (key, v) in [
+        ("step", sv.step),
+        ("rtol", sv.rtol),
+        ("atol", sv.atol),
+        ("max_step", sv.max_step),
+        ("initial_step", sv.initial_step),
+        ("output_interval", sv.output_interval),
+        ("max_time", sv.max_time),
+    ] {
+        if let Some(v) = v {
+            let u = if matches!(key, "rtol" | "atol") {
+                ""
+            } else {
+                " s"
+            };
+            solver.push(format!("{key} = {v:?}{u}"));
+        }
+    }
+    if !sv.stop_on_exit {
+        solver.push("stop_on_exit = false".to_string());
+    }
+    let _ = writeln!(s, "solver: {}", solver.join(", "));
+    if !spec.inputs.names.is_empty() {
+        let _ = writeln!(s, "inputs: {}", spec.inputs.names.join(", "));
+    }
+
+    let comps = components(spec);
+    for (title, pick) in [("nodes", true), ("links, pistons and walls", false)] {
+        let chosen: Vec<_> = comps.iter().filter(|(k, _)| is_node(k) == pick).collect();
+        let _ = writeln!(s, "\n{title} ({}):", chosen.len());
+        for (kind, t) in chosen {
+            let name = str_of(t, "name");
+            match ends(t) {
+                Some((a, b, ka, kb)) => {
+                    let _ = writeln!(s, "  {kind} {name}: {a} → {b} ({ka} → {kb})");
+                }
+                None => {
+                    let _ = writeln!(s, "  {kind} {name}");
+                }
+            }
+            for (key, v) in t {
+                if key == "name" || ENDS.iter().any(|(a, b)| key == a || key == b) {
+                    continue;
+                }
+                let u = match (unit(kind, key), v) {
+                    ("", _) => String::new(),
+                    (u, toml::Value::Float(_) | toml::Value::Integer(_)) => format!(" {u}"),
+                    (u, _) => format!(" (values in {u})"),
+                };
+                let _ = writeln!(s, "    {key} = {}{u}", value_text(v));
+            }
+        }
+    }
+    s
+}
+
+/// Escape a name for a quoted dot string: names come from the model file.
+fn escaped(name: &str) -> String {
+    name.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", escaped(name))
+}
+
+/// The network as a Graphviz digraph: one node per chamber and reservoir, one edge per link
+/// (from → to), piston (behind → ahead) and wall (left → right).
+pub fn dot(spec: &ModelFile) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "digraph {} {{", quoted(&spec.model.name));
+    let _ = writeln!(s, "  rankdir=LR;");
+    let comps = components(spec);
+    for (kind, t) in comps.iter().filter(|(k, _)| is_node(k)) {
+        let name = str_of(t, "name");
+        let shape = if *kind == "chamber" { "ellipse" } else { "box" };
+        let _ = writeln!(
+            s,
+            "  {} [shape={shape}, label=\"{}\\n({kind})\"];",
+            quoted(name),
+            escaped(name)
+        );
+    }
+    for (kind, t) in comps.iter().filter(|(k, _)| !is_node(k)) {
+        let Some((a, b, _, _)) = ends(t) else {
+            continue;
+        };
+        let style = match *kind {
+            "piston" | "wall" => "dashed",
+            _ => "solid",
+        };
+        let _ = writeln!(
+            s,
+            "  {} -> {} [label={}, style={style}];",
+            quoted(a),
+            quoted(b),
+            quoted(&format!("{} ({kind})", str_of(t, "name")))
+        );
+    }
+    let _ = writeln!(s, "}}");
+    s
+}

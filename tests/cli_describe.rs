@@ -1,0 +1,141 @@
+//! `plenum describe`: the Graphviz output of every shipped model has one node per chamber and
+//! reservoir and one edge per link, piston and wall, each edge between declared nodes; the text
+//! listing names every component with its units.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+fn repo(rel: &str) -> String {
+    format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn describe(model: &str, dot: bool) -> String {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_plenum"));
+    cmd.args(["describe", model]);
+    if dot {
+        cmd.arg("--dot");
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The shipped models and the test fixture that has a component of most kinds.
+fn models() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(repo("models"))
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .filter(|p| p.ends_with(".toml"))
+        .collect();
+    v.sort();
+    v.push(repo("tests/fixtures/models/all_kinds.toml"));
+    v
+}
+
+/// A quoted dot identifier at the start of `s`, unescaped, and the rest of `s`.
+fn quoted(s: &str) -> (String, &str) {
+    let s = s.trim_start();
+    assert!(s.starts_with('"'), "expected a quoted id: {s}");
+    let mut out = String::new();
+    let mut chars = s[1..].char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => out.push(chars.next().unwrap().1),
+            '"' => return (out, &s[i + 2..]),
+            c => out.push(c),
+        }
+    }
+    panic!("unterminated id: {s}");
+}
+
+#[test]
+fn dot_has_a_node_per_chamber_and_reservoir_and_an_edge_per_connection() {
+    for model in models() {
+        let spec = plenum::model::load_path(std::path::Path::new(&model), &[])
+            .unwrap()
+            .spec;
+        let dot = describe(&model, true);
+        let lines: Vec<&str> = dot.lines().map(str::trim).collect();
+        assert!(lines[0].starts_with("digraph ") && lines[0].ends_with('{'));
+        assert_eq!(*lines.last().unwrap(), "}");
+        let mut nodes = BTreeSet::new();
+        let mut edges = Vec::new();
+        for line in &lines[1..lines.len() - 1] {
+            if !line.starts_with('"') {
+                continue; // graph attributes
+            }
+            assert!(line.ends_with("];"), "statement: {line}");
+            let (a, rest) = quoted(line);
+            if let Some(rest) = rest.trim_start().strip_prefix("->") {
+                let (b, _) = quoted(rest);
+                edges.push((a, b));
+            } else {
+                assert!(nodes.insert(a), "node declared twice: {line}");
+            }
+        }
+        let expected_nodes: BTreeSet<String> = spec
+            .chamber
+            .iter()
+            .map(|c| c.name.clone())
+            .chain(spec.reservoir.iter().map(|r| r.name.clone()))
+            .collect();
+        let n_links = spec.orifice.len()
+            + spec.valve.len()
+            + spec.mass_flow.len()
+            + spec.restrictor.len()
+            + spec.tube.len()
+            + spec.inertance_valve.len();
+        let n_edges = n_links + spec.piston.len() + spec.wall.len();
+        println!(
+            "{model}: {} nodes (chambers + reservoirs {}), {} edges (links {n_links} + pistons {} + walls {})",
+            nodes.len(),
+            expected_nodes.len(),
+            edges.len(),
+            spec.piston.len(),
+            spec.wall.len()
+        );
+        assert_eq!(nodes, expected_nodes);
+        assert_eq!(edges.len(), n_edges);
+        for (a, b) in &edges {
+            assert!(nodes.contains(a) && nodes.contains(b), "{a} -> {b}");
+        }
+        // Every orifice, valve, piston... is an edge between its own two nodes.
+        for o in &spec.orifice {
+            assert!(edges.contains(&(o.from.clone(), o.to.clone())));
+        }
+        for p in &spec.piston {
+            assert!(edges.contains(&(p.behind.clone(), p.ahead.clone())));
+        }
+    }
+}
+
+#[test]
+fn text_lists_every_component_with_units() {
+    let model = repo("tests/fixtures/models/all_kinds.toml");
+    let text = describe(&model, false);
+    println!("{text}");
+    for needle in [
+        "model all_kinds",
+        "chamber tank",
+        "volume = 0.001 m³",
+        "pressure = 500000.0 Pa",
+        "reservoir supply",
+        "pressure = table of 2 rows (step): 200000.0 at 0.0 s … 300000.0 at 0.005 s (values in Pa)",
+        "orifice nozzle: tank → barrel (from → to)",
+        "area = 1e-5 m²",
+        "valve feed: supply → tank",
+        "coefficient = 1e-8 kg/(s·Pa)",
+        "piston slug: barrel → atm (behind → ahead)",
+        "mass = 0.002 kg",
+        "friction_static = 3000.0 Pa",
+        "wall membrane: tank → atm (left → right)",
+        "heat_transfer_coefficient = 10.0 W/(m²·K)",
+        "inputs: atm.pressure",
+    ] {
+        assert!(text.contains(needle), "missing `{needle}`");
+    }
+}
