@@ -24,7 +24,7 @@ fn describe(model: &str, dot: bool) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// The shipped models and the test fixture that has a component of most kinds.
+/// The shipped models and the two test fixtures that, together, have every component kind.
 fn models() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(repo("models"))
         .unwrap()
@@ -33,6 +33,7 @@ fn models() -> Vec<String> {
         .collect();
     v.sort();
     v.push(repo("tests/fixtures/models/all_kinds.toml"));
+    v.push(repo("tests/fixtures/models/other_kinds.toml"));
     v
 }
 
@@ -110,6 +111,12 @@ fn dot_has_a_node_per_chamber_and_reservoir_and_an_edge_per_connection() {
         for p in &spec.piston {
             assert!(edges.contains(&(p.behind.clone(), p.ahead.clone())));
         }
+        for t in &spec.tube {
+            assert!(edges.contains(&(t.from.clone(), t.to.clone())));
+        }
+        for w in &spec.wall {
+            assert!(edges.contains(&(w.left.clone(), w.right.clone())));
+        }
     }
 }
 
@@ -135,6 +142,28 @@ fn text_lists_every_component_with_units() {
         "wall membrane: tank → atm (left → right)",
         "heat_transfer_coefficient = 10.0 W/(m²·K)",
         "inputs: atm.pressure",
+    ] {
+        assert!(text.contains(needle), "missing `{needle}`");
+    }
+}
+
+#[test]
+fn text_lists_the_other_kinds_with_units_and_defaults() {
+    let text = describe(&repo("tests/fixtures/models/other_kinds.toml"), false);
+    println!("{text}");
+    for needle in [
+        "mass_flow pump: supply → a (from → to)",
+        "rate = 0.0001 kg/s",
+        "restrictor choke: a → b",
+        "diameter = 0.002 m",
+        "tube hose: b → supply",
+        // Defaults the file leaves out are shown (FONSim's roughness and air viscosity).
+        "roughness = 1.5e-6 m",
+        "viscosity = 1.82e-5 Pa·s",
+        "inertance_valve heart_valve: proximal → distal",
+        "density = 1050.0 kg/m³",
+        "area_leak = 1e-8 m²",
+        "q0 = 0.0 m³/s",
     ] {
         assert!(text.contains(needle), "missing `{needle}`");
     }
