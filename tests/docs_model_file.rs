@@ -1,6 +1,7 @@
 //! docs/model-file.md cannot rot: every key the parser accepts, in every section and component
 //! kind, is listed in that section of the document. The accepted keys are not copied here: they
-//! come from the parser itself, whose "unknown field" error lists every field it expects.
+//! come from the parser itself, whose "unknown field" error lists every field it expects. Every
+//! default the parser fills in equals the page's `default` column.
 
 use plenum::model::ModelFile;
 
@@ -79,4 +80,132 @@ fn every_accepted_key_is_documented_in_its_section() {
     }
     println!("{checked} keys documented");
     assert!(checked > 60);
+}
+
+/// The default a section's table gives for `key` (the `default` column, backticks removed).
+fn documented_default(title: &str, key: &str) -> Option<String> {
+    let row = section(title)
+        .lines()
+        .find(|l| l.starts_with(&format!("| `{key}` |")))?;
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    // | key | type | unit | default | meaning |
+    Some(cells.get(4)?.trim_matches('`').to_string())
+}
+
+/// Every default the parser fills in is the one docs/model-file.md states: a model with only
+/// the required keys is parsed and serialized back, and each key that appears without having
+/// been written is compared with the `default` column of its section.
+#[test]
+fn every_default_the_parser_fills_in_is_the_documented_one() {
+    let minimal = r#"
+[model]
+name = "m"
+[gas]
+[solver]
+t_end = 1.0
+[checks]
+[inputs]
+[[chamber]]
+name = "c"
+volume = 1.0
+pressure = 1.0
+temperature = 1.0
+[[reservoir]]
+name = "r"
+pressure = 1.0
+temperature = 1.0
+[[orifice]]
+name = "o"
+from = "c"
+to = "r"
+[[valve]]
+name = "v"
+from = "c"
+to = "r"
+coefficient = 1.0
+[[piston]]
+name = "p"
+behind = "c"
+ahead = "r"
+area = 1.0
+mass = 1.0
+x0 = 0.0
+[[wall]]
+name = "w"
+left = "c"
+right = "r"
+area = 1.0
+[[mass_flow]]
+name = "f"
+from = "c"
+to = "r"
+rate = 1.0
+[[restrictor]]
+name = "x"
+from = "c"
+to = "r"
+diameter = 1.0
+k = 1.0
+[[tube]]
+name = "t"
+from = "c"
+to = "r"
+length = 1.0
+diameter = 1.0
+[[inertance_valve]]
+name = "i"
+from = "r"
+to = "r"
+density = 1.0
+area_open = 1.0
+area_leak = 1.0
+area_from = 1.0
+area_to = 1.0
+length = 1.0
+"#;
+    let written: toml::Table = toml::from_str(minimal).unwrap();
+    let spec: ModelFile = toml::from_str(minimal).unwrap();
+    let filled = toml::Table::try_from(&spec).unwrap();
+    let mut compared = 0;
+    for (name, value) in &filled {
+        let (title, tables): (String, Vec<(&toml::Table, &toml::Table)>) = match value {
+            toml::Value::Table(t) => (
+                format!("`[{name}]`"),
+                vec![(t, written[name].as_table().unwrap())],
+            ),
+            toml::Value::Array(a) => (
+                format!("`[[{name}]]`"),
+                a.iter()
+                    .zip(written[name].as_array().unwrap())
+                    .map(|(f, w)| (f.as_table().unwrap(), w.as_table().unwrap()))
+                    .collect(),
+            ),
+            _ => continue,
+        };
+        for (filled_t, written_t) in tables {
+            for (key, v) in filled_t {
+                if written_t.contains_key(key) {
+                    continue;
+                }
+                let doc = documented_default(&title, key)
+                    .unwrap_or_else(|| panic!("{title} `{key}` has no row in the doc"));
+                let doc_value: toml::Value = toml::from_str::<toml::Table>(&format!("v = {doc}"))
+                    .unwrap_or_else(|_| panic!("{title} `{key}`: default `{doc}` is not a value"))
+                    ["v"]
+                    .clone();
+                let same = match (v, &doc_value) {
+                    (toml::Value::Float(a), toml::Value::Float(b)) => a == b,
+                    (a, b) => a == b,
+                };
+                println!("{title} {key}: parser {v}, doc {doc}");
+                assert!(
+                    same,
+                    "{title} `{key}`: the parser fills in {v}, the doc says {doc}"
+                );
+                compared += 1;
+            }
+        }
+    }
+    println!("{compared} defaults compared");
+    assert!(compared >= 20);
 }
