@@ -168,3 +168,53 @@ fn text_lists_the_other_kinds_with_units_and_defaults() {
         assert!(text.contains(needle), "missing `{needle}`");
     }
 }
+
+/// The unit `describe` prints for each parameter is the one docs/model-file.md gives.
+#[test]
+fn describe_units_are_the_documented_units() {
+    let doc = std::fs::read_to_string(repo("docs/model-file.md")).unwrap();
+    let doc_unit = |kind: &str, key: &str| -> String {
+        let start = doc.find(&format!("`[[{kind}]]`")).unwrap();
+        let row = doc[start..]
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{key}` |")))
+            .unwrap_or_else(|| panic!("no row for {kind}.{key}"));
+        let unit = row.split('|').map(str::trim).nth(3).unwrap().to_string();
+        if unit == "1" || unit == "—" {
+            String::new()
+        } else {
+            unit
+        }
+    };
+    let mut compared = 0;
+    for model in ["all_kinds", "other_kinds"] {
+        let text = describe(&repo(&format!("tests/fixtures/models/{model}.toml")), false);
+        let mut kind = String::new();
+        for line in text.lines() {
+            if let Some(header) = line.strip_prefix("  ").filter(|l| !l.starts_with(' ')) {
+                kind = header.split_whitespace().next().unwrap().to_string();
+                continue;
+            }
+            let Some((key, value)) = line.strip_prefix("    ").and_then(|l| l.split_once(" = "))
+            else {
+                continue;
+            };
+            let printed = if let Some(i) = value.find("(values in ") {
+                value[i + 11..value.len() - 1].to_string()
+            } else if value.starts_with("table") || value.starts_with("cubic") {
+                String::new()
+            } else {
+                value.split_once(' ').map_or("", |(_, u)| u).to_string()
+            };
+            if value.starts_with('"') || value == "true" || value == "false" {
+                continue;
+            }
+            let documented = doc_unit(&kind, key);
+            println!("{kind}.{key}: describe `{printed}`, doc `{documented}`");
+            assert_eq!(printed, documented, "{kind}.{key}");
+            compared += 1;
+        }
+    }
+    println!("{compared} units compared");
+    assert!(compared > 40);
+}
