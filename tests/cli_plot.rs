@@ -216,7 +216,8 @@ fn plot_errors_are_clear() {
 }
 
 /// With the bar's delay set to 0, a run whose stderr is a pipe still prints no bar, and the
-/// same run under a pseudo-terminal (`script`, util-linux) does, unless `--quiet`.
+/// same run under a pseudo-terminal (`script`, util-linux) does, unless `--quiet`; with the
+/// default delay a short run prints none on a terminal either.
 #[test]
 fn progress_bar_only_on_a_terminal() {
     let piped = plenum()
@@ -230,13 +231,18 @@ fn progress_bar_only_on_a_terminal() {
     assert!(!stderr.contains("simulating") && !stderr.contains('\u{1b}'));
 
     let script = Path::new("/usr/bin/script");
-    if !script.exists() {
-        println!("no /usr/bin/script: the terminal half is skipped");
+    let pty_works = script.exists()
+        && Command::new(script)
+            .args(["-qec", "true", "/dev/null"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if !pty_works {
+        println!("no /usr/bin/script or no pseudo-terminal: the terminal half is skipped");
         return;
     }
-    let under_pty = |extra: &str| {
+    let under_pty = |env: &str, extra: &str| {
         let cmd = format!(
-            "PLENUM_PROGRESS_AFTER_S=0 {} run {} {extra} >/dev/null",
+            "{env} {} run {} {extra} >/dev/null",
             env!("CARGO_BIN_EXE_plenum"),
             repo("models/projectile.toml")
         );
@@ -247,13 +253,17 @@ fn progress_bar_only_on_a_terminal() {
         assert!(out.status.success(), "{out:?}");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    let shown = under_pty("");
-    let quiet = under_pty("--quiet");
+    let shown = under_pty("PLENUM_PROGRESS_AFTER_S=0", "");
+    let quiet = under_pty("PLENUM_PROGRESS_AFTER_S=0", "--quiet");
+    // With the default delay of 1 s, this run (milliseconds of solving) shows none.
+    let short = under_pty("", "");
     println!(
-        "terminal: {} bytes with a bar, {} with --quiet",
+        "terminal: {} bytes with a bar, {} with --quiet, {} for a short run",
         shown.len(),
-        quiet.len()
+        quiet.len(),
+        short.len()
     );
     assert!(shown.contains("simulating"), "{shown:?}");
     assert!(!quiet.contains("simulating"), "{quiet:?}");
+    assert!(!short.contains("simulating"), "{short:?}");
 }
