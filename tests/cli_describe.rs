@@ -10,8 +10,15 @@ fn repo(rel: &str) -> String {
 }
 
 fn describe(model: &str, dot: bool) -> String {
+    describe_with(model, dot, &[])
+}
+
+fn describe_with(model: &str, dot: bool, set: &[&str]) -> String {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_plenum"));
     cmd.args(["describe", model]);
+    for s in set {
+        cmd.args(["--set", s]);
+    }
     if dot {
         cmd.arg("--dot");
     }
@@ -217,4 +224,13 @@ fn describe_units_are_the_documented_units() {
     }
     println!("{compared} units compared");
     assert!(compared > 40);
+}
+
+#[test]
+fn describe_shows_overridden_values() {
+    let model = repo("models/projectile.toml");
+    let before = describe(&model, false);
+    let after = describe_with(&model, false, &["barrel.pressure=8e5"]);
+    assert!(before.contains("pressure = 701325.0 Pa"));
+    assert!(after.contains("pressure = 800000.0 Pa") && !after.contains("701325"));
 }
