@@ -109,8 +109,10 @@ fn svg_plot_polyline_extremes_map_back_to_the_csv_extremes() {
     );
     assert_eq!(line.len(), p.len());
 
-    // y-axis tick labels: numeric texts sharing one x coordinate, at their tick's pixel row.
+    // Tick labels: the y axis's are numeric texts sharing one x coordinate, each at its tick's
+    // pixel row; the x axis's share one y coordinate, each at its tick's column.
     let mut by_x: std::collections::BTreeMap<String, Vec<(f64, f64)>> = Default::default();
+    let mut by_y: std::collections::BTreeMap<String, Vec<(f64, f64)>> = Default::default();
     for (tag, body) in elements(&svg, "text") {
         if let (Some(x), Some(y), Ok(v)) =
             (attr(tag, "x"), attr(tag, "y"), body.trim().parse::<f64>())
@@ -118,6 +120,9 @@ fn svg_plot_polyline_extremes_map_back_to_the_csv_extremes() {
             by_x.entry(x.to_string())
                 .or_default()
                 .push((v, y.parse::<f64>().unwrap()));
+            by_y.entry(y.to_string())
+                .or_default()
+                .push((v, x.parse::<f64>().unwrap()));
         }
     }
     let ticks = by_x.values().max_by_key(|t| t.len()).unwrap();
@@ -138,6 +143,22 @@ fn svg_plot_polyline_extremes_map_back_to_the_csv_extremes() {
     assert!(px_per_pa < 0.0, "pressure grows upwards");
     assert!((pixel(p_max) - y_top).abs() <= 1.0);
     assert!((pixel(p_min) - y_bottom).abs() <= 1.0);
+    let t = csv_column(&csv_path, "time");
+    let x_ticks = by_y.values().max_by_key(|t| t.len()).unwrap();
+    assert!(x_ticks.len() >= 3, "x ticks: {x_ticks:?}");
+    let (a, b) = (x_ticks[0], x_ticks[x_ticks.len() - 1]);
+    let column = |time_s: f64| a.1 + (time_s - a.0) * (b.1 - a.1) / (b.0 - a.0);
+    let (t_first, t_last) = (t[0], t[t.len() - 1]);
+    println!(
+        "x ticks {a:?} … {b:?}; t = {t_first} s → column {:.2} px, polyline starts at {}; \
+         t = {t_last} s → column {:.2} px, polyline ends at {}",
+        column(t_first),
+        line[0].0,
+        column(t_last),
+        line[line.len() - 1].0
+    );
+    assert!((column(t_first) - line[0].0).abs() <= 1.0);
+    assert!((column(t_last) - line[line.len() - 1].0).abs() <= 1.0);
     // The units are on the axes.
     assert!(svg.contains("pressure (Pa)") && svg.contains("time (s)"));
 }
