@@ -86,10 +86,11 @@ def run_libcosim(tank_fmu, controller_fmu):
 
 
 class Slave:
-    def __init__(self, fmu, name):
+    def __init__(self, fmu, name, workdir):
         self.md = fmpy.read_model_description(str(fmu))
         self.vr = {v.name: v.valueReference for v in self.md.modelVariables}
-        self.fmu = FMU2Slave(guid=self.md.guid, unzipDirectory=fmpy.extract(str(fmu)),
+        unzipdir = fmpy.extract(str(fmu), unzipdir=str(workdir / name))
+        self.fmu = FMU2Slave(guid=self.md.guid, unzipDirectory=unzipdir,
                              modelIdentifier=self.md.coSimulation.modelIdentifier, instanceName=name)
         self.fmu.instantiate()
         self.fmu.setupExperiment(startTime=0.0)
@@ -102,10 +103,11 @@ class Slave:
         self.fmu.setReal([self.vr[name]], [value])
 
 
-def run_fmpy(tank_fmu, controller_fmu):
+def run_fmpy(tank_fmu, controller_fmu, workdir):
     """The same coupling driven step by step: both FMUs step from the inputs of the last
     transfer, then outputs go to inputs."""
-    plant, ctrl = Slave(tank_fmu, "tank"), Slave(controller_fmu, "controller")
+    plant = Slave(tank_fmu, "tank", workdir)
+    ctrl = Slave(controller_fmu, "controller", workdir)
     ctrl.set("p_low", P_LOW)
     ctrl.set("p_high", P_HIGH)
 
@@ -133,9 +135,9 @@ def run_fmpy(tank_fmu, controller_fmu):
     return {n: a[:, i] for i, n in enumerate(PLANT_OUT + ["opening"])}
 
 
-def test_libcosim_controller_loop(tank_fmu, controller_fmu):
+def test_libcosim_controller_loop(tank_fmu, controller_fmu, tmp_path):
     t, cosim = run_libcosim(tank_fmu, controller_fmu)
-    ref = run_fmpy(tank_fmu, controller_fmu)
+    ref = run_fmpy(tank_fmu, controller_fmu, tmp_path)
     assert len(t) == N + 1 and t[-1] == T_END_NS / 1e9
     same = {n: int((cosim[n] == ref[n]).sum()) for n in cosim}
     print(f"libcosim: {len(t)} samples to t = {t[-1]} s; bit-identical to the FMPy loop: {same}")

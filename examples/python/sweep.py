@@ -10,11 +10,13 @@ Every task loads the FMU with FMPy (each worker process extracts it once), sets
 `projectile.x_exit` and `chamber.pressure`, simulates to the exit and returns the exit time and
 velocity. Results go to a CSV table (`--csv`, or Parquet when the name ends in .parquet and
 pyarrow is installed) and a heat map (`--plot`). On a cluster the FMU path must exist on every
-worker (a shared file system), or pass --upload to send the file to the workers first.
+worker (a shared file system); each worker extracts it once into its temp dir.
 """
 
 import argparse
+import atexit
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -34,19 +36,23 @@ def grid(n_length, n_pressure, lengths=(0.05, 0.6), pressures=(3e5, 1.2e6)):
     return [(float(x), float(p)) for x in ls for p in ps]
 
 
-def _unzipped(fmu):
-    """The FMU extracted once per process (a Dask worker runs many tasks)."""
-    d = Path(tempfile.gettempdir()) / f"plenum-sweep-{os.getpid()}-{Path(fmu).stem}-{os.stat(fmu).st_mtime_ns}"
+def _unzipped(fmu, scratch=None):
+    """The FMU extracted once per process (a Dask worker runs many tasks), under `scratch` (which
+    the caller removes) or the temp dir (removed at a normal exit of the process)."""
+    base = Path(scratch) if scratch else Path(tempfile.gettempdir())
+    d = base / f"plenum-sweep-{os.getpid()}-{Path(fmu).stem}-{os.stat(fmu).st_mtime_ns}"
     if not (d / "modelDescription.xml").exists():
         fmpy.extract(str(fmu), unzipdir=str(d))
+        if not scratch:
+            atexit.register(shutil.rmtree, d, True)
     return str(d)
 
 
-def run_point(fmu, barrel_m, pressure_pa, output_interval=1e-3):
+def run_point(fmu, barrel_m, pressure_pa, scratch=None, output_interval=1e-3):
     """One run: the exit (or last) time, the velocity there, and whether the projectile left."""
     # FMPy simulates an extracted FMU given its directory.
     res = fmpy.simulate_fmu(
-        _unzipped(fmu),
+        _unzipped(fmu, scratch),
         start_values={BARREL: barrel_m, PRESSURE: pressure_pa},
         output_interval=output_interval,
         output=["projectile.v", "projectile.exited"],
@@ -62,16 +68,19 @@ def run_point(fmu, barrel_m, pressure_pa, output_interval=1e-3):
 
 
 def sweep_serial(fmu, points):
-    return pd.DataFrame([run_point(fmu, x, p) for x, p in points])
+    with tempfile.TemporaryDirectory() as scratch:
+        return pd.DataFrame([run_point(fmu, x, p, scratch) for x, p in points])
 
 
-def sweep_dask(fmu, points, scheduler=None, workers=2, upload=False):
+def sweep_dask(fmu, points, scheduler=None, workers=2):
     """The same tasks on a Dask cluster: a LocalCluster of `workers` single-threaded processes,
     or the scheduler at `scheduler`."""
     from dask.distributed import Client, LocalCluster
 
-    cluster = None
+    cluster, scratch = None, None
     if scheduler is None:
+        # Local workers share this machine's disk: extract into a directory removed at the end.
+        scratch = tempfile.mkdtemp(prefix="plenum-sweep-")
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                dashboard_address=":0")
         client = Client(cluster)
@@ -82,16 +91,14 @@ def sweep_dask(fmu, points, scheduler=None, workers=2, upload=False):
             # Imported as the module `sweep` (the tests), the tasks refer to it by name: the
             # workers need the file (run as a script, Dask sends the functions by value).
             client.upload_file(__file__)
-        if upload:
-            client.upload_file(str(fmu))
-            fmu = Path(fmu).name
         futures = client.map(run_point, [fmu] * len(points), [x for x, _ in points],
-                             [p for _, p in points], pure=False)
+                             [p for _, p in points], [scratch] * len(points), pure=False)
         rows = client.gather(futures)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+            shutil.rmtree(scratch, ignore_errors=True)
     return pd.DataFrame(rows)
 
 
@@ -128,7 +135,6 @@ def main(argv=None):
     ap.add_argument("--pressures", type=int, default=25, help="chamber pressures (default 25)")
     ap.add_argument("--workers", type=int, default=2, help="LocalCluster worker processes")
     ap.add_argument("--scheduler", help="address of a running Dask scheduler (default: LocalCluster)")
-    ap.add_argument("--upload", action="store_true", help="send the FMU to the cluster's workers")
     ap.add_argument("--serial", action="store_true", help="run in this process, without Dask")
     ap.add_argument("--csv", type=Path, default=Path("sweep.csv"), help="table (.csv or .parquet)")
     ap.add_argument("--plot", type=Path, default=Path("sweep.png"))
@@ -140,7 +146,7 @@ def main(argv=None):
     if args.serial:
         df = sweep_serial(args.fmu, points)
     else:
-        df = sweep_dask(args.fmu.resolve(), points, args.scheduler, args.workers, args.upload)
+        df = sweep_dask(args.fmu.resolve(), points, args.scheduler, args.workers)
     elapsed = time.perf_counter() - start
     write_table(df, args.csv)
     heat_map(df, args.plot)
