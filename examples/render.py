@@ -10,6 +10,7 @@ import csv
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 import matplotlib
@@ -87,9 +88,19 @@ def blowdown():
     fig, a = plt.subplots(figsize=(7, 3.6))
     a2 = a.twinx()
     a.plot(r["time"], [p / 1e5 for p in r["tank.p"]], label="tank pressure")
-    a2.plot(r["time"], [r["atm.p"][0] / p if "atm.p" in r else 101325.0 / p for p in r["tank.p"]],
-            "k--", label="p_atm / p")
+    a2.plot(r["time"], [101325.0 / p for p in r["tank.p"]], "k--", label="p_atm / p")
     a2.axhline(r_crit, color="red", lw=0.8, label="critical ratio")
+    # The isentropic choked-blowdown closed form's unchoking time (examples/blowdown/README.md).
+    with open(ROOT / "examples" / "blowdown" / "model.toml", "rb") as f:
+        m = tomllib.load(f)
+    tank, nozzle = m["chamber"][0], m["orifice"][0]
+    r_gas = 287.05  # air, J/(kg K), as src/gas.rs
+    psi = g ** 0.5 * (2 / (g + 1)) ** ((g + 1) / (2 * (g - 1)))
+    k = nozzle["discharge_coefficient"] * nozzle["area"] * psi * (r_gas * tank["temperature"]) ** 0.5 / tank["volume"]
+    p_atm = m["reservoir"][0]["pressure"]
+    t_star = ((p_atm / r_crit / tank["pressure"]) ** (-(g - 1) / (2 * g)) - 1) / (0.5 * (g - 1) * k)
+    a.axvline(t_star, color="grey", lw=0.8, ls=":")
+    a.text(t_star, 9, f" unchokes, closed form\n t* = {t_star:.3f} s", fontsize="small")
     a.set_xlabel("time, s")
     a.set_ylabel("tank pressure, bar")
     a2.set_ylabel("pressure ratio")
