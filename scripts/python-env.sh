@@ -6,7 +6,8 @@
 #   PY=$(bash scripts/python-env.sh) && "$PY" -m pytest compliance-tests/python -q
 #
 # Suites: compliance-tests/python (FMPy), compliance-tests/peers (Cantera),
-# compliance-tests/importers (fmu-manipulation-toolbox, libcosim, Ecos), tests/fonsim (FONSim).
+# compliance-tests/importers (fmu-manipulation-toolbox, libcosim, Ecos), tests/fonsim (FONSim),
+# examples (FMPy, matplotlib, Dask, pandas, libcosim).
 # Quiet unless something fails (then pip's log is printed to stderr). Idempotent.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,6 +17,7 @@ reqs=(
     "$root/compliance-tests/peers/requirements.txt"
     "$root/compliance-tests/importers/requirements.txt"
     "$root/tests/fonsim/requirements.txt"
+    "$root/examples/python/requirements.txt"
 )
 py="$venv/bin/python"
 stamp="$venv/.requirements.sha256"

@@ -42,5 +42,9 @@ bash compliance-tests/importers/install-fmi-sim.sh
 PLENUM_IMPORTERS_REQUIRE_ALL=1 bash compliance-tests/importers/run.sh -q
 passed=$((passed + 1))
 
+suite "Examples: FMPy, Dask sweep, libcosim co-simulation (examples/)"
+"$PY" -m pytest examples -q
+passed=$((passed + 1))
+
 echo
 echo "test suites: $passed passed, 0 failed"
