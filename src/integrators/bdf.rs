@@ -232,7 +232,11 @@ impl History {
         *nstlp = o.nstlp;
         *nstlj = o.nstlj;
         zn.clone_from(&o.zn);
-        jac.clone_from(&o.jac);
+        // The n² Jacobian is copied only when it is another one: `jac_count` names its contents
+        // (every evaluation, even a failed one, takes a new number before writing a column).
+        if *jac_count != o.jac_count || jac.len() != o.jac.len() {
+            jac.clone_from(&o.jac);
+        }
         *jac_count = o.jac_count;
         *start_t = o.start_t;
         start_y.clone_from(&o.start_y);
@@ -822,6 +826,9 @@ impl<S: OdeSystem> Step<'_, S> {
         } else {
             1.0
         };
+        // A new number before any column changes, so that a half-written J (f not finite) is
+        // never taken for the one it overwrote (see `History::assign`).
+        self.s.jac_count += 1;
         let (pattern, coloring) = self.ws.groups.take().expect("workspace prepared");
         let mut ok = true;
         // Exact columns from the system's directional derivative, J·v with v the indicator of a
@@ -872,9 +879,6 @@ impl<S: OdeSystem> Step<'_, S> {
             }
         }
         self.ws.groups = Some((pattern, coloring));
-        if ok {
-            self.s.jac_count += 1;
-        }
         ok
     }
 
