@@ -888,11 +888,13 @@ impl<S: OdeSystem> Step<'_, S> {
         self.stats.factorizations += 1;
         let ws = &mut *self.ws;
         let lu = ws.lu.as_mut().expect("workspace prepared");
+        // Column by column as slices (both column-major): no index checks in the n² loop.
         for j in 0..n {
-            for i in 0..n {
-                let d = if i == j { 1.0 } else { 0.0 };
-                lu[(i, j)] = d - gamma * self.s.jac[j * n + i];
+            let col = lu.col_as_slice_mut(j);
+            for (m, a) in col.iter_mut().zip(&self.s.jac[j * n..(j + 1) * n]) {
+                *m = -gamma * a;
             }
+            col[j] += 1.0;
         }
         let stack = MemStack::new(ws.mem.as_mut().expect("workspace prepared"));
         lu_factor::lu_in_place(
