@@ -37,6 +37,10 @@ suite "FONSim agreement (tests/fonsim)"
 "$PY" -m pytest -p no:cacheprovider tests/fonsim -q
 passed=$((passed + 1))
 
+suite "Peer benchmark, quick mode: runs, no time assertions (benches/peers.py --quick)"
+"$PY" benches/peers.py --quick
+passed=$((passed + 1))
+
 suite "Real importers vs FMPy (compliance-tests/importers)"
 bash compliance-tests/importers/install-fmi-sim.sh
 PLENUM_IMPORTERS_REQUIRE_ALL=1 bash compliance-tests/importers/run.sh -q

@@ -53,7 +53,7 @@ use faer::{Mat, Par};
 use serde::{Deserialize, Serialize};
 
 use super::rk4::Rk4;
-use super::{Integrator, SolverError, StepControl, check_finite, ensure_len};
+use super::{Integrator, JacobianSource, SolverError, StepControl, check_finite, ensure_len};
 use crate::ode::OdeSystem;
 use crate::sparsity::{Coloring, Pattern, color_columns};
 
@@ -99,6 +99,9 @@ pub struct Tolerances {
     pub atol: f64,
     pub max_step: Option<f64>,
     pub initial_step: Option<f64>,
+    /// Where the Newton Jacobian comes from (`[solver] jacobian`).
+    #[serde(default)]
+    pub jacobian: JacobianSource,
 }
 
 impl Default for Tolerances {
@@ -114,6 +117,7 @@ impl From<&StepControl> for Tolerances {
             atol: c.atol,
             max_step: c.max_step,
             initial_step: c.initial_step,
+            jacobian: c.jacobian,
         }
     }
 }
@@ -228,7 +232,11 @@ impl History {
         *nstlp = o.nstlp;
         *nstlj = o.nstlj;
         zn.clone_from(&o.zn);
-        jac.clone_from(&o.jac);
+        // The n² Jacobian is copied only when it is another one: `jac_count` names its contents
+        // (every evaluation, even a failed one, takes a new number before writing a column).
+        if *jac_count != o.jac_count || jac.len() != o.jac.len() {
+            jac.clone_from(&o.jac);
+        }
         *jac_count = o.jac_count;
         *start_t = o.start_t;
         start_y.clone_from(&o.start_y);
@@ -251,6 +259,8 @@ struct Workspace {
     tempv: Vec<f64>,
     fpert: Vec<f64>,
     ypert: Vec<f64>,
+    /// f(t, y) as the system's `jvp` returns it beside J·v (unused: `ftemp` has it already).
+    fjvp: Vec<f64>,
     lu: Option<Mat<f64>>,
     rhs: Option<Mat<f64>>,
     perm: Vec<usize>,
@@ -381,6 +391,45 @@ impl Bdf {
         self.hist.hprime
     }
 
+    /// Size of the last committed step, s.
+    pub(crate) fn step_size(&self) -> f64 {
+        self.hist.h
+    }
+
+    /// How many Jacobians the committed history has computed (identifies the saved one).
+    pub(crate) fn jacobian_count(&self) -> u64 {
+        self.hist.jac_count
+    }
+
+    /// An upper bound on the spectral radius of the saved Jacobian: the smaller of Gershgorin's
+    /// row and column bounds of W·J·W⁻¹, W = diag(1/(rtol·|y_i| + atol)) (a similarity, so the
+    /// eigenvalues are J's; the scaling makes the bound independent of the states' units).
+    /// `None` before the first Jacobian.
+    pub(crate) fn jacobian_radius_bound(&self) -> Option<f64> {
+        let n = self.n;
+        if self.hist.jac_count == 0 || self.hist.jac.len() != n * n || self.hist.zn.len() < n {
+            return None;
+        }
+        let w =
+            |i: usize| 1.0 / (self.tolerances.rtol * self.hist.zn[i].abs() + self.tolerances.atol);
+        let mut col_max = 0.0f64;
+        let mut row_max = 0.0f64;
+        // Column sums directly (J is column-major); row sums in a second pass without storage.
+        for j in 0..n {
+            let wj = w(j);
+            let col = &self.hist.jac[j * n..(j + 1) * n];
+            let s: f64 = col.iter().enumerate().map(|(i, a)| a.abs() * w(i)).sum();
+            col_max = col_max.max(s / wj);
+        }
+        for i in 0..n {
+            let wi = w(i);
+            let s: f64 = (0..n).map(|j| self.hist.jac[j * n + i].abs() / w(j)).sum();
+            row_max = row_max.max(s * wi);
+        }
+        let r = col_max.min(row_max);
+        r.is_finite().then_some(r)
+    }
+
     fn prepare<S: OdeSystem>(&mut self, sys: &S) {
         let n = self.n;
         let ws = &mut self.ws;
@@ -397,6 +446,7 @@ impl Bdf {
             &mut ws.tempv,
             &mut ws.fpert,
             &mut ws.ypert,
+            &mut ws.fjvp,
         ] {
             ensure_len(v, n);
         }
@@ -776,9 +826,39 @@ impl<S: OdeSystem> Step<'_, S> {
         } else {
             1.0
         };
+        // A new number before any column changes, so that a half-written J (f not finite) is
+        // never taken for the one it overwrote (see `History::assign`).
+        self.s.jac_count += 1;
         let (pattern, coloring) = self.ws.groups.take().expect("workspace prepared");
         let mut ok = true;
+        // Exact columns from the system's directional derivative, J·v with v the indicator of a
+        // group of structurally orthogonal columns; finite differences once it says it has none.
+        let mut exact = self.tol.jacobian == JacobianSource::Exact;
         for g in 0..coloring.n_colors() {
+            if exact {
+                self.ws.ypert.fill(0.0);
+                for &j in coloring.group(g) {
+                    self.ws.ypert[j] = 1.0;
+                }
+                let ws = &mut *self.ws;
+                if self
+                    .sys
+                    .jvp(tn, &ws.y, &ws.ypert, &mut ws.fjvp, &mut ws.fpert)
+                {
+                    if !ws.fpert.iter().all(|v| v.is_finite()) {
+                        ok = false;
+                        break;
+                    }
+                    for &j in coloring.group(g) {
+                        let col = &mut self.s.jac[j * n..(j + 1) * n];
+                        for &i in pattern.column(j) {
+                            col[i] = ws.fpert[i];
+                        }
+                    }
+                    continue;
+                }
+                exact = false;
+            }
             self.ws.ypert.copy_from_slice(&self.ws.y);
             for &j in coloring.group(g) {
                 let inc = (srur * self.ws.y[j].abs()).max(min_inc / self.ws.ewt[j]);
@@ -799,9 +879,6 @@ impl<S: OdeSystem> Step<'_, S> {
             }
         }
         self.ws.groups = Some((pattern, coloring));
-        if ok {
-            self.s.jac_count += 1;
-        }
         ok
     }
 
@@ -811,11 +888,13 @@ impl<S: OdeSystem> Step<'_, S> {
         self.stats.factorizations += 1;
         let ws = &mut *self.ws;
         let lu = ws.lu.as_mut().expect("workspace prepared");
+        // Column by column as slices (both column-major): no index checks in the n² loop.
         for j in 0..n {
-            for i in 0..n {
-                let d = if i == j { 1.0 } else { 0.0 };
-                lu[(i, j)] = d - gamma * self.s.jac[j * n + i];
+            let col = lu.col_as_slice_mut(j);
+            for (m, a) in col.iter_mut().zip(&self.s.jac[j * n..(j + 1) * n]) {
+                *m = -gamma * a;
             }
+            col[j] += 1.0;
         }
         let stack = MemStack::new(ws.mem.as_mut().expect("workspace prepared"));
         lu_factor::lu_in_place(

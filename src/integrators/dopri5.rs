@@ -93,6 +93,10 @@ pub struct Dopri5 {
     h_dense: f64,
     pub accepted: u64,
     pub rejected: u64,
+    /// Hairer's stiffness estimate h·|λ| of the last accepted step (`auto`'s switch test;
+    /// scratch, read right after `attempt`).
+    #[serde(skip)]
+    h_lambda: f64,
     #[serde(skip)]
     k: Box<Stages>,
 }
@@ -106,6 +110,8 @@ struct Stages {
     k6: Vec<f64>,
     k7: Vec<f64>,
     ytmp: Vec<f64>,
+    /// The argument of the sixth stage (dopri5.f's YSTI, for the stiffness estimate).
+    ysti: Vec<f64>,
 }
 
 impl Dopri5 {
@@ -125,6 +131,7 @@ impl Dopri5 {
             h_dense: 0.0,
             accepted: 0,
             rejected: 0,
+            h_lambda: 0.0,
             k: Box::default(),
         }
     }
@@ -144,6 +151,7 @@ impl Dopri5 {
             &mut k.k6,
             &mut k.k7,
             &mut k.ytmp,
+            &mut k.ysti,
         ] {
             ensure_len(v, n);
         }
@@ -238,10 +246,10 @@ impl Dopri5 {
         }
         sys.rhs(t + C5 * h, &k.ytmp, &mut k.k5);
         for i in 0..n {
-            k.ytmp[i] = y[i]
+            k.ysti[i] = y[i]
                 + h * (A61 * k1[i] + A62 * k.k2[i] + A63 * k.k3[i] + A64 * k.k4[i] + A65 * k.k5[i]);
         }
-        sys.rhs(t + h, &k.ytmp, &mut k.k6);
+        sys.rhs(t + h, &k.ysti, &mut k.k6);
         for i in 0..n {
             inc[i] =
                 h * (A71 * k1[i] + A73 * k.k3[i] + A74 * k.k4[i] + A75 * k.k5[i] + A76 * k.k6[i]);
@@ -265,6 +273,40 @@ impl Dopri5 {
             .iter()
             .all(|v| v.iter().all(|x| x.is_finite()));
         (finite && err.is_finite()).then_some(err)
+    }
+
+    /// Hairer's stiffness estimate of the step just computed (HNW II, §IV.2 "Stiffness
+    /// detection", as `dopri5.f`): h·‖f(y₁) − f(ŷ₆)‖/‖y₁ − ŷ₆‖ approximates h·|λ| of the dominant
+    /// eigenvalue, y₁ and ŷ₆ being the arguments of the last two stages (both at t + h); 0 when
+    /// they coincide.
+    fn stiffness_estimate(&self, h: f64) -> f64 {
+        let k = &self.k;
+        let (mut num, mut den) = (0.0, 0.0);
+        for i in 0..self.n {
+            num += (k.k7[i] - k.k6[i]).powi(2);
+            den += (k.ytmp[i] - k.ysti[i]).powi(2);
+        }
+        if den > 0.0 {
+            h * (num / den).sqrt()
+        } else {
+            0.0
+        }
+    }
+
+    /// h·|λ| estimated on the last accepted step (valid between `attempt` and the next one).
+    pub(crate) fn last_stiffness(&self) -> f64 {
+        self.h_lambda
+    }
+
+    /// Restart at a new point with a given first step (`auto`'s switch from BDF).
+    pub(crate) fn restart_with_step(&mut self, h: f64) {
+        self.restart();
+        self.h_next = h;
+    }
+
+    /// The step the next attempt will try.
+    pub(crate) fn next_step(&self) -> f64 {
+        self.h_next
     }
 
     /// HNW's RCONT2..RCONT5 for the accepted step of size h with increment `inc`.
@@ -362,6 +404,7 @@ impl Integrator for Dopri5 {
                         self.last_rejected = false;
                         self.h_next = h_new;
                         self.accepted += 1;
+                        self.h_lambda = self.stiffness_estimate(h);
                         self.store_dense(h, inc);
                         return Ok(h);
                     }

@@ -21,6 +21,7 @@
 //! [`Method::by_name`], and one arm in the `dispatch!` macro.
 
 pub mod adams_bashforth;
+pub mod auto;
 pub mod backward_euler;
 pub mod bdf;
 pub mod dopri5;
@@ -33,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use crate::ode::OdeSystem;
 
 pub use adams_bashforth::AdamsBashforth;
+pub use auto::Auto;
 pub use backward_euler::BackwardEuler;
 pub use bdf::Bdf;
 pub use dopri5::Dopri5;
@@ -173,6 +175,7 @@ pub enum Method {
     Bdf(Bdf),
     Dopri5(Dopri5),
     BackwardEuler(BackwardEuler),
+    Auto(Box<Auto>),
 }
 
 /// Names accepted in model files and by `--method`, with a short description.
@@ -202,7 +205,7 @@ pub const METHODS: &[(&str, &str)] = &[
     ),
     (
         "auto",
-        "the default: rk4 until adaptive and stiff methods land",
+        "the default: dopri5, switching to bdf when the network turns stiff and back (as LSODA)",
     ),
 ];
 
@@ -211,7 +214,8 @@ impl Method {
     pub fn by_name(name: &str, n: usize) -> Option<Method> {
         Some(match name {
             "euler" => Method::Euler(Euler::new(n)),
-            "rk4" | "auto" => Method::Rk4(Rk4::new(n)),
+            "rk4" => Method::Rk4(Rk4::new(n)),
+            "auto" => Method::Auto(Box::new(Auto::new(n))),
             "ab2" => Method::AdamsBashforth(AdamsBashforth::new(2, n)),
             "ab3" => Method::AdamsBashforth(AdamsBashforth::new(3, n)),
             "ab4" => Method::AdamsBashforth(AdamsBashforth::new(4, n)),
@@ -235,7 +239,6 @@ impl Method {
             name,
             "euler"
                 | "rk4"
-                | "auto"
                 | "ab2"
                 | "ab3"
                 | "ab4"
@@ -258,6 +261,7 @@ macro_rules! dispatch {
             Method::Bdf($m) => $e,
             Method::Dopri5($m) => $e,
             Method::BackwardEuler($m) => $e,
+            Method::Auto($m) => $e,
         }
     };
 }

@@ -1,0 +1,251 @@
+"""Plenum against its peers at equal accuracy, in one run (issue 7, "Against the peers").
+
+Networks: the Cantera networks of compliance-tests/peers/models (vent, two tanks, wall, piston,
+and the 20-tank chain of one-way valves), each also built in Cantera (CVODES BDF, from PyPI) by
+compliance-tests/peers/test_cantera.py's CanteraNetwork; and FONSim's three networks of
+tests/fonsim (FONSim from PyPI, its fixed-step backward Euler, built by tests/fonsim/compare.py).
+
+Accuracy: every run is compared at the model's output times with a tight-tolerance reference of
+the same equations: for Cantera and Plenum, their own run at rtol 1e-12 (Plenum: `bdf`); for
+FONSim, Plenum's reference (FONSim's own order-1 convergence to it is checked by
+tests/fonsim). Error = the largest relative difference of any chamber pressure over the output
+times (FONSim networks: the largest pressure difference divided by the pressure change over
+the run, as tests/fonsim). Equal error: each side runs at the largest tolerance on a ladder
+(half decades) whose error is at most the target error (Cantera networks) or at most FONSim's
+error at its step (FONSim networks); the errors are printed next to the times.
+
+Time: the solve only (Cantera: `ReactorNet.advance` over the output times; FONSim:
+`Simulation.run`; Plenum: `plenum run --repeat N`'s `solve_s`, the `advance_to` calls only),
+best of N repeats (FONSim: of at most 3), on one core (this process and its children pinned to CPU 0, one thread).
+
+Usage (shared venv with cantera and fonsim; release binary built):
+    cargo build --release --bin plenum
+    taskset -c 0 $PY benches/peers.py            # full: prints the tables
+    $PY benches/peers.py --quick                   # CI: one repeat, coarse ladder, no timing claims
+"""
+
+import argparse
+import contextlib
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "RAYON_NUM_THREADS"):
+    os.environ[var] = "1"
+
+ROOT = Path(__file__).resolve().parents[1]
+PEERS = ROOT / "compliance-tests" / "peers"
+FONSIM_DIR = ROOT / "tests" / "fonsim"
+sys.path.insert(0, str(PEERS))
+sys.path.insert(0, str(FONSIM_DIR))
+
+import numpy as np  # noqa: E402
+
+PLENUM_METHODS = ["auto", "dopri5", "bdf"]
+CANTERA_CASES = ["cantera_vent", "cantera_two_tanks", "cantera_wall", "cantera_piston", "cantera_chain20"]
+REF_RTOL = 1e-12
+ATOL = 1e-15
+
+
+def plenum_bin():
+    env = os.environ.get("PLENUM_BIN")
+    if env:
+        return env
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    for prof in ("release", "debug"):
+        p = target / prof / "plenum"
+        if p.is_file():
+            return str(p)
+    sys.exit("no target/{release,debug}/plenum: cargo build --release --bin plenum")
+
+
+def run_plenum(model, method, rtol, atol, repeat, sets=()):
+    """(columns dict, solve_s) of `plenum run` with an adaptive method."""
+    with tempfile.TemporaryDirectory() as d:
+        csv = Path(d) / "out.csv"
+        cmd = [plenum_bin(), "run", str(model), "--method", method, "--csv", str(csv),
+               "--repeat", str(repeat), "--set", f"solver.rtol={rtol!r}",
+               "--set", f"solver.atol={atol!r}"]
+        for s in sets:
+            cmd += ["--set", s]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            return None, math.inf
+        solve_s = float([ln for ln in r.stdout.splitlines() if ln.startswith("solve_s")][0].split()[1])
+        header = csv.read_text().splitlines()[0].split(",")
+        data = np.loadtxt(csv, delimiter=",", skiprows=1, ndmin=2)
+    return {h: data[:, i] for i, h in enumerate(header)}, solve_s
+
+
+def rel_error(cols, ref, names):
+    return max(float(np.max(np.abs(cols[n] - ref[n]) / np.abs(ref[n]))) for n in names)
+
+
+def ladder(quick):
+    # rtol from 1e-2 down to 1e-11: half decades (quick: whole decades).
+    step = 2 if quick else 1
+    return [10.0 ** (-k / 2) for k in range(4, 23, step)]
+
+
+def pick(run_at, error_of, target, quick):
+    """The largest rtol on the ladder with error ≤ target: (rtol, error) (else the smallest)."""
+    last = None
+    for rtol in ladder(quick):
+        out = run_at(rtol)
+        if out is None:
+            continue
+        err = error_of(out)
+        last = (rtol, err)
+        if err <= target:
+            return last
+    return last
+
+
+# ---------------------------------------------------------------------------------------------
+# Cantera
+
+
+def cantera_pressures(spec, times, rtol, atol):
+    """(dict name.p -> array at `times`, solve seconds) of Cantera at (rtol, atol)."""
+    from test_cantera import CanteraNetwork
+
+    net = CanteraNetwork(spec)
+    net.net.rtol = rtol
+    net.net.atol = atol
+    names = list(net.chambers)
+    rows = [[net.chambers[n].phase.P for n in names]]
+    pending = sorted(b for b in net.breakpoints if times[0] < b < times[-1])
+    start = time.perf_counter()
+    for t in times[1:]:
+        while pending and pending[0] <= t:
+            net.net.advance(pending.pop(0))
+            net.net.reinitialize()
+        net.net.advance(t)
+        rows.append([net.chambers[n].phase.P for n in names])
+    solve_s = time.perf_counter() - start
+    arr = np.array(rows)
+    return {f"{n}.p": arr[:, i] for i, n in enumerate(names)}, solve_s
+
+
+def cantera_case(case, target, repeat, quick, table, auto_table):
+    from plenum_cli import load_model
+
+    model = PEERS / "models" / f"{case}.toml"
+    spec = load_model(model)
+    ref_cols, _ = run_plenum(model, "bdf", REF_RTOL, 1e-20, 1)
+    times = ref_cols["time"]
+    names = [f"{c['name']}.p" for c in spec.get("chamber", [])]
+    ct_ref, _ = cantera_pressures(spec, times, REF_RTOL, 1e-20)
+    ref_gap = rel_error(ref_cols, ct_ref, names)
+
+    ct_rtol, ct_err = pick(lambda r: cantera_pressures(spec, times, r, ATOL)[0],
+                           lambda c: rel_error(c, ct_ref, names), target, quick)
+    ct_time = min(cantera_pressures(spec, times, ct_rtol, ATOL)[1] for _ in range(repeat))
+
+    results = {}
+    for method in PLENUM_METHODS:
+        rtol, err = pick(lambda r: run_plenum(model, method, r, ATOL, 1)[0],
+                         lambda c: rel_error(c, ref_cols, names), target, quick)
+        _, t = run_plenum(model, method, rtol, ATOL, repeat)
+        results[method] = (rtol, err, t)
+        table.append((case, "Cantera", ct_rtol, ct_time, ct_err, method, rtol, t, err, ct_time / t))
+    auto_table.append((case, results))
+    print(f"  {case}: Plenum bdf and Cantera references (rtol 1e-12) differ by {ref_gap:.2e}",
+          flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# FONSim
+
+
+def fonsim_case(name, column, duration, h, repeat, quick, table, auto_table):
+    import compare
+
+    model = FONSIM_DIR / "models" / f"{name}.toml"
+    ref_cols, _ = run_plenum(model, "bdf", REF_RTOL, 1e-20, 1)
+    t_ref, p_ref = ref_cols["time"], ref_cols[column]
+    span = p_ref.max() - p_ref.min()
+
+    def fonsim_err_time():
+        # FONSim prints its progress to stdout: keep it out of the tables.
+        with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
+            start = time.perf_counter()
+            t_f, p_f = compare.fonsim_case(name, h, duration)
+            elapsed = time.perf_counter() - start
+        return float(np.max(np.abs(np.interp(t_ref, t_f, p_f) - p_ref)) / span), elapsed
+
+    # compare.fonsim_case builds the system too; its build is a small share of the run, and is
+    # counted against FONSim (in its favour only when it is removed, so the ratio is a bound).
+    # FONSim takes seconds per run: at most 3 repeats.
+    runs = [fonsim_err_time() for _ in range(min(repeat, 3))]
+    fs_err = runs[0][0]
+    fs_time = min(t for _, t in runs)
+    results = {}
+    for method in PLENUM_METHODS:
+        rtol, err = pick(
+            lambda r: run_plenum(model, method, r, 1e-12, 1)[0],
+            lambda c: float(np.max(np.abs(c[column] - p_ref)) / span), fs_err, quick)
+        _, t = run_plenum(model, method, rtol, 1e-12, repeat)
+        results[method] = (rtol, err, t)
+        table.append((name, f"FONSim h={h:g}", h, fs_time, fs_err, method, rtol, t, err, fs_time / t))
+    auto_table.append((name, results))
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="CI: 1 repeat, coarse ladder, short FONSim")
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--target", type=float, default=1e-6, help="error target, Cantera networks")
+    ap.add_argument("--only", default="", help="comma-separated network names")
+    args = ap.parse_args()
+    try:
+        os.sched_setaffinity(0, {0})
+    except (AttributeError, OSError):
+        pass
+    repeat = 1 if args.quick else args.repeat
+    only = set(filter(None, args.only.split(",")))
+    table, auto_table = [], []
+    print(f"plenum: {plenum_bin()}; repeats {repeat}; one core", flush=True)
+
+    for case in CANTERA_CASES:
+        if not only or case in only:
+            cantera_case(case, args.target, repeat, args.quick, table, auto_table)
+    import compare
+
+    h = 1e-3 if args.quick else compare.H
+    for name, column, duration in compare.CASES:
+        if not only or name in only:
+            fonsim_case(name, column, duration, h, repeat, args.quick, table, auto_table)
+
+    print("\n## Against the peers (solve only, best of %d, one core)\n" % repeat)
+    print("| network | peer | peer tol | peer time (s) | peer error | Plenum method | Plenum rtol "
+          "| Plenum time (s) | Plenum error | ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for net, peer, ptol, pt, pe, m, rtol, t, e, ratio in table:
+        print(f"| {net} | {peer} | {ptol:.1e} | {pt:.3e} | {pe:.1e} | {m} | {rtol:.1e} | {t:.3e} "
+              f"| {e:.1e} | {ratio:.0f}× |")
+
+    print("\n## Automatic method (time at equal error; ratio = auto / better of dopri5 and bdf, "
+          "target ≤ 1.5)\n")
+    print("| network | auto (s) | dopri5 (s) | bdf (s) | auto / best |")
+    print("|---|---|---|---|---|")
+    worst = 0.0
+    for net, res in auto_table:
+        a, d, b = res["auto"][2], res["dopri5"][2], res["bdf"][2]
+        r = a / min(d, b)
+        worst = max(worst, r)
+        print(f"| {net} | {a:.3e} | {d:.3e} | {b:.3e} | {r:.2f} |")
+    print(f"\nworst auto / best: {worst:.2f}")
+    for row in table:
+        assert math.isfinite(row[7]) and math.isfinite(row[8]), f"a Plenum run failed: {row}"
+
+
+if __name__ == "__main__":
+    main()
