@@ -13,6 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ad::{Scalar, c, max0};
 use crate::param::Param;
 
 pub const RE_LAMINAR: f64 = 2300.0;
@@ -42,35 +43,60 @@ pub struct TubeAt {
 impl TubeAt {
     /// Pressure drop (Pa) at flow magnitude `mdot` ≥ 0 (kg/s) and mean density `rho`, and its
     /// derivative with respect to `mdot`: FONSim's relation above.
-    pub fn pressure_drop_pa(&self, mdot: f64, rho: f64) -> (f64, f64) {
+    pub fn pressure_drop_pa<T: Scalar>(&self, mdot: T, rho: T) -> (T, T) {
         let pi = std::f64::consts::PI;
         let (l, d, mu) = (self.length_m, self.diameter_m, self.viscosity_pa_s);
         let d4 = d * d * d * d;
-        let r_lam = 128.0 / pi * l / d4 * mu / rho;
+        let r_lam = c::<T>(128.0 / pi * l / d4 * mu) / rho;
         let lam = r_lam * mdot;
-        let re = 4.0 * mdot / (pi * d * mu);
-        let a = ((re - RE_LAMINAR) / (RE_TURBULENT - RE_LAMINAR)).clamp(0.0, 1.0);
-        if a == 0.0 {
+        let re = mdot * 4.0 / (pi * d * mu);
+        let a_re = ((re.re() - RE_LAMINAR) / (RE_TURBULENT - RE_LAMINAR)).clamp(0.0, 1.0);
+        if a_re == 0.0 {
             return (lam, r_lam);
         }
+        let a = if a_re < 1.0 {
+            (re - RE_LAMINAR) / (RE_TURBULENT - RE_LAMINAR)
+        } else {
+            c(1.0)
+        };
         let dre = 4.0 / (pi * d * mu);
-        let beta = (self.roughness_m / d / 3.7).powf(1.11) + 6.9 / re;
+        let beta = c::<T>(6.9) / re + (self.roughness_m / d / 3.7).powf(1.11);
         let lg = beta.log10();
-        let f = 1.0 / (1.8 * 1.8) / (lg * lg);
+        let f = c::<T>(1.0 / (1.8 * 1.8)) / (lg * lg);
         // df/dRe = −2·f/lg · (1/(β·ln10))·(−6.9/Re²)
-        let df = 2.0 * f / lg / (beta * std::f64::consts::LN_10) * 6.9 / (re * re);
-        let r_turb = 8.0 / (pi * pi) * l / (d4 * d) / rho;
+        let df = f * 2.0 / lg / (beta * std::f64::consts::LN_10) * 6.9 / (re * re);
+        let r_turb = c::<T>(8.0 / (pi * pi) * l / (d4 * d)) / rho;
         let turb = f * r_turb * mdot * mdot;
-        let dturb = r_turb * (2.0 * f * mdot + df * dre * mdot * mdot);
-        let da = if a < 1.0 {
+        let dturb = r_turb * (f * 2.0 * mdot + df * dre * mdot * mdot);
+        let da = if a_re < 1.0 {
             dre / (RE_TURBULENT - RE_LAMINAR)
         } else {
             0.0
         };
         (
-            a * turb + (1.0 - a) * lam,
-            a * dturb + (1.0 - a) * r_lam + da * (turb - lam),
+            a * turb + (c::<T>(1.0) - a) * lam,
+            a * dturb + (c::<T>(1.0) - a) * r_lam + (turb - lam) * da,
         )
+    }
+
+    /// [`Self::mass_flow_magnitude_kg_per_s`] for any scalar: solved in f64, and for dual
+    /// numbers differentiated by the implicit function theorem (one Newton correction of the
+    /// derivative parts: d|ṁ| = (dΔp − ∂g/∂ρ̄·dρ̄)/(∂g/∂|ṁ|)), so the iteration is never
+    /// differentiated.
+    #[inline]
+    pub fn mass_flow_magnitude<T: Scalar>(&self, dp: T, rho: T) -> T {
+        let x = self.mass_flow_magnitude_kg_per_s(dp.re(), rho.re());
+        if T::NDERIV == 0 {
+            return c(x);
+        }
+        if x == 0.0 {
+            // At rest the laminar slope holds from both sides.
+            let (_, r_lam) = self.pressure_drop_pa(c::<T>(0.0), rho);
+            return max0(dp) / r_lam;
+        }
+        let (g, dg) = self.pressure_drop_pa(c::<T>(x), rho);
+        let resid = g - dp;
+        c::<T>(x) - (resid - c::<T>(resid.re())) / dg.re()
     }
 
     /// Flow magnitude (kg/s) at which the pressure drop is `dp` ≥ 0.

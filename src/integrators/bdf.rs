@@ -53,7 +53,7 @@ use faer::{Mat, Par};
 use serde::{Deserialize, Serialize};
 
 use super::rk4::Rk4;
-use super::{Integrator, SolverError, StepControl, check_finite, ensure_len};
+use super::{Integrator, JacobianSource, SolverError, StepControl, check_finite, ensure_len};
 use crate::ode::OdeSystem;
 use crate::sparsity::{Coloring, Pattern, color_columns};
 
@@ -99,6 +99,9 @@ pub struct Tolerances {
     pub atol: f64,
     pub max_step: Option<f64>,
     pub initial_step: Option<f64>,
+    /// Newton Jacobian: exact (the system's `jvp`) or finite differences.
+    #[serde(default)]
+    pub jacobian: JacobianSource,
 }
 
 impl Default for Tolerances {
@@ -114,6 +117,7 @@ impl From<&StepControl> for Tolerances {
             atol: c.atol,
             max_step: c.max_step,
             initial_step: c.initial_step,
+            jacobian: c.jacobian,
         }
     }
 }
@@ -251,6 +255,8 @@ struct Workspace {
     tempv: Vec<f64>,
     fpert: Vec<f64>,
     ypert: Vec<f64>,
+    /// f(t, y) as the exact Jacobian's `jvp` returns it (unused).
+    fexact: Vec<f64>,
     lu: Option<Mat<f64>>,
     rhs: Option<Mat<f64>>,
     perm: Vec<usize>,
@@ -397,6 +403,7 @@ impl Bdf {
             &mut ws.tempv,
             &mut ws.fpert,
             &mut ws.ypert,
+            &mut ws.fexact,
         ] {
             ensure_len(v, n);
         }
@@ -764,6 +771,38 @@ impl<S: OdeSystem> Step<'_, S> {
         Some(jbad)
     }
 
+    /// The Jacobian's columns group by group from the system's exact directional derivative
+    /// J·v, v = Σ e_j over the group's columns, scattered by the pattern (structurally
+    /// orthogonal columns do not share rows). `None` when the system has no `jvp`.
+    fn exact_jacobian(&mut self, pattern: &Pattern, coloring: &Coloring) -> Option<bool> {
+        let n = self.n;
+        let tn = self.s.tn;
+        for g in 0..coloring.n_colors() {
+            self.ws.ypert.fill(0.0);
+            for &j in coloring.group(g) {
+                self.ws.ypert[j] = 1.0;
+            }
+            self.stats.jacobian_rhs_evaluations += 1;
+            let ws = &mut *self.ws;
+            if !self
+                .sys
+                .jvp(tn, &ws.y, &ws.ypert, &mut ws.fexact, &mut ws.fpert)
+            {
+                return None;
+            }
+            if !ws.fpert.iter().all(|v| v.is_finite()) {
+                return Some(false);
+            }
+            for &j in coloring.group(g) {
+                let col = &mut self.s.jac[j * n..(j + 1) * n];
+                for &i in pattern.column(j) {
+                    col[i] = self.ws.fpert[i];
+                }
+            }
+        }
+        Some(true)
+    }
+
     /// Finite-difference Jacobian at (tn, ws.y) with f = ws.ftemp, column groups at once.
     fn jacobian(&mut self) -> bool {
         let n = self.n;
@@ -777,6 +816,15 @@ impl<S: OdeSystem> Step<'_, S> {
             1.0
         };
         let (pattern, coloring) = self.ws.groups.take().expect("workspace prepared");
+        if self.tol.jacobian == JacobianSource::Exact {
+            if let Some(ok) = self.exact_jacobian(&pattern, &coloring) {
+                self.ws.groups = Some((pattern, coloring));
+                if ok {
+                    self.s.jac_count += 1;
+                }
+                return ok;
+            }
+        }
         let mut ok = true;
         for g in 0..coloring.n_colors() {
             self.ws.ypert.copy_from_slice(&self.ws.y);
