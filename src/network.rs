@@ -17,7 +17,7 @@
 use num_dual::Dual64;
 use serde::{Deserialize, Serialize};
 
-use crate::ad::{Scalar, c, copysign};
+use crate::ad::{Scalar, c, copysign, max0};
 use crate::components::{
     Chamber, InertanceValve, MassFlow, NodeState, Orifice, OrificeForm, Piston, Reservoir,
     Restrictor, Tube, Valve, Wall, chamber, orifice, piston, restrictor,
@@ -476,8 +476,12 @@ impl Network {
 
     /// Fill the node states (pressure, temperature) at (t, y).
     #[inline]
-    fn update_nodes<T: Scalar>(&self, t: f64, y: &[T], nodes: &mut [NodeState<T>]) {
-        let seg = self.segment_start_s;
+    fn update_nodes<T: Scalar>(
+        &self,
+        y: &[T],
+        nodes: &mut [NodeState<T>],
+        pv: &impl Fn(&Param) -> T,
+    ) {
         let gas = &self.gas;
         let nc = self.chambers.len();
         for i in 0..nc {
@@ -494,8 +498,8 @@ impl Network {
         }
         for (j, r) in self.reservoirs.iter().enumerate() {
             nodes[nc + j] = NodeState {
-                pressure_pa: c(r.pressure_pa.value(t, seg)),
-                temperature_k: c(r.temperature_k.value(t, seg)),
+                pressure_pa: pv(&r.pressure_pa),
+                temperature_k: pv(&r.temperature_k),
             };
         }
     }
@@ -915,7 +919,7 @@ impl OdeSystem for Network {
         self.ensure_scratch();
         // Moving the buffers out (no allocation) lets `eval` borrow the network immutably.
         let mut sc = std::mem::take(&mut self.scratch);
-        self.eval(t, y, dy, &mut sc);
+        self.eval(t, y, dy, &mut sc, &[]);
         self.scratch = sc;
     }
 
@@ -933,7 +937,7 @@ impl OdeSystem for Network {
         for i in 0..n {
             d.y[i] = Dual64::new(y[i], v[i]);
         }
-        self.eval(t, &d.y, &mut d.dy, &mut d.sc);
+        self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[]);
         for i in 0..n {
             dydt[i] = d.dy[i].re;
             jv[i] = d.dy[i].eps;
@@ -946,24 +950,42 @@ impl OdeSystem for Network {
 /// The right-hand side, once, for any scalar (see [`crate::ad`]).
 impl Network {
     /// dy/dt at (t, y) into `dy`, with the node states and link flows left in `sc`.
-    fn eval<T: Scalar>(&self, t: f64, y: &[T], dy: &mut [T], sc: &mut Scratch<T>) {
-        self.update_nodes(t, y, &mut sc.nodes);
+    ///
+    /// `seeds` replace parameters' values (matched by address) with given scalars: a dual
+    /// seed differentiates with respect to that parameter.
+    fn eval<T: Scalar>(
+        &self,
+        t: f64,
+        y: &[T],
+        dy: &mut [T],
+        sc: &mut Scratch<T>,
+        seeds: &[(&Param, T)],
+    ) {
+        let seg = self.segment_start_s;
+        let pv = |p: &Param| -> T {
+            for (q, v) in seeds {
+                if std::ptr::eq(*q, p) {
+                    return *v;
+                }
+            }
+            c(p.value(t, seg))
+        };
+        self.update_nodes(y, &mut sc.nodes, &pv);
         dy.fill(T::zero());
         let nodes = &sc.nodes;
         let link_mdot = &mut sc.link_mdot;
-        let seg = self.segment_start_s;
         let mut link = 0;
 
         for o in &self.orifices {
-            let mdot = o.mass_flow_kg_per_s(&self.gas, t, seg, nodes[o.from], nodes[o.to]);
+            let mdot = o.mass_flow_with(&self.gas, pv, nodes[o.from], nodes[o.to]);
             self.transfer(nodes, o.from, o.to, mdot, dy);
             link_mdot[link] = mdot;
             link += 1;
         }
         for v in &self.valves {
             let mdot = v.mass_flow_kg_per_s(
-                c(v.coefficient_kg_per_s_pa.value(t, seg)),
-                c(v.opening.value(t, seg)),
+                pv(&v.coefficient_kg_per_s_pa),
+                pv(&v.opening),
                 nodes[v.from].pressure_pa,
                 nodes[v.to].pressure_pa,
             );
@@ -972,7 +994,7 @@ impl Network {
             link += 1;
         }
         for m in &self.mass_flows {
-            let mdot = c(m.mass_flow_kg_per_s(t, seg));
+            let mdot = max0(pv(&m.rate_kg_per_s));
             self.transfer(nodes, m.from, m.to, mdot, dy);
             link_mdot[link] = mdot;
             link += 1;
@@ -981,8 +1003,8 @@ impl Network {
             let (nf, nt) = (nodes[r.from], nodes[r.to]);
             let rho = self.mean_density_kg_per_m3(nf, nt);
             let mdot = Restrictor::mass_flow_kg_per_s(
-                c(r.diameter_m.value(t, seg)),
-                c(r.k.value(t, seg)),
+                pv(&r.diameter_m),
+                pv(&r.k),
                 rho,
                 nf.pressure_pa,
                 nt.pressure_pa,
@@ -995,7 +1017,7 @@ impl Network {
             let (nf, nt) = (nodes[x.from], nodes[x.to]);
             let rho = self.mean_density_kg_per_m3(nf, nt);
             let dp = nf.pressure_pa - nt.pressure_pa;
-            let mdot = copysign(x.at(t, seg).mass_flow_magnitude(dp.abs(), rho), dp);
+            let mdot = copysign(x.at_with(pv).mass_flow_magnitude(dp.abs(), rho), dp);
             self.transfer(nodes, x.from, x.to, mdot, dy);
             link_mdot[link] = mdot;
             link += 1;
@@ -1030,15 +1052,14 @@ impl Network {
                 continue;
             }
             let (x, v) = (y[o + piston::POSITION], y[o + piston::VELOCITY]);
-            let f = p.forces(
-                t,
-                seg,
+            let f = p.forces_with(
+                pv,
                 x,
                 v,
                 nodes[behind].pressure_pa,
                 nodes[ahead].pressure_pa,
             );
-            let damping_power = v * p.damping_n_s_per_m.value(t, seg) * v;
+            let damping_power = v * pv(&p.damping_n_s_per_m) * v;
             dy[o + piston::POSITION] = v;
             dy[o + piston::VELOCITY] = f.acceleration_m_per_s2;
             let dvdt = v * area;
@@ -1052,16 +1073,16 @@ impl Network {
         for (k, w) in self.walls.iter().enumerate() {
             let (l, r) = (w.left, w.right);
             let (nl, nr) = (nodes[l], nodes[r]);
-            let area = c::<T>(w.area_m2.value(t, seg));
+            let area = pv(&w.area_m2);
             let vel = w.velocity(
-                c(w.expansion_coefficient_m_per_s_pa.value(t, seg)),
-                c(w.velocity_m_per_s.value(t, seg)),
+                pv(&w.expansion_coefficient_m_per_s_pa),
+                pv(&w.velocity_m_per_s),
                 nl.pressure_pa,
                 nr.pressure_pa,
             );
             let dvdt = area * vel;
             let q = w.heat_flow_w(
-                c(w.heat_transfer_coefficient_w_per_m2_k.value(t, seg)),
+                pv(&w.heat_transfer_coefficient_w_per_m2_k),
                 area,
                 nl.temperature_k,
                 nr.temperature_k,
@@ -1086,4 +1107,151 @@ impl Network {
             }
         }
     }
+}
+
+/// Exact derivatives with respect to parameters (fmi2GetDirectionalDerivative).
+impl Network {
+    /// The flows of the links with a `<name>.mdot` output at (t, y), differentiated in the
+    /// direction `seeds` = [(component, key, direction)] of run-time parameters: `dflow[l]` =
+    /// Σ_k ∂ṁ_l/∂p_k·direction_k at the current instant (the state held fixed). Errors name a
+    /// parameter that is not a run-time parameter.
+    pub fn link_flow_derivatives(
+        &mut self,
+        t: f64,
+        y: &[f64],
+        seeds: &[(&str, &str, f64)],
+        dflow: &mut [f64],
+    ) -> Result<(), String> {
+        let mut d = std::mem::take(&mut self.dual);
+        let result = self.link_flow_derivatives_in(&mut d, t, y, seeds, dflow);
+        self.dual = d;
+        result
+    }
+
+    fn link_flow_derivatives_in(
+        &self,
+        d: &mut DualScratch,
+        t: f64,
+        y: &[f64],
+        seeds: &[(&str, &str, f64)],
+        dflow: &mut [f64],
+    ) -> Result<(), String> {
+        let n = self.layout.n_states;
+        let seg = self.segment_start_s;
+        let mut dual_seeds: Vec<(&Param, Dual64)> = Vec::with_capacity(seeds.len());
+        for &(component, key, dir) in seeds {
+            let p = self.param_ref(component, key).ok_or_else(|| {
+                format!("`{component}.{key}` is not a parameter that can change during a run")
+            })?;
+            // The same parameter twice: the directions add.
+            match dual_seeds.iter_mut().find(|(q, _)| std::ptr::eq(*q, p)) {
+                Some((_, v)) => v.eps += dir,
+                None => dual_seeds.push((p, Dual64::new(p.value(t, seg), dir))),
+            }
+        }
+        d.sc.ensure(self.chambers.len() + self.reservoirs.len(), self.n_links());
+        if d.y.len() != n {
+            d.y = vec![Dual64::from(0.0); n];
+            d.dy = vec![Dual64::from(0.0); n];
+        }
+        for i in 0..n {
+            d.y[i] = Dual64::from(y[i]);
+        }
+        self.eval(t, &d.y, &mut d.dy, &mut d.sc, &dual_seeds);
+        for (out, f) in dflow.iter_mut().zip(&d.sc.link_mdot) {
+            *out = f.eps;
+        }
+        Ok(())
+    }
+
+    /// Whether the flow of named link `l` depends directly (at the current instant, the state
+    /// held fixed) on the run-time parameter `<component>.<key>`: its own parameters, and the
+    /// pressure (and, where the flow uses the upstream state, the temperature) of a reservoir
+    /// it joins. An inertance valve's flow ρ·q is a state. The structure behind the FMU's
+    /// ModelStructure dependencies.
+    pub fn link_depends_on(&self, l: usize, component: &str, key: &str) -> bool {
+        let (name, from, to, uses_temperature) = match self.link_ends(l) {
+            Some(x) => x,
+            None => return false,
+        };
+        if self.param_ref(component, key).is_none() {
+            return false;
+        }
+        if name == component {
+            return !matches!(self.link_kind(l), LinkKind::Inertance);
+        }
+        let reservoir_end = |node: usize| {
+            node >= self.chambers.len()
+                && self.reservoirs[node - self.chambers.len()].name == component
+        };
+        let joins = reservoir_end(from) || reservoir_end(to);
+        match key {
+            "pressure" => {
+                joins && !matches!(self.link_kind(l), LinkKind::MassFlow | LinkKind::Inertance)
+            }
+            "temperature" => joins && uses_temperature,
+            _ => false,
+        }
+    }
+
+    /// Name, end nodes and whether the flow depends on the upstream temperature, of named
+    /// link `l`.
+    fn link_ends(&self, l: usize) -> Option<(&str, usize, usize, bool)> {
+        let mut l = l;
+        if l < self.orifices.len() {
+            let o = &self.orifices[l];
+            return Some((&o.name, o.from, o.to, true));
+        }
+        l -= self.orifices.len();
+        if l < self.valves.len() {
+            let v = &self.valves[l];
+            return Some((&v.name, v.from, v.to, false));
+        }
+        l -= self.valves.len();
+        if l < self.mass_flows.len() {
+            let m = &self.mass_flows[l];
+            return Some((&m.name, m.from, m.to, false));
+        }
+        l -= self.mass_flows.len();
+        if l < self.restrictors.len() {
+            let r = &self.restrictors[l];
+            return Some((&r.name, r.from, r.to, true));
+        }
+        l -= self.restrictors.len();
+        if l < self.tubes.len() {
+            let x = &self.tubes[l];
+            return Some((&x.name, x.from, x.to, true));
+        }
+        l -= self.tubes.len();
+        let x = self.inertance_valves.get(l)?;
+        Some((&x.name, x.from, x.to, false))
+    }
+
+    fn link_kind(&self, l: usize) -> LinkKind {
+        let bounds = [
+            (self.orifices.len(), LinkKind::Orifice),
+            (self.valves.len(), LinkKind::Valve),
+            (self.mass_flows.len(), LinkKind::MassFlow),
+            (self.restrictors.len(), LinkKind::Restrictor),
+            (self.tubes.len(), LinkKind::Tube),
+        ];
+        let mut l = l;
+        for (n, kind) in bounds {
+            if l < n {
+                return kind;
+            }
+            l -= n;
+        }
+        LinkKind::Inertance
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LinkKind {
+    Orifice,
+    Valve,
+    MassFlow,
+    Restrictor,
+    Tube,
+    Inertance,
 }

@@ -159,13 +159,25 @@ impl Orifice {
         from: NodeState<T>,
         to: NodeState<T>,
     ) -> T {
+        self.mass_flow_with(gas, |p: &Param| c(p.value(t, seg)), from, to)
+    }
+
+    /// [`Self::mass_flow_kg_per_s`] with each parameter's value given by `param`.
+    #[inline]
+    pub fn mass_flow_with<T: Scalar>(
+        &self,
+        gas: &IdealGas,
+        param: impl Fn(&Param) -> T,
+        from: NodeState<T>,
+        to: NodeState<T>,
+    ) -> T {
         match &self.form {
             OrificeForm::Isentropic {
                 area_m2,
                 discharge_coefficient,
             } => signed_mass_flow_kg_per_s(
                 gas,
-                c::<T>(discharge_coefficient.value(t, seg) * area_m2.value(t, seg)),
+                param(discharge_coefficient) * param(area_m2),
                 from,
                 to,
             ),
@@ -173,8 +185,8 @@ impl Orifice {
                 sonic_conductance_m3_per_s_pa,
                 critical_pressure_ratio,
             } => {
-                let cond = c::<T>(sonic_conductance_m3_per_s_pa.value(t, seg));
-                let b = c::<T>(critical_pressure_ratio.value(t, seg));
+                let cond = param(sonic_conductance_m3_per_s_pa);
+                let b = param(critical_pressure_ratio);
                 if from.pressure_pa.re() >= to.pressure_pa.re() {
                     iso6358_mass_flow_kg_per_s(
                         cond,

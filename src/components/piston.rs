@@ -86,20 +86,39 @@ impl Piston {
         p_behind_pa: T,
         p_ahead_pa: T,
     ) -> Forces<T> {
-        let damping = self.damping_n_s_per_m.value(t, seg);
+        self.forces_with(
+            |p: &Param| c(p.value(t, seg)),
+            x_m,
+            v_m_per_s,
+            p_behind_pa,
+            p_ahead_pa,
+        )
+    }
+
+    /// [`Self::forces`] with each parameter's value given by `param`.
+    #[inline]
+    pub fn forces_with<T: Scalar>(
+        &self,
+        param: impl Fn(&Param) -> T,
+        x_m: T,
+        v_m_per_s: T,
+        p_behind_pa: T,
+        p_ahead_pa: T,
+    ) -> Forces<T> {
+        let damping = param(&self.damping_n_s_per_m);
         let drive = (p_behind_pa - p_ahead_pa) * self.area_m2 + self.spring_force_n(x_m)
             - v_m_per_s * damping;
         let v_re = v_m_per_s.re();
         let friction = if v_re > 0.0 {
-            c(-self.area_m2 * self.friction_dynamic_pa.value(t, seg))
+            -(param(&self.friction_dynamic_pa) * self.area_m2)
         } else if v_re < 0.0 {
-            c(self.area_m2 * self.friction_dynamic_pa.value(t, seg))
+            param(&self.friction_dynamic_pa) * self.area_m2
         } else {
-            let stat = self.area_m2 * self.friction_static_pa.value(t, seg);
-            if drive.re().abs() <= stat {
+            let stat = param(&self.friction_static_pa) * self.area_m2;
+            if drive.re().abs() <= stat.re() {
                 -drive // stuck: static friction balances the drive exactly
             } else {
-                c(-drive.re().signum() * stat)
+                stat * -drive.re().signum()
             }
         };
         let mut acceleration = (drive + friction) / self.mass_kg;
