@@ -953,6 +953,7 @@ impl Network {
     ///
     /// `seeds` replace parameters' values (matched by address) with given scalars: a dual
     /// seed differentiates with respect to that parameter.
+    #[inline]
     fn eval<T: Scalar>(
         &self,
         t: f64,
