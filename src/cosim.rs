@@ -1048,6 +1048,82 @@ impl Instance {
         }
     }
 
+    /// fmi2GetDirectionalDerivative (FMI 2.0.4 §2.1.9): dvUnknown = (∂outputs/∂inputs)·dvKnown
+    /// at the current instant, exact (dual numbers). Knowns must be inputs, unknowns outputs.
+    /// Only link flows (`<name>.mdot`) depend on inputs directly; every other output is a
+    /// function of the state (or time) alone, and its partial derivative is 0.
+    pub fn directional_derivative(
+        &mut self,
+        unknowns: &[u32],
+        knowns: &[u32],
+        dv_known: &[f64],
+        dv_unknown: &mut [f64],
+    ) -> Result<(), CallError> {
+        self.require(
+            Call::GetDirectionalDerivative,
+            "fmi2GetDirectionalDerivative",
+        )?;
+        if knowns.len() != dv_known.len() || unknowns.len() != dv_unknown.len() {
+            return Err(CallError(
+                "internal: value references and values differ in number".into(),
+            ));
+        }
+        let mut seeds = Vec::with_capacity(knowns.len());
+        for (&vr, &dv) in knowns.iter().zip(dv_known) {
+            let v = self.variable(vr, "Real")?;
+            let split = v.name.rsplit_once('.');
+            match (v.causality, split) {
+                (Causality::Input, Some((c, k))) if dv.is_finite() => {
+                    seeds.push((c.to_string(), k.to_string(), dv))
+                }
+                (Causality::Input, _) => {
+                    return Err(CallError(format!(
+                        "dvKnown for `{}` (value reference {vr}) must be finite, got {dv}",
+                        v.name
+                    )));
+                }
+                _ => {
+                    return Err(CallError(format!(
+                        "`{}` (value reference {vr}) is not an input: directional derivatives \
+                         are taken with respect to inputs",
+                        v.name
+                    )));
+                }
+            }
+        }
+        for &vr in unknowns {
+            if vr as usize >= self.n_outputs {
+                let v = self.variable(vr, "Real")?;
+                return Err(CallError(format!(
+                    "`{}` (value reference {vr}) is not an output: directional derivatives are \
+                     of outputs",
+                    v.name
+                )));
+            }
+        }
+        let net = &self.sim.network;
+        let first_link = crate::variables::first_link_output(net);
+        let mut dflow = vec![0.0; net.n_named_links()];
+        let (t, y) = (self.sim.t_s, self.sim.y.clone());
+        let seeds: Vec<(&str, &str, f64)> = seeds
+            .iter()
+            .map(|(c, k, d)| (c.as_str(), k.as_str(), *d))
+            .collect();
+        self.sim
+            .network
+            .link_flow_derivatives(t, &y, &seeds, &mut dflow)
+            .map_err(CallError)?;
+        for (out, &vr) in dv_unknown.iter_mut().zip(unknowns) {
+            let i = vr as usize;
+            *out = if i >= first_link && i < first_link + dflow.len() {
+                dflow[i - first_link]
+            } else {
+                0.0
+            };
+        }
+        Ok(())
+    }
+
     /// fmi2DoStep from `current_s` over `h_s` (DESIGN.md "FMU" and "Run-time checks").
     pub fn do_step(&mut self, current_s: f64, h_s: f64) -> Result<StepReport, CallError> {
         self.require(Call::DoStep, "fmi2DoStep")?;

@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ad::Scalar;
+
 /// Universal gas constant, J/(mol·K) (CODATA 2018, exact).
 pub const R_UNIVERSAL_J_PER_MOL_K: f64 = 8.314_462_618;
 
@@ -127,13 +129,13 @@ impl IdealGas {
 
     /// p = (γ − 1)·U/V, Pa.
     #[inline]
-    pub fn pressure_pa(&self, internal_energy_j: f64, volume_m3: f64) -> f64 {
-        (self.gamma - 1.0) * internal_energy_j / volume_m3
+    pub fn pressure_pa<T: Scalar>(&self, internal_energy_j: T, volume_m3: T) -> T {
+        internal_energy_j * (self.gamma - 1.0) / volume_m3
     }
 
     /// T = U/(m·cv), K.
     #[inline]
-    pub fn temperature_k(&self, mass_kg: f64, internal_energy_j: f64) -> f64 {
+    pub fn temperature_k<T: Scalar>(&self, mass_kg: T, internal_energy_j: T) -> T {
         internal_energy_j / (mass_kg * self.cv_j_per_kg_k)
     }
 
@@ -151,8 +153,8 @@ impl IdealGas {
 
     /// Specific enthalpy h = cp·T, J/kg.
     #[inline]
-    pub fn enthalpy_j_per_kg(&self, temperature_k: f64) -> f64 {
-        self.cp_j_per_kg_k * temperature_k
+    pub fn enthalpy_j_per_kg<T: Scalar>(&self, temperature_k: T) -> T {
+        temperature_k * self.cp_j_per_kg_k
     }
 }
 

@@ -9,6 +9,7 @@
 // slices would hide the formula.
 #![allow(clippy::needless_range_loop)]
 
+pub mod ad;
 pub mod checks;
 pub mod components;
 pub mod cosim;

@@ -77,6 +77,26 @@ pub fn output_variables(sim: &Simulation) -> Vec<OutputVariable> {
     v
 }
 
+/// Index in the output table of the first `<link>.mdot` output (after `time` and the five
+/// outputs per chamber); the named links follow in link order.
+pub fn first_link_output(net: &crate::network::Network) -> usize {
+    1 + 5 * net.chambers.len()
+}
+
+/// Whether output `k` (in [`output_variables`] order) depends directly, at the current instant
+/// with the state held fixed, on the run-time parameter `<component>.<key>`: only link flows
+/// do (see [`crate::network::Network::link_depends_on`]); every other output is time, a state
+/// or a function of the state alone.
+pub fn output_depends_on(
+    net: &crate::network::Network,
+    k: usize,
+    component: &str,
+    key: &str,
+) -> bool {
+    let first = first_link_output(net);
+    k >= first && k < first + net.n_named_links() && net.link_depends_on(k - first, component, key)
+}
+
 /// Fill `out` (length = `output_variables(sim).len()`) with the current values.
 pub fn write_outputs(sim: &mut Simulation, out: &mut [f64]) {
     sim.refresh_flows();

@@ -897,3 +897,115 @@ def test_check_9_piston_desync_warns(workdir, library, slaves):
     )
     assert statuses[-1] == fmi2Discard and s.fmu.getBooleanStatus(fmi2Terminated) is True
     assert rows[-1][2][s.names.index("projectile.exited")] == 1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# fmi2GetDirectionalDerivative (issue 9): exact partial derivatives of the outputs with respect
+# to the inputs at the current instant, against central differences through fmi2SetReal /
+# fmi2GetReal, and the ModelStructure dependencies that say which are structurally nonzero.
+
+DD_INPUTS = [
+    "atm.pressure",
+    "atm.temperature",
+    "nozzle.area",
+    "nozzle.discharge_coefficient",
+    "feed.coefficient",
+    "feed.opening",
+    "membrane.heat_transfer_coefficient",
+    "slug.damping",
+]
+
+
+def directional_variant(workdir, library):
+    text = (ROOT / "tests" / "fixtures" / "models" / "all_kinds.toml").read_text()
+    names = ", ".join(f'"{n}"' for n in DD_INPUTS)
+    text, n = re.subn(r'(?m)^names = \["atm.pressure"\]$', f"names = [{names}]", text)
+    assert n == 1
+    # The supply above the tank, so the one-way feed valve flows and its derivatives are not 0.
+    text = text.replace("[[0.0, 2e5], [0.005, 3e5]]", "[[0.0, 6e5], [0.005, 7e5]]")
+    # Inputs are constants the master sets: the feed's opening table becomes a number.
+    text, n = re.subn(r"(?m)^opening = \{ table = .*$", "opening = 0.5", text)
+    assert n == 1
+    return build_variant(workdir, library, "directional", text)
+
+
+def test_directional_derivatives_match_central_differences(workdir, library, slaves):
+    d = directional_variant(workdir, library)
+    s = slaves(d, "directional")
+    md = s.md
+    assert md.coSimulation.providesDirectionalDerivative
+    by_name = {v.name: v for v in md.modelVariables}
+    index_of = {v.name: i + 1 for i, v in enumerate(md.modelVariables)}
+    inputs = [by_name[n] for n in DD_INPUTS]
+    outputs = [v for v in s.outputs if v.name not in ("rc",) and not v.name.endswith(".exited")]
+    deps = {u.variable.name: {index_of[x.name] for x in u.dependencies} for u in md.outputs}
+    s.initialize()
+    rows = s.run(0, 30)
+    assert all(st in (fmi2OK, fmi2Warning) for _, st, _ in rows)
+    o_vrs = [v.valueReference for v in outputs]
+    nonzero, worst = 0, 0.0
+    for inp in inputs:
+        vr = inp.valueReference
+        exact = s.fmu.getDirectionalDerivative(o_vrs, [vr], [1.0])
+        x = s.fmu.getReal([vr])[0]
+        h = 1e-6 * abs(x) if x != 0.0 else 1e-9
+        s.fmu.setReal([vr], [x + h])
+        up = s.fmu.getReal(o_vrs)
+        s.fmu.setReal([vr], [x - h])
+        down = s.fmu.getReal(o_vrs)
+        s.fmu.setReal([vr], [x])
+        for v, e, a, b in zip(outputs, exact, up, down):
+            fd = (a - b) / (2 * h)
+            listed = index_of[inp.name] in deps[v.name]
+            if e != 0.0 or fd != 0.0:
+                rel = abs(e - fd) / max(abs(e), abs(fd))
+                print(f"d {v.name} / d {inp.name}: exact {e:.12e}  central {fd:.12e}  rel {rel:.1e}")
+                assert listed, f"{v.name} depends on {inp.name} but ModelStructure omits it"
+                assert rel <= 1e-6, (v.name, inp.name, e, fd)
+                worst = max(worst, rel)
+                nonzero += 1
+    # A combined direction is the sum of the single ones (linearity of the derivative).
+    dirs = [1.0 + k for k in range(len(inputs))]
+    combined = s.fmu.getDirectionalDerivative(o_vrs, [v.valueReference for v in inputs], dirs)
+    singles = [s.fmu.getDirectionalDerivative(o_vrs, [v.valueReference], [1.0]) for v in inputs]
+    for j, v in enumerate(outputs):
+        total = sum(dirs[k] * singles[k][j] for k in range(len(inputs)))
+        assert abs(combined[j] - total) <= 1e-12 * max(abs(total), 1e-300), v.name
+    print(f"{nonzero} nonzero partial derivatives, worst relative difference {worst:.1e} (limit 1e-6)")
+    # The flows of the nozzle and of the feed valve, each against its two parameters.
+    assert nonzero == 4
+    # No output depends on every input; state outputs on none.
+    assert all(len(deps[v.name]) < len(inputs) for v in outputs)
+    assert deps["tank.p"] == set() and deps["slug.v"] == set()
+
+
+def test_directional_derivative_through_a_reservoir_input(slaves):
+    """The shipped blowdown: the nozzle's flow against the atmosphere's pressure (an input), 0
+    while choked, then as subsonic flow. Central differences at h = 1e-6·p. (Once the tank has
+    equalized, about 1.5 s, its pressure is within h of the atmosphere's: the flow reverses
+    inside the difference, and the upstream temperature switches, a branch point.)"""
+    s = slaves(shipped_fmu("blowdown"), "blowdown-dd")
+    by_name = {v.name: v for v in s.md.modelVariables}
+    mdot, p_atm = by_name["nozzle.mdot"].valueReference, by_name["atm.pressure"].valueReference
+    s.initialize()
+    subsonic = 0
+    k = 0
+    for k_to in (20, 60, 100):
+        rows = s.run(k, k_to)
+        k = k_to
+        assert all(st in (fmi2OK, fmi2Warning) for _, st, _ in rows)
+        (e,) = s.fmu.getDirectionalDerivative([mdot], [p_atm], [1.0])
+        x = s.fmu.getReal([p_atm])[0]
+        h = 1e-6 * x
+        s.fmu.setReal([p_atm], [x + h])
+        (a,) = s.fmu.getReal([mdot])
+        s.fmu.setReal([p_atm], [x - h])
+        (b,) = s.fmu.getReal([mdot])
+        s.fmu.setReal([p_atm], [x])
+        fd = (a - b) / (2 * h)
+        scale = max(abs(e), abs(fd))
+        rel = abs(e - fd) / scale if scale > 0 else 0.0
+        print(f"t = {s.t(k):.2f} s: d nozzle.mdot / d atm.pressure exact {e:.12e} central {fd:.12e} rel {rel:.1e}")
+        assert rel <= 1e-6
+        subsonic += e != 0.0
+    assert subsonic >= 1, "the flow never became subsonic"

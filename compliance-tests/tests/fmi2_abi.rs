@@ -559,7 +559,7 @@ fn bad_calls_are_refused_and_the_instance_steps_on_unchanged() {
                 "synchronous",
             ),
             (
-                "GetDirectionalDerivative (not provided)",
+                "GetDirectionalDerivative with respect to a non-input (time)",
                 Box::new(|| {
                     let mut dv = [0.0];
                     lib.fmi2GetDirectionalDerivative(
@@ -567,12 +567,12 @@ fn bad_calls_are_refused_and_the_instance_steps_on_unchanged() {
                         [1u32].as_ptr(),
                         1,
                         [0u32].as_ptr(),
-                        0,
-                        ptr::null(),
+                        1,
+                        [1.0].as_ptr(),
                         dv.as_mut_ptr(),
                     )
                 }),
-                "not provided",
+                "not an input",
             ),
             (
                 "EnterEventMode (Model Exchange)",

@@ -328,13 +328,52 @@ fn variability_str(v: Variability) -> &'static str {
     }
 }
 
-/// The modelDescription.xml of a loaded model.
+/// The modelDescription.xml of a loaded model, with the outputs' exact dependencies on the
+/// inputs.
 pub fn model_description(model: &LoadedModel) -> Result<String, Error> {
-    description_xml(&cosim::describe(model))
+    let d = cosim::describe(model);
+    let deps = output_dependencies(model, &d)?;
+    description_xml_with(&d, Some(&deps))
 }
 
-/// The modelDescription.xml of a variable table (FMI 2.0 Co-Simulation).
+/// For each variable of `d` (by index), the 1-based indices of the inputs an output depends on
+/// directly (empty for non-outputs): from the network's structure, the same that
+/// fmi2GetDirectionalDerivative differentiates.
+pub fn output_dependencies(model: &LoadedModel, d: &Description) -> Result<Vec<Vec<usize>>, Error> {
+    let sim = plenum::model::build_simulation(&model.spec, None)
+        .map_err(|e| build_err(format!("building the model for its dependencies: {e}")))?;
+    let inputs: Vec<(usize, &str, &str)> = d
+        .variables
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.causality == Causality::Input)
+        .filter_map(|(i, v)| v.name.rsplit_once('.').map(|(c, k)| (i + 1, c, k)))
+        .collect();
+    Ok(d.variables
+        .iter()
+        .enumerate()
+        .map(|(k, v)| {
+            if v.causality != Causality::Output {
+                return Vec::new();
+            }
+            inputs
+                .iter()
+                .filter(|(_, c, key)| plenum::variables::output_depends_on(&sim.network, k, c, key))
+                .map(|(i, _, _)| *i)
+                .collect()
+        })
+        .collect())
+}
+
+/// The modelDescription.xml of a variable table (FMI 2.0 Co-Simulation), outputs without
+/// dependency information.
 pub fn description_xml(d: &Description) -> Result<String, Error> {
+    description_xml_with(d, None)
+}
+
+/// The modelDescription.xml of a variable table; `deps` (per variable, see
+/// [`output_dependencies`]) fills the Outputs' `dependencies`.
+pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Result<String, Error> {
     let xml_err = |e: std::io::Error| build_err(format!("writing XML: {e}"));
     let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
     w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))
@@ -373,7 +412,7 @@ pub fn description_xml(d: &Description) -> Result<String, Error> {
             ("canNotUseMemoryManagementFunctions", flag(false)),
             ("canGetAndSetFMUstate", flag(true)),
             ("canSerializeFMUstate", flag(true)),
-            ("providesDirectionalDerivative", flag(false)),
+            ("providesDirectionalDerivative", flag(true)),
         ],
     )))
     .map_err(xml_err)?;
@@ -471,9 +510,11 @@ pub fn description_xml(d: &Description) -> Result<String, Error> {
     w.write_event(Event::End(BytesEnd::new("ModelVariables")))
         .map_err(xml_err)?;
 
-    // Outputs: every output by its 1-based index. InitialUnknowns: the outputs again (all have
-    // initial = calculated; FMI 2.0 requires them listed). No dependencies attribute: each
-    // depends on all knowns, which is true of a network whose flows react to every input.
+    // Outputs: every output by its 1-based index, with the inputs it depends on directly
+    // (dependenciesKind "dependent": the partial derivative varies with the state); "" for an
+    // output that is a state or a function of the state alone. InitialUnknowns: the outputs
+    // again (all have initial = calculated; FMI 2.0 requires them listed), without a
+    // dependencies attribute: at initialization they depend on the parameters too.
     let outputs: Vec<usize> = d
         .variables
         .iter()
@@ -490,11 +531,18 @@ pub fn description_xml(d: &Description) -> Result<String, Error> {
         w.write_event(Event::Start(BytesStart::new(section)))
             .map_err(xml_err)?;
         for i in &outputs {
-            w.write_event(Event::Empty(element(
-                "Unknown",
-                &[("index", i.to_string())],
-            )))
-            .map_err(xml_err)?;
+            let mut attrs = vec![("index", i.to_string())];
+            if let (Some(deps), "Outputs") = (deps, section) {
+                let list = &deps[i - 1];
+                let join =
+                    |f: &dyn Fn(&usize) -> String| list.iter().map(f).collect::<Vec<_>>().join(" ");
+                attrs.push(("dependencies", join(&|j| j.to_string())));
+                if !list.is_empty() {
+                    attrs.push(("dependenciesKind", join(&|_| "dependent".to_string())));
+                }
+            }
+            w.write_event(Event::Empty(element("Unknown", &attrs)))
+                .map_err(xml_err)?;
         }
         w.write_event(Event::End(BytesEnd::new(section)))
             .map_err(xml_err)?;

@@ -142,7 +142,7 @@ fn descriptions_follow_fmi2_rules() {
         let cs = &els.iter().find(|e| e.0 == "CoSimulation").unwrap().1;
         assert_eq!(cs["modelIdentifier"], model.spec.model.name);
         assert_eq!(cs["canGetAndSetFMUstate"], "true");
-        assert_eq!(cs["providesDirectionalDerivative"], "false");
+        assert_eq!(cs["providesDirectionalDerivative"], "true");
 
         let units: Vec<&String> = els
             .iter()

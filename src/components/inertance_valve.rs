@@ -23,6 +23,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ad::Scalar;
 use crate::param::Param;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -53,8 +54,8 @@ pub struct Geometry {
 
 /// Right-hand side of the valve equation and the coefficients used, at one instant.
 #[derive(Clone, Copy, Debug)]
-pub struct Rate {
-    pub dq_dt_m3_per_s2: f64,
+pub struct Rate<T = f64> {
+    pub dq_dt_m3_per_s2: T,
     pub inertance_pa_s2_per_m3: f64,
     pub alpha_pa_s2_per_m6: f64,
 }
@@ -82,10 +83,16 @@ impl InertanceValve {
 
     /// dq/dt for flow `q_m3_per_s` and pressures of `from` and `to` (Pa, gauge or absolute).
     #[inline]
-    pub fn rate(&self, g: &Geometry, q_m3_per_s: f64, p_from_pa: f64, p_to_pa: f64) -> Rate {
+    pub fn rate<T: Scalar>(
+        &self,
+        g: &Geometry,
+        q_m3_per_s: T,
+        p_from_pa: T,
+        p_to_pa: T,
+    ) -> Rate<T> {
         let rho = self.density_kg_per_m3;
         let dp = p_to_pa - p_from_pa;
-        let a_eff = if dp < 0.0 {
+        let a_eff = if dp.re() < 0.0 {
             g.area_open_m2
         } else {
             g.area_leak_m2
@@ -95,13 +102,13 @@ impl InertanceValve {
                 + 0.75 / g.area_from_m2.sqrt()
                 + 0.75 / g.area_to_m2.sqrt());
         let inv_eff_sq = 1.0 / (a_eff * a_eff);
-        let alpha = if q_m3_per_s > 0.0 || dp < 0.0 {
+        let alpha = if q_m3_per_s.re() > 0.0 || dp.re() < 0.0 {
             0.5 * rho * (1.0 / (g.area_from_m2 * g.area_from_m2) - inv_eff_sq)
         } else {
             0.5 * rho * (1.0 / (g.area_to_m2 * g.area_to_m2) - inv_eff_sq)
         };
         Rate {
-            dq_dt_m3_per_s2: (alpha * q_m3_per_s * q_m3_per_s.abs() - dp) / inertance,
+            dq_dt_m3_per_s2: (q_m3_per_s * alpha * q_m3_per_s.abs() - dp) / inertance,
             inertance_pa_s2_per_m3: inertance,
             alpha_pa_s2_per_m6: alpha,
         }

@@ -23,9 +23,10 @@ pub use tube::Tube;
 pub use valve::Valve;
 pub use wall::Wall;
 
-/// Thermodynamic state of a node as the links see it.
+/// Thermodynamic state of a node as the links see it (`T`: f64 or a dual number, see
+/// [`crate::ad`]).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct NodeState {
-    pub pressure_pa: f64,
-    pub temperature_k: f64,
+pub struct NodeState<T = f64> {
+    pub pressure_pa: T,
+    pub temperature_k: T,
 }

@@ -27,6 +27,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ad::{Scalar, c, max0};
 use crate::components::NodeState;
 use crate::gas::IdealGas;
 use crate::param::Param;
@@ -62,53 +63,57 @@ pub struct Orifice {
 
 /// ISO 6358 mass flow from an upstream state to a downstream pressure p_d ≤ p_u, kg/s (≥ 0).
 #[inline]
-pub fn iso6358_mass_flow_kg_per_s(
-    sonic_conductance_m3_per_s_pa: f64,
-    critical_pressure_ratio: f64,
-    p_up_pa: f64,
-    t_up_k: f64,
-    p_down_pa: f64,
-) -> f64 {
-    let (c, b) = (sonic_conductance_m3_per_s_pa, critical_pressure_ratio);
+pub fn iso6358_mass_flow_kg_per_s<T: Scalar>(
+    sonic_conductance_m3_per_s_pa: T,
+    critical_pressure_ratio: T,
+    p_up_pa: T,
+    t_up_k: T,
+    p_down_pa: T,
+) -> T {
+    let (cond, b) = (sonic_conductance_m3_per_s_pa, critical_pressure_ratio);
     let r = p_down_pa / p_up_pa;
-    let choked = c * p_up_pa * ISO_RHO0_KG_PER_M3 * (ISO_T0_K / t_up_k).sqrt();
-    if r <= b {
+    let root_t = (c::<T>(ISO_T0_K) / t_up_k).sqrt();
+    let choked = cond * p_up_pa * ISO_RHO0_KG_PER_M3 * root_t;
+    if r.re() <= b.re() {
         choked
-    } else if r <= ISO_LAMINAR_RATIO {
-        let s = (r - b) / (1.0 - b);
-        choked * (1.0 - s * s).max(0.0).sqrt()
+    } else if r.re() <= ISO_LAMINAR_RATIO {
+        let s = (r - b) / (c::<T>(1.0) - b);
+        choked * max0(c::<T>(1.0) - s * s).sqrt()
     } else {
-        let s = (ISO_LAMINAR_RATIO - b) / (1.0 - b);
-        let k1 = c * ISO_RHO0_KG_PER_M3 / (1.0 - ISO_LAMINAR_RATIO) * (1.0 - s * s).sqrt();
+        let s = (c::<T>(ISO_LAMINAR_RATIO) - b) / (c::<T>(1.0) - b);
+        let k1 =
+            cond * ISO_RHO0_KG_PER_M3 / (1.0 - ISO_LAMINAR_RATIO) * (c::<T>(1.0) - s * s).sqrt();
         // p_u·(1 − r) = p_u − p_d, written so that it is exactly 0 at equal pressures.
-        k1 * (p_up_pa - p_down_pa) * (ISO_T0_K / t_up_k).sqrt()
+        k1 * (p_up_pa - p_down_pa) * root_t
     }
 }
 
 /// Mass flow from an upstream state to a lower downstream pressure, kg/s (≥ 0 for p_d ≤ p_u).
 #[inline]
-pub fn isentropic_mass_flow_kg_per_s(
+pub fn isentropic_mass_flow_kg_per_s<T: Scalar>(
     gas: &IdealGas,
-    effective_area_m2: f64,
-    p_up_pa: f64,
-    t_up_k: f64,
-    p_down_pa: f64,
-) -> f64 {
+    effective_area_m2: T,
+    p_up_pa: T,
+    t_up_k: T,
+    p_down_pa: T,
+) -> T {
     let g = gas.gamma;
     let r = p_down_pa / p_up_pa;
-    let rt = gas.r_j_per_kg_k * t_up_k;
-    if r <= gas.critical_pressure_ratio {
-        effective_area_m2 * p_up_pa * (g / rt).sqrt() * gas.choked_factor
-    } else if r <= LAMINAR_RATIO {
+    let rt = t_up_k * gas.r_j_per_kg_k;
+    if r.re() <= gas.critical_pressure_ratio {
+        effective_area_m2 * p_up_pa * (c::<T>(g) / rt).sqrt() * gas.choked_factor
+    } else if r.re() <= LAMINAR_RATIO {
         // One powf: r^(2/γ) = (r^(1/γ))², r^((γ+1)/γ) = r^(1/γ)·r.
         let q = r.powf(1.0 / g);
-        let bracket = (q * q - q * r).max(0.0);
-        effective_area_m2 * p_up_pa * (2.0 * g / ((g - 1.0) * rt) * bracket).sqrt()
+        let bracket = max0(q * q - q * r);
+        effective_area_m2 * p_up_pa * (c::<T>(2.0 * g) / (rt * (g - 1.0)) * bracket).sqrt()
     } else {
         let q = LAMINAR_RATIO.powf(1.0 / g);
         let bracket = q * q - q * LAMINAR_RATIO;
         // p_u·(1 − r) = p_u − p_d, written so that it is exactly 0 at equal pressures.
-        effective_area_m2 * (2.0 * g / ((g - 1.0) * rt) * bracket).sqrt() * (p_up_pa - p_down_pa)
+        effective_area_m2
+            * (c::<T>(2.0 * g) / (rt * (g - 1.0)) * bracket).sqrt()
+            * (p_up_pa - p_down_pa)
             / (1.0 - LAMINAR_RATIO)
     }
 }
@@ -118,13 +123,13 @@ pub const LAMINAR_RATIO: f64 = ISO_LAMINAR_RATIO;
 
 /// Signed mass flow from `from` to `to` through an effective area C_d·A, kg/s.
 #[inline]
-pub fn signed_mass_flow_kg_per_s(
+pub fn signed_mass_flow_kg_per_s<T: Scalar>(
     gas: &IdealGas,
-    effective_area_m2: f64,
-    from: NodeState,
-    to: NodeState,
-) -> f64 {
-    if from.pressure_pa >= to.pressure_pa {
+    effective_area_m2: T,
+    from: NodeState<T>,
+    to: NodeState<T>,
+) -> T {
+    if from.pressure_pa.re() >= to.pressure_pa.re() {
         isentropic_mass_flow_kg_per_s(
             gas,
             effective_area_m2,
@@ -146,21 +151,33 @@ pub fn signed_mass_flow_kg_per_s(
 impl Orifice {
     /// Signed mass flow from `from` to `to` at time `t` on the segment that began at `seg`, kg/s.
     #[inline]
-    pub fn mass_flow_kg_per_s(
+    pub fn mass_flow_kg_per_s<T: Scalar>(
         &self,
         gas: &IdealGas,
         t: f64,
         seg: f64,
-        from: NodeState,
-        to: NodeState,
-    ) -> f64 {
+        from: NodeState<T>,
+        to: NodeState<T>,
+    ) -> T {
+        self.mass_flow_with(gas, |p: &Param| c(p.value(t, seg)), from, to)
+    }
+
+    /// [`Self::mass_flow_kg_per_s`] with each parameter's value given by `param`.
+    #[inline]
+    pub fn mass_flow_with<T: Scalar>(
+        &self,
+        gas: &IdealGas,
+        param: impl Fn(&Param) -> T,
+        from: NodeState<T>,
+        to: NodeState<T>,
+    ) -> T {
         match &self.form {
             OrificeForm::Isentropic {
                 area_m2,
                 discharge_coefficient,
             } => signed_mass_flow_kg_per_s(
                 gas,
-                discharge_coefficient.value(t, seg) * area_m2.value(t, seg),
+                param(discharge_coefficient) * param(area_m2),
                 from,
                 to,
             ),
@@ -168,11 +185,11 @@ impl Orifice {
                 sonic_conductance_m3_per_s_pa,
                 critical_pressure_ratio,
             } => {
-                let c = sonic_conductance_m3_per_s_pa.value(t, seg);
-                let b = critical_pressure_ratio.value(t, seg);
-                if from.pressure_pa >= to.pressure_pa {
+                let cond = param(sonic_conductance_m3_per_s_pa);
+                let b = param(critical_pressure_ratio);
+                if from.pressure_pa.re() >= to.pressure_pa.re() {
                     iso6358_mass_flow_kg_per_s(
-                        c,
+                        cond,
                         b,
                         from.pressure_pa,
                         from.temperature_k,
@@ -180,7 +197,7 @@ impl Orifice {
                     )
                 } else {
                     -iso6358_mass_flow_kg_per_s(
-                        c,
+                        cond,
                         b,
                         to.pressure_pa,
                         to.temperature_k,

@@ -16,6 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ad::{Scalar, c};
 use crate::param::Param;
 
 /// A rebound speed below this, m/s, ends the bouncing: the piston rests on the stop.
@@ -48,16 +49,16 @@ pub const STATES: usize = 2;
 
 /// The forces on a piston at one instant, N.
 #[derive(Clone, Copy, Debug)]
-pub struct Forces {
-    pub acceleration_m_per_s2: f64,
+pub struct Forces<T = f64> {
+    pub acceleration_m_per_s2: T,
     /// Friction force (opposes motion); its power −F·v is dissipated.
-    pub friction_n: f64,
+    pub friction_n: T,
 }
 
 impl Piston {
     #[inline]
-    pub fn spring_force_n(&self, x_m: f64) -> f64 {
-        -self.spring_stiffness_n_per_m * (x_m - self.spring_x0_m)
+    pub fn spring_force_n<T: Scalar>(&self, x_m: T) -> T {
+        (x_m - self.spring_x0_m) * -self.spring_stiffness_n_per_m
     }
 
     #[inline]
@@ -76,37 +77,58 @@ impl Piston {
 
     /// Forces at time `t` on the segment that began at `seg`.
     #[inline]
-    pub fn forces(
+    pub fn forces<T: Scalar>(
         &self,
         t: f64,
         seg: f64,
-        x_m: f64,
-        v_m_per_s: f64,
-        p_behind_pa: f64,
-        p_ahead_pa: f64,
-    ) -> Forces {
-        let damping = self.damping_n_s_per_m.value(t, seg);
-        let drive = self.area_m2 * (p_behind_pa - p_ahead_pa) + self.spring_force_n(x_m)
-            - damping * v_m_per_s;
-        let friction = if v_m_per_s > 0.0 {
-            -self.area_m2 * self.friction_dynamic_pa.value(t, seg)
-        } else if v_m_per_s < 0.0 {
-            self.area_m2 * self.friction_dynamic_pa.value(t, seg)
+        x_m: T,
+        v_m_per_s: T,
+        p_behind_pa: T,
+        p_ahead_pa: T,
+    ) -> Forces<T> {
+        self.forces_with(
+            |p: &Param| c(p.value(t, seg)),
+            x_m,
+            v_m_per_s,
+            p_behind_pa,
+            p_ahead_pa,
+        )
+    }
+
+    /// [`Self::forces`] with each parameter's value given by `param`.
+    #[inline]
+    pub fn forces_with<T: Scalar>(
+        &self,
+        param: impl Fn(&Param) -> T,
+        x_m: T,
+        v_m_per_s: T,
+        p_behind_pa: T,
+        p_ahead_pa: T,
+    ) -> Forces<T> {
+        let damping = param(&self.damping_n_s_per_m);
+        let drive = (p_behind_pa - p_ahead_pa) * self.area_m2 + self.spring_force_n(x_m)
+            - v_m_per_s * damping;
+        let v_re = v_m_per_s.re();
+        let friction = if v_re > 0.0 {
+            -(param(&self.friction_dynamic_pa) * self.area_m2)
+        } else if v_re < 0.0 {
+            param(&self.friction_dynamic_pa) * self.area_m2
         } else {
-            let stat = self.area_m2 * self.friction_static_pa.value(t, seg);
-            if drive.abs() <= stat {
+            let stat = param(&self.friction_static_pa) * self.area_m2;
+            if drive.re().abs() <= stat.re() {
                 -drive // stuck: static friction balances the drive exactly
             } else {
-                -drive.signum() * stat
+                stat * -drive.re().signum()
             }
         };
         let mut acceleration = (drive + friction) / self.mass_kg;
-        if v_m_per_s == 0.0 {
+        if v_re == 0.0 {
             // Resting on a stop and pushed into it: the contact force holds the piston.
-            let on_max = self.x_max_m.is_some_and(|x| x_m >= x) && acceleration > 0.0;
-            let on_min = self.x_min_m.is_some_and(|x| x_m <= x) && acceleration < 0.0;
+            let (x_re, a_re) = (x_m.re(), acceleration.re());
+            let on_max = self.x_max_m.is_some_and(|x| x_re >= x) && a_re > 0.0;
+            let on_min = self.x_min_m.is_some_and(|x| x_re <= x) && a_re < 0.0;
             if on_max || on_min {
-                acceleration = 0.0;
+                acceleration = T::zero();
             }
         }
         Forces {

@@ -11,6 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ad::{Scalar, copysign, max_const};
 use crate::param::Param;
 
 /// FONSim's atmospheric pressure, Pa (`fonsim.constants.norm.pressure_atmospheric`).
@@ -19,8 +20,8 @@ pub const FONSIM_P_ATM_PA: f64 = 1.013e5;
 /// FONSim's mean-density pressure of a restrictor or tube, Pa: the mean of both ends, but not
 /// below p_atm/10.
 #[inline]
-pub fn mean_pressure_pa(p_a_pa: f64, p_b_pa: f64) -> f64 {
-    (0.5 * (p_a_pa + p_b_pa)).max(FONSIM_P_ATM_PA / 10.0)
+pub fn mean_pressure_pa<T: Scalar>(p_a_pa: T, p_b_pa: T) -> T {
+    max_const((p_a_pa + p_b_pa) * 0.5, FONSIM_P_ATM_PA / 10.0)
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -40,17 +41,17 @@ impl Restrictor {
 
     /// Signed mass flow from `from` to `to`, kg/s, for mean density `rho_mean` (kg/m³).
     #[inline]
-    pub fn mass_flow_kg_per_s(
-        diameter_m: f64,
-        k: f64,
-        rho_mean_kg_per_m3: f64,
-        p_from_pa: f64,
-        p_to_pa: f64,
-    ) -> f64 {
+    pub fn mass_flow_kg_per_s<T: Scalar>(
+        diameter_m: T,
+        k: T,
+        rho_mean_kg_per_m3: T,
+        p_from_pa: T,
+        p_to_pa: T,
+    ) -> T {
         let dp = p_from_pa - p_to_pa;
         let d2 = diameter_m * diameter_m;
         let pi = std::f64::consts::PI;
-        let mag = (dp.abs() * rho_mean_kg_per_m3 * pi * pi * d2 * d2 / (8.0 * k)).sqrt();
-        mag.copysign(dp)
+        let mag = (dp.abs() * rho_mean_kg_per_m3 * pi * pi * d2 * d2 / (k * 8.0)).sqrt();
+        copysign(mag, dp)
     }
 }

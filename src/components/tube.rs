@@ -13,6 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ad::{Scalar, c, max0};
 use crate::param::Param;
 
 pub const RE_LAMINAR: f64 = 2300.0;
@@ -30,49 +31,87 @@ pub struct Tube {
     pub viscosity_pa_s: Param,
 }
 
-/// The tube's coefficients at one instant.
+/// The tube's coefficients at one instant (`T`: f64, or dual numbers when a coefficient is
+/// differentiated).
 #[derive(Clone, Copy, Debug)]
-pub struct TubeAt {
-    pub length_m: f64,
-    pub diameter_m: f64,
-    pub roughness_m: f64,
-    pub viscosity_pa_s: f64,
+pub struct TubeAt<T = f64> {
+    pub length_m: T,
+    pub diameter_m: T,
+    pub roughness_m: T,
+    pub viscosity_pa_s: T,
 }
 
-impl TubeAt {
+impl<T: Scalar> TubeAt<T> {
+    /// The real parts.
+    pub fn re(&self) -> TubeAt {
+        TubeAt {
+            length_m: self.length_m.re(),
+            diameter_m: self.diameter_m.re(),
+            roughness_m: self.roughness_m.re(),
+            viscosity_pa_s: self.viscosity_pa_s.re(),
+        }
+    }
+
     /// Pressure drop (Pa) at flow magnitude `mdot` ≥ 0 (kg/s) and mean density `rho`, and its
     /// derivative with respect to `mdot`: FONSim's relation above.
-    pub fn pressure_drop_pa(&self, mdot: f64, rho: f64) -> (f64, f64) {
+    pub fn pressure_drop_pa(&self, mdot: T, rho: T) -> (T, T) {
         let pi = std::f64::consts::PI;
         let (l, d, mu) = (self.length_m, self.diameter_m, self.viscosity_pa_s);
         let d4 = d * d * d * d;
-        let r_lam = 128.0 / pi * l / d4 * mu / rho;
+        let r_lam = c::<T>(128.0 / pi) * l / d4 * mu / rho;
         let lam = r_lam * mdot;
-        let re = 4.0 * mdot / (pi * d * mu);
-        let a = ((re - RE_LAMINAR) / (RE_TURBULENT - RE_LAMINAR)).clamp(0.0, 1.0);
-        if a == 0.0 {
+        let re = mdot * 4.0 / (d * pi * mu);
+        let a_re = ((re.re() - RE_LAMINAR) / (RE_TURBULENT - RE_LAMINAR)).clamp(0.0, 1.0);
+        if a_re == 0.0 {
             return (lam, r_lam);
         }
-        let dre = 4.0 / (pi * d * mu);
-        let beta = (self.roughness_m / d / 3.7).powf(1.11) + 6.9 / re;
+        let a = if a_re < 1.0 {
+            (re - RE_LAMINAR) / (RE_TURBULENT - RE_LAMINAR)
+        } else {
+            c(1.0)
+        };
+        let dre = c::<T>(4.0) / (d * pi * mu);
+        let beta = c::<T>(6.9) / re + (self.roughness_m / d / 3.7).powf(1.11);
         let lg = beta.log10();
-        let f = 1.0 / (1.8 * 1.8) / (lg * lg);
+        let f = c::<T>(1.0 / (1.8 * 1.8)) / (lg * lg);
         // df/dRe = −2·f/lg · (1/(β·ln10))·(−6.9/Re²)
-        let df = 2.0 * f / lg / (beta * std::f64::consts::LN_10) * 6.9 / (re * re);
-        let r_turb = 8.0 / (pi * pi) * l / (d4 * d) / rho;
+        let df = f * 2.0 / lg / (beta * std::f64::consts::LN_10) * 6.9 / (re * re);
+        let r_turb = c::<T>(8.0 / (pi * pi)) * l / (d4 * d) / rho;
         let turb = f * r_turb * mdot * mdot;
-        let dturb = r_turb * (2.0 * f * mdot + df * dre * mdot * mdot);
-        let da = if a < 1.0 {
+        let dturb = r_turb * (f * 2.0 * mdot + df * dre * mdot * mdot);
+        let da = if a_re < 1.0 {
             dre / (RE_TURBULENT - RE_LAMINAR)
         } else {
-            0.0
+            T::zero()
         };
         (
-            a * turb + (1.0 - a) * lam,
-            a * dturb + (1.0 - a) * r_lam + da * (turb - lam),
+            a * turb + (c::<T>(1.0) - a) * lam,
+            a * dturb + (c::<T>(1.0) - a) * r_lam + (turb - lam) * da,
         )
     }
 
+    /// [`TubeAt::mass_flow_magnitude_kg_per_s`] for any scalar: solved in f64, and for dual
+    /// numbers differentiated by the implicit function theorem (one Newton correction of the
+    /// derivative parts: d|ṁ| = (dΔp − dg)/(∂g/∂|ṁ|), g the pressure drop at the solution
+    /// with every other argument dual), so the iteration is never differentiated.
+    #[inline]
+    pub fn mass_flow_magnitude(&self, dp: T, rho: T) -> T {
+        let x = self.re().mass_flow_magnitude_kg_per_s(dp.re(), rho.re());
+        if T::NDERIV == 0 {
+            return c(x);
+        }
+        if x == 0.0 {
+            // At rest the laminar slope holds from both sides.
+            let (_, r_lam) = self.pressure_drop_pa(T::zero(), rho);
+            return max0(dp) / r_lam;
+        }
+        let (g, dg) = self.pressure_drop_pa(c::<T>(x), rho);
+        let resid = g - dp;
+        c::<T>(x) - (resid - c::<T>(resid.re())) / dg.re()
+    }
+}
+
+impl TubeAt {
     /// Flow magnitude (kg/s) at which the pressure drop is `dp` ≥ 0.
     pub fn mass_flow_magnitude_kg_per_s(&self, dp: f64, rho: f64) -> f64 {
         if dp <= 0.0 {
@@ -115,11 +154,17 @@ impl TubeAt {
 
 impl Tube {
     pub fn at(&self, t: f64, seg: f64) -> TubeAt {
+        self.at_with(|p| p.value(t, seg))
+    }
+
+    /// The coefficients with each parameter's value given by `param`.
+    #[inline]
+    pub fn at_with<T: Scalar>(&self, param: impl Fn(&Param) -> T) -> TubeAt<T> {
         TubeAt {
-            length_m: self.length_m.value(t, seg),
-            diameter_m: self.diameter_m.value(t, seg),
-            roughness_m: self.roughness_m.value(t, seg),
-            viscosity_pa_s: self.viscosity_pa_s.value(t, seg),
+            length_m: param(&self.length_m),
+            diameter_m: param(&self.diameter_m),
+            roughness_m: param(&self.roughness_m),
+            viscosity_pa_s: param(&self.viscosity_pa_s),
         }
     }
 

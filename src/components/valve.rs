@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ad::{Scalar, max0};
 use crate::param::Param;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -23,14 +24,14 @@ pub struct Valve {
 impl Valve {
     /// Signed mass flow from `from` to `to`, kg/s.
     #[inline]
-    pub fn mass_flow_kg_per_s(
+    pub fn mass_flow_kg_per_s<T: Scalar>(
         &self,
-        coefficient_kg_per_s_pa: f64,
-        opening: f64,
-        p_from_pa: f64,
-        p_to_pa: f64,
-    ) -> f64 {
+        coefficient_kg_per_s_pa: T,
+        opening: T,
+        p_from_pa: T,
+        p_to_pa: T,
+    ) -> T {
         let mdot = coefficient_kg_per_s_pa * opening * (p_from_pa - p_to_pa);
-        if self.one_way { mdot.max(0.0) } else { mdot }
+        if self.one_way { max0(mdot) } else { mdot }
     }
 }

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ad::Scalar;
 use crate::param::Param;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -22,25 +23,25 @@ pub struct Wall {
 impl Wall {
     /// Wall velocity, m/s (positive grows the left node).
     #[inline]
-    pub fn velocity(
+    pub fn velocity<T: Scalar>(
         &self,
-        expansion_coefficient_m_per_s_pa: f64,
-        prescribed_m_per_s: f64,
-        p_left_pa: f64,
-        p_right_pa: f64,
-    ) -> f64 {
+        expansion_coefficient_m_per_s_pa: T,
+        prescribed_m_per_s: T,
+        p_left_pa: T,
+        p_right_pa: T,
+    ) -> T {
         expansion_coefficient_m_per_s_pa * (p_left_pa - p_right_pa) + prescribed_m_per_s
     }
 
     /// Heat flow from left to right, W.
     #[inline]
-    pub fn heat_flow_w(
+    pub fn heat_flow_w<T: Scalar>(
         &self,
-        heat_transfer_coefficient_w_per_m2_k: f64,
-        area_m2: f64,
-        t_left_k: f64,
-        t_right_k: f64,
-    ) -> f64 {
+        heat_transfer_coefficient_w_per_m2_k: T,
+        area_m2: T,
+        t_left_k: T,
+        t_right_k: T,
+    ) -> T {
         heat_transfer_coefficient_w_per_m2_k * area_m2 * (t_left_k - t_right_k)
     }
 

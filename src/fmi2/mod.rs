@@ -936,19 +936,27 @@ const MODEL_EXCHANGE: &str =
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2GetDirectionalDerivative(
     c: fmi2Component,
-    _vUnknown_ref: *const fmi2ValueReference,
-    _nUnknown: usize,
-    _vKnown_ref: *const fmi2ValueReference,
-    _nKnown: usize,
-    _dvKnown: *const fmi2Real,
-    _dvUnknown: *mut fmi2Real,
+    vUnknown_ref: *const fmi2ValueReference,
+    nUnknown: usize,
+    vKnown_ref: *const fmi2ValueReference,
+    nKnown: usize,
+    dvKnown: *const fmi2Real,
+    dvUnknown: *mut fmi2Real,
 ) -> fmi2Status {
-    not_provided(
-        c,
-        "fmi2GetDirectionalDerivative",
-        Some(Call::GetDirectionalDerivative),
-        "directional derivatives are not provided yet (providesDirectionalDerivative=\"false\")",
-    )
+    with_component(c, "fmi2GetDirectionalDerivative", |comp| {
+        comp.instance.require(
+            Call::GetDirectionalDerivative,
+            "fmi2GetDirectionalDerivative",
+        )?;
+        // SAFETY: nUnknown and nKnown elements each (contract).
+        let unknowns = unsafe { slice_in(vUnknown_ref, nUnknown, "vUnknown_ref[]")? };
+        let knowns = unsafe { slice_in(vKnown_ref, nKnown, "vKnown_ref[]")? };
+        let dv_known = unsafe { slice_in(dvKnown, nKnown, "dvKnown[]")? };
+        let dv_unknown = unsafe { slice_out(dvUnknown, nUnknown, "dvUnknown[]")? };
+        comp.instance
+            .directional_derivative(unknowns, knowns, dv_known, dv_unknown)?;
+        Ok(OK)
+    })
 }
 
 #[unsafe(no_mangle)]

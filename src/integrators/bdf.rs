@@ -814,7 +814,8 @@ impl<S: OdeSystem> Step<'_, S> {
         Some(jbad)
     }
 
-    /// Finite-difference Jacobian at (tn, ws.y) with f = ws.ftemp, column groups at once.
+    /// Newton Jacobian at (tn, ws.y) with f = ws.ftemp, column groups at once: exact (`jvp`) or
+    /// forward differences.
     fn jacobian(&mut self) -> bool {
         let n = self.n;
         self.stats.jacobian_evaluations += 1;
@@ -840,6 +841,8 @@ impl<S: OdeSystem> Step<'_, S> {
                 for &j in coloring.group(g) {
                     self.ws.ypert[j] = 1.0;
                 }
+                // One jvp costs about one right-hand side: counted as one.
+                self.stats.jacobian_rhs_evaluations += 1;
                 let ws = &mut *self.ws;
                 if self
                     .sys

@@ -7,7 +7,9 @@ use crate::components::{
     Valve, Wall,
 };
 use crate::gas::{IdealGas, species};
-use crate::integrators::{DEFAULT_ATOL, DEFAULT_RTOL, Integrator, Method, StepControl};
+use crate::integrators::{
+    DEFAULT_ATOL, DEFAULT_RTOL, Integrator, JacobianSource, Method, StepControl,
+};
 use crate::model::spec::{GasSection, ModelFile};
 use crate::network::{Extras, Network};
 use crate::param::Param;
@@ -208,7 +210,10 @@ pub fn build_simulation(spec: &ModelFile, method: Option<&str>) -> Result<Simula
             max_step: s.max_step,
             initial_step: s.initial_step,
             span_s: s.t_end - s.t_start,
-            ..StepControl::default()
+            jacobian: match &s.jacobian {
+                Some(j) => jacobian_source(j).ok_or_else(|| format!("unknown jacobian `{j}`"))?,
+                None => JacobianSource::default(),
+            },
         },
     };
     Ok(Simulation::new(
@@ -218,4 +223,13 @@ pub fn build_simulation(spec: &ModelFile, method: Option<&str>) -> Result<Simula
         spec.checks.clone(),
         spec.solver.t_start,
     ))
+}
+
+/// The `[solver] jacobian` setting by name.
+pub fn jacobian_source(name: &str) -> Option<JacobianSource> {
+    match name {
+        "exact" => Some(JacobianSource::Exact),
+        "finite-difference" => Some(JacobianSource::FiniteDifference),
+        _ => None,
+    }
 }

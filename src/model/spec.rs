@@ -158,6 +158,10 @@ pub struct SolverSection {
     pub atol: Option<f64>,
     pub max_step: Option<f64>,
     pub initial_step: Option<f64>,
+    /// Newton Jacobian of the implicit methods: "exact" (dual numbers, the default) or
+    /// "finite-difference".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jacobian: Option<String>,
     #[serde(default)]
     pub t_start: f64,
     pub t_end: f64,

@@ -482,6 +482,14 @@ fn solver(c: &mut Check, spec: &ModelFile) {
             ),
         );
     }
+    if let Some(j) = &s.jacobian {
+        if crate::model::build::jacobian_source(j).is_none() {
+            c.err(
+                &sect("solver", "jacobian"),
+                format!("unknown jacobian `{j}` (known: exact, finite-difference)"),
+            );
+        }
+    }
     c.opt_positive(&sect("solver", "step"), s.step, " s");
     c.opt_positive(&sect("solver", "rtol"), s.rtol, "");
     c.opt_positive(&sect("solver", "atol"), s.atol, "");

@@ -1,0 +1,368 @@
+//! Exact derivatives (issue 9): the dual-number directional derivative of the right-hand side
+//! against central finite differences on every shipped model, and BDF's Newton with the exact
+//! Jacobian against the finite-difference one.
+
+mod common;
+
+use plenum::integrators::Method;
+use plenum::model::{ModelFile, build_simulation, load_path, parse_str};
+use plenum::ode::OdeSystem;
+use plenum::simulation::Simulation;
+
+fn models() -> Vec<(String, ModelFile)> {
+    let mut out = Vec::new();
+    for dir in ["models", "tests/fixtures/models"] {
+        let mut paths: Vec<_> = std::fs::read_dir(common::repo_path(dir))
+            .expect("model directory")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            // Fixtures that are invalid on purpose (empty, not UTF-8) are skipped.
+            if let Ok(m) = load_path(&p, &[]) {
+                out.push((p.display().to_string(), m.spec));
+            }
+        }
+    }
+    out
+}
+
+/// Outcome of comparing J·e_j (dual numbers) with central differences at one state.
+#[derive(Default)]
+struct Compare {
+    compared: usize,
+    kinks: usize,
+    /// Entries at least 1e-3 of their row's largest, and their worst plain relative difference.
+    significant: usize,
+    worst_plain: f64,
+    /// Kinks where the exact derivative equals a one-sided difference.
+    one_sided: usize,
+    worst: f64,
+    /// Largest relative difference of the dual evaluation's real part from `rhs`.
+    worst_f: f64,
+}
+
+/// Compare every column of the Jacobian at (t, y): the exact J·(h_j e_j) against
+/// (f(y + h_j e_j) − f(y − h_j e_j))/2, h_j = 1e-7·max(|y_j|, 1e-3). An entry whose forward
+/// and backward differences disagree (a branch point of the right-hand side: friction at rest,
+/// a flow reversing) is counted as a kink and not compared; there the dual number
+/// differentiates the branch the f64 evaluation takes, which no central difference sees.
+fn compare_at(sim: &Simulation, cmp: &mut Compare) {
+    let mut net = sim.network.clone();
+    let (t, y) = (sim.t_s, sim.y.clone());
+    let n = y.len();
+    let mut f0 = vec![0.0; n];
+    net.rhs(t, &y, &mut f0);
+    let mut d_exact = vec![vec![0.0; n]; n];
+    let mut d_fwd = vec![vec![0.0; n]; n];
+    let mut d_bwd = vec![vec![0.0; n]; n];
+    // Differences at a tenth of the step: a difference that does not scale with the step
+    // straddles a jump.
+    let mut d_fwd10 = vec![vec![0.0; n]; n];
+    let mut d_bwd10 = vec![vec![0.0; n]; n];
+    let (mut v, mut fj, mut jv) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let (mut yp, mut fp, mut fm) = (y.clone(), vec![0.0; n], vec![0.0; n]);
+    for j in 0..n {
+        let h = 1e-7 * y[j].abs().max(1e-3);
+        v.fill(0.0);
+        v[j] = h;
+        assert!(net.jvp(t, &y, &v, &mut fj, &mut jv), "Network provides jvp");
+        // The dual evaluation's real part is f up to round-off (num-dual divides through
+        // reciprocals).
+        let fmax = f0.iter().fold(0.0_f64, |a, b| a.max(b.abs()));
+        for i in 0..n {
+            let d = (fj[i] - f0[i]).abs() / f0[i].abs().max(1e-9 * fmax).max(f64::MIN_POSITIVE);
+            cmp.worst_f = cmp.worst_f.max(d);
+        }
+        yp.copy_from_slice(&y);
+        yp[j] = y[j] + h;
+        net.rhs(t, &yp, &mut fp);
+        yp[j] = y[j] - h;
+        net.rhs(t, &yp, &mut fm);
+        for i in 0..n {
+            d_fwd[i][j] = fp[i] - f0[i];
+            d_bwd[i][j] = f0[i] - fm[i];
+        }
+        yp[j] = y[j] + 0.1 * h;
+        net.rhs(t, &yp, &mut fp);
+        yp[j] = y[j] - 0.1 * h;
+        net.rhs(t, &yp, &mut fm);
+        for i in 0..n {
+            d_fwd10[i][j] = 10.0 * (fp[i] - f0[i]);
+            d_bwd10[i][j] = 10.0 * (f0[i] - fm[i]);
+            d_exact[i][j] = jv[i];
+        }
+    }
+    for i in 0..n {
+        let row_max = d_exact[i].iter().fold(0.0_f64, |a, b| a.max(b.abs()));
+        // Round-off of the differences: a few ulps of f_i; entries far below the row's
+        // largest one (1e-8 of it) are noise.
+        let floor = 1e-8 * row_max + 64.0 * f64::EPSILON * f0[i].abs();
+        for j in 0..n {
+            let (fw, bw) = (d_fwd[i][j], d_bwd[i][j]);
+            let central = 0.5 * (fw + bw);
+            let e = d_exact[i][j];
+            let jump = (fw - d_fwd10[i][j]).abs() > 1e-3 * fw.abs() + 10.0 * floor
+                || (bw - d_bwd10[i][j]).abs() > 1e-3 * bw.abs() + 10.0 * floor;
+            if jump || (fw - bw).abs() > 1e-4 * fw.abs().max(bw.abs()) + floor {
+                cmp.kinks += 1;
+                // At a branch point the dual number takes the f64 branch: it matches one
+                // one-sided difference (e.g. a tank equalized with the atmosphere, where the
+                // flow direction and the upstream enthalpy switch), or neither (a piston held
+                // by static friction).
+                let one_sided = (e - fw).abs().min((e - bw).abs());
+                if one_sided <= 1e-4 * e.abs() + floor {
+                    cmp.one_sided += 1;
+                }
+                continue;
+            }
+            cmp.compared += 1;
+            // The floor is absolute noise; beyond it the difference counts relative to the entry.
+            let excess = ((e - central).abs() - floor).max(0.0);
+            let rel = excess / e.abs().max(central.abs()).max(f64::MIN_POSITIVE);
+            cmp.worst = cmp.worst.max(rel);
+            if e.abs() >= 1e-3 * row_max {
+                cmp.significant += 1;
+                cmp.worst_plain = cmp
+                    .worst_plain
+                    .max((e - central).abs() / e.abs().max(central.abs()));
+            }
+        }
+    }
+}
+
+#[test]
+fn jvp_equals_central_differences_on_every_shipped_model() {
+    let all = models();
+    assert!(
+        all.len() >= 4,
+        "shipped models and fixtures found: {}",
+        all.len()
+    );
+    for (path, spec) in &all {
+        let mut sim = build_simulation(spec, None).expect("builds");
+        let (t0, t1) = (spec.solver.t_start, spec.solver.t_end);
+        let mut cmp = Compare::default();
+        compare_at(&sim, &mut cmp);
+        for k in 1..=4 {
+            let target = t0 + (t1 - t0) * k as f64 / 5.0;
+            if sim.advance_to(target).is_err() || sim.finished.is_some() {
+                break;
+            }
+            compare_at(&sim, &mut cmp);
+        }
+        println!(
+            "{path}: {} entries compared, worst relative difference beyond round-off {:.2e} \
+             (limit 1e-6); {} significant entries, worst plain relative difference {:.2e}; {} at \
+             branch points not compared ({} equal a one-sided difference); real part vs rhs \
+             {:.1e} (limit 1e-12)",
+            cmp.compared,
+            cmp.worst,
+            cmp.significant,
+            cmp.worst_plain,
+            cmp.kinks,
+            cmp.one_sided,
+            cmp.worst_f
+        );
+        assert!(
+            cmp.worst_plain <= 1e-6,
+            "{path}: plain {:e}",
+            cmp.worst_plain
+        );
+        assert!(cmp.worst_f <= 1e-12, "{path}: real part {:e}", cmp.worst_f);
+        assert!(
+            cmp.compared >= 4 * cmp.kinks,
+            "{path}: too few entries compared"
+        );
+        assert!(cmp.worst <= 1e-6, "{path}: worst {:e}", cmp.worst);
+    }
+}
+
+/// A piston that has left its bore (its bore an orifice) and a tube in turbulent flow: the
+/// branches the shipped models reach only briefly.
+#[test]
+fn jvp_after_a_piston_exit_and_in_turbulent_tube_flow() {
+    let spec = common::shipped("projectile");
+    let mut sim = build_simulation(&spec, None).expect("builds");
+    let t_exit = common::run_to_exit(&mut sim, spec.solver.t_end);
+    sim.network.exited.iter_mut().for_each(|e| *e = true);
+    let mut cmp = Compare::default();
+    compare_at(&sim, &mut cmp);
+    println!(
+        "projectile after its exit at {t_exit:.6} s: {} entries compared, worst {:.2e} \
+         ({} significant, plain {:.2e}), {} kinks",
+        cmp.compared, cmp.worst, cmp.significant, cmp.worst_plain, cmp.kinks
+    );
+    assert!(cmp.significant > 0 && cmp.worst <= 1e-6 && cmp.worst_plain <= 1e-6);
+
+    let tube = r#"
+[model]
+name = "tube"
+[gas]
+species = "air"
+[solver]
+method = "rk4"
+step = 1e-5
+t_end = 0.01
+[[chamber]]
+name = "tank"
+volume = 1e-3
+pressure = 6e5
+temperature = 300.0
+[[reservoir]]
+name = "atm"
+pressure = 1e5
+temperature = 300.0
+[[tube]]
+name = "pipe"
+from = "tank"
+to = "atm"
+length = 1.0
+diameter = 4e-3
+"#;
+    let spec = parse_str(tube, "tube.toml", &[]).expect("valid").spec;
+    let mut sim = build_simulation(&spec, None).expect("builds");
+    sim.advance_to(1e-3).expect("runs");
+    let mdot = sim.network.link_mass_flow(0);
+    let re = 4.0 * mdot / (std::f64::consts::PI * 4e-3 * 1.82e-5);
+    let mut cmp = Compare::default();
+    compare_at(&sim, &mut cmp);
+    println!(
+        "tube at Re = {re:.0}: {} entries compared, worst {:.2e} ({} significant, plain \
+         {:.2e}), {} kinks",
+        cmp.compared, cmp.worst, cmp.significant, cmp.worst_plain, cmp.kinks
+    );
+    assert!(re > 4000.0, "turbulent");
+    assert!(cmp.significant > 0 && cmp.worst <= 1e-6 && cmp.worst_plain <= 1e-6);
+}
+
+/// Newton statistics of one BDF run.
+fn bdf_run(
+    spec: &ModelFile,
+    jacobian: &str,
+    rtol: f64,
+) -> Result<(Vec<f64>, plenum::integrators::bdf::Stats, u64), String> {
+    let mut spec = spec.clone();
+    spec.solver.method = "bdf".to_string();
+    spec.solver.step = None;
+    spec.solver.rtol = Some(rtol);
+    spec.solver.atol = Some(rtol * 1e-9);
+    spec.solver.jacobian = Some(jacobian.to_string());
+    let mut sim = build_simulation(&spec, None).expect("builds");
+    let stats = |sim: &Simulation| match &sim.integrator {
+        Method::Bdf(b) => b.stats,
+        _ => unreachable!("bdf"),
+    };
+    match sim.advance_to(spec.solver.t_end) {
+        Ok(_) => Ok((sim.y.clone(), stats(&sim), sim.rhs_evaluations())),
+        Err(e) => Err(format!("{} ({:?})", e.message, stats(&sim))),
+    }
+}
+
+const STIFF: &str = r#"
+[model]
+name = "stiff"
+[gas]
+species = "air"
+[solver]
+method = "bdf"
+t_end = 200.0
+[[chamber]]
+name = "tank"
+volume = 1.0
+pressure = 3e5
+temperature = 300.0
+[[chamber]]
+name = "tiny"
+volume = 1e-6
+pressure = 1e5
+temperature = 300.0
+[[reservoir]]
+name = "atm"
+pressure = 101325.0
+temperature = 300.0
+[[orifice]]
+name = "feed"
+from = "tank"
+to = "tiny"
+area = 1e-5
+discharge_coefficient = 0.8
+[[orifice]]
+name = "vent"
+from = "tiny"
+to = "atm"
+area = 1e-5
+discharge_coefficient = 0.8
+"#;
+
+#[test]
+fn bdf_exact_jacobian_against_finite_differences() {
+    let mut cases = vec![(
+        "stiff network".to_string(),
+        parse_str(STIFF, "stiff.toml", &[]).expect("valid").spec,
+    )];
+    for (path, spec) in models() {
+        cases.push((path, spec));
+    }
+    println!(
+        "{:<44} {:>9} {:>6} {:>7} {:>6} {:>5} {:>5} {:>7} {:>10}",
+        "case / jacobian", "rtol", "steps", "newton", "jacs", "cfail", "efail", "rhs", "max rel Δy"
+    );
+    for (name, spec) in &cases {
+        let rtol = 1e-8;
+        let fd = bdf_run(spec, "finite-difference", rtol);
+        let ex = bdf_run(spec, "exact", rtol);
+        let ((y_fd, s_fd, rhs_fd), (y_ex, s_ex, rhs_ex)) = match (fd, ex) {
+            (Ok(a), Ok(b)) => (a, b),
+            (fd, ex) => {
+                // Both must fail alike: the exact Jacobian may not lose a run that finite
+                // differences finish.
+                println!(
+                    "{name}: fd {:?}\n  exact {:?}",
+                    fd.as_ref().err(),
+                    ex.as_ref().err()
+                );
+                assert!(fd.is_err(), "{name}: only the exact Jacobian failed");
+                continue;
+            }
+        };
+        let scale = y_fd.iter().fold(0.0_f64, |a, b| a.max(b.abs()));
+        let diff = y_fd
+            .iter()
+            .zip(&y_ex)
+            .map(|(a, b)| (a - b).abs() / (a.abs().max(1e-6 * scale)))
+            .fold(0.0, f64::max);
+        let short: String = name
+            .chars()
+            .rev()
+            .take(30)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        for (label, s, rhs) in [("fd", &s_fd, rhs_fd), ("exact", &s_ex, rhs_ex)] {
+            println!(
+                "{:<44} {:>9.0e} {:>6} {:>7} {:>6} {:>5} {:>5} {:>7} {:>10.2e}",
+                format!("{short} / {label}"),
+                rtol,
+                s.steps,
+                s.newton_iterations,
+                s.jacobian_evaluations,
+                s.convergence_failures,
+                s.error_test_failures,
+                rhs,
+                diff
+            );
+        }
+        // Both solve the same problem to the tolerance; the exact Jacobian converges at least
+        // as well (no more Newton failures than finite differences, allowing one).
+        assert!(diff < 1e-4, "{name}: runs differ by {diff:e}");
+        assert!(
+            s_ex.convergence_failures <= s_fd.convergence_failures + 1,
+            "{name}: exact {} failures, fd {}",
+            s_ex.convergence_failures,
+            s_fd.convergence_failures
+        );
+    }
+}
