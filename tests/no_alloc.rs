@@ -177,3 +177,88 @@ fn driver_step_loop_allocates_nothing_after_warm_up() {
         }
     }
 }
+
+/// fmi2GetFMUstate into an existing handle and fmi2SetFMUstate, through the C ABI on the
+/// projectile model (rk4): no allocation after the handle exists; and its serialized state
+/// fits in 1 KiB.
+#[test]
+fn fmu_state_get_and_set_into_an_existing_handle_allocate_nothing() {
+    use fmi_sys::fmi2::*;
+    use plenum::fmi2::*;
+    use std::ffi::CString;
+    const OK: fmi2Status = fmi2Status_fmi2OK;
+
+    let text = include_str!("../models/projectile.toml");
+    let dir = std::env::temp_dir().join(format!("plenum-no-alloc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("model.toml"), text).unwrap();
+    let guid = CString::new(plenum::cosim::guid_of(text.as_bytes())).unwrap();
+    let uri = CString::new(format!("file://{}", dir.display())).unwrap();
+    let callbacks = fmi2CallbackFunctions {
+        logger: None,
+        allocateMemory: None,
+        freeMemory: None,
+        stepFinished: None,
+        componentEnvironment: std::ptr::null_mut(),
+    };
+    unsafe {
+        let c = fmi2Instantiate(
+            c"no-alloc".as_ptr(),
+            fmi2Type_fmi2CoSimulation,
+            guid.as_ptr(),
+            uri.as_ptr(),
+            &callbacks,
+            0,
+            0,
+        );
+        assert!(!c.is_null());
+        assert_eq!(fmi2SetupExperiment(c, 0, 0.0, 0.0, 0, 0.0), OK);
+        assert_eq!(fmi2EnterInitializationMode(c), OK);
+        assert_eq!(fmi2ExitInitializationMode(c), OK);
+        let h = 1e-5;
+        let mut t = 0.0;
+        for _ in 0..3 {
+            assert_eq!(fmi2DoStep(c, t, h, 1), OK);
+            t += h;
+        }
+        let mut s: fmi2FMUstate = std::ptr::null_mut();
+        assert_eq!(fmi2GetFMUstate(c, &mut s), OK);
+        let handle = s;
+        let vrs: Vec<u32> = (0..10).collect();
+        let mut v = [0.0; 10];
+        let mut before = [0.0; 10];
+        assert_eq!(fmi2GetReal(c, vrs.as_ptr(), 10, before.as_mut_ptr()), OK);
+        let n = 100;
+        let count = allocations_in(|| {
+            for _ in 0..n {
+                assert_eq!(fmi2GetFMUstate(c, &mut s), OK);
+                assert_eq!(fmi2SetFMUstate(c, s), OK);
+            }
+        });
+        println!("{count} allocations in {n} fmi2GetFMUstate (existing handle) + fmi2SetFMUstate");
+        assert_eq!(s, handle, "the handle was replaced");
+        assert_eq!(count, 0, "get + set state allocates");
+        // The steps and reads of a co-simulation loop allocate nothing either.
+        let count = allocations_in(|| {
+            for _ in 0..n {
+                assert_eq!(fmi2DoStep(c, t, h, 1), OK);
+                t += h;
+                assert_eq!(fmi2GetReal(c, vrs.as_ptr(), 10, v.as_mut_ptr()), OK);
+            }
+        });
+        println!("{count} allocations in {n} fmi2DoStep + fmi2GetReal(10)");
+        assert_eq!(count, 0, "fmi2DoStep + fmi2GetReal allocate");
+        // The restored state is the stored one: the same outputs as when it was taken.
+        assert_eq!(fmi2SetFMUstate(c, s), OK);
+        assert_eq!(fmi2GetReal(c, vrs.as_ptr(), 10, v.as_mut_ptr()), OK);
+        assert_eq!(v.map(f64::to_bits), before.map(f64::to_bits));
+
+        let mut size = 0usize;
+        assert_eq!(fmi2SerializedFMUstateSize(c, s, &mut size), OK);
+        println!("serialized projectile state (rk4): {size} bytes (limit 1024)");
+        assert!(size <= 1024, "{size} bytes");
+        assert_eq!(fmi2FreeFMUstate(c, &mut s), OK);
+        fmi2FreeInstance(c);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
