@@ -55,10 +55,33 @@ const ERROR: fmi2Status = fmi2Status_fmi2Error;
 const FATAL: fmi2Status = fmi2Status_fmi2Fatal;
 
 /// Live instances and FMU states, by address: a pointer not in these sets is never dereferenced.
-static COMPONENTS: LazyLock<Mutex<HashSet<usize>>> = LazyLock::new(|| Mutex::new(HashSet::new()));
-static STATES: LazyLock<Mutex<HashSet<usize>>> = LazyLock::new(|| Mutex::new(HashSet::new()));
+/// Hashes an address (the registries' keys) by one multiply: every fmi2 call looks its
+/// component up, and SipHash would be a third of the ABI's overhead (BENCHMARKS.md). The keys
+/// are our own allocations' addresses, not chosen by an attacker.
+#[derive(Default, Clone, Copy)]
+struct AddressHasher(u64);
 
-fn registry(set: &'static LazyLock<Mutex<HashSet<usize>>>) -> MutexGuard<'static, HashSet<usize>> {
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        // Fibonacci hashing; the high bits (which hashbrown uses) depend on every input bit.
+        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type Registry = HashSet<usize, std::hash::BuildHasherDefault<AddressHasher>>;
+
+static COMPONENTS: LazyLock<Mutex<Registry>> = LazyLock::new(|| Mutex::new(Registry::default()));
+static STATES: LazyLock<Mutex<Registry>> = LazyLock::new(|| Mutex::new(Registry::default()));
+
+fn registry(set: &'static LazyLock<Mutex<Registry>>) -> MutexGuard<'static, Registry> {
     set.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
