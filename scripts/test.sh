@@ -16,6 +16,12 @@ cargo build --workspace --all-targets -q
 cargo test --workspace
 passed=$((passed + 1))
 
+# Bench binaries in quick mode (debug build, seconds; no time asserted): they build and run.
+suite "benchmarks, quick mode (BENCHMARKS.md)"
+cargo test -q --bench fmi_overhead -- --quick
+cargo test -q --bench scale -- --quick
+passed=$((passed + 1))
+
 suite "FMUs of the shipped models (target/fmu/)"
 mkdir -p target/fmu
 for model in models/*.toml; do

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use crate::checks;
 use crate::integrators::{Integrator, Method};
 use crate::model::{LoadedModel, ModelFile};
-use crate::simulation::{Advance, Finish, Simulation, StepFailure};
+use crate::simulation::{Advance, Finish, Internal, Simulation, Stats, StepFailure};
 use crate::variables::output_variables;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -386,8 +386,13 @@ const WARNING_CODES: [u8; 4] = [
     checks::PISTON_DESYNC,
 ];
 
-/// Everything an FMU state holds: the simulation (time, state vector, integrator history,
-/// discrete state, checks) and what the instance needs to go on from it.
+/// Everything an FMU state holds: the dynamic part of the simulation only (time, state vectors,
+/// integrator history, discrete flags, live inputs, counters, check latches) and what the
+/// instance needs to go on from it. The static part (the network's components, the solver
+/// settings, the check thresholds) is the instance's own model, rebuilt from `overrides` and
+/// `start_time_s` where they differ from the instance's, and never carried: a state stays small
+/// (a few hundred bytes for the projectile model) and a restore copies vectors into storage that
+/// already has their size (no allocation).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Snapshot {
     /// GUID of the model the state belongs to.
@@ -396,26 +401,99 @@ pub struct Snapshot {
     overrides: Vec<String>,
     start_time_s: f64,
     stop_time_s: Option<f64>,
-    sim: Simulation,
+    /// Values of the inputs set during the run (one per input variable, in value-reference
+    /// order); `None`: as the model gives it.
+    inputs: Vec<Option<f64>>,
+    t_s: f64,
+    y: Vec<f64>,
+    y_compensation: Vec<f64>,
+    rc: u8,
+    first_fired_s: [Option<f64>; 10],
+    finished: Option<Finish>,
+    stats: Stats,
+    internal: Internal,
+    integrator: Method,
+    /// The network's discrete state: piston exit flags, the segment start, the counter.
+    exited: Vec<bool>,
+    segment_start_s: f64,
+    rhs_evaluations: u64,
 }
 
 impl Snapshot {
     /// Simulation time of the state, s.
     pub fn time_s(&self) -> f64 {
-        self.sim.t_s
+        self.t_s
     }
 
     /// For tests that forge states.
     #[cfg(test)]
-    pub(crate) fn simulation_mut(&mut self) -> &mut Simulation {
-        &mut self.sim
+    pub(crate) fn y_mut(&mut self) -> &mut Vec<f64> {
+        &mut self.y
     }
+}
+
+/// Copy `src` into `dst`, reusing `dst`'s vectors (no allocation when the lengths agree).
+fn copy_internal(dst: &mut Internal, src: &Internal) {
+    dst.t_s = src.t_s;
+    dst.y.clone_from(&src.y);
+    dst.compensation.clone_from(&src.compensation);
+    dst.t_prev_s = src.t_prev_s;
+    dst.y_prev.clone_from(&src.y_prev);
+    dst.compensation_prev.clone_from(&src.compensation_prev);
+    dst.pending_event = src.pending_event;
+    dst.at_breakpoint = src.at_breakpoint;
+}
+
+/// Copy the integrator's history. Euler and RK4 have none (their fields are scratch, not
+/// serialized): nothing to copy, and their scratch stays sized. The others are cloned (their
+/// derived `clone_from` allocates: see BENCHMARKS.md).
+fn copy_integrator(dst: &mut Method, src: &Method) {
+    match (dst, src) {
+        (Method::Euler(_), Method::Euler(_)) | (Method::Rk4(_), Method::Rk4(_)) => {}
+        (d, s) => d.clone_from(s),
+    }
+}
+
+/// The dynamic part of `sim` into `s` (storage reused).
+fn take_dynamic(s: &mut Snapshot, sim: &Simulation) {
+    s.t_s = sim.t_s;
+    s.y.clone_from(&sim.y);
+    s.y_compensation.clone_from(&sim.y_compensation);
+    s.rc = sim.rc;
+    s.first_fired_s = sim.first_fired_s;
+    s.finished = sim.finished;
+    s.stats = sim.stats;
+    copy_internal(&mut s.internal, &sim.internal);
+    copy_integrator(&mut s.integrator, &sim.integrator);
+    s.exited.clone_from(&sim.network.exited);
+    s.segment_start_s = sim.network.segment_start_s;
+    s.rhs_evaluations = sim.network.rhs_evaluations;
+}
+
+/// The dynamic part of `s` into `sim`, whose static part is the state's model (storage reused;
+/// the inputs are applied by the caller).
+fn put_dynamic(sim: &mut Simulation, s: &Snapshot) {
+    sim.t_s = s.t_s;
+    sim.y.clone_from(&s.y);
+    sim.y_compensation.clone_from(&s.y_compensation);
+    sim.rc = s.rc;
+    sim.first_fired_s = s.first_fired_s;
+    sim.finished = s.finished;
+    sim.stats = s.stats;
+    copy_internal(&mut sim.internal, &s.internal);
+    copy_integrator(&mut sim.integrator, &s.integrator);
+    sim.network.exited.clone_from(&s.exited);
+    sim.network.segment_start_s = s.segment_start_s;
+    sim.network.rhs_evaluations = s.rhs_evaluations;
+    sim.last_event = None;
 }
 
 /// Serialized FMU state: `PLNMSTAT`, format version (u32), GUID length (u32) and bytes, body
 /// length (u64), CRC-32 of the body (u32), all little-endian, then the bincode body.
 pub const STATE_MAGIC: &[u8; 8] = b"PLNMSTAT";
-pub const STATE_FORMAT_VERSION: u32 = 1;
+/// Version 2: the body carries the dynamic part of the simulation only (version 1 carried the
+/// whole network).
+pub const STATE_FORMAT_VERSION: u32 = 2;
 /// Longest GUID a header may carry (ours are 38 characters).
 const MAX_GUID_LEN: usize = 256;
 /// Largest body the decoder accepts (a guard against absurd length claims), bytes.
@@ -427,18 +505,30 @@ fn bincode_config() -> impl bincode::config::Config {
 
 /// Encode a state as a self-checking blob.
 pub fn encode_snapshot(snapshot: &Snapshot) -> Result<Vec<u8>, CallError> {
-    let body = bincode::serde::encode_to_vec(snapshot, bincode_config())
-        .map_err(|e| CallError(format!("cannot encode the state: {e}")))?;
+    let mut out = Vec::new();
+    encode_snapshot_into(snapshot, &mut out)?;
+    Ok(out)
+}
+
+/// Encode a state into `out` (cleared first; its storage is reused).
+pub fn encode_snapshot_into(snapshot: &Snapshot, out: &mut Vec<u8>) -> Result<(), CallError> {
     let guid = snapshot.guid.as_bytes();
-    let mut out = Vec::with_capacity(8 + 4 + 4 + guid.len() + 8 + 4 + body.len());
+    out.clear();
     out.extend_from_slice(STATE_MAGIC);
     out.extend_from_slice(&STATE_FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(&(guid.len() as u32).to_le_bytes());
     out.extend_from_slice(guid);
-    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
-    out.extend_from_slice(&body);
-    Ok(out)
+    // Body length and CRC are filled in once the body is written behind them.
+    let fields = out.len();
+    out.extend_from_slice(&[0u8; 12]);
+    let body_start = out.len();
+    bincode::serde::encode_into_std_write(snapshot, out, bincode_config())
+        .map_err(|e| CallError(format!("cannot encode the state: {e}")))?;
+    let body_len = (out.len() - body_start) as u64;
+    let crc = crc32fast::hash(&out[body_start..]);
+    out[fields..fields + 8].copy_from_slice(&body_len.to_le_bytes());
+    out[fields + 8..fields + 12].copy_from_slice(&crc.to_le_bytes());
+    Ok(())
 }
 
 /// Split a blob into (GUID, body), checking every header field. `expected_guid` is the GUID of
@@ -543,6 +633,11 @@ pub struct Instance {
     /// The simulation as built from the model with `reference.0` as overrides and start time
     /// `reference.1` (bits), untouched: what restored states are checked against.
     reference: (Vec<String>, u64, Simulation),
+    /// Value reference of the first input (inputs come last in the variable table).
+    first_input: usize,
+    /// The inputs set during the run (index = value reference − `first_input`); `None`: as the
+    /// model gives it. Part of a state (`Snapshot::inputs`).
+    live_inputs: Vec<Option<f64>>,
     /// Output values at the current time (valid when `outputs_valid`).
     outputs: Vec<f64>,
     outputs_valid: bool,
@@ -571,20 +666,14 @@ fn build_at(spec: &ModelFile, start_s: f64) -> Result<Simulation, String> {
 /// overflowing).
 const MAX_RESTORED_COUNT: u64 = 1 << 53;
 
-/// Whether a restored simulation `a` fits `expected`, the one its model builds (with the same
-/// overrides and start time); `Err` says what does not. Static parts must equal `expected`'s
-/// exactly: the network's structure (`Network::same_structure`, with the run-time `inputs`
-/// (`component`, `key`) taken over where `set_scalar` can have set them), the solver settings,
-/// the check thresholds and reference mass and energy, and the integrator's method and
-/// tolerances. Dynamic parts must be in range: the integrator's history
-/// (`Integrator::validate_state`), every state vector of the model's length with finite
-/// values, finite times with t_prev ≤ t ≤ t_internal for adaptive methods, one exit flag per
-/// piston, a pending event that exists, a run-time check code 0..=9, counters below 2^53.
-fn check_fits(
-    a: &Simulation,
-    expected: &Simulation,
-    inputs: &[(&str, &str)],
-) -> Result<(), String> {
+/// Whether the dynamic part of a state `a` fits `expected`, the simulation its model builds
+/// (with the state's overrides and start time); `Err` says what does not: the integrator's
+/// method and settings and its history (`Integrator::validate_state`), every state vector of
+/// the model's length with finite values, finite times with t_prev ≤ t ≤ t_internal for
+/// adaptive methods, one exit flag per piston, a pending event that exists, a run-time check
+/// code 0..=9, counters below 2^53, one finite value or `None` per input. Allocates nothing
+/// when the state fits.
+fn check_fits(a: &Snapshot, expected: &Simulation, n_inputs: usize) -> Result<(), String> {
     let n = expected.network.layout.n_states;
     a.integrator
         .validate_state(n)
@@ -606,45 +695,30 @@ fn check_fits(
             expected.integrator.name()
         ));
     }
-    let mut net = expected.network.clone();
-    for &(component, key) in inputs {
-        if expected.network.get_scalar(component, key, 0.0).is_some()
-            && !net.adopt_input(&a.network, component, key)
-        {
-            return Err(format!(
-                "its input `{component}.{key}` holds a value no fmi2SetReal can have set"
-            ));
-        }
-    }
-    if let Some(what) = a.network.same_structure(&net) {
-        return Err(format!("its network differs in the {what}"));
-    }
-    let network = &a.network;
-    if network.exited.len() != network.pistons.len() {
+    let network = &expected.network;
+    if a.exited.len() != network.pistons.len() {
         return Err(format!(
             "{} exit flags for {} pistons",
-            network.exited.len(),
+            a.exited.len(),
             network.pistons.len()
         ));
     }
-    if !network.segment_start_s.is_finite() {
+    if !a.segment_start_s.is_finite() {
         return Err(format!(
             "segment start {:?} s is not finite",
-            network.segment_start_s
+            a.segment_start_s
         ));
     }
-    if a.settings != expected.settings {
-        return Err("its solver settings differ".into());
+    if a.inputs.len() != n_inputs {
+        return Err(format!(
+            "{} input values for {n_inputs} inputs",
+            a.inputs.len()
+        ));
     }
-    let (c, e) = (&a.checks, &expected.checks);
-    if c.thresholds != e.thresholds
-        || c.mass0_kg.to_bits() != e.mass0_kg.to_bits()
-        || c.energy0_j.to_bits() != e.energy0_j.to_bits()
-    {
-        return Err("its check thresholds or reference mass and energy differ".into());
-    }
-    if !a.vectors_fit(n) {
-        return Err(format!("its state vectors do not have {n} values"));
+    if let Some(v) = a.inputs.iter().flatten().find(|v| !v.is_finite()) {
+        return Err(format!(
+            "an input holds {v}, no fmi2SetReal can have set it"
+        ));
     }
     let i = &a.internal;
     for (what, v) in [
@@ -658,6 +732,9 @@ fn check_fits(
             &i.compensation_prev,
         ),
     ] {
+        if v.len() != n {
+            return Err(format!("{what} has {} values, the model {n}", v.len()));
+        }
         if let Some(k) = v.iter().position(|x| !x.is_finite()) {
             return Err(format!("{what}[{k}] = {} is not finite", v[k]));
         }
@@ -684,8 +761,7 @@ fn check_fits(
         return Err(format!("run-time check code {}", a.rc));
     }
     let finish_t = a.finished.map(|f| match f {
-        crate::simulation::Finish::Exited { t_s }
-        | crate::simulation::Finish::NeverExited { t_s } => t_s,
+        Finish::Exited { t_s } | Finish::NeverExited { t_s } => t_s,
     });
     if a.first_fired_s
         .iter()
@@ -701,7 +777,7 @@ fn check_fits(
         st.rejected_steps,
         st.rhs_evaluations,
         st.events,
-        network.rhs_evaluations,
+        a.rhs_evaluations,
     ]
     .iter()
     .any(|&c| c >= MAX_RESTORED_COUNT)
@@ -742,6 +818,12 @@ impl Instance {
             .iter()
             .map(|v| v.start.unwrap_or(f64::NAN))
             .collect();
+        let first_input = description
+            .variables
+            .iter()
+            .position(|v| v.causality == Causality::Input)
+            .unwrap_or(description.variables.len());
+        let n_inputs = description.variables.len() - first_input;
         Ok(Instance {
             source: source.to_string(),
             label: label.to_string(),
@@ -754,6 +836,8 @@ impl Instance {
             outputs: vec![0.0; n_written],
             outputs_valid: false,
             reference: (Vec::new(), model.spec.solver.t_start.to_bits(), sim.clone()),
+            first_input,
+            live_inputs: vec![None; n_inputs],
             sim,
             description,
         })
@@ -831,6 +915,7 @@ impl Instance {
                 .map_err(|e| CallError(errors_text(&e)))?;
             self.sim = build_at(&model.spec, start_s)?;
             self.reference = (self.overrides.clone(), start_s.to_bits(), self.sim.clone());
+            self.live_inputs.fill(None);
             self.start_time_s = start_s;
             self.outputs_valid = false;
         }
@@ -974,6 +1059,7 @@ impl Instance {
             let name = &self.description.variables[i].name;
             if let Some((c, k)) = name.rsplit_once('.') {
                 changed |= self.sim.network.set_scalar(c, k, x)?;
+                self.live_inputs[i - self.first_input] = Some(x);
             }
             self.param_values[i - self.n_outputs] = x;
         }
@@ -1032,6 +1118,7 @@ impl Instance {
         self.reference = (overrides.clone(), self.start_time_s.to_bits(), sim.clone());
         self.overrides = overrides;
         self.param_values = param_values;
+        self.live_inputs.fill(None);
         self.sim = sim;
         self.outputs_valid = false;
         Ok(())
@@ -1283,17 +1370,31 @@ impl Instance {
     /// fmi2GetFMUstate.
     pub fn snapshot(&self) -> Result<Snapshot, CallError> {
         self.require(Call::States, "fmi2GetFMUstate")?;
+        let sim = &self.sim;
         Ok(Snapshot {
             guid: self.description.guid.clone(),
             phase: self.phase,
             overrides: self.overrides.clone(),
             start_time_s: self.start_time_s,
             stop_time_s: self.stop_time_s,
-            sim: self.sim.clone(),
+            inputs: self.live_inputs.clone(),
+            t_s: sim.t_s,
+            y: sim.y.clone(),
+            y_compensation: sim.y_compensation.clone(),
+            rc: sim.rc,
+            first_fired_s: sim.first_fired_s,
+            finished: sim.finished,
+            stats: sim.stats,
+            internal: sim.internal.clone(),
+            integrator: sim.integrator.clone(),
+            exited: sim.network.exited.clone(),
+            segment_start_s: sim.network.segment_start_s,
+            rhs_evaluations: sim.network.rhs_evaluations,
         })
     }
 
-    /// fmi2GetFMUstate into an existing state (its storage is reused where it can be).
+    /// fmi2GetFMUstate into an existing state: its storage is reused (no allocation when it
+    /// holds a state of the same model with as many overrides of the same lengths).
     pub fn snapshot_into(&self, snapshot: &mut Snapshot) -> Result<(), CallError> {
         self.require(Call::States, "fmi2GetFMUstate")?;
         snapshot.guid.clone_from(&self.description.guid);
@@ -1301,11 +1402,15 @@ impl Instance {
         snapshot.overrides.clone_from(&self.overrides);
         snapshot.start_time_s = self.start_time_s;
         snapshot.stop_time_s = self.stop_time_s;
-        snapshot.sim.clone_from(&self.sim);
+        snapshot.inputs.clone_from(&self.live_inputs);
+        take_dynamic(snapshot, &self.sim);
         Ok(())
     }
 
-    /// fmi2SetFMUstate: everything is checked before the instance changes.
+    /// fmi2SetFMUstate: everything is checked before the instance changes. A state of the
+    /// instance's own overrides and start time is copied into the running simulation (no
+    /// allocation for methods whose history is fixed-size: euler, rk4); another one rebuilds
+    /// the model's simulation first.
     pub fn restore(&mut self, snapshot: &Snapshot) -> Result<(), CallError> {
         self.require(Call::States, "fmi2SetFMUstate")?;
         let built = self.check_snapshot(snapshot)?;
@@ -1332,19 +1437,55 @@ impl Instance {
         if let Some(p) = param_values {
             self.param_values = p;
         }
-        self.overrides.clone_from(&snapshot.overrides);
-        self.phase = snapshot.phase;
-        self.start_time_s = snapshot.start_time_s;
-        self.stop_time_s = snapshot.stop_time_s;
-        self.sim.clone_from(&snapshot.sim);
         if let Some(reference) = built {
+            self.sim = reference.clone();
+            self.live_inputs.fill(None);
             self.reference = (
                 snapshot.overrides.clone(),
                 snapshot.start_time_s.to_bits(),
                 reference,
             );
         }
+        self.overrides.clone_from(&snapshot.overrides);
+        self.phase = snapshot.phase;
+        self.start_time_s = snapshot.start_time_s;
+        self.stop_time_s = snapshot.stop_time_s;
+        self.put_inputs(&snapshot.inputs)?;
+        put_dynamic(&mut self.sim, snapshot);
         self.outputs_valid = false;
+        Ok(())
+    }
+
+    /// Put the network's inputs as a state has them: a value set during the run, or the
+    /// model's own (taken from the reference simulation).
+    fn put_inputs(&mut self, inputs: &[Option<f64>]) -> Result<(), CallError> {
+        for (k, want) in inputs.iter().enumerate() {
+            if self.live_inputs.get(k) == Some(want) {
+                continue;
+            }
+            let vr = self.first_input + k;
+            let Some((c, key)) = self
+                .description
+                .variables
+                .get(vr)
+                .and_then(|v| v.name.rsplit_once('.'))
+            else {
+                return Err(CallError(format!("internal: no input {k}")));
+            };
+            match want {
+                Some(x) => {
+                    self.sim.network.set_scalar(c, key, *x)?;
+                }
+                None => {
+                    self.sim
+                        .network
+                        .adopt_input(&self.reference.2.network, c, key);
+                }
+            }
+            if let Some(slot) = self.live_inputs.get_mut(k) {
+                *slot = *want;
+            }
+        }
         Ok(())
     }
 
@@ -1353,14 +1494,15 @@ impl Instance {
     #[cfg(test)]
     pub(crate) fn restore_unchecked(&mut self, snapshot: &Snapshot) {
         self.phase = snapshot.phase;
-        self.sim.clone_from(&snapshot.sim);
+        put_dynamic(&mut self.sim, snapshot);
         self.outputs_valid = false;
     }
 
-    /// A state must be of this model, and fit it: its simulation is checked against the one
-    /// the model builds with the state's parameter overrides and start time (see
-    /// [`check_fits`]). Nothing in the instance changes; a simulation built for the check
-    /// (other overrides or start time than the cached reference) is returned for reuse.
+    /// A state must be of this model, and fit it. Its contents were checked when it entered
+    /// (`deserialize` runs [`check_fits`]; `snapshot` takes a running simulation's), so here
+    /// only what differs between instances of one model is: the GUID, the phase, the times,
+    /// and the overrides and start time, for which the model's simulation is built (and
+    /// returned for reuse) when they are not the instance's.
     fn check_snapshot(&self, s: &Snapshot) -> Result<Option<Simulation>, CallError> {
         if s.guid != self.description.guid {
             return Err(CallError(format!(
@@ -1371,7 +1513,7 @@ impl Instance {
         if matches!(s.phase, Phase::Fatal) {
             return Err(CallError("state was taken in the fatal state".into()));
         }
-        if !s.start_time_s.is_finite() || !s.sim.t_s.is_finite() {
+        if !s.start_time_s.is_finite() || !s.t_s.is_finite() {
             return Err(CallError("state has a non-finite time".into()));
         }
         let misfit = |what: String| CallError(format!("state does not fit this model: {what}"));
@@ -1383,31 +1525,27 @@ impl Instance {
                 s.start_time_s
             )));
         }
-        let (ref_overrides, ref_start, reference) = &self.reference;
-        let built = if s.overrides == *ref_overrides && s.start_time_s.to_bits() == *ref_start {
-            None
-        } else {
-            let model = crate::model::parse_str(&self.source, &self.label, &s.overrides)
-                .map_err(|e| misfit(format!("its parameters do not load: {}", errors_text(&e))))?;
-            Some(
-                build_at(&model.spec, s.start_time_s)
-                    .map_err(|e| misfit(format!("its model does not build: {e}")))?,
-            )
-        };
-        let expected = built.as_ref().unwrap_or(reference);
-        let inputs: Vec<(&str, &str)> = self.description.variables[self.n_outputs..]
-            .iter()
-            .filter(|v| v.causality == Causality::Input)
-            .filter_map(|v| v.name.rsplit_once('.'))
-            .collect();
-        check_fits(&s.sim, expected, &inputs).map_err(misfit)?;
-        Ok(built)
+        let (ref_overrides, ref_start, _) = &self.reference;
+        if s.overrides == *ref_overrides && s.start_time_s.to_bits() == *ref_start {
+            return Ok(None);
+        }
+        let model = crate::model::parse_str(&self.source, &self.label, &s.overrides)
+            .map_err(|e| misfit(format!("its parameters do not load: {}", errors_text(&e))))?;
+        let built = build_at(&model.spec, s.start_time_s)
+            .map_err(|e| misfit(format!("its model does not build: {e}")))?;
+        Ok(Some(built))
     }
 
     /// fmi2SerializeFMUstate (and the size query): the blob of a state.
     pub fn serialize(&self, snapshot: &Snapshot) -> Result<Vec<u8>, CallError> {
         self.require(Call::States, "fmi2SerializeFMUstate")?;
         encode_snapshot(snapshot)
+    }
+
+    /// fmi2SerializeFMUstate into `out` (its storage reused).
+    pub fn serialize_into(&self, snapshot: &Snapshot, out: &mut Vec<u8>) -> Result<(), CallError> {
+        self.require(Call::States, "fmi2SerializeFMUstate")?;
+        encode_snapshot_into(snapshot, out)
     }
 
     /// fmi2DeSerializeFMUstate: header checked and body decoded completely, nothing changes
@@ -1425,7 +1563,11 @@ impl Instance {
                 body.len()
             )));
         }
-        self.check_snapshot(&snapshot)?;
+        let built = self.check_snapshot(&snapshot)?;
+        let expected = built.as_ref().unwrap_or(&self.reference.2);
+        let n_inputs = self.description.variables.len() - self.first_input;
+        check_fits(&snapshot, expected, n_inputs)
+            .map_err(|e| CallError(format!("state does not fit this model: {e}")))?;
         Ok(snapshot)
     }
 }
@@ -1522,6 +1664,55 @@ mod instance_tests {
             b[k] ^= 0x80;
             assert!(a.deserialize(&b).is_err(), "flip in byte {k} accepted");
         }
+    }
+
+    /// Live inputs are part of a state (format 2 carries no network): a state taken after an
+    /// input was set brings that value back, and one taken before brings back the model's own,
+    /// and the run continues bit for bit as when the state was taken.
+    #[test]
+    fn states_carry_the_live_inputs() {
+        let mut inst = initialized(BLOWDOWN);
+        let vr = inst
+            .description()
+            .variables
+            .iter()
+            .find(|v| v.name == "atm.pressure")
+            .unwrap()
+            .value_reference;
+        let h = 1e-3;
+        let before = inst.snapshot().unwrap();
+        let p0 = {
+            let mut v = [0.0];
+            inst.get_real(&[vr], &mut v).unwrap();
+            v[0]
+        };
+        inst.set_real(&[vr], &[1.5e5]).unwrap();
+        run(&mut inst, 3, h);
+        let set = inst.snapshot().unwrap();
+        let first = run(&mut inst, 5, h);
+        inst.set_real(&[vr], &[3e5]).unwrap();
+        run(&mut inst, 2, h);
+        inst.restore(&set).unwrap();
+        let mut v = [0.0];
+        inst.get_real(&[vr], &mut v).unwrap();
+        assert_eq!(v[0], 1.5e5, "the input as the state had it");
+        assert_eq!(run(&mut inst, 5, h), first, "continues bit for bit");
+        // Through bytes, into a fresh instance.
+        let blob = inst.serialize(&set).unwrap();
+        let mut fresh = initialized(BLOWDOWN);
+        let s = fresh.deserialize(&blob).unwrap();
+        fresh.restore(&s).unwrap();
+        assert_eq!(run(&mut fresh, 5, h), first, "deserialized: bit for bit");
+        // The state before any input was set: the model's own value again.
+        inst.restore(&before).unwrap();
+        inst.get_real(&[vr], &mut v).unwrap();
+        assert_eq!(v[0], p0);
+        println!(
+            "atm.pressure: {p0} Pa in the initial state, 1.5e5 Pa restored from the later one; \
+             {} steps bit for bit after restore and after deserialize ({} byte blob)",
+            first.len(),
+            blob.len()
+        );
     }
 
     #[test]

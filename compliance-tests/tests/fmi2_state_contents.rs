@@ -1,7 +1,8 @@
 //! State blobs whose header and CRC are valid but whose contents do not fit the model (the two
-//! regression inputs of fuzz/corpus/state_blob/, found by the `state_blob` fuzz target): the
-//! order of a `bdf3` (which its RK4 start counts its start points against: one body byte 3 → 12)
-//! and a component's node index (one body byte 0 → 9) changed. fmi2DeSerializeFMUstate refuses each
+//! regression inputs of fuzz/corpus/state_blob/, found by the `state_blob` fuzz target and
+//! rewritten for state format 2, which carries no network): the order of a `bdf3` (which its
+//! RK4 start counts its start points against: one body byte 3 → 12) and, in place of a
+//! component's node index (format 1), the run-time check code (one body byte 0 → 12) changed. fmi2DeSerializeFMUstate refuses each
 //! with fmi2Error and a message saying what does not fit, no state handle is made, and the
 //! instance then steps bit for bit as an untouched twin. The same corruption is also crafted
 //! afresh: the byte that the regression input changed, changed in a blob this FMU serializes,

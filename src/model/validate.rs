@@ -529,7 +529,8 @@ fn checks(c: &mut Check, spec: &ModelFile) {
 
 fn components(c: &mut Check, spec: &ModelFile) {
     let positive = |v: f64| v > 0.0;
-    let node_names: Vec<&str> = spec
+    // Sets and maps by name, so that validation stays linear in the number of components.
+    let node_names: std::collections::HashSet<&str> = spec
         .chamber
         .iter()
         .map(|x| x.name.as_str())
@@ -537,24 +538,34 @@ fn components(c: &mut Check, spec: &ModelFile) {
         .collect();
     // A piston with a broken link may be the one meant to enlarge a chamber: then a chamber's
     // missing volume would only follow from that error.
-    let broken_piston = spec.piston.iter().any(|p| {
-        !node_names.contains(&p.behind.as_str()) || !node_names.contains(&p.ahead.as_str())
-    });
+    let broken_piston = spec
+        .piston
+        .iter()
+        .any(|p| !node_names.contains(p.behind.as_str()) || !node_names.contains(p.ahead.as_str()));
+    // Pistons move the chamber's walls: behind adds area·x0, ahead takes it away. Per chamber
+    // name: (moved volume, touched, all finite), summed in piston order.
+    let mut by_chamber: HashMap<&str, (f64, bool, bool)> = HashMap::new();
+    for p in &spec.piston {
+        let finite = p.area.is_finite() && p.x0.is_finite();
+        // behind == ahead: the signs cancel (+1 − 1 = 0) and the chamber is touched once.
+        let ends: &[(&str, f64)] = if p.behind == p.ahead {
+            &[(p.behind.as_str(), 0.0)]
+        } else {
+            &[(p.behind.as_str(), 1.0), (p.ahead.as_str(), -1.0)]
+        };
+        for &(name, sign) in ends {
+            let e = by_chamber.entry(name).or_insert((0.0, false, true));
+            e.0 += sign * p.area * p.x0;
+            e.1 = true;
+            e.2 &= finite;
+        }
+    }
     for (i, x) in spec.chamber.iter().enumerate() {
         let vpath = comp("chamber", i, "volume");
-        // Pistons move the chamber's walls: behind adds area·x0, ahead takes it away.
-        let mut moved = 0.0;
-        let mut touched = false;
-        let mut finite = true;
-        for p in &spec.piston {
-            let sign =
-                f64::from(u8::from(p.behind == x.name)) - f64::from(u8::from(p.ahead == x.name));
-            if p.behind == x.name || p.ahead == x.name {
-                touched = true;
-                finite &= p.area.is_finite() && p.x0.is_finite();
-                moved += sign * p.area * p.x0;
-            }
-        }
+        let (moved, touched, finite) = by_chamber
+            .get(x.name.as_str())
+            .copied()
+            .unwrap_or((0.0, false, true));
         if x.volume.is_finite() && finite {
             if x.volume < 0.0 {
                 c.err(

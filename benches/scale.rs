@@ -1,0 +1,389 @@
+//! Scale: generated networks (a chain and a 2-D grid of chambers joined by orifices, with a few
+//! pistons venting to the atmosphere) of 10 to 100,000 components, written as model TOML text
+//! by a generator of this bench only and loaded as any model file. Timed: building (parse,
+//! validate, build), the right-hand side, one rk4 step and one BDF step (bdf2, fixed step,
+//! Newton on the dense Jacobian of this branch: only where it is feasible). Memory per
+//! component: the heap bytes the built simulation holds (a counting global allocator), divided
+//! by the component count. Best of several repeats.
+//!
+//! `cargo bench --bench scale` (full; `-- --svg FILE` draws the log-log plot), `-- --quick`
+//! (sizes up to 1,000, seconds, for CI: no time asserted).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::time::Instant;
+
+use plenum::ode::OdeSystem;
+use plenum::simulation::Simulation;
+
+/// Live heap bytes (the system allocator, counted).
+struct Counting;
+static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        LIVE_BYTES.fetch_add(l.size() as isize, Ordering::Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        LIVE_BYTES.fetch_add(l.size() as isize, Ordering::Relaxed);
+        unsafe { System.alloc_zeroed(l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        LIVE_BYTES.fetch_add(new as isize - l.size() as isize, Ordering::Relaxed);
+        unsafe { System.realloc(p, l, new) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE_BYTES.fetch_sub(l.size() as isize, Ordering::Relaxed);
+        unsafe { System.dealloc(p, l) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    Chain,
+    Grid,
+}
+
+/// Model text of about `target` components (chambers + orifices + pistons + 1 reservoir);
+/// returns the text and the exact component count. One piston per ~100 components (at
+/// least one), on evenly spaced chambers, venting to the atmosphere `atm`.
+fn generate(shape: Shape, target: usize, method: &str) -> (String, usize) {
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "[model]\nname = \"scale\"\n\n[gas]\nspecies = \"air\"\n\n[solver]\nmethod = \"{method}\"\nstep = 1e-7\n\
+         t_end = 1.0\n\n[[reservoir]]\nname = \"atm\"\npressure = 101325.0\n\
+         temperature = 300.0\n"
+    );
+    let n_pistons = (target / 100).max(1);
+    let chamber = |s: &mut String, name: &str, i: usize| {
+        // Pressures 2–3 bar in a pattern, so that every orifice carries a flow.
+        let p = 2e5 + 1e5 * (i % 7) as f64 / 7.0;
+        let _ = write!(
+            s,
+            "\n[[chamber]]\nname = \"{name}\"\nvolume = 1e-3\npressure = {p:?}\n\
+             temperature = 300.0\n"
+        );
+    };
+    let orifice = |s: &mut String, k: usize, a: &str, b: &str| {
+        let _ = write!(
+            s,
+            "\n[[orifice]]\nname = \"o{k}\"\nfrom = \"{a}\"\nto = \"{b}\"\narea = 1e-6\n"
+        );
+    };
+    let mut names = Vec::new();
+    let mut n_orifices = 0;
+    match shape {
+        Shape::Chain => {
+            // m chambers, m − 1 orifices.
+            let m = target.saturating_sub(1 + n_pistons).div_ceil(2).max(2);
+            for i in 0..m {
+                let name = format!("c{i}");
+                chamber(&mut s, &name, i);
+                names.push(name);
+            }
+            for i in 1..m {
+                orifice(&mut s, n_orifices, &names[i - 1], &names[i]);
+                n_orifices += 1;
+            }
+        }
+        Shape::Grid => {
+            // side² chambers, 2·side·(side − 1) orifices ≈ 3·side² components.
+            let side = (((target.saturating_sub(1 + n_pistons)) as f64 / 3.0)
+                .sqrt()
+                .round() as usize)
+                .max(2);
+            for r in 0..side {
+                for c in 0..side {
+                    let name = format!("g{r}_{c}");
+                    chamber(&mut s, &name, r * side + c);
+                    names.push(name);
+                }
+            }
+            for r in 0..side {
+                for c in 0..side {
+                    if c + 1 < side {
+                        orifice(
+                            &mut s,
+                            n_orifices,
+                            &names[r * side + c],
+                            &names[r * side + c + 1],
+                        );
+                        n_orifices += 1;
+                    }
+                    if r + 1 < side {
+                        orifice(
+                            &mut s,
+                            n_orifices,
+                            &names[r * side + c],
+                            &names[(r + 1) * side + c],
+                        );
+                        n_orifices += 1;
+                    }
+                }
+            }
+        }
+    }
+    let stride = names.len() / n_pistons;
+    for j in 0..n_pistons {
+        let _ = write!(
+            s,
+            "\n[[piston]]\nname = \"p{j}\"\nbehind = \"{}\"\nahead = \"atm\"\narea = 1e-4\n\
+             mass = 0.1\nx0 = 0.05\nspring_stiffness = 1000.0\n",
+            names[j * stride]
+        );
+    }
+    let count = names.len() + n_orifices + n_pistons + 1;
+    (s, count)
+}
+
+/// The simulation of a model text, with the seconds spent parsing and validating it
+/// (`parse_str`) and building it (`build_simulation`).
+fn build(text: &str) -> (Simulation, f64, f64) {
+    let t0 = Instant::now();
+    let model = plenum::model::parse_str(text, "generated.toml", &[])
+        .unwrap_or_else(|e| panic!("generated model: {e:?}"));
+    let t1 = Instant::now();
+    let sim = plenum::model::build_simulation(&model.spec, None).expect("builds");
+    let t2 = Instant::now();
+    (sim, (t1 - t0).as_secs_f64(), (t2 - t1).as_secs_f64())
+}
+
+/// Best seconds per call of `f` over `repeats` batches of `n`.
+fn best_s(repeats: usize, n: usize, mut f: impl FnMut()) -> f64 {
+    let mut best = f64::INFINITY;
+    for _ in 0..repeats {
+        let t0 = Instant::now();
+        for _ in 0..n {
+            f();
+        }
+        best = best.min(t0.elapsed().as_secs_f64() / n as f64);
+    }
+    best
+}
+
+struct Row {
+    shape: &'static str,
+    components: usize,
+    states: usize,
+    parse_s: f64,
+    build_s: f64,
+    bytes_per_component: f64,
+    rhs_s: f64,
+    rk4_s: f64,
+    bdf_s: Option<f64>,
+}
+
+fn fmt_time(s: f64) -> String {
+    if s < 1e-6 {
+        format!("{:.0} ns", s * 1e9)
+    } else if s < 1e-3 {
+        format!("{:.1} µs", s * 1e6)
+    } else {
+        format!("{:.2} ms", s * 1e3)
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let svg = args
+        .iter()
+        .position(|a| a == "--svg")
+        .and_then(|i| args.get(i + 1).cloned());
+    let sizes: &[usize] = if quick {
+        &[10, 100, 1000]
+    } else {
+        &[10, 100, 1_000, 10_000, 100_000]
+    };
+    // Largest state count for the dense BDF (n² Jacobian, n³ LU).
+    let bdf_max_states = if quick { 400 } else { 2_500 };
+    let mut rows = Vec::new();
+    for (shape, label) in [(Shape::Chain, "chain"), (Shape::Grid, "grid")] {
+        for &size in sizes {
+            let (text, components) = generate(shape, size, "rk4");
+            let live0 = LIVE_BYTES.load(Ordering::Relaxed);
+            let (mut sim, parse_s, build_s) = build(&text);
+            let bytes = LIVE_BYTES.load(Ordering::Relaxed) - live0;
+            let n = sim.y.len();
+            // Work per size: about 2·10⁶ state updates per batch (at least 3 calls).
+            let calls = (2_000_000 / n.max(1)).clamp(3, 20_000);
+            let (repeats, calls) = if quick {
+                (2, calls.min(50))
+            } else {
+                (9, calls)
+            };
+            let y = sim.y.clone();
+            let mut dydt = vec![0.0; n];
+            let rhs_s = best_s(repeats, calls, || {
+                sim.network.rhs(0.0, &y, &mut dydt);
+                black_box(&dydt);
+            });
+            sim.advance_to(1e-7).expect("warm-up step");
+            let rk4_s = best_s(repeats, calls.div_ceil(4), || {
+                let t = sim.t_s;
+                black_box(sim.advance_to(t + 1e-7).expect("rk4 step"));
+            });
+            drop(sim);
+            let bdf_s = (n <= bdf_max_states).then(|| {
+                let (text, _) = generate(shape, size, "bdf2");
+                let (mut sim, _, _) = build(&text);
+                // Past the start-up step and the first Jacobian.
+                sim.advance_to(3e-7).expect("bdf warm-up");
+                let calls = (calls / n.max(1)).clamp(3, 2_000);
+                best_s(repeats.min(3), calls, || {
+                    let t = sim.t_s;
+                    black_box(sim.advance_to(t + 1e-7).expect("bdf step"));
+                })
+            });
+            let row = Row {
+                shape: label,
+                components,
+                states: n,
+                parse_s,
+                build_s,
+                bytes_per_component: bytes as f64 / components as f64,
+                rhs_s,
+                rk4_s,
+                bdf_s,
+            };
+            println!(
+                "{label} {components} components ({n} states): parse {}, build {}, \
+                 {:.0} B/component, rhs {}, rk4 step {}, bdf2 step {}",
+                fmt_time(row.parse_s),
+                fmt_time(row.build_s),
+                row.bytes_per_component,
+                fmt_time(row.rhs_s),
+                fmt_time(row.rk4_s),
+                row.bdf_s.map_or("n/a (dense)".into(), fmt_time)
+            );
+            rows.push(row);
+        }
+    }
+    println!(
+        "\n| network | components | states | parse + validate | build | memory / component | \
+         rhs | rk4 step | bdf2 step |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &rows {
+        println!(
+            "| {} | {} | {} | {} | {} | {:.0} B | {} | {} | {} |",
+            r.shape,
+            r.components,
+            r.states,
+            fmt_time(r.parse_s),
+            fmt_time(r.build_s),
+            r.bytes_per_component,
+            fmt_time(r.rhs_s),
+            fmt_time(r.rk4_s),
+            r.bdf_s.map_or("n/a (dense)".into(), fmt_time)
+        );
+    }
+    // Growth from the ~1,000 to the largest size (limit 150× for 100×).
+    for shape in ["chain", "grid"] {
+        let of = |c: usize| {
+            rows.iter()
+                .filter(|r| r.shape == shape)
+                .min_by_key(|r| r.components.abs_diff(c))
+        };
+        if let (Some(a), Some(b)) = (of(1_000), rows.iter().rfind(|r| r.shape == shape))
+            && b.components > a.components
+        {
+            let k = b.components as f64 / a.components as f64;
+            println!(
+                "{shape}: {} → {} components ({k:.0}×): rhs {:.0}×, rk4 step {:.0}×, parse \
+                 {:.0}×, build {:.0}×",
+                a.components,
+                b.components,
+                b.rhs_s / a.rhs_s,
+                b.rk4_s / a.rk4_s,
+                b.parse_s / a.parse_s,
+                b.build_s / a.build_s
+            );
+        }
+    }
+    if let Some(path) = svg {
+        plot(&rows, &path).expect("plot");
+        println!("plot: {path}");
+    }
+}
+
+/// Log-log plot of time per call against component count.
+fn plot(rows: &[Row], path: &str) -> Result<(), Box<dyn std::error::Error>> {
+    use plotters::prelude::*;
+    let root = SVGBackend::new(path, (800, 560)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let xmax = rows.iter().map(|r| r.components).max().unwrap_or(10) as f64 * 2.0;
+    let all = rows
+        .iter()
+        .flat_map(|r| [Some(r.rhs_s), Some(r.rk4_s), r.bdf_s])
+        .flatten();
+    let (ymin, ymax) = all.fold((f64::INFINITY, 0.0_f64), |(a, b), v| (a.min(v), b.max(v)));
+    let mut chart = ChartBuilder::on(&root)
+        .caption("Time per call against network size", ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(
+            (5.0..xmax).log_scale(),
+            (ymin / 2.0..ymax * 2.0).log_scale(),
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc("components")
+        .y_desc("seconds per call")
+        .y_label_formatter(&|v| format!("{v:.0e}"))
+        .x_label_formatter(&|v| format!("{v:.0e}"))
+        .draw()?;
+    type Series = (
+        &'static str,
+        &'static str,
+        RGBColor,
+        fn(&Row) -> Option<f64>,
+    );
+    let series: [Series; 6] = [
+        ("chain", "rhs", BLUE, |r| Some(r.rhs_s)),
+        ("chain", "rk4 step", RED, |r| Some(r.rk4_s)),
+        ("chain", "bdf2 step (dense)", GREEN, |r| r.bdf_s),
+        ("grid", "rhs", CYAN, |r| Some(r.rhs_s)),
+        ("grid", "rk4 step", MAGENTA, |r| Some(r.rk4_s)),
+        ("grid", "bdf2 step (dense)", BLACK, |r| r.bdf_s),
+    ];
+    for (shape, what, color, get) in series {
+        let pts: Vec<(f64, f64)> = rows
+            .iter()
+            .filter(|r| r.shape == shape)
+            .filter_map(|r| get(r).map(|v| (r.components as f64, v)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts, color.stroke_width(2)))?
+            .label(format!("{shape}: {what}"))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+    }
+    // A slope-1 guide (linear cost) through the largest chain rhs point.
+    if let Some(r) = rows.iter().rfind(|r| r.shape == "chain") {
+        let k = r.rhs_s / r.components as f64;
+        chart
+            .draw_series(LineSeries::new(
+                [(5.0, 5.0 * k), (xmax, xmax * k)],
+                BLACK.mix(0.3),
+            ))?
+            .label("linear (slope 1)")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.mix(0.3)));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
