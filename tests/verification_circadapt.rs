@@ -765,6 +765,15 @@ fn plot(
 ) {
     use plotters::prelude::*;
     let panels = if adaptive.is_empty() { 1 } else { 2 };
+    // plotters lays text out with ab_glyph (the CLI's PNG feature, unified into this build):
+    // register the repository's embedded font, as the CLI does, so no system font is needed.
+    plotters::style::register_font(
+        "sans-serif",
+        plotters::style::FontStyle::Normal,
+        include_bytes!("../assets/fonts/DejaVuSans.ttf"),
+    )
+    .map_err(|_| "the embedded font does not load")
+    .expect("assets/fonts/DejaVuSans.ttf loads");
     let root = SVGBackend::new(path, (760 * panels as u32, 560)).into_drawing_area();
     root.fill(&WHITE).unwrap();
     let areas = root.split_evenly((1, panels));

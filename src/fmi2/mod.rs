@@ -587,8 +587,8 @@ pub unsafe extern "C" fn fmi2SetupExperiment(
                 OK,
                 "logEvents",
                 &format!(
-                    "fmi2SetupExperiment: tolerance {tolerance:e} not used (the model's method \
-                     takes fixed steps)"
+                    "fmi2SetupExperiment: tolerance {tolerance:e} not used (the model file's \
+                     [solver] settings govern the steps: a fixed step or its own rtol)"
                 ),
             );
         }
