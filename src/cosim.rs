@@ -1516,6 +1516,24 @@ impl Instance {
         if !s.start_time_s.is_finite() || !s.t_s.is_finite() {
             return Err(CallError("state has a non-finite time".into()));
         }
+        // The phase is part of the state and is restored with it, so it must agree with the
+        // rest: before fmi2ExitInitializationMode no step has been taken, the simulation is at
+        // the start time. (A bit flip 2 → 0 in a stepping instance's state otherwise sets it
+        // back to `instantiated` at a later time, where fmi2GetReal and fmi2DoStep refuse.)
+        if matches!(s.phase, Phase::Instantiated | Phase::InitializationMode)
+            && (s.t_s.to_bits() != s.start_time_s.to_bits()
+                || s.stats.steps != 0
+                || s.stats.rejected_steps != 0)
+        {
+            return Err(CallError(format!(
+                "state does not fit: its phase is {} (before any step) but it is at t = {:?} s \
+                 (start time {:?} s) after {} steps (corrupted state)",
+                s.phase.name(),
+                s.t_s,
+                s.start_time_s,
+                s.stats.steps
+            )));
+        }
         let misfit = |what: String| CallError(format!("state does not fit this model: {what}"));
         if let Some(stop) = s.stop_time_s
             && !(stop.is_finite() && stop >= s.start_time_s)
@@ -1663,6 +1681,30 @@ mod instance_tests {
             let mut b = blob.clone();
             b[k] ^= 0x80;
             assert!(a.deserialize(&b).is_err(), "flip in byte {k} accepted");
+        }
+    }
+
+    /// The phase is restored with a state, so it must agree with the rest: a state taken
+    /// before initialization is taken and set again, but a stepping instance's state whose
+    /// phase says `instantiated` or `initializationMode` (at a later time, after steps) is
+    /// refused by fmi2DeSerializeFMUstate and fmi2SetFMUstate, the instance untouched.
+    #[test]
+    fn a_phase_that_contradicts_the_state_is_refused() {
+        let mut fresh = Instance::new(PROJECTILE, "model.toml").expect("model loads");
+        let early = fresh.snapshot().unwrap();
+        let blob = fresh.serialize(&early).unwrap();
+        fresh.restore(&fresh.deserialize(&blob).unwrap()).unwrap();
+        assert_eq!(fresh.phase(), Phase::Instantiated);
+        let mut a = initialized(PROJECTILE);
+        run(&mut a, 3, 1e-4);
+        for phase in [Phase::Instantiated, Phase::InitializationMode] {
+            let mut s = a.snapshot().unwrap();
+            s.phase = phase;
+            let m = a.deserialize(&encode_snapshot(&s).unwrap()).expect_err("refused").0;
+            assert!(m.contains("does not fit") && m.contains("corrupted state"), "{m}");
+            let m = a.restore(&s).expect_err("refused").0;
+            assert!(m.contains(phase.name()), "{m}");
+            assert_eq!(a.phase(), Phase::StepComplete);
         }
     }
 

@@ -1,12 +1,26 @@
 //! State blobs whose header and CRC are valid but whose contents do not fit the model (the two
 //! regression inputs of fuzz/corpus/state_blob/, found by the `state_blob` fuzz target and
-//! rewritten for state format 2, which carries no network): the order of a `bdf3` (which its
-//! RK4 start counts its start points against: one body byte 3 → 12) and, in place of a
-//! component's node index (format 1), the run-time check code (one body byte 0 → 12) changed. fmi2DeSerializeFMUstate refuses each
-//! with fmi2Error and a message saying what does not fit, no state handle is made, and the
-//! instance then steps bit for bit as an untouched twin. The same corruption is also crafted
-//! afresh: the byte that the regression input changed, changed in a blob this FMU serializes,
-//! with the body length and CRC recomputed.
+//! rewritten for state format 2, which carries no network): the fixed order of a `bdf3` (which
+//! its RK4 start counts its start points against: one body byte 3 → 12) and, in place of a
+//! component's node index (format 1), the run-time check code (one body byte 0 → 12) changed.
+//! fmi2DeSerializeFMUstate refuses each with fmi2Error and a message saying what does not fit,
+//! no state handle is made, and the instance then steps bit for bit as an untouched twin. The
+//! same corruption is also crafted afresh: the byte that the regression input changed, changed
+//! in a blob this FMU serializes, with the body length and CRC recomputed.
+//!
+//! The corpus follows the state format: after a change to the body's layout (any serialized
+//! field of the state, the integrators' included), rewrite it with
+//!
+//! ```text
+//! PLENUM_BLESS=1 cargo test -p compliance-tests --test fmi2_state_contents -- --ignored bless
+//! ```
+//!
+//! which writes every seed blob (`<model>_init.bin`, `<model>_steps.bin`: this FMU's serialized
+//! state after 0 and 5 steps of `H`, as `plenum_fuzz::write_state_corpus` makes them) and
+//! rebuilds each regression input from its seed: of the body bytes holding the field's old value,
+//! the one whose change to the new value makes fmi2DeSerializeFMUstate name that field (`Case::
+//! refusal`) is changed, and the header repaired. The FMU says which byte is the field, so no
+//! offset is written down here.
 
 use std::path::{Path, PathBuf};
 use std::ptr;
@@ -25,6 +39,12 @@ struct Case {
     method: Option<&'static str>,
     /// Steps of `H` the seed blob was taken after.
     steps: usize,
+    /// The corrupted field's value in the seed, and in the regression input.
+    from: u8,
+    to: u8,
+    /// What fmi2DeSerializeFMUstate's refusal says when that field (and no other byte) is
+    /// changed: how `bless` finds the field's byte.
+    refusal: &'static str,
 }
 
 const CASES: [Case; 2] = [
@@ -34,6 +54,9 @@ const CASES: [Case; 2] = [
         model: "two_tanks",
         method: Some("bdf3"),
         steps: 5,
+        from: 3,
+        to: 12,
+        refusal: "BDF fixed order 12 ",
     },
     Case {
         regress: "regress_component_index.bin",
@@ -41,13 +64,18 @@ const CASES: [Case; 2] = [
         model: "blowdown",
         method: None,
         steps: 0,
+        from: 0,
+        to: 12,
+        refusal: "run-time check code 12",
     },
 ];
 
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/state_blob")
+}
+
 fn corpus(name: &str) -> Vec<u8> {
-    let p: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fuzz/corpus/state_blob")
-        .join(name);
+    let p = corpus_dir().join(name);
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
@@ -241,4 +269,94 @@ fn every_byte_of_a_bdf_state_changed_is_refused_or_runs() {
         blob.len() - header,
         blob.len()
     );
+}
+
+/// The models of the seed corpus, as `plenum_fuzz::state_models` names them: (file prefix,
+/// shipped model, method replacing `rk4`).
+const SEED_MODELS: [(&str, &str, Option<&str>); 5] = [
+    ("blowdown", "blowdown", None),
+    ("two_tanks", "two_tanks", None),
+    ("projectile", "projectile", None),
+    ("blowdown_bdf", "blowdown", Some("bdf")),
+    ("two_tanks_bdf3", "two_tanks", Some("bdf3")),
+];
+
+/// The FMU's serialized state after `steps` steps of `H`.
+fn fresh_blob(model: &ModelDir, steps: usize) -> Vec<u8> {
+    let (fmu, _, _) = twins(model, steps);
+    let mut s: fmi2FMUstate = ptr::null_mut();
+    assert_eq!(fmu.get_state(&mut s), OK);
+    let blob = fmu.serialize(s);
+    assert_eq!(fmu.free_state(&mut s), OK);
+    blob
+}
+
+/// Rewrite fuzz/corpus/state_blob/ for the current state format (with `PLENUM_BLESS=1`; see
+/// the module's documentation): every seed blob from this FMU, and each regression input from
+/// its seed with the one body byte changed that makes the FMU refuse it for `Case::refusal`.
+#[test]
+#[ignore = "rewrites fuzz/corpus/state_blob/: PLENUM_BLESS=1 ... -- --ignored bless"]
+fn bless_state_corpus() {
+    if std::env::var("PLENUM_BLESS").as_deref() != Ok("1") {
+        println!("PLENUM_BLESS=1 not set: the corpus is left as it is");
+        return;
+    }
+    set_print_all_logs(false);
+    let dir = corpus_dir();
+    for (prefix, shipped, method) in SEED_MODELS {
+        let src = shipped_model(shipped);
+        let text = match method {
+            Some(m) => src.replace("method = \"rk4\"", &format!("method = \"{m}\"")),
+            None => src,
+        };
+        let model = ModelDir::new(prefix, &text);
+        for (tag, steps) in [("init", 0), ("steps", 5)] {
+            let blob = fresh_blob(&model, steps);
+            let name = format!("{prefix}_{tag}.bin");
+            std::fs::write(dir.join(&name), &blob).expect("write a seed");
+            println!("{name}: {} bytes", blob.len());
+        }
+    }
+    for c in &CASES {
+        let model = ModelDir::new(c.model, &model_text(c));
+        let seed = corpus(c.seed);
+        assert_eq!(seed, fresh_blob(&model, c.steps), "{}", c.seed);
+        let fmu = Fmu::new(&model);
+        fmu.initialize(0.0);
+        let header = header_len(&seed);
+        let hits: Vec<(usize, Vec<u8>)> = (header..seed.len())
+            .filter(|&i| seed[i] == c.from)
+            .filter_map(|i| {
+                let mut b = seed.clone();
+                b[i] = c.to;
+                let b = repair_header(b);
+                forget_logs_of(fmu.env);
+                let mut s: fmi2FMUstate = ptr::null_mut();
+                if fmu.deserialize(&b, &mut s) == OK {
+                    assert_eq!(fmu.free_state(&mut s), OK);
+                    return None;
+                }
+                let named = fmu.logs().iter().any(|r| r.text.contains(c.refusal));
+                named.then_some((i, b))
+            })
+            .collect();
+        assert_eq!(
+            hits.len(),
+            1,
+            "{}: body bytes {:?} are refused with {:?}",
+            c.regress,
+            hits.iter().map(|h| h.0).collect::<Vec<_>>(),
+            c.refusal
+        );
+        let (i, blob) = &hits[0];
+        std::fs::write(dir.join(c.regress), blob).expect("write a regression input");
+        println!(
+            "{}: {} with byte {i} (body byte {}) {} → {}",
+            c.regress,
+            c.seed,
+            i - header,
+            c.from,
+            c.to
+        );
+    }
 }
