@@ -1700,8 +1700,14 @@ mod instance_tests {
         for phase in [Phase::Instantiated, Phase::InitializationMode] {
             let mut s = a.snapshot().unwrap();
             s.phase = phase;
-            let m = a.deserialize(&encode_snapshot(&s).unwrap()).expect_err("refused").0;
-            assert!(m.contains("does not fit") && m.contains("corrupted state"), "{m}");
+            let m = a
+                .deserialize(&encode_snapshot(&s).unwrap())
+                .expect_err("refused")
+                .0;
+            assert!(
+                m.contains("does not fit") && m.contains("corrupted state"),
+                "{m}"
+            );
             let m = a.restore(&s).expect_err("refused").0;
             assert!(m.contains(phase.name()), "{m}");
             assert_eq!(a.phase(), Phase::StepComplete);
