@@ -62,6 +62,33 @@ impl Pattern {
     pub fn contains(&self, i: usize, j: usize) -> bool {
         self.column(j).binary_search(&i).is_ok()
     }
+
+    /// This pattern with every diagonal entry added (the pattern of I − γJ), and for each of
+    /// this pattern's entries its position in the new one.
+    pub fn with_diagonal(&self) -> (Pattern, Vec<usize>) {
+        let n = self.n;
+        let mut col_start = Vec::with_capacity(n + 1);
+        let mut rows = Vec::with_capacity(self.rows.len() + n);
+        let mut pos = Vec::with_capacity(self.rows.len());
+        col_start.push(0);
+        for j in 0..n {
+            let col = self.column(j);
+            let split = col.partition_point(|&i| i < j);
+            for &i in &col[..split] {
+                pos.push(rows.len());
+                rows.push(i);
+            }
+            if col.get(split) != Some(&j) {
+                rows.push(j);
+            }
+            for &i in &col[split..] {
+                pos.push(rows.len());
+                rows.push(i);
+            }
+            col_start.push(rows.len());
+        }
+        (Pattern { n, col_start, rows }, pos)
+    }
 }
 
 /// Groups of structurally orthogonal columns.
