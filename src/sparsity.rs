@@ -273,6 +273,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn with_diagonal_adds_the_missing_diagonal_and_maps_every_entry() {
+        // A 4×4 pattern with diagonal entries at (0,0) and (2,2) only, plus off-diagonals.
+        let n = 4;
+        let mut dep = vec![false; n * n];
+        for (i, j) in [(0, 0), (2, 2), (1, 0), (3, 1), (0, 2), (2, 3)] {
+            dep[i * n + j] = true;
+        }
+        let p = Pattern::from_dense(n, &dep);
+        let (m, pos) = p.with_diagonal();
+        println!(
+            "pattern {} entries, with the diagonal {}",
+            p.nonzeros(),
+            m.nonzeros()
+        );
+        assert_eq!(m.nonzeros(), p.nonzeros() + 2);
+        for i in 0..n {
+            for j in 0..n {
+                assert_eq!(m.contains(i, j), dep[i * n + j] || i == j, "({i}, {j})");
+            }
+        }
+        for j in 0..n {
+            assert!(
+                m.column(j).windows(2).all(|w| w[0] < w[1]),
+                "rows ascending"
+            );
+            for k in p.col_start[j]..p.col_start[j + 1] {
+                assert_eq!(m.rows[pos[k]], p.rows[k]);
+                assert!((m.col_start[j]..m.col_start[j + 1]).contains(&pos[k]));
+            }
+        }
+    }
+
+    #[test]
     fn tridiagonal_needs_three_colors() {
         let n = 10;
         let mut dep = vec![false; n * n];
