@@ -118,11 +118,10 @@ fn sparse_and_dense_paths_take_the_same_steps() {
 
 #[test]
 fn auto_chooses_by_size_and_a_sparse_run_restores_bit_for_bit() {
-    let small = chain(20);
-    let mut sim = bdf_sim(&small, LinearSolver::Auto);
+    let mut sim = bdf_sim(&shipped("blowdown"), LinearSolver::Auto);
     sim.advance_to(1e-3).unwrap();
     println!(
-        "chain of 20: {} states, sparse {}",
+        "blowdown: {} states, sparse {}",
         sim.y.len(),
         bdf(&sim).uses_sparse_lu()
     );

@@ -12,12 +12,14 @@
 //! - Newton: at most 3 iterations, convergence rate estimate with CRDOWN = 0.3, divergence when
 //!   a correction grows by RDIV = 2, test ‖Δ‖·min(1, rate) ≤ 0.1/tq₂ in the weighted RMS norm
 //!   with weights 1/(rtol·|y_i| + atol).
-//! - Iteration matrix M = I − γJ rebuilt and factored (dense LU from `faer`, in place, with a
-//!   preallocated workspace) on the first step, every 20 steps (MSBP), when γ changed by more
-//!   than 30 % (DGMAX), and after any failure; the Jacobian itself is re-evaluated on the first
-//!   step, every 50 steps (MSBJ), after a Newton convergence failure with a Jacobian that was not
-//!   fresh, and after a failure of the Newton iteration of any other cause; otherwise the saved
-//!   J is reused with the new γ (and the correction is scaled by 2/(1 + γ/γ_M) when γ drifted).
+//! - Iteration matrix M = I − γJ rebuilt and factored (LU with partial pivoting from `faer`:
+//!   dense in place below `SPARSE_MIN_STATES` states, else sparse over the pattern of M with the
+//!   column order and symbolic analysis computed once; preallocated workspaces) on the first
+//!   step, every 20 steps (MSBP), when γ changed by more than 30 % (DGMAX), and after any
+//!   failure; the Jacobian itself is re-evaluated on the first step, every 50 steps (MSBJ),
+//!   after a Newton convergence failure with a Jacobian that was not fresh, and after a
+//!   failure of the Newton iteration of any other cause; otherwise the saved J is reused with
+//!   the new γ (and the correction is scaled by 2/(1 + γ/γ_M) when γ drifted).
 //! - Local error test ‖Δ‖·tq₂ ≤ 1; on failure the step shrinks by 1/((6·dsm)^(1/(q+1)) + 1e-6)
 //!   (at least 0.1, at most 0.2 after two failures), after three failures the order drops, at
 //!   order 1 the history is reloaded; after Newton failures the step is quartered.
@@ -26,9 +28,12 @@
 //!   after q+1 steps at the same order, a change below 1.5× is not made, growth is at most
 //!   10⁴ on the first step and 10 afterwards, and no growth right after a failure.
 //!
-//! Jacobian: finite differences, CVODE's increments σ_j = max(√ε·|y_j|, σ_min/w_j), with the
-//! columns that the system's sparsity pattern (`OdeSystem::sparsity`, see `crate::sparsity`)
-//! shows to be structurally orthogonal perturbed together (one right-hand side per colour).
+//! Jacobian: stored as its values over the system's sparsity pattern with the diagonal added
+//! (compressed sparse columns; the dense pattern when the system gives none). Exact columns
+//! (`OdeSystem::jvp`) or finite differences, CVODE's increments σ_j = max(√ε·|y_j|, σ_min/w_j),
+//! with the columns that the system's sparsity pattern (`OdeSystem::sparsity`, see
+//! `crate::sparsity`) shows to be structurally orthogonal perturbed together (one right-hand
+//! side per colour).
 //!
 //! Fixed-order, fixed-step variants `bdf1`..`bdf5` (for order-of-accuracy tests) take the
 //! driver's step with order k throughout: no error test and no order or step selection. Their
@@ -92,9 +97,11 @@ const FIXED_RTOL: f64 = 1e-13;
 const FIXED_ATOL: f64 = 1e-300;
 /// RK4 substeps per start step of the fixed-order variants.
 const START_SUBSTEPS: usize = 4;
-/// Below this many states M = I − γJ is factored densely (`LinearSolver::Auto`); measured
-/// crossover, see NOTES-sparse-bdf.md.
-pub const SPARSE_MIN_STATES: usize = 200;
+/// Below this many states M = I − γJ is factored densely (`LinearSolver::Auto`). Measured
+/// (`cargo bench --bench scale -- --crossover`, bdf2 step on chains): the sparse LU is already
+/// 0.86× the dense one at 10 states and 0.5× at 76; below 10 (the shipped models: 5–8 states)
+/// it is not measured and the dense path, unchanged, is kept.
+pub const SPARSE_MIN_STATES: usize = 10;
 
 /// How the iteration matrix M = I − γJ is factored. Not part of the saved state: a restored
 /// integrator uses `Auto`, which depends on n and the pattern only, so it continues bit for bit.
@@ -493,7 +500,7 @@ impl Bdf {
     fn prepare<S: OdeSystem>(&mut self, sys: &S) {
         let n = self.n;
         let ws = &mut self.ws;
-        if ws.n == n && ws.mem.is_some() {
+        if ws.n == n && ws.m_pattern.is_some() {
             return;
         }
         ws.n = n;
@@ -511,15 +518,6 @@ impl Bdf {
         ] {
             ensure_len(v, n);
         }
-        ws.lu = Some(Mat::zeros(n, n));
-        ws.rhs = Some(Mat::zeros(n, 1));
-        ws.perm = vec![0; n];
-        ws.perm_inv = vec![0; n];
-        let req =
-            lu_factor::lu_in_place_scratch::<usize, f64>(n, n, Par::Seq, Default::default()).or(
-                lu_solve::solve_in_place_scratch::<usize, f64>(n, 1, Par::Seq),
-            );
-        ws.mem = Some(MemBuffer::new(req));
         ws.lu_tag = None;
         let pattern = sys
             .sparsity()
@@ -565,6 +563,24 @@ impl Bdf {
                 // Out of memory in the analysis: the dense path (which may well fail too).
                 Err(_) => ws.sparse = false,
             }
+        }
+        // The dense path's n² matrix only where it is used.
+        ws.lu = None;
+        ws.rhs = None;
+        ws.mem = None;
+        if !ws.sparse {
+            ws.lu = Some(Mat::zeros(n, n));
+            ws.rhs = Some(Mat::zeros(n, 1));
+            ws.perm = vec![0; n];
+            ws.perm_inv = vec![0; n];
+            let req =
+                lu_factor::lu_in_place_scratch::<usize, f64>(n, n, Par::Seq, Default::default())
+                    .or(lu_solve::solve_in_place_scratch::<usize, f64>(
+                        n,
+                        1,
+                        Par::Seq,
+                    ));
+            ws.mem = Some(MemBuffer::new(req));
         }
         ws.m_pattern = Some(m_pattern);
         // J's storage follows the pattern; a restored one of another length is not this
