@@ -489,7 +489,7 @@ impl Bdf {
     /// workspace, so the next step prepares it again.
     pub fn set_linear_solver(&mut self, linear: LinearSolver) {
         self.linear = linear;
-        self.ws = Box::default();
+        *self.ws = Workspace::default();
     }
 
     /// Whether M is factored sparsely (after the first step or `jacobian_groups`).
