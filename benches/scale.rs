@@ -2,12 +2,15 @@
 //! pistons venting to the atmosphere) of 10 to 100,000 components, written as model TOML text
 //! by a generator of this bench only and loaded as any model file. Timed: building (parse,
 //! validate, build), the right-hand side, one rk4 step and one BDF step (bdf2, fixed step,
-//! Newton on the dense Jacobian of this branch: only where it is feasible). Memory per
+//! Newton with the Jacobian over the sparsity pattern; M = I − γJ factored densely below
+//! `SPARSE_MIN_STATES` states and with faer's sparse LU from there on). Memory per
 //! component: the heap bytes the built simulation holds (a counting global allocator), divided
 //! by the component count. Best of several repeats.
 //!
 //! `cargo bench --bench scale` (full; `-- --svg FILE` draws the log-log plot), `-- --quick`
-//! (sizes up to 1,000, seconds, for CI: no time asserted).
+//! (sizes up to 1,000, seconds, for CI: no time asserted), `-- --crossover` (only the bdf2 step
+//! on chains of 7 to 3,000 states with the dense and the sparse LU forced: where the sparse
+//! path starts to win, for `SPARSE_MIN_STATES`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
@@ -193,6 +196,10 @@ fn fmt_time(s: f64) -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--crossover") {
+        crossover();
+        return;
+    }
     let quick = args.iter().any(|a| a == "--quick");
     let svg = args
         .iter()
@@ -203,8 +210,9 @@ fn main() {
     } else {
         &[10, 100, 1_000, 10_000, 100_000]
     };
-    // Largest state count for the dense BDF (n² Jacobian, n³ LU).
-    let bdf_max_states = if quick { 400 } else { 2_500 };
+    // Largest state count for the BDF: with the sparse Jacobian and LU (from
+    // `SPARSE_MIN_STATES` on) every size; the quick run stays small.
+    let bdf_max_states = if quick { 1_000 } else { 1_000_000 };
     let mut rows = Vec::new();
     for (shape, label) in [(Shape::Chain, "chain"), (Shape::Grid, "grid")] {
         for &size in sizes {
@@ -307,11 +315,50 @@ fn main() {
                 b.parse_s / a.parse_s,
                 b.build_s / a.build_s
             );
+            if let (Some(x), Some(y)) = (a.bdf_s, b.bdf_s) {
+                println!("{shape}: bdf2 step {:.0}× (limit 150×)", y / x);
+            }
         }
     }
     if let Some(path) = svg {
         plot(&rows, &path).expect("plot");
         println!("plot: {path}");
+    }
+}
+
+/// bdf2 step on chains with the dense and the sparse LU forced.
+fn crossover() {
+    use plenum::integrators::Method;
+    use plenum::integrators::bdf::LinearSolver;
+    println!("| states | dense LU step | sparse LU step | sparse / dense |");
+    println!("|---:|---:|---:|---:|");
+    for target in [6, 10, 14, 20, 30, 50, 100, 200, 300, 500, 1_000, 2_000] {
+        let (text, _) = generate(Shape::Chain, target, "bdf2");
+        let mut times = [0.0; 2];
+        let mut n = 0;
+        for (k, linear) in [LinearSolver::Dense, LinearSolver::Sparse]
+            .into_iter()
+            .enumerate()
+        {
+            let (mut sim, _, _) = build(&text);
+            n = sim.y.len();
+            match &mut sim.integrator {
+                Method::Bdf(b) => b.set_linear_solver(linear),
+                _ => unreachable!("bdf2"),
+            }
+            sim.advance_to(3e-7).expect("bdf warm-up");
+            // About 100 steps per batch: 5 factorizations, 2 Jacobians.
+            times[k] = best_s(5, 100, || {
+                let t = sim.t_s;
+                black_box(sim.advance_to(t + 1e-7).expect("bdf step"));
+            });
+        }
+        println!(
+            "| {n} | {} | {} | {:.2} |",
+            fmt_time(times[0]),
+            fmt_time(times[1]),
+            times[1] / times[0]
+        );
     }
 }
 
@@ -351,7 +398,7 @@ fn plot(rows: &[Row], path: &str) -> Result<(), Box<dyn std::error::Error>> {
     let series: [Series; 6] = [
         ("chain", "rhs", BLUE, |r| Some(r.rhs_s)),
         ("chain", "rk4 step", RED, |r| Some(r.rk4_s)),
-        ("chain", "bdf2 step (dense)", GREEN, |r| r.bdf_s),
+        ("chain", "bdf2 step", GREEN, |r| r.bdf_s),
         ("grid", "rhs", CYAN, |r| Some(r.rhs_s)),
         ("grid", "rk4 step", MAGENTA, |r| Some(r.rk4_s)),
         ("grid", "bdf2 step (dense)", BLACK, |r| r.bdf_s),

@@ -46,6 +46,22 @@ impl Pattern {
         Pattern { n, col_start, rows }
     }
 
+    /// From a list of (column, row) entries, in any order, repeats allowed: O(nnz log nnz),
+    /// no n² storage (networks of 10⁵ states).
+    pub fn from_entries(n: usize, mut entries: Vec<(usize, usize)>) -> Pattern {
+        entries.sort_unstable();
+        entries.dedup();
+        let mut col_start = vec![0; n + 1];
+        for &(j, _) in &entries {
+            col_start[j + 1] += 1;
+        }
+        for j in 0..n {
+            col_start[j + 1] += col_start[j];
+        }
+        let rows = entries.into_iter().map(|(_, i)| i).collect();
+        Pattern { n, col_start, rows }
+    }
+
     /// Every entry structurally nonzero.
     pub fn dense(n: usize) -> Pattern {
         Pattern::from_dense(n, &vec![true; n * n])
@@ -61,6 +77,33 @@ impl Pattern {
 
     pub fn contains(&self, i: usize, j: usize) -> bool {
         self.column(j).binary_search(&i).is_ok()
+    }
+
+    /// This pattern with every diagonal entry added (the pattern of I − γJ), and for each of
+    /// this pattern's entries its position in the new one.
+    pub fn with_diagonal(&self) -> (Pattern, Vec<usize>) {
+        let n = self.n;
+        let mut col_start = Vec::with_capacity(n + 1);
+        let mut rows = Vec::with_capacity(self.rows.len() + n);
+        let mut pos = Vec::with_capacity(self.rows.len());
+        col_start.push(0);
+        for j in 0..n {
+            let col = self.column(j);
+            let split = col.partition_point(|&i| i < j);
+            for &i in &col[..split] {
+                pos.push(rows.len());
+                rows.push(i);
+            }
+            if col.get(split) != Some(&j) {
+                rows.push(j);
+            }
+            for &i in &col[split..] {
+                pos.push(rows.len());
+                rows.push(i);
+            }
+            col_start.push(rows.len());
+        }
+        (Pattern { n, col_start, rows }, pos)
     }
 }
 
@@ -166,17 +209,18 @@ pub fn network_pattern(net: &Network) -> Option<Pattern> {
     let acc = layout.accumulator_offset;
     // With an isothermal gas the energy accumulator takes every chamber's dU/dt.
     let all_to_accumulators = net.isothermal;
-    let mut dep = vec![false; n * n];
-    let clique = |states: &[usize], dep: &mut Vec<bool>, into_accumulators: bool| {
+    // (column, row) entries: "row depends on column".
+    let mut dep: Vec<(usize, usize)> = Vec::new();
+    let clique = |states: &[usize], dep: &mut Vec<(usize, usize)>, into_accumulators: bool| {
         for &i in states {
             for &j in states {
-                dep[i * n + j] = true;
+                dep.push((j, i));
             }
         }
         if into_accumulators || all_to_accumulators {
             for i in [acc, acc + 1] {
                 for &j in states {
-                    dep[i * n + j] = true;
+                    dep.push((j, i));
                 }
             }
         }
@@ -234,16 +278,64 @@ pub fn network_pattern(net: &Network) -> Option<Pattern> {
         clique(&s, &mut dep, true);
     }
     // Nothing depends on the accumulators themselves.
-    for i in 0..n {
-        dep[i * n + acc] = false;
-        dep[i * n + acc + 1] = false;
-    }
-    Some(Pattern::from_dense(n, &dep))
+    dep.retain(|&(j, _)| j != acc && j != acc + 1);
+    Some(Pattern::from_entries(n, dep))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn from_entries_equals_from_dense() {
+        // A scattered 9×9 pattern given as entries in shuffled order with repeats.
+        let n = 9;
+        let mut dep = vec![false; n * n];
+        let mut entries = Vec::new();
+        for k in 0..40 {
+            let (i, j) = ((k * 7 + 3) % n, (k * 5 + 1) % n);
+            dep[i * n + j] = true;
+            entries.push((j, i));
+            entries.insert(0, (j, i));
+        }
+        let a = Pattern::from_entries(n, entries);
+        let b = Pattern::from_dense(n, &dep);
+        println!("{} entries from 80 given", a.nonzeros());
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn with_diagonal_adds_the_missing_diagonal_and_maps_every_entry() {
+        // A 4×4 pattern with diagonal entries at (0,0) and (2,2) only, plus off-diagonals.
+        let n = 4;
+        let mut dep = vec![false; n * n];
+        for (i, j) in [(0, 0), (2, 2), (1, 0), (3, 1), (0, 2), (2, 3)] {
+            dep[i * n + j] = true;
+        }
+        let p = Pattern::from_dense(n, &dep);
+        let (m, pos) = p.with_diagonal();
+        println!(
+            "pattern {} entries, with the diagonal {}",
+            p.nonzeros(),
+            m.nonzeros()
+        );
+        assert_eq!(m.nonzeros(), p.nonzeros() + 2);
+        for i in 0..n {
+            for j in 0..n {
+                assert_eq!(m.contains(i, j), dep[i * n + j] || i == j, "({i}, {j})");
+            }
+        }
+        for j in 0..n {
+            assert!(
+                m.column(j).windows(2).all(|w| w[0] < w[1]),
+                "rows ascending"
+            );
+            for k in p.col_start[j]..p.col_start[j + 1] {
+                assert_eq!(m.rows[pos[k]], p.rows[k]);
+                assert!((m.col_start[j]..m.col_start[j + 1]).contains(&pos[k]));
+            }
+        }
+    }
 
     #[test]
     fn tridiagonal_needs_three_colors() {

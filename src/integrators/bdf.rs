@@ -12,12 +12,14 @@
 //! - Newton: at most 3 iterations, convergence rate estimate with CRDOWN = 0.3, divergence when
 //!   a correction grows by RDIV = 2, test ‖Δ‖·min(1, rate) ≤ 0.1/tq₂ in the weighted RMS norm
 //!   with weights 1/(rtol·|y_i| + atol).
-//! - Iteration matrix M = I − γJ rebuilt and factored (dense LU from `faer`, in place, with a
-//!   preallocated workspace) on the first step, every 20 steps (MSBP), when γ changed by more
-//!   than 30 % (DGMAX), and after any failure; the Jacobian itself is re-evaluated on the first
-//!   step, every 50 steps (MSBJ), after a Newton convergence failure with a Jacobian that was not
-//!   fresh, and after a failure of the Newton iteration of any other cause; otherwise the saved
-//!   J is reused with the new γ (and the correction is scaled by 2/(1 + γ/γ_M) when γ drifted).
+//! - Iteration matrix M = I − γJ rebuilt and factored (LU with partial pivoting from `faer`:
+//!   dense in place below `SPARSE_MIN_STATES` states, else sparse over the pattern of M with the
+//!   column order and symbolic analysis computed once; preallocated workspaces) on the first
+//!   step, every 20 steps (MSBP), when γ changed by more than 30 % (DGMAX), and after any
+//!   failure; the Jacobian itself is re-evaluated on the first step, every 50 steps (MSBJ),
+//!   after a Newton convergence failure with a Jacobian that was not fresh, and after a
+//!   failure of the Newton iteration of any other cause; otherwise the saved J is reused with
+//!   the new γ (and the correction is scaled by 2/(1 + γ/γ_M) when γ drifted).
 //! - Local error test ‖Δ‖·tq₂ ≤ 1; on failure the step shrinks by 1/((6·dsm)^(1/(q+1)) + 1e-6)
 //!   (at least 0.1, at most 0.2 after two failures), after three failures the order drops, at
 //!   order 1 the history is reloaded; after Newton failures the step is quartered.
@@ -26,9 +28,12 @@
 //!   after q+1 steps at the same order, a change below 1.5× is not made, growth is at most
 //!   10⁴ on the first step and 10 afterwards, and no growth right after a failure.
 //!
-//! Jacobian: finite differences, CVODE's increments σ_j = max(√ε·|y_j|, σ_min/w_j), with the
-//! columns that the system's sparsity pattern (`OdeSystem::sparsity`, see `crate::sparsity`)
-//! shows to be structurally orthogonal perturbed together (one right-hand side per colour).
+//! Jacobian: stored as its values over the system's sparsity pattern with the diagonal added
+//! (compressed sparse columns; the dense pattern when the system gives none). Exact columns
+//! (`OdeSystem::jvp`) or finite differences, CVODE's increments σ_j = max(√ε·|y_j|, σ_min/w_j),
+//! with the columns that the system's sparsity pattern (`OdeSystem::sparsity`, see
+//! `crate::sparsity`) shows to be structurally orthogonal perturbed together (one right-hand
+//! side per colour).
 //!
 //! Fixed-order, fixed-step variants `bdf1`..`bdf5` (for order-of-accuracy tests) take the
 //! driver's step with order k throughout: no error test and no order or step selection. Their
@@ -49,7 +54,9 @@
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::lu::partial_pivoting::{factor as lu_factor, solve as lu_solve};
 use faer::perm::PermRef;
-use faer::{Mat, Par};
+use faer::sparse::linalg::lu::{LuSymbolicParams, NumericLu, SymbolicLu, factorize_symbolic_lu};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::{Conj, Mat, MatMut, Par};
 use serde::{Deserialize, Serialize};
 
 use super::rk4::Rk4;
@@ -90,6 +97,25 @@ const FIXED_RTOL: f64 = 1e-13;
 const FIXED_ATOL: f64 = 1e-300;
 /// RK4 substeps per start step of the fixed-order variants.
 const START_SUBSTEPS: usize = 4;
+/// Below this many states M = I − γJ is factored densely (`LinearSolver::Auto`). Measured
+/// (`cargo bench --bench scale -- --crossover`, bdf2 step on chains): the sparse LU is already
+/// 0.86× the dense one at 10 states and 0.5× at 76; below 10 (the shipped models: 5–8 states)
+/// it is not measured and the dense path, unchanged, is kept.
+pub const SPARSE_MIN_STATES: usize = 10;
+
+/// How the iteration matrix M = I − γJ is factored. Not part of the saved state: a restored
+/// integrator uses `Auto`, which depends on n and the pattern only, so it continues bit for bit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LinearSolver {
+    /// Sparse from `SPARSE_MIN_STATES` states on (and a pattern at most half full), else dense.
+    #[default]
+    Auto,
+    /// Dense LU with partial pivoting (faer).
+    Dense,
+    /// Sparse LU (faer: COLAMD column order and symbolic analysis once per pattern, numeric
+    /// refactorization with partial pivoting when J or γ changes).
+    Sparse,
+}
 
 /// Tolerances of the adaptive method (scalars, as in the model file's `[solver]`), set by
 /// [`Integrator::configure`] from the driver's [`StepControl`].
@@ -165,7 +191,9 @@ struct History {
     /// Nordsieck array: column j at `zn[j*n..(j+1)*n]`, j = 0..=MAX_ORDER (the last one also
     /// keeps Δ of the step before a possible order increase, as CVODE's zn[qmax]).
     zn: Vec<f64>,
-    /// Saved Jacobian, column-major n×n, and how many have been computed (identifies it).
+    /// Saved Jacobian: its values over the pattern of M = I − γJ (the system's sparsity
+    /// pattern with the diagonal added), compressed sparse columns; empty before the first
+    /// step. `jac_count`: how many have been computed (identifies it).
     jac: Vec<f64>,
     jac_count: u64,
     /// Fixed-order start: the points so far (times and states, oldest first).
@@ -232,7 +260,7 @@ impl History {
         *nstlp = o.nstlp;
         *nstlj = o.nstlj;
         zn.clone_from(&o.zn);
-        // The n² Jacobian is copied only when it is another one: `jac_count` names its contents
+        // The Jacobian is copied only when it is another one: `jac_count` names its contents
         // (every evaluation, even a failed one, takes a new number before writing a column).
         if *jac_count != o.jac_count || jac.len() != o.jac.len() {
             jac.clone_from(&o.jac);
@@ -269,6 +297,23 @@ struct Workspace {
     /// (Jacobian id, γ bits) of the factored M = I − γJ.
     lu_tag: Option<(u64, u64)>,
     groups: Option<(Pattern, Coloring)>,
+    /// Pattern of M (the system's with the diagonal): where J's values are stored.
+    m_pattern: Option<Pattern>,
+    /// For each entry of the system's pattern its position in `m_pattern`.
+    jpos: Vec<usize>,
+    /// Position of each diagonal entry in `m_pattern`.
+    diag: Vec<usize>,
+    /// Factor M sparsely (else densely).
+    sparse: bool,
+    /// Sparse path: M's values, the symbolic and numeric factors, their workspace.
+    m_vals: Vec<f64>,
+    symbolic: Option<SymbolicLu<usize>>,
+    numeric: NumericLu<usize, f64>,
+    sp_mem: Option<MemBuffer>,
+    /// Scratch of n for the row sums of `jacobian_radius_bound`.
+    rowsum: Vec<f64>,
+    /// The restored Jacobian did not fit the pattern: evaluate a new one at the next setup.
+    force_jac: bool,
     rk4: Rk4,
 }
 
@@ -302,6 +347,9 @@ pub struct Bdf {
     /// that dense output over the committed step works, also after a restore).
     trial: Box<History>,
     last: LastStep,
+    /// Dense or sparse factorization (a setting of this process, not saved).
+    #[serde(skip)]
+    linear: LinearSolver,
     #[serde(skip)]
     ws: Box<Workspace>,
 }
@@ -371,10 +419,10 @@ impl Bdf {
             hist: Box::default(),
             trial: Box::default(),
             last: LastStep::default(),
+            linear: LinearSolver::Auto,
             ws: Box::default(),
         };
         b.hist.zn = vec![0.0; (MAX_ORDER + 1) * n];
-        b.hist.jac = vec![0.0; n * n];
         if let Some(k) = fixed {
             b.hist.start_y = vec![0.0; (k + 1) * n];
         }
@@ -405,35 +453,54 @@ impl Bdf {
     /// row and column bounds of W·J·W⁻¹, W = diag(1/(rtol·|y_i| + atol)) (a similarity, so the
     /// eigenvalues are J's; the scaling makes the bound independent of the states' units).
     /// `None` before the first Jacobian.
-    pub(crate) fn jacobian_radius_bound(&self) -> Option<f64> {
+    pub(crate) fn jacobian_radius_bound(&mut self) -> Option<f64> {
         let n = self.n;
-        if self.hist.jac_count == 0 || self.hist.jac.len() != n * n || self.hist.zn.len() < n {
+        let ws = &mut *self.ws;
+        let p = ws.m_pattern.as_ref()?;
+        if self.hist.jac_count == 0
+            || self.hist.jac.len() != p.nonzeros()
+            || self.hist.zn.len() < n
+            || ws.rowsum.len() != n
+        {
             return None;
         }
-        let w =
-            |i: usize| 1.0 / (self.tolerances.rtol * self.hist.zn[i].abs() + self.tolerances.atol);
+        let (rtol, atol) = (self.tolerances.rtol, self.tolerances.atol);
+        let zn = &self.hist.zn;
+        let w = |i: usize| 1.0 / (rtol * zn[i].abs() + atol);
         let mut col_max = 0.0f64;
-        let mut row_max = 0.0f64;
-        // Column sums directly (J is column-major); row sums in a second pass without storage.
+        ws.rowsum.fill(0.0);
+        // Column sums directly, row sums accumulated (J is stored by columns).
         for j in 0..n {
             let wj = w(j);
-            let col = &self.hist.jac[j * n..(j + 1) * n];
-            let s: f64 = col.iter().enumerate().map(|(i, a)| a.abs() * w(i)).sum();
+            let range = p.col_start[j]..p.col_start[j + 1];
+            let mut s = 0.0;
+            for (&i, a) in p.rows[range.clone()].iter().zip(&self.hist.jac[range]) {
+                s += a.abs() * w(i);
+                ws.rowsum[i] += a.abs() / wj;
+            }
             col_max = col_max.max(s / wj);
         }
-        for i in 0..n {
-            let wi = w(i);
-            let s: f64 = (0..n).map(|j| self.hist.jac[j * n + i].abs() / w(j)).sum();
-            row_max = row_max.max(s * wi);
-        }
+        let row_max = (0..n).fold(0.0f64, |m, i| m.max(ws.rowsum[i] * w(i)));
         let r = col_max.min(row_max);
         r.is_finite().then_some(r)
+    }
+
+    /// Force the dense or the sparse factorization (`Auto` chooses by size); drops the
+    /// workspace, so the next step prepares it again.
+    pub fn set_linear_solver(&mut self, linear: LinearSolver) {
+        self.linear = linear;
+        *self.ws = Workspace::default();
+    }
+
+    /// Whether M is factored sparsely (after the first step or `jacobian_groups`).
+    pub fn uses_sparse_lu(&self) -> bool {
+        self.ws.sparse
     }
 
     fn prepare<S: OdeSystem>(&mut self, sys: &S) {
         let n = self.n;
         let ws = &mut self.ws;
-        if ws.n == n && ws.mem.is_some() {
+        if ws.n == n && ws.m_pattern.is_some() {
             return;
         }
         ws.n = n;
@@ -447,26 +514,85 @@ impl Bdf {
             &mut ws.fpert,
             &mut ws.ypert,
             &mut ws.fjvp,
+            &mut ws.rowsum,
         ] {
             ensure_len(v, n);
         }
-        self.trial.assign(&self.hist);
-        ws.lu = Some(Mat::zeros(n, n));
-        ws.rhs = Some(Mat::zeros(n, 1));
-        ws.perm = vec![0; n];
-        ws.perm_inv = vec![0; n];
-        let req =
-            lu_factor::lu_in_place_scratch::<usize, f64>(n, n, Par::Seq, Default::default()).or(
-                lu_solve::solve_in_place_scratch::<usize, f64>(n, 1, Par::Seq),
-            );
-        ws.mem = Some(MemBuffer::new(req));
         ws.lu_tag = None;
         let pattern = sys
             .sparsity()
             .filter(|p| p.n == n)
             .unwrap_or_else(|| Pattern::dense(n));
         let coloring = color_columns(&pattern);
+        let (m_pattern, jpos) = pattern.with_diagonal();
         ws.groups = Some((pattern, coloring));
+        ws.jpos = jpos;
+        ws.diag = (0..n)
+            .map(|j| {
+                let col = m_pattern.column(j);
+                m_pattern.col_start[j] + col.partition_point(|&i| i < j)
+            })
+            .collect();
+        let nnz = m_pattern.nonzeros();
+        ws.sparse = match self.linear {
+            LinearSolver::Dense => false,
+            LinearSolver::Sparse => true,
+            LinearSolver::Auto => n >= SPARSE_MIN_STATES && 2 * nnz <= n * n,
+        };
+        ws.symbolic = None;
+        ws.sp_mem = None;
+        ws.m_vals = Vec::new();
+        if ws.sparse {
+            // Symbolic analysis once per pattern (COLAMD column order, elimination tree).
+            let a = SymbolicSparseColMatRef::new_checked(
+                n,
+                n,
+                &m_pattern.col_start,
+                None,
+                &m_pattern.rows,
+            );
+            match factorize_symbolic_lu(a, LuSymbolicParams::default()) {
+                Ok(sym) => {
+                    let req = sym
+                        .factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default())
+                        .or(sym.solve_in_place_scratch::<f64>(1, Par::Seq));
+                    ws.sp_mem = Some(MemBuffer::new(req));
+                    ws.symbolic = Some(sym);
+                    ws.m_vals = vec![0.0; nnz];
+                }
+                // Out of memory in the analysis: the dense path (which may well fail too).
+                Err(_) => ws.sparse = false,
+            }
+        }
+        // The dense path's n² matrix only where it is used.
+        ws.lu = None;
+        ws.rhs = None;
+        ws.mem = None;
+        if !ws.sparse {
+            ws.lu = Some(Mat::zeros(n, n));
+            ws.rhs = Some(Mat::zeros(n, 1));
+            ws.perm = vec![0; n];
+            ws.perm_inv = vec![0; n];
+            let req =
+                lu_factor::lu_in_place_scratch::<usize, f64>(n, n, Par::Seq, Default::default())
+                    .or(lu_solve::solve_in_place_scratch::<usize, f64>(
+                        n,
+                        1,
+                        Par::Seq,
+                    ));
+            ws.mem = Some(MemBuffer::new(req));
+        }
+        ws.m_pattern = Some(m_pattern);
+        // J's storage follows the pattern; a restored one of another length is not this
+        // system's: a new one is evaluated at the next setup (`validate_state` rejects it
+        // unless it is empty, i.e. saved before the first step).
+        ws.force_jac = false;
+        if self.hist.jac.len() != nnz {
+            ws.force_jac = self.hist.jac_count > 0;
+            self.hist.jac.clear();
+            self.hist.jac.resize(nnz, 0.0);
+        }
+        self.trial.assign(&self.hist);
         ws.rk4 = Rk4::new(n);
         ws.rk4.ensure(n);
     }
@@ -799,6 +925,7 @@ impl<S: OdeSystem> Step<'_, S> {
         let s = &*self.s;
         let dgamma = (s.gamma / s.gammap - 1.0).abs();
         let jbad = s.nst == 0
+            || self.ws.force_jac
             || s.nst > s.nstlj + MSBJ
             || (convfail == ConvFail::FailBadJ && dgamma < DGMAX)
             || convfail == ConvFail::FailOther;
@@ -807,6 +934,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 return None;
             }
             self.s.nstlj = self.s.nst;
+            self.ws.force_jac = false;
         }
         if !self.factor(self.s.gamma) {
             return None;
@@ -853,9 +981,8 @@ impl<S: OdeSystem> Step<'_, S> {
                         break;
                     }
                     for &j in coloring.group(g) {
-                        let col = &mut self.s.jac[j * n..(j + 1) * n];
-                        for &i in pattern.column(j) {
-                            col[i] = ws.fpert[i];
+                        for k in pattern.col_start[j]..pattern.col_start[j + 1] {
+                            self.s.jac[ws.jpos[k]] = ws.fpert[pattern.rows[k]];
                         }
                     }
                     continue;
@@ -875,9 +1002,9 @@ impl<S: OdeSystem> Step<'_, S> {
             for &j in coloring.group(g) {
                 // The increment actually represented in floating point.
                 let inc = self.ws.ypert[j] - self.ws.y[j];
-                let col = &mut self.s.jac[j * n..(j + 1) * n];
-                for &i in pattern.column(j) {
-                    col[i] = (self.ws.fpert[i] - self.ws.ftemp[i]) / inc;
+                for k in pattern.col_start[j]..pattern.col_start[j + 1] {
+                    let i = pattern.rows[k];
+                    self.s.jac[self.ws.jpos[k]] = (self.ws.fpert[i] - self.ws.ftemp[i]) / inc;
                 }
             }
         }
@@ -885,36 +1012,56 @@ impl<S: OdeSystem> Step<'_, S> {
         ok
     }
 
-    /// Factor M = I − γJ in place (faer, partial pivoting). False when M is singular.
+    /// Factor M = I − γJ (faer, partial pivoting; dense in place or sparse). False when M is
+    /// singular.
     fn factor(&mut self, gamma: f64) -> bool {
         let n = self.n;
         self.stats.factorizations += 1;
         let ws = &mut *self.ws;
-        let lu = ws.lu.as_mut().expect("workspace prepared");
-        // Column by column as slices (both column-major): no index checks in the n² loop.
-        for j in 0..n {
-            let col = lu.col_as_slice_mut(j);
-            for (m, a) in col.iter_mut().zip(&self.s.jac[j * n..(j + 1) * n]) {
+        let p = ws.m_pattern.as_ref().expect("workspace prepared");
+        let jac = &self.s.jac;
+        let ok = if ws.sparse {
+            for (m, a) in ws.m_vals.iter_mut().zip(jac) {
                 *m = -gamma * a;
             }
-            col[j] += 1.0;
-        }
-        let stack = MemStack::new(ws.mem.as_mut().expect("workspace prepared"));
-        lu_factor::lu_in_place(
-            lu.as_mut(),
-            &mut ws.perm,
-            &mut ws.perm_inv,
-            Par::Seq,
-            stack,
-            Default::default(),
-        );
-        let singular = (0..n).any(|i| lu[(i, i)] == 0.0 || !lu[(i, i)].is_finite());
-        ws.lu_tag = if singular {
-            None
+            for &k in &ws.diag {
+                ws.m_vals[k] += 1.0;
+            }
+            let sym = ws.symbolic.as_ref().expect("workspace prepared");
+            let a = SparseColMatRef::new(
+                SymbolicSparseColMatRef::new_checked(n, n, &p.col_start, None, &p.rows),
+                &ws.m_vals,
+            );
+            let stack = MemStack::new(ws.sp_mem.as_mut().expect("workspace prepared"));
+            // A structurally singular M is an error; a zero pivot gives non-finite factors,
+            // which the solve reports (see `solve`).
+            sym.factorize_numeric_lu(&mut ws.numeric, a, Par::Seq, stack, Default::default())
+                .is_ok()
         } else {
-            Some((self.s.jac_count, gamma.to_bits()))
+            let lu = ws.lu.as_mut().expect("workspace prepared");
+            // Scatter the columns (both column-major): no index checks in the n² zeroing.
+            for j in 0..n {
+                let col = lu.col_as_slice_mut(j);
+                col.fill(0.0);
+                let range = p.col_start[j]..p.col_start[j + 1];
+                for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
+                    col[i] = -gamma * a;
+                }
+                col[j] += 1.0;
+            }
+            let stack = MemStack::new(ws.mem.as_mut().expect("workspace prepared"));
+            lu_factor::lu_in_place(
+                lu.as_mut(),
+                &mut ws.perm,
+                &mut ws.perm_inv,
+                Par::Seq,
+                stack,
+                Default::default(),
+            );
+            !(0..n).any(|i| lu[(i, i)] == 0.0 || !lu[(i, i)].is_finite())
         };
-        !singular
+        ws.lu_tag = ok.then_some((self.s.jac_count, gamma.to_bits()));
+        ok
     }
 
     /// Make sure the factors are those of the saved J and γ_M (after a restore or a refused
@@ -931,6 +1078,14 @@ impl<S: OdeSystem> Step<'_, S> {
     fn solve(&mut self) {
         let n = self.n;
         let ws = &mut *self.ws;
+        if ws.sparse {
+            let sym = ws.symbolic.as_ref().expect("workspace prepared");
+            let lu = faer::sparse::linalg::lu::LuRef::new_unchecked(sym, &ws.numeric);
+            let stack = MemStack::new(ws.sp_mem.as_mut().expect("workspace prepared"));
+            let rhs = MatMut::from_column_major_slice_mut(&mut ws.tempv, n, 1);
+            lu.solve_in_place_with_conj(Conj::No, rhs, Par::Seq, stack);
+            return;
+        }
         let (lu, rhs) = (
             ws.lu.as_ref().expect("workspace prepared"),
             ws.rhs.as_mut().expect("workspace prepared"),
@@ -982,6 +1137,10 @@ impl<S: OdeSystem> Step<'_, S> {
                 }
             }
             let del = wrms(&self.ws.tempv, &self.ws.ewt);
+            if !del.is_finite() {
+                // A zero pivot of the sparse LU (or an overflow): like a singular M.
+                return Nls::ConvFail;
+            }
             {
                 let s = &*self.s;
                 let ws = &mut *self.ws;
@@ -1636,7 +1795,7 @@ impl Integrator for Bdf {
         }
         return Ok(());
 
-        /// One Nordsieck history: zn of (MAX_ORDER + 1)·n, jac of n², start_y of (k + 1)·n
+        /// One Nordsieck history: zn of (MAX_ORDER + 1)·n, jac of none or n..=n², start_y of (k + 1)·n
         /// (fixed order k) or none, start_len ≤ k + 1; q, qprime ≤ 5; nstlp, nstlj ≤ nst and
         /// the counters below 2^53 (so `nst ≥ nstlp + 20` and `+= 1` cannot overflow). When it
         /// is read (`values`: always the committed one, the working one while the last step is
@@ -1657,7 +1816,14 @@ impl Integrator for Bdf {
             // the first attempt the working copy is still unallocated.
             if values {
                 check_len(&what("Nordsieck array"), &s.zn, (MAX_ORDER + 1) * n)?;
-                check_len(&what("Jacobian"), &s.jac, n * n)?;
+                // Values over the pattern of M, which has the diagonal: n..=n² of them, or
+                // none before the first step (`Bdf::prepare` checks it against the pattern).
+                if !s.jac.is_empty() && !(n..=n * n).contains(&s.jac.len()) {
+                    return Err(what(&format!(
+                        "Jacobian of {} values (n = {n}: n..=n²)",
+                        s.jac.len()
+                    )));
+                }
                 check_len(
                     &what("start points"),
                     &s.start_y,
