@@ -525,6 +525,16 @@ fn checks(c: &mut Check, spec: &ModelFile) {
     c.positive(&sect("checks", "mass_drift"), k.mass_drift, "");
     c.positive(&sect("checks", "energy_drift"), k.energy_drift, "");
     c.positive(&sect("checks", "piston_desync"), k.piston_desync, " m");
+    c.positive(
+        &sect("checks", "mass_gradient_drift"),
+        k.mass_gradient_drift,
+        "",
+    );
+    c.positive(
+        &sect("checks", "energy_gradient_drift"),
+        k.energy_gradient_drift,
+        "",
+    );
 }
 
 fn components(c: &mut Check, spec: &ModelFile) {
