@@ -1417,6 +1417,14 @@ impl Network {
         self.dual = d;
     }
 
+    /// The derivatives of the named links' flows (`<name>.mdot`) computed by the last
+    /// [`Self::sensitivity_rhs`], d ṁ/dp = ∂ṁ/∂y·s + ∂ṁ/∂p, into `dflow`.
+    pub fn last_dual_link_flow_derivatives(&self, dflow: &mut [f64]) {
+        for (out, f) in dflow.iter_mut().zip(&self.dual.sc.link_mdot) {
+            *out = f.eps;
+        }
+    }
+
     /// d(mass_total)/dp and d(energy_total)/dp along a trajectory with sensitivity `s`
     /// (the derivatives of [`Self::mass_total_kg`] and [`Self::energy_total_j`]).
     pub fn totals_sensitivity(&self, y: &[f64], s: &[f64], p: &SensitivityParameter) -> (f64, f64) {

@@ -82,6 +82,8 @@ pub struct Sample {
     pub y: Vec<f64>,
     /// s[i] = ∂y/∂p_i.
     pub s: Vec<Vec<f64>>,
+    /// The pistons' exit flags there.
+    pub exited: Vec<bool>,
 }
 
 /// What a sensitivity run gives.
@@ -90,7 +92,8 @@ pub struct SensitivityRun {
     /// The parameters as named in the model file, and their values.
     pub names: Vec<String>,
     pub values: Vec<f64>,
-    /// States and sensitivities at the output times (and at the end).
+    /// States and sensitivities at the start, the output times (t_start + k·output_interval),
+    /// just after each event, and at the end.
     pub samples: Vec<Sample>,
     /// The events passed, in order.
     pub events: Vec<SensitivityEvent>,
@@ -167,8 +170,9 @@ pub fn run_network(
         .iter()
         .map(|p| sys.net.sensitivity_parameter_value(p, t))
         .collect();
-    let split = |y: &[f64]| Sample {
+    let split = |y: &[f64], exited: &[bool]| Sample {
         t_s: 0.0,
+        exited: exited.to_vec(),
         y: y[..n].to_vec(),
         s: (0..k)
             .map(|i| y[(i + 1) * n..(i + 2) * n].to_vec())
@@ -188,7 +192,7 @@ pub fn run_network(
         values: values.clone(),
         samples: vec![Sample {
             t_s: t,
-            ..split(&y)
+            ..split(&y, &sys.net.exited)
         }],
         events: Vec::new(),
         network: sys.net.clone(),
@@ -199,7 +203,18 @@ pub fn run_network(
         steps: 0,
     };
     let interval = s.output_interval.unwrap_or((s.t_end - s.t_start) / 100.0);
-    let mut next_output = t + interval;
+    // Output times from their index (never accumulated), as the CLI computes them.
+    let n_out = ((t_end_of(spec) - t) / interval).round() as usize;
+    let t0 = t;
+    let output_time = |k: usize| {
+        if k >= n_out {
+            f64::INFINITY
+        } else {
+            t0 + k as f64 * interval
+        }
+    };
+    let mut k_out = 1usize;
+    let mut next_output = output_time(k_out);
     let mut inc = vec![0.0; dim];
     let mut y_new = vec![0.0; dim];
     let (mut f_before, mut f_after) = (vec![0.0; n], vec![0.0; n]);
@@ -267,9 +282,10 @@ pub fn run_network(
             }
             run.samples.push(Sample {
                 t_s: next_output,
-                ..split(&out)
+                ..split(&out, &sys.net.exited)
             });
-            next_output += interval;
+            k_out += 1;
+            next_output = output_time(k_out);
         }
         integ.commit(&mut sys, t_new, &y_new);
         std::mem::swap(&mut y, &mut y_new);
@@ -337,14 +353,18 @@ pub fn run_network(
                 }
             }
             integ.restart();
-            let sample = split(&y);
+            let sample = Sample {
+                t_s: t,
+                ..split(&y, &sys.net.exited)
+            };
             run.events.push(SensitivityEvent {
                 k: ek,
                 t_s: t,
                 dt_dp,
-                y: sample.y,
-                s: sample.s,
+                y: sample.y.clone(),
+                s: sample.s.clone(),
             });
+            run.samples.push(sample);
             let exits_left =
                 (0..sys.net.pistons.len()).any(|j| sys.net.exit_event_value(j, &y[..n]).is_some());
             if outcome.exit_of_piston.is_some() && s.stop_on_exit && !exits_left {
@@ -359,11 +379,15 @@ pub fn run_network(
     if run.samples.last().is_none_or(|x| x.t_s != t) {
         run.samples.push(Sample {
             t_s: t,
-            ..split(&y)
+            ..split(&y, &sys.net.exited)
         });
     }
     run.network = sys.net;
     Ok(run)
+}
+
+fn t_end_of(spec: &ModelFile) -> f64 {
+    spec.solver.t_end
 }
 
 fn add(y: &[f64], inc: &[f64], out: &mut [f64]) {

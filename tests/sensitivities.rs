@@ -210,3 +210,84 @@ fn check_7_fires_on_an_energy_sink() {
     assert!(run.max_mass_gradient_drift < 1e-5);
     assert_eq!(run.rc, ENERGY_GRADIENT_DRIFT);
 }
+
+/// `plenum run --csv` on the projectile with `[sensitivities]`: the extra columns exist, start at
+/// their exact initial values (∂p/∂p0 = 1, ∂T/∂p0 = 0, ∂v/∂m = 0) and end (the exit row) at the
+/// closed form's derivatives.
+#[test]
+fn cli_csv_has_the_sensitivity_columns() {
+    let dir = std::env::temp_dir().join(format!("plenum-sens-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = dir.join("projectile_sens.toml");
+    let src = std::fs::read_to_string(repo_path("models/projectile.toml")).unwrap();
+    std::fs::write(
+        &model,
+        format!(
+            "{src}\n[sensitivities]\nparameters = [\"projectile.mass\", \"barrel.pressure\"]\n"
+        ),
+    )
+    .unwrap();
+    let csv_path = dir.join("out.csv");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_plenum"))
+        .arg("run")
+        .arg(&model)
+        .arg("--csv")
+        .arg(&csv_path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut reader = csv::Reader::from_path(&csv_path).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let rows: Vec<Vec<f64>> = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(|x| x.parse().unwrap()).collect())
+        .collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column {name} in {header:?}"))
+    };
+    let (first, last) = (&rows[0], rows.last().unwrap());
+    let dp = first[col("d(barrel.p)/d(barrel.pressure)")];
+    let dt = first[col("d(barrel.T)/d(barrel.pressure)")];
+    let dv0 = first[col("d(projectile.v)/d(projectile.mass)")];
+    println!("t = 0: dp/dp0 = {dp}, dT/dp0 = {dt}, dv/dm = {dv0}");
+    assert!((dp - 1.0).abs() < 1e-12 && dt.abs() < 1e-9 && dv0 == 0.0);
+    let spec = shipped("projectile");
+    let (_, dv_dm, dv_dp0) = exact(&spec, spec.piston[0].x_exit.unwrap());
+    let (cm, cp) = (
+        last[col("d(projectile.v)/d(projectile.mass)")],
+        last[col("d(projectile.v)/d(barrel.pressure)")],
+    );
+    println!(
+        "exit row t = {}: dv/dm {cm:e} (exact {dv_dm:e}, rel {:e}), dv/dp0 {cp:e} (exact {dv_dp0:e}, rel {:e})",
+        last[0],
+        rel(cm, dv_dm),
+        rel(cp, dv_dp0)
+    );
+    assert!(rel(cm, dv_dm) < 1e-6 && rel(cp, dv_dp0) < 1e-6);
+    let nan = rows.iter().flatten().filter(|x| x.is_nan()).count();
+    println!("{} rows, {} columns, {nan} NaN", rows.len(), header.len());
+    assert_eq!(nan, 0, "every row has its sensitivities");
+}
+
+#[test]
+fn an_unknown_sensitivity_parameter_is_a_model_error() {
+    let src = std::fs::read_to_string(repo_path("models/projectile.toml")).unwrap();
+    let src = format!("{src}\n[sensitivities]\nparameters = [\"projectile.colour\"]\n");
+    let Err(errs) = plenum::model::parse_str(&src, "t.toml", &[]) else {
+        panic!("an unknown parameter must be refused");
+    };
+    println!("{errs:?}");
+    assert_eq!(errs.len(), 1);
+    assert!(
+        errs[0]
+            .message
+            .contains("`projectile.colour` cannot be a sensitivity parameter")
+    );
+}

@@ -97,7 +97,7 @@ pub struct ModelFile {
     pub checks: ChecksSection,
     #[serde(default)]
     pub inputs: InputsSection,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "SensitivitiesSection::is_empty")]
     pub sensitivities: SensitivitiesSection,
     #[serde(default)]
     pub chamber: Vec<ChamberSpec>,
@@ -233,6 +233,12 @@ pub struct SensitivitiesSection {
     /// `<component>.<key>` parameters to differentiate every state and output with respect to.
     #[serde(default)]
     pub parameters: Vec<String>,
+}
+
+impl SensitivitiesSection {
+    pub fn is_empty(&self) -> bool {
+        self.parameters.is_empty()
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
