@@ -291,3 +291,62 @@ fn an_unknown_sensitivity_parameter_is_a_model_error() {
             .contains("`projectile.colour` cannot be a sensitivity parameter")
     );
 }
+
+/// The output sensitivities the CLI writes (pressures, temperatures and link flows by a dual
+/// evaluation) against central differences of the outputs of whole runs (Simulation, rk4), on
+/// the two tanks at t = 1 s.
+#[test]
+fn output_sensitivities_match_central_differences_of_the_outputs() {
+    use plenum::variables::{
+        output_variables, sensitivity_variables, write_output_sensitivities, write_outputs,
+    };
+    let mut spec = shipped("two_tanks");
+    spec.solver.t_end = 1.0;
+    spec.solver.output_interval = Some(0.5);
+    let names = vec!["valve.coefficient".to_string(), "a.pressure".to_string()];
+    let run = sensitivity::run(&spec, Some(&names)).expect("runs");
+    let last = run.last();
+    let mut net = build_network(&spec);
+    let params: Vec<_> = names
+        .iter()
+        .map(|n| net.sensitivity_parameter(n).unwrap())
+        .collect();
+    let svars = sensitivity_variables(&net, &names);
+    let mut sens = vec![0.0; svars.len()];
+    write_output_sensitivities(&mut net, last.t_s, &last.y, &last.s, &params, &mut sens);
+    let outputs_at_end = |spec: &ModelFile| {
+        let mut sim = simulation(spec, "rk4", spec.solver.step.unwrap());
+        sim.advance_to(spec.solver.t_end).expect("runs");
+        let vars = output_variables(&sim);
+        let mut out = vec![0.0; vars.len()];
+        write_outputs(&mut sim, &mut out);
+        (vars, out)
+    };
+    let k0 = spec.valve[0].coefficient.as_const().unwrap();
+    let pa = spec.chamber[0].pressure;
+    let mut compared = 0;
+    for (i, d) in [k0 * 1e-4, pa * 1e-4].into_iter().enumerate() {
+        let (mut plus, mut minus) = (spec.clone(), spec.clone());
+        if i == 0 {
+            plus.valve[0].coefficient = (k0 + d).into();
+            minus.valve[0].coefficient = (k0 - d).into();
+        } else {
+            plus.chamber[0].pressure = pa + d;
+            minus.chamber[0].pressure = pa - d;
+        }
+        let ((vars, yp), (_, ym)) = (outputs_at_end(&plus), outputs_at_end(&minus));
+        for out in ["a.p", "b.T", "valve.mdot", "mass_total"] {
+            let j = vars.iter().position(|v| v.name == out).unwrap();
+            let fd = (yp[j] - ym[j]) / (2.0 * d);
+            let col = format!("d({out})/d({})", names[i]);
+            let c = svars.iter().position(|v| v.name == col).unwrap();
+            let s = sens[c];
+            let scale = fd.abs().max(if out == "mass_total" { 1e-12 } else { 0.0 });
+            let err = (s - fd).abs() / scale;
+            println!("{col} = {s:e} vs central FD {fd:e} (rel {err:e}; limit 1e-5)");
+            assert!(err < 1e-5, "{col}");
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 8);
+}
