@@ -115,8 +115,19 @@ fn projectile_sensitivities_match_central_differences_of_whole_runs() {
 /// pressure (an initial condition) against central differences of whole runs.
 #[test]
 fn two_tanks_sensitivities_match_central_differences_dopri5() {
+    two_tanks_against_central_differences("dopri5");
+}
+
+/// The same with the adaptive BDF (Newton on the augmented system).
+#[test]
+fn two_tanks_sensitivities_match_central_differences_bdf() {
+    two_tanks_against_central_differences("bdf");
+}
+
+fn two_tanks_against_central_differences(method: &str) {
     let mut spec = shipped("two_tanks");
-    spec.solver.method = "dopri5".into();
+    spec.solver.method = method.into();
+    spec.solver.step = None;
     spec.solver.rtol = Some(1e-10);
     spec.solver.atol = Some(1e-14);
     spec.solver.t_end = 1.0;
@@ -146,7 +157,7 @@ fn two_tanks_sensitivities_match_central_differences_dopri5() {
             let fd = (yp[j] - ym[j]) / (2.0 * d);
             let s = last.s[i][j];
             println!(
-                "{}: d{what}/dp = {s:e} vs central FD {fd:e} (rel {:e}; limit 1e-5)",
+                "{method} {}: d{what}/dp = {s:e} vs central FD {fd:e} (rel {:e}; limit 1e-5)",
                 names[i],
                 rel(s, fd)
             );
