@@ -217,6 +217,8 @@ pub fn run_network(
     let mut next_output = output_time(k_out);
     let mut inc = vec![0.0; dim];
     let mut y_new = vec![0.0; dim];
+    // Dense-output buffers for the samples.
+    let (mut out, mut di) = (vec![0.0; dim], vec![0.0; dim]);
     let (mut f_before, mut f_after) = (vec![0.0; n], vec![0.0; n]);
     let t_end = s.t_end;
     let fixed = integ.fixed_step();
@@ -270,11 +272,9 @@ pub fn run_network(
         };
         // Output samples inside the step, by the method's dense output.
         while next_output <= t_new * (1.0 + 1e-14) && next_output < t_end {
-            let mut out = vec![0.0; dim];
             if next_output >= t_new {
                 out.copy_from_slice(&y_new);
             } else {
-                let mut di = vec![0.0; dim];
                 integ
                     .dense(&mut sys, t, &y, next_output - t, &mut di)
                     .map_err(|e| e.to_string())?;
