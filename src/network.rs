@@ -948,7 +948,7 @@ impl OdeSystem for Network {
         self.ensure_scratch();
         // Moving the buffers out (no allocation) lets `eval` borrow the network immutably.
         let mut sc = std::mem::take(&mut self.scratch);
-        self.eval(t, y, dy, &mut sc, &[], None);
+        self.eval(t, y, dy, &mut sc, &[]);
         self.scratch = sc;
     }
 
@@ -966,7 +966,7 @@ impl OdeSystem for Network {
         for i in 0..n {
             d.y[i] = Dual64::new(y[i], v[i]);
         }
-        self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[], None);
+        self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[]);
         for i in 0..n {
             dydt[i] = d.dy[i].re;
             jv[i] = d.dy[i].eps;
@@ -990,7 +990,6 @@ impl Network {
         dy: &mut [T],
         sc: &mut Scratch<T>,
         seeds: &[(&Param, T)],
-        mass_seed: Option<(usize, T)>,
     ) {
         let seg = self.segment_start_s;
         let pv = |p: &Param| -> T {
@@ -1092,11 +1091,7 @@ impl Network {
             );
             let damping_power = v * pv(&p.damping_n_s_per_m) * v;
             dy[o + piston::POSITION] = v;
-            dy[o + piston::VELOCITY] = match mass_seed {
-                // a = F/m₀ computed with the model's mass; F/m with the seeded m is a·m₀/m.
-                Some((js, m)) if js == j => f.acceleration_m_per_s2 * p.mass_kg / m,
-                _ => f.acceleration_m_per_s2,
-            };
+            dy[o + piston::VELOCITY] = f.acceleration_m_per_s2;
             let dvdt = v * area;
             self.boundary_work(nodes, behind, dvdt, dy);
             self.boundary_work(nodes, ahead, -dvdt, dy);
@@ -1199,7 +1194,7 @@ impl Network {
         for i in 0..n {
             d.y[i] = Dual64::from(y[i]);
         }
-        self.eval(t, &d.y, &mut d.dy, &mut d.sc, &dual_seeds, None);
+        self.eval(t, &d.y, &mut d.dy, &mut d.sc, &dual_seeds);
         for (out, f) in dflow.iter_mut().zip(&d.sc.link_mdot) {
             *out = f.eps;
         }
@@ -1302,7 +1297,7 @@ enum LinkKind {
 /// [`crate::sensitivity`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum SensitivityParameter {
-    /// `<piston>.mass`: enters the right-hand side through a = F/m.
+    /// `<piston>.mass`: enters the right-hand side only through a = F/m.
     PistonMass(usize),
     /// `<chamber>.pressure`, the initial pressure: enters through the initial state only.
     ChamberPressure(usize),
@@ -1393,20 +1388,24 @@ impl Network {
         let seg = self.segment_start_s;
         match p {
             SensitivityParameter::PistonMass(j) => {
-                let m = Dual64::new(self.pistons[*j].mass_kg, 1.0);
-                self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[], Some((*j, m)));
+                self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[]);
+                // The mass enters only through a = F/m (0 once exited): with m = m₀ + ε the
+                // acceleration is a·m₀/m.
+                let m0 = self.pistons[*j].mass_kg;
+                let v = self.layout.piston_offset + j * piston::STATES + piston::VELOCITY;
+                d.dy[v] = d.dy[v] * m0 / Dual64::new(m0, 1.0);
             }
             SensitivityParameter::ChamberPressure(_) => {
-                self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[], None);
+                self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[]);
             }
             SensitivityParameter::Run { component, key } => match self.param_ref(component, key) {
                 Some(q) => {
                     let seed = [(q, Dual64::new(q.value(t, seg), 1.0))];
-                    self.eval(t, &d.y, &mut d.dy, &mut d.sc, &seed, None);
+                    self.eval(t, &d.y, &mut d.dy, &mut d.sc, &seed);
                 }
                 None => {
                     debug_assert!(false, "`{component}.{key}` was checked when resolved");
-                    self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[], None);
+                    self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[]);
                 }
             },
         }
