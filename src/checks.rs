@@ -2,7 +2,8 @@
 //! (BlasterSim verification §3.1.1, `check_sys` in cva.f90). 0 means fine.
 //!
 //! 1 never exited before `max_time` · 2 negative mass · 3 negative temperature ·
-//! 4 mass drift · 5 energy drift · 6/7 gradients of mass/energy (need dual numbers; not yet) ·
+//! 4 mass drift · 5 energy drift · 6/7 gradients of mass/energy (sensitivity runs only: see
+//! [`crate::sensitivity`]) ·
 //! 8 pressure above the gas's critical pressure · 9 piston volumes desynchronized.
 
 use serde::{Deserialize, Serialize};
@@ -16,6 +17,8 @@ pub const NEGATIVE_MASS: u8 = 2;
 pub const NEGATIVE_TEMPERATURE: u8 = 3;
 pub const MASS_DRIFT: u8 = 4;
 pub const ENERGY_DRIFT: u8 = 5;
+pub const MASS_GRADIENT_DRIFT: u8 = 6;
+pub const ENERGY_GRADIENT_DRIFT: u8 = 7;
 pub const ABOVE_CRITICAL_PRESSURE: u8 = 8;
 pub const PISTON_DESYNC: u8 = 9;
 
@@ -28,8 +31,8 @@ pub fn describe(code: u8) -> &'static str {
         NEGATIVE_TEMPERATURE => "a chamber's temperature became negative",
         MASS_DRIFT => "total mass drifted beyond the threshold",
         ENERGY_DRIFT => "total energy drifted beyond the threshold",
-        6 => "gradient of the total mass is not conserved",
-        7 => "gradient of the total energy is not conserved",
+        MASS_GRADIENT_DRIFT => "gradient of the total mass is not conserved",
+        ENERGY_GRADIENT_DRIFT => "gradient of the total energy is not conserved",
         ABOVE_CRITICAL_PRESSURE => {
             "a pressure exceeds the gas's critical pressure (ideal gas inaccurate)"
         }

@@ -20,6 +20,7 @@ pub mod model;
 pub mod network;
 pub mod ode;
 pub mod param;
+pub mod sensitivity;
 pub mod simulation;
 pub mod sparsity;
 pub mod variables;

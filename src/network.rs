@@ -95,6 +95,16 @@ impl<T: Scalar> Scratch<T> {
     }
 }
 
+/// A test-only component that removes a fraction of a chamber's mass and energy per second
+/// without counting it as having left (see `Network::test_sink`).
+#[doc(hidden)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestSink {
+    pub chamber: usize,
+    pub mass_rate_per_s: f64,
+    pub energy_rate_per_s: f64,
+}
+
 /// The dual-number evaluation's buffers (see [`Network::jvp`]), allocated once.
 #[derive(Clone, Debug, Default)]
 struct DualScratch {
@@ -237,6 +247,11 @@ pub struct Network {
     pub segment_start_s: f64,
     /// Right-hand-side evaluations so far.
     pub rhs_evaluations: u64,
+    /// A deliberately non-conserving sink, for the tests of checks 4–7 only (no model file
+    /// can create it).
+    #[doc(hidden)]
+    #[serde(skip)]
+    pub test_sink: Option<TestSink>,
     #[serde(skip)]
     scratch: Scratch<f64>,
     #[serde(skip)]
@@ -358,6 +373,7 @@ impl Network {
             layout,
             segment_start_s: 0.0,
             rhs_evaluations: 0,
+            test_sink: None,
             scratch: Scratch::default(),
             dual: DualScratch::default(),
         };
@@ -795,6 +811,19 @@ impl Network {
         }
     }
 
+    /// ∂g_k/∂y·w for event function `k` (every event function is linear in y with a
+    /// parameter-free threshold, so this is exact; see [`Self::event_value`]).
+    pub fn event_gradient_dot(&self, k: usize, w: &[f64]) -> f64 {
+        let x = |j: usize| w[self.layout.piston_offset + j * piston::STATES + piston::POSITION];
+        match self.event_kind(k) {
+            Some(EventKind::Exit(j) | EventKind::StopMax(j)) => x(j),
+            Some(EventKind::StopMin(j)) => -x(j),
+            Some(EventKind::FlowReverses(i)) => -w[self.layout.inertance_offset + i],
+            Some(EventKind::FlowResumes(i)) => w[self.layout.inertance_offset + i],
+            None => 0.0,
+        }
+    }
+
     /// Piston j's exit function: x − x_exit while it has an exit not yet passed.
     pub fn exit_event_value(&self, j: usize, y: &[f64]) -> Option<f64> {
         let p = &self.pistons[j];
@@ -1097,6 +1126,13 @@ impl Network {
             dy[acc + 1] += (nl.pressure_pa - nr.pressure_pa) * dvdt;
         }
 
+        if let Some(k) = &self.test_sink {
+            // Unaccounted losses (not in the accumulators): the totals are not conserved.
+            let o = k.chamber * chamber::STATES;
+            dy[o + chamber::MASS] -= y[o + chamber::MASS] * k.mass_rate_per_s;
+            dy[o + chamber::ENERGY] -= y[o + chamber::ENERGY] * k.energy_rate_per_s;
+        }
+
         if self.isothermal {
             // dU/dt = c_v·T₀·dm/dt; the heat that holds T₀ is counted as energy that left.
             let cv = self.gas.cv_j_per_kg_k;
@@ -1255,4 +1291,167 @@ enum LinkKind {
     Restrictor,
     Tube,
     Inertance,
+}
+
+/// A parameter of a forward-sensitivity run (`[sensitivities] parameters`, see
+/// [`crate::sensitivity`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SensitivityParameter {
+    /// `<piston>.mass`: enters the right-hand side only through a = F/m.
+    PistonMass(usize),
+    /// `<chamber>.pressure`, the initial pressure: enters through the initial state only.
+    ChamberPressure(usize),
+    /// A run-time parameter `<component>.<key>` (see [`SETTABLE`]): enters the right-hand side.
+    Run { component: String, key: String },
+}
+
+/// Forward sensitivities with dual numbers (see [`crate::sensitivity`]).
+impl Network {
+    /// The parameter named `<component>.<key>` as a sensitivity parameter; the error names what
+    /// can be used.
+    pub fn sensitivity_parameter(&self, name: &str) -> Result<SensitivityParameter, String> {
+        let (component, key) = name.rsplit_once('.').ok_or_else(|| {
+            format!("sensitivity parameter `{name}` is not of the form `<component>.<key>`")
+        })?;
+        if key == "mass"
+            && let Some(j) = self.pistons.iter().position(|p| p.name == component)
+        {
+            return Ok(SensitivityParameter::PistonMass(j));
+        }
+        if key == "pressure"
+            && let Some(i) = self.chambers.iter().position(|c| c.name == component)
+        {
+            return Ok(SensitivityParameter::ChamberPressure(i));
+        }
+        if self.param_ref(component, key).is_some() {
+            return Ok(SensitivityParameter::Run {
+                component: component.to_string(),
+                key: key.to_string(),
+            });
+        }
+        Err(format!(
+            "`{name}` cannot be a sensitivity parameter (possible: a piston's mass, a chamber's \
+             pressure, and the run-time parameters: {SETTABLE})"
+        ))
+    }
+
+    /// The parameter's value at time `t`.
+    pub fn sensitivity_parameter_value(&self, p: &SensitivityParameter, t: f64) -> f64 {
+        match p {
+            SensitivityParameter::PistonMass(j) => self.pistons[*j].mass_kg,
+            SensitivityParameter::ChamberPressure(i) => self.chambers[*i].initial_pressure_pa,
+            SensitivityParameter::Run { component, key } => {
+                self.get_scalar(component, key, t).unwrap_or(f64::NAN)
+            }
+        }
+    }
+
+    /// s(0) = ∂y(0)/∂p into `s0`. The initial mass p·V/(R·T) and energy m·c_v·T of a chamber
+    /// are linear in its pressure, so their derivatives are their values at p = 1 Pa.
+    pub fn initial_sensitivity(&self, p: &SensitivityParameter, s0: &mut [f64]) {
+        s0.fill(0.0);
+        if let SensitivityParameter::ChamberPressure(i) = *p {
+            let y0 = self.initial_state();
+            let ch = &self.chambers[i];
+            let o = i * chamber::STATES;
+            let dm = self
+                .gas
+                .mass_kg(1.0, y0[o + chamber::VOLUME], ch.initial_temperature_k);
+            s0[o + chamber::MASS] = dm;
+            s0[o + chamber::ENERGY] = self.gas.internal_energy_j(dm, ch.initial_temperature_k);
+        }
+    }
+
+    /// f(t, y) into `dydt` and ṡ = J·s + ∂f/∂p into `ds`, in one dual-number evaluation
+    /// (y + s·ε, p + ε). The f64 scratch is left alone. No allocation after the first call.
+    pub fn sensitivity_rhs(
+        &mut self,
+        t: f64,
+        y: &[f64],
+        s: &[f64],
+        p: &SensitivityParameter,
+        dydt: &mut [f64],
+        ds: &mut [f64],
+    ) {
+        let n = self.layout.n_states;
+        debug_assert!(y.len() == n && s.len() == n && dydt.len() == n && ds.len() == n);
+        self.rhs_evaluations += 1;
+        let mut d = std::mem::take(&mut self.dual);
+        d.sc.ensure(self.chambers.len() + self.reservoirs.len(), self.n_links());
+        if d.y.len() != n {
+            d.y = vec![Dual64::from(0.0); n];
+            d.dy = vec![Dual64::from(0.0); n];
+        }
+        for i in 0..n {
+            d.y[i] = Dual64::new(y[i], s[i]);
+        }
+        let seg = self.segment_start_s;
+        match p {
+            SensitivityParameter::PistonMass(j) => {
+                self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[]);
+                // The mass enters only through a = F/m (0 once exited): with m = m₀ + ε the
+                // acceleration is a·m₀/m.
+                let m0 = self.pistons[*j].mass_kg;
+                let v = self.layout.piston_offset + j * piston::STATES + piston::VELOCITY;
+                d.dy[v] = d.dy[v] * m0 / Dual64::new(m0, 1.0);
+            }
+            SensitivityParameter::ChamberPressure(_) => {
+                self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[]);
+            }
+            SensitivityParameter::Run { component, key } => match self.param_ref(component, key) {
+                Some(q) => {
+                    let seed = [(q, Dual64::new(q.value(t, seg), 1.0))];
+                    self.eval(t, &d.y, &mut d.dy, &mut d.sc, &seed);
+                }
+                None => {
+                    debug_assert!(false, "`{component}.{key}` was checked when resolved");
+                    self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[]);
+                }
+            },
+        }
+        for i in 0..n {
+            dydt[i] = d.dy[i].re;
+            ds[i] = d.dy[i].eps;
+        }
+        self.dual = d;
+    }
+
+    /// The derivatives of the named links' flows (`<name>.mdot`) computed by the last
+    /// [`Self::sensitivity_rhs`], d ṁ/dp = ∂ṁ/∂y·s + ∂ṁ/∂p, into `dflow`.
+    pub fn last_dual_link_flow_derivatives(&self, dflow: &mut [f64]) {
+        for (out, f) in dflow.iter_mut().zip(&self.dual.sc.link_mdot) {
+            *out = f.eps;
+        }
+    }
+
+    /// d(mass_total)/dp and d(energy_total)/dp along a trajectory with sensitivity `s`
+    /// (the derivatives of [`Self::mass_total_kg`] and [`Self::energy_total_j`]).
+    pub fn totals_sensitivity(&self, y: &[f64], s: &[f64], p: &SensitivityParameter) -> (f64, f64) {
+        let nc = self.chambers.len();
+        let acc = self.layout.accumulator_offset;
+        let dm: f64 = (0..nc)
+            .map(|i| s[i * chamber::STATES + chamber::MASS])
+            .sum::<f64>()
+            + s[acc];
+        let du: f64 = (0..nc)
+            .map(|i| s[i * chamber::STATES + chamber::ENERGY])
+            .sum();
+        let mech: f64 = self
+            .pistons
+            .iter()
+            .enumerate()
+            .map(|(j, pi)| {
+                let o = self.layout.piston_offset + j * piston::STATES;
+                let (x, v) = (y[o + piston::POSITION], y[o + piston::VELOCITY]);
+                let (sx, sv) = (s[o + piston::POSITION], s[o + piston::VELOCITY]);
+                let dmass = if *p == SensitivityParameter::PistonMass(j) {
+                    0.5 * v * v
+                } else {
+                    0.0
+                };
+                pi.mass_kg * v * sv - pi.spring_force_n(x) * sx + dmass
+            })
+            .sum();
+        (dm, du + mech + s[acc + 1])
+    }
 }

@@ -20,7 +20,11 @@ fn var(name: String, unit: &'static str, description: String) -> OutputVariable 
 
 /// Every output, in the order [`write_outputs`] fills them.
 pub fn output_variables(sim: &Simulation) -> Vec<OutputVariable> {
-    let net = &sim.network;
+    output_variables_of(&sim.network)
+}
+
+/// [`output_variables`] of a network.
+pub fn output_variables_of(net: &crate::network::Network) -> Vec<OutputVariable> {
     let mut v = vec![var("time".into(), "s", "simulation time".into())];
     for c in &net.chambers {
         let n = &c.name;
@@ -126,4 +130,83 @@ pub fn write_outputs(sim: &mut Simulation, out: &mut [f64]) {
     put(sim.network.mass_total_kg(&sim.y));
     put(sim.network.energy_total_j(&sim.y));
     put(sim.rc as f64);
+}
+
+/// Whether output `name` has a sensitivity column (time, `rc` and the exit flags do not).
+fn has_sensitivity(name: &str) -> bool {
+    name != "time" && name != "rc" && !name.ends_with(".exited")
+}
+
+/// The sensitivity outputs `d(<output>)/d(<parameter>)`, parameter by parameter, in the order
+/// [`write_output_sensitivities`] fills them.
+pub fn sensitivity_variables(
+    net: &crate::network::Network,
+    parameters: &[String],
+) -> Vec<OutputVariable> {
+    let outputs = output_variables_of(net);
+    let mut v = Vec::new();
+    for p in parameters {
+        for o in outputs.iter().filter(|o| has_sensitivity(&o.name)) {
+            v.push(var(
+                format!("d({})/d({p})", o.name),
+                "",
+                format!(
+                    "derivative of {} ({}) with respect to {p} (SI)",
+                    o.name, o.unit
+                ),
+            ));
+        }
+    }
+    v
+}
+
+/// Fill `out` (length = `sensitivity_variables(net, ..).len()`) with d(output)/dp at (t, y)
+/// for sensitivities `s[i]` = ∂y/∂p_i: states directly, pressures, temperatures and link flows
+/// by one dual-number evaluation per parameter, the totals by their derivatives.
+pub fn write_output_sensitivities(
+    net: &mut crate::network::Network,
+    t: f64,
+    y: &[f64],
+    s: &[Vec<f64>],
+    params: &[crate::network::SensitivityParameter],
+    out: &mut [f64],
+) {
+    use crate::components::chamber;
+    let n = net.layout.n_states;
+    let mut f = vec![0.0; n];
+    let mut ds = vec![0.0; n];
+    let mut dflow = vec![0.0; net.n_named_links()];
+    let mut k = 0;
+    let mut put = |x: f64| {
+        out[k] = x;
+        k += 1;
+    };
+    for (si, p) in s.iter().zip(params) {
+        net.sensitivity_rhs(t, y, si, p, &mut f, &mut ds);
+        net.last_dual_link_flow_derivatives(&mut dflow);
+        for i in 0..net.chambers.len() {
+            let o = i * chamber::STATES;
+            let d = |j: usize| num_dual::Dual64::new(y[o + j], si[o + j]);
+            let (m, u, v) = (d(chamber::MASS), d(chamber::ENERGY), d(chamber::VOLUME));
+            put(net.gas.pressure_pa(u, v).eps);
+            put(net.gas.temperature_k(m, u).eps);
+            put(m.eps);
+            put(v.eps);
+            put(u.eps);
+        }
+        for x in &dflow {
+            put(*x);
+        }
+        for k in 0..net.inertance_valves.len() {
+            put(si[net.layout.inertance_offset + k]);
+        }
+        for j in 0..net.pistons.len() {
+            let o = net.layout.piston_offset + j * piston::STATES;
+            put(si[o + piston::POSITION]);
+            put(si[o + piston::VELOCITY]);
+        }
+        let (dm, de) = net.totals_sensitivity(y, si, p);
+        put(dm);
+        put(de);
+    }
 }

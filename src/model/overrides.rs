@@ -20,7 +20,14 @@ use super::ModelError;
 use super::locate::{AppliedOverride, Path, Seg, key, table_mut};
 
 /// Sections: single tables that are not components.
-pub(crate) const SECTIONS: &[&str] = &["model", "gas", "solver", "checks", "inputs"];
+pub(crate) const SECTIONS: &[&str] = &[
+    "model",
+    "gas",
+    "solver",
+    "checks",
+    "inputs",
+    "sensitivities",
+];
 
 fn set_error(text: &str, message: String) -> ModelError {
     ModelError {

@@ -97,6 +97,8 @@ pub struct ModelFile {
     pub checks: ChecksSection,
     #[serde(default)]
     pub inputs: InputsSection,
+    #[serde(default, skip_serializing_if = "SensitivitiesSection::is_empty")]
+    pub sensitivities: SensitivitiesSection,
     #[serde(default)]
     pub chamber: Vec<ChamberSpec>,
     #[serde(default)]
@@ -194,6 +196,12 @@ pub struct ChecksSection {
     /// Check 9: piston-coordinate desynchronization, m (multiplied by the piston area).
     #[serde(default = "default_desync")]
     pub piston_desync: f64,
+    /// Check 6 (sensitivity runs): |d m_total/dp − its initial value|·|p| / m_total,0.
+    #[serde(default = "default_mass_drift")]
+    pub mass_gradient_drift: f64,
+    /// Check 7 (sensitivity runs): |d E_total/dp − its initial value|·|p| / |E_total,0|.
+    #[serde(default = "default_energy_drift")]
+    pub energy_gradient_drift: f64,
 }
 
 fn default_mass_drift() -> f64 {
@@ -212,7 +220,24 @@ impl Default for ChecksSection {
             mass_drift: default_mass_drift(),
             energy_drift: default_energy_drift(),
             piston_desync: default_desync(),
+            mass_gradient_drift: default_mass_drift(),
+            energy_gradient_drift: default_energy_drift(),
         }
+    }
+}
+
+/// Forward parameter sensitivities (see `crate::sensitivity`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SensitivitiesSection {
+    /// `<component>.<key>` parameters to differentiate every state and output with respect to.
+    #[serde(default)]
+    pub parameters: Vec<String>,
+}
+
+impl SensitivitiesSection {
+    pub fn is_empty(&self) -> bool {
+        self.parameters.is_empty()
     }
 }
 

@@ -148,6 +148,15 @@ pub(crate) fn validate(spec: &ModelFile, loc: &Locator<'_>) -> Vec<ModelError> {
     checks(&mut c, spec);
     components(&mut c, spec);
     inputs(&mut c, spec, &names);
+    if c.errors.is_empty() && !spec.sensitivities.parameters.is_empty() {
+        // The names resolve as the run resolves them, on the built network.
+        let net = super::build::build_network(spec);
+        for (j, name) in spec.sensitivities.parameters.iter().enumerate() {
+            if let Err(e) = net.sensitivity_parameter(name) {
+                c.err(&[key("sensitivities"), key("parameters"), Seg::Index(j)], e);
+            }
+        }
+    }
     c.errors
 }
 
@@ -525,6 +534,16 @@ fn checks(c: &mut Check, spec: &ModelFile) {
     c.positive(&sect("checks", "mass_drift"), k.mass_drift, "");
     c.positive(&sect("checks", "energy_drift"), k.energy_drift, "");
     c.positive(&sect("checks", "piston_desync"), k.piston_desync, " m");
+    c.positive(
+        &sect("checks", "mass_gradient_drift"),
+        k.mass_gradient_drift,
+        "",
+    );
+    c.positive(
+        &sect("checks", "energy_gradient_drift"),
+        k.energy_gradient_drift,
+        "",
+    );
 }
 
 fn components(c: &mut Check, spec: &ModelFile) {

@@ -1,0 +1,363 @@
+//! Forward parameter sensitivities (`plenum::sensitivity`) against independent truths: the
+//! derivative of BlasterSim's closed form for the projectile's exit velocity (BlasterSim
+//! verification §3.1.4, eq. 3.8), central finite differences of whole runs, and the gradient
+//! checks 6 and 7 on a conserving model and on a deliberately non-conserving test component.
+
+mod common;
+
+use common::*;
+use plenum::checks::{ENERGY_GRADIENT_DRIFT, MASS_GRADIENT_DRIFT};
+use plenum::components::{chamber, piston};
+use plenum::model::ModelFile;
+use plenum::model::build::build_network;
+use plenum::network::TestSink;
+use plenum::sensitivity::{self, SensitivityRun};
+
+const PARAMS: [&str; 2] = ["projectile.mass", "barrel.pressure"];
+
+fn params() -> Vec<String> {
+    PARAMS.iter().map(|s| s.to_string()).collect()
+}
+
+/// Eq. 3.8 and its derivatives with respect to the projectile's mass and the initial pressure,
+/// at position x: (v, ∂v/∂m, ∂v/∂p0). With W the work term,
+/// v² = v0² + (2A/m)·W, ∂v/∂m = −(v² − v0²)/(2·m·v), ∂v/∂p0 = (A/m)·∂W/∂p0 / v.
+fn exact(spec: &ModelFile, x: f64) -> (f64, f64, f64) {
+    let p = &spec.piston[0];
+    let c = &spec.chamber[0];
+    assert_eq!(c.volume, 0.0);
+    assert_eq!(p.friction_static, p.friction_dynamic);
+    let g = plenum::model::build::gas_of(spec.gas.as_ref()).gamma;
+    let p_atm = spec.reservoir[0].pressure.as_const().unwrap();
+    let p_f = p.friction_dynamic.as_const().unwrap();
+    let (p0, x0, a, m) = (c.pressure, p.x0, p.area, p.mass);
+    let dw_dp0 = (x0.powf(g) * x.powf(1.0 - g) - x0) / (1.0 - g);
+    let work = p0 * dw_dp0 - (p_atm + p_f) * (x - x0);
+    let v = (p.v0 * p.v0 + 2.0 * a / m * work).sqrt();
+    (
+        v,
+        -(v * v - p.v0 * p.v0) / (2.0 * m * v),
+        a / m * dw_dp0 / v,
+    )
+}
+
+fn velocity_index(run: &SensitivityRun) -> usize {
+    run.network.layout.piston_offset + piston::VELOCITY
+}
+
+fn rel(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs()
+}
+
+#[test]
+fn projectile_exit_velocity_sensitivities_match_the_closed_form() {
+    let spec = shipped("projectile");
+    let run = sensitivity::run(&spec, Some(&params())).expect("runs");
+    assert_eq!(run.events.len(), 1, "one exit event");
+    let ev = &run.events[0];
+    let iv = velocity_index(&run);
+    let x_exit = spec.piston[0].x_exit.unwrap();
+    let (v, dv_dm, dv_dp0) = exact(&spec, x_exit);
+    let (sm, sp) = (ev.s[0][iv], ev.s[1][iv]);
+    println!(
+        "exit at t = {} s, v = {} m/s (exact {v}); dt_e/dm = {:e} s/kg, dt_e/dp0 = {:e} s/Pa",
+        ev.t_s, ev.y[iv], ev.dt_dp[0], ev.dt_dp[1]
+    );
+    println!(
+        "dv/dm: {sm:e} vs exact {dv_dm:e} (rel {:e}); dv/dp0: {sp:e} vs exact {dv_dp0:e} (rel {:e}); limit 1e-6",
+        rel(sm, dv_dm),
+        rel(sp, dv_dp0)
+    );
+    assert!(rel(sm, dv_dm) < 1e-6);
+    assert!(rel(sp, dv_dp0) < 1e-6);
+    // Without the event-time correction the velocity's sensitivity would be s_v⁻, off by
+    // a·dt_e/dp: show that the correction matters at this tolerance.
+    assert!(ev.dt_dp[0] != 0.0 && ev.dt_dp[1] != 0.0);
+}
+
+/// Exit time and velocity of a whole run (Simulation, rk4) with the parameters changed.
+fn exit_of(spec: &ModelFile, dm: f64, dp0: f64) -> (f64, f64) {
+    let mut spec = spec.clone();
+    spec.piston[0].mass += dm;
+    spec.chamber[0].pressure += dp0;
+    let mut sim = simulation(&spec, "rk4", spec.solver.step.unwrap());
+    let t = run_to_exit(&mut sim, spec.solver.t_end);
+    (t, sim.piston_state(0).1)
+}
+
+#[test]
+fn projectile_sensitivities_match_central_differences_of_whole_runs() {
+    let spec = shipped("projectile");
+    let run = sensitivity::run(&spec, Some(&params())).expect("runs");
+    let ev = &run.events[0];
+    let iv = velocity_index(&run);
+    let (m, p0) = (spec.piston[0].mass, spec.chamber[0].pressure);
+    for (i, (dm, dp)) in [(m * 1e-3, 0.0), (0.0, p0 * 1e-3)].into_iter().enumerate() {
+        let d = dm + dp;
+        let (tp, vp) = exit_of(&spec, dm, dp);
+        let (tm, vm) = exit_of(&spec, -dm, -dp);
+        let (fd_t, fd_v) = ((tp - tm) / (2.0 * d), (vp - vm) / (2.0 * d));
+        println!(
+            "{}: dv/dp {:e} vs central FD {fd_v:e} (rel {:e}); dt_e/dp {:e} vs FD {fd_t:e} (rel {:e}); limit 1e-5",
+            PARAMS[i],
+            ev.s[i][iv],
+            rel(ev.s[i][iv], fd_v),
+            ev.dt_dp[i],
+            rel(ev.dt_dp[i], fd_t)
+        );
+        assert!(rel(ev.s[i][iv], fd_v) < 1e-5);
+        assert!(rel(ev.dt_dp[i], fd_t) < 1e-5);
+    }
+}
+
+/// Two tanks through a linear valve (no events), adaptive dopri5: the sensitivities of every
+/// state at t_end to the valve coefficient (a right-hand-side parameter) and to tank a's initial
+/// pressure (an initial condition) against central differences of whole runs.
+#[test]
+fn two_tanks_sensitivities_match_central_differences_dopri5() {
+    two_tanks_against_central_differences("dopri5");
+}
+
+/// The same with the adaptive BDF (Newton on the augmented system).
+#[test]
+fn two_tanks_sensitivities_match_central_differences_bdf() {
+    two_tanks_against_central_differences("bdf");
+}
+
+fn two_tanks_against_central_differences(method: &str) {
+    let mut spec = shipped("two_tanks");
+    spec.solver.method = method.into();
+    spec.solver.step = None;
+    spec.solver.rtol = Some(1e-10);
+    spec.solver.atol = Some(1e-14);
+    spec.solver.t_end = 1.0;
+    let names = vec!["valve.coefficient".to_string(), "a.pressure".to_string()];
+    let run = sensitivity::run(&spec, Some(&names)).expect("runs");
+    let last = run.last();
+    let k0 = spec.valve[0].coefficient.as_const().unwrap();
+    let pa = spec.chamber[0].pressure;
+    let end_state = |spec: &ModelFile| {
+        let run = sensitivity::run(spec, Some(&[])).expect("runs");
+        run.last().y.clone()
+    };
+    for (i, d) in [k0 * 1e-4, pa * 1e-4].into_iter().enumerate() {
+        let (mut plus, mut minus) = (spec.clone(), spec.clone());
+        if i == 0 {
+            plus.valve[0].coefficient = (k0 + d).into();
+            minus.valve[0].coefficient = (k0 - d).into();
+        } else {
+            plus.chamber[0].pressure = pa + d;
+            minus.chamber[0].pressure = pa - d;
+        }
+        let (yp, ym) = (end_state(&plus), end_state(&minus));
+        for (what, j) in [
+            ("m_a", chamber::MASS),
+            ("U_b", chamber::STATES + chamber::ENERGY),
+        ] {
+            let fd = (yp[j] - ym[j]) / (2.0 * d);
+            let s = last.s[i][j];
+            println!(
+                "{method} {}: d{what}/dp = {s:e} vs central FD {fd:e} (rel {:e}; limit 1e-5)",
+                names[i],
+                rel(s, fd)
+            );
+            assert!(rel(s, fd) < 1e-5);
+        }
+    }
+    println!(
+        "gradient checks: mass drift {:e}, energy drift {:e}, rc {}",
+        run.max_mass_gradient_drift, run.max_energy_gradient_drift, run.rc
+    );
+    assert_eq!(run.rc, 0);
+}
+
+#[test]
+fn gradient_checks_stay_quiet_on_the_projectile() {
+    let spec = shipped("projectile");
+    let run = sensitivity::run(&spec, Some(&params())).expect("runs");
+    println!(
+        "projectile: max |Δ dM/dp|·|p|/M0 = {:e} (threshold {:e}), max |Δ dE/dp|·|p|/|E0| = {:e} (threshold {:e})",
+        run.max_mass_gradient_drift,
+        spec.checks.mass_gradient_drift,
+        run.max_energy_gradient_drift,
+        spec.checks.energy_gradient_drift
+    );
+    assert_eq!(run.rc, 0);
+    assert!(run.max_mass_gradient_drift < spec.checks.mass_gradient_drift);
+    assert!(run.max_energy_gradient_drift < spec.checks.energy_gradient_drift);
+}
+
+fn with_sink(mass_rate: f64, energy_rate: f64) -> SensitivityRun {
+    let mut spec = shipped("projectile");
+    // Checks 4 and 5 are not what is tested here.
+    spec.checks.mass_drift = 1.0;
+    spec.checks.energy_drift = 1.0;
+    let mut net = build_network(&spec);
+    net.test_sink = Some(TestSink {
+        chamber: 0,
+        mass_rate_per_s: mass_rate,
+        energy_rate_per_s: energy_rate,
+    });
+    sensitivity::run_network(net, &spec, Some(&params())).expect("runs")
+}
+
+#[test]
+fn check_6_fires_on_a_mass_sink() {
+    let run = with_sink(1.0, 0.0);
+    println!(
+        "mass sink 1/s: mass gradient drift {:e}, energy gradient drift {:e}, rc {} at {:?} s",
+        run.max_mass_gradient_drift, run.max_energy_gradient_drift, run.rc, run.rc_time_s
+    );
+    assert_eq!(run.rc, MASS_GRADIENT_DRIFT);
+}
+
+#[test]
+fn check_7_fires_on_an_energy_sink() {
+    let run = with_sink(0.0, 1.0);
+    println!(
+        "energy sink 1/s: mass gradient drift {:e}, energy gradient drift {:e}, rc {} at {:?} s",
+        run.max_mass_gradient_drift, run.max_energy_gradient_drift, run.rc, run.rc_time_s
+    );
+    assert!(run.max_mass_gradient_drift < 1e-5);
+    assert_eq!(run.rc, ENERGY_GRADIENT_DRIFT);
+}
+
+/// `plenum run --csv` on the projectile with `[sensitivities]`: the extra columns exist, start at
+/// their exact initial values (∂p/∂p0 = 1, ∂T/∂p0 = 0, ∂v/∂m = 0) and end (the exit row) at the
+/// closed form's derivatives.
+#[test]
+fn cli_csv_has_the_sensitivity_columns() {
+    let dir = std::env::temp_dir().join(format!("plenum-sens-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = dir.join("projectile_sens.toml");
+    let src = std::fs::read_to_string(repo_path("models/projectile.toml")).unwrap();
+    std::fs::write(
+        &model,
+        format!(
+            "{src}\n[sensitivities]\nparameters = [\"projectile.mass\", \"barrel.pressure\"]\n"
+        ),
+    )
+    .unwrap();
+    let csv_path = dir.join("out.csv");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_plenum"))
+        .arg("run")
+        .arg(&model)
+        .arg("--csv")
+        .arg(&csv_path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut reader = csv::Reader::from_path(&csv_path).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let rows: Vec<Vec<f64>> = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(|x| x.parse().unwrap()).collect())
+        .collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column {name} in {header:?}"))
+    };
+    let (first, last) = (&rows[0], rows.last().unwrap());
+    let dp = first[col("d(barrel.p)/d(barrel.pressure)")];
+    let dt = first[col("d(barrel.T)/d(barrel.pressure)")];
+    let dv0 = first[col("d(projectile.v)/d(projectile.mass)")];
+    println!("t = 0: dp/dp0 = {dp}, dT/dp0 = {dt}, dv/dm = {dv0}");
+    assert!((dp - 1.0).abs() < 1e-12 && dt.abs() < 1e-9 && dv0 == 0.0);
+    let spec = shipped("projectile");
+    let (_, dv_dm, dv_dp0) = exact(&spec, spec.piston[0].x_exit.unwrap());
+    let (cm, cp) = (
+        last[col("d(projectile.v)/d(projectile.mass)")],
+        last[col("d(projectile.v)/d(barrel.pressure)")],
+    );
+    println!(
+        "exit row t = {}: dv/dm {cm:e} (exact {dv_dm:e}, rel {:e}), dv/dp0 {cp:e} (exact {dv_dp0:e}, rel {:e})",
+        last[0],
+        rel(cm, dv_dm),
+        rel(cp, dv_dp0)
+    );
+    assert!(rel(cm, dv_dm) < 1e-6 && rel(cp, dv_dp0) < 1e-6);
+    let nan = rows.iter().flatten().filter(|x| x.is_nan()).count();
+    println!("{} rows, {} columns, {nan} NaN", rows.len(), header.len());
+    assert_eq!(nan, 0, "every row has its sensitivities");
+}
+
+#[test]
+fn an_unknown_sensitivity_parameter_is_a_model_error() {
+    let src = std::fs::read_to_string(repo_path("models/projectile.toml")).unwrap();
+    let src = format!("{src}\n[sensitivities]\nparameters = [\"projectile.colour\"]\n");
+    let Err(errs) = plenum::model::parse_str(&src, "t.toml", &[]) else {
+        panic!("an unknown parameter must be refused");
+    };
+    println!("{errs:?}");
+    assert_eq!(errs.len(), 1);
+    assert!(
+        errs[0]
+            .message
+            .contains("`projectile.colour` cannot be a sensitivity parameter")
+    );
+}
+
+/// The output sensitivities the CLI writes (pressures, temperatures and link flows by a dual
+/// evaluation) against central differences of the outputs of whole runs (Simulation, rk4), on
+/// the two tanks at t = 1 s.
+#[test]
+fn output_sensitivities_match_central_differences_of_the_outputs() {
+    use plenum::variables::{
+        output_variables, sensitivity_variables, write_output_sensitivities, write_outputs,
+    };
+    let mut spec = shipped("two_tanks");
+    spec.solver.t_end = 1.0;
+    spec.solver.output_interval = Some(0.5);
+    let names = vec!["valve.coefficient".to_string(), "a.pressure".to_string()];
+    let run = sensitivity::run(&spec, Some(&names)).expect("runs");
+    let last = run.last();
+    let mut net = build_network(&spec);
+    let params: Vec<_> = names
+        .iter()
+        .map(|n| net.sensitivity_parameter(n).unwrap())
+        .collect();
+    let svars = sensitivity_variables(&net, &names);
+    let mut sens = vec![0.0; svars.len()];
+    write_output_sensitivities(&mut net, last.t_s, &last.y, &last.s, &params, &mut sens);
+    let outputs_at_end = |spec: &ModelFile| {
+        let mut sim = simulation(spec, "rk4", spec.solver.step.unwrap());
+        sim.advance_to(spec.solver.t_end).expect("runs");
+        let vars = output_variables(&sim);
+        let mut out = vec![0.0; vars.len()];
+        write_outputs(&mut sim, &mut out);
+        (vars, out)
+    };
+    let k0 = spec.valve[0].coefficient.as_const().unwrap();
+    let pa = spec.chamber[0].pressure;
+    let mut compared = 0;
+    for (i, d) in [k0 * 1e-4, pa * 1e-4].into_iter().enumerate() {
+        let (mut plus, mut minus) = (spec.clone(), spec.clone());
+        if i == 0 {
+            plus.valve[0].coefficient = (k0 + d).into();
+            minus.valve[0].coefficient = (k0 - d).into();
+        } else {
+            plus.chamber[0].pressure = pa + d;
+            minus.chamber[0].pressure = pa - d;
+        }
+        let ((vars, yp), (_, ym)) = (outputs_at_end(&plus), outputs_at_end(&minus));
+        for out in ["a.p", "b.T", "valve.mdot", "mass_total"] {
+            let j = vars.iter().position(|v| v.name == out).unwrap();
+            let fd = (yp[j] - ym[j]) / (2.0 * d);
+            let col = format!("d({out})/d({})", names[i]);
+            let c = svars.iter().position(|v| v.name == col).unwrap();
+            let s = sens[c];
+            let scale = fd.abs().max(if out == "mass_total" { 1e-12 } else { 0.0 });
+            let err = (s - fd).abs() / scale;
+            println!("{col} = {s:e} vs central FD {fd:e} (rel {err:e}; limit 1e-5)");
+            assert!(err < 1e-5, "{col}");
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 8);
+}
