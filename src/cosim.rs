@@ -1414,6 +1414,9 @@ impl Instance {
     pub fn restore(&mut self, snapshot: &Snapshot) -> Result<(), CallError> {
         self.require(Call::States, "fmi2SetFMUstate")?;
         let built = self.check_snapshot(snapshot)?;
+        // The one step below that can refuse is re-applying the inputs: check it before any
+        // field changes, so a refused state leaves the instance as it was.
+        self.check_inputs_settable(&snapshot.inputs)?;
         let mut param_values = None;
         if snapshot.overrides != self.overrides {
             let model = crate::model::parse_str(&self.source, &self.label, &snapshot.overrides)
@@ -1453,6 +1456,33 @@ impl Instance {
         self.put_inputs(&snapshot.inputs)?;
         put_dynamic(&mut self.sim, snapshot);
         self.outputs_valid = false;
+        Ok(())
+    }
+
+    /// Every input `put_inputs` would change can change in this model's network.
+    fn check_inputs_settable(&self, inputs: &[Option<f64>]) -> Result<(), CallError> {
+        let t = self.sim.t_s;
+        for (k, want) in inputs.iter().enumerate() {
+            if want.is_none() || self.live_inputs.get(k) == Some(want) {
+                continue;
+            }
+            let name = self
+                .description
+                .variables
+                .get(self.first_input + k)
+                .map(|v| v.name.as_str())
+                .unwrap_or("");
+            let settable = name
+                .rsplit_once('.')
+                .and_then(|(c, key)| self.sim.network.get_scalar(c, key, t))
+                .is_some();
+            if !settable {
+                return Err(CallError(format!(
+                    "the state sets input {k} (`{name}`), which this model's network cannot \
+                     change during a run; the instance is unchanged"
+                )));
+            }
+        }
         Ok(())
     }
 

@@ -33,6 +33,9 @@ pub struct Settings {
     /// Fixed step, s (fixed-step methods; adaptive methods ignore it).
     pub step_s: Option<f64>,
     pub max_time_s: Option<f64>,
+    /// Most accepted adaptive steps in one [`Simulation::advance_to`] (CVODE's `mxstep`).
+    #[serde(default = "crate::model::spec::default_max_steps")]
+    pub max_steps: u64,
     pub stop_on_exit: bool,
     /// rtol, atol, max_step, initial_step of the adaptive methods (`max_step` also bounds every
     /// adaptive step in the driver).
@@ -515,6 +518,7 @@ impl Simulation {
         target: f64,
         inc: &mut [f64],
     ) -> Result<Advance, StepFailure> {
+        let mut steps_left = self.settings.max_steps;
         loop {
             if let Some(f) = self.finished {
                 return Ok(Advance::Finished(f));
@@ -567,6 +571,21 @@ impl Simulation {
                 stop = stop.min(mt);
             }
             let h_max = (stop - t).min(self.settings.control.max_step.unwrap_or(f64::INFINITY));
+            if steps_left == 0 {
+                // CVODE's CV_TOO_MUCH_WORK: the reported state stays where it was, consistent.
+                return Err(StepFailure {
+                    code: 0,
+                    last_good_t_s: self.t_s,
+                    message: format!(
+                        "solver failure: {} steps in one advance without reaching t = {target} s \
+                         (the method's own time is {t} s); the problem is too stiff for `{}` or \
+                         its state is damaged (raise [solver] max_steps if the work is genuine)",
+                        self.settings.max_steps,
+                        self.integrator_name()
+                    ),
+                });
+            }
+            steps_left -= 1;
             self.adaptive_step(t, stop, breakpoint, h_max, inc)?;
         }
     }

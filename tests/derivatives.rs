@@ -260,47 +260,13 @@ fn bdf_run(
     }
 }
 
-const STIFF: &str = r#"
-[model]
-name = "stiff"
-[gas]
-species = "air"
-[solver]
-method = "bdf"
-t_end = 200.0
-[[chamber]]
-name = "tank"
-volume = 1.0
-pressure = 3e5
-temperature = 300.0
-[[chamber]]
-name = "tiny"
-volume = 1e-6
-pressure = 1e5
-temperature = 300.0
-[[reservoir]]
-name = "atm"
-pressure = 101325.0
-temperature = 300.0
-[[orifice]]
-name = "feed"
-from = "tank"
-to = "tiny"
-area = 1e-5
-discharge_coefficient = 0.8
-[[orifice]]
-name = "vent"
-from = "tiny"
-to = "atm"
-area = 1e-5
-discharge_coefficient = 0.8
-"#;
-
 #[test]
 fn bdf_exact_jacobian_against_finite_differences() {
     let mut cases = vec![(
         "stiff network".to_string(),
-        parse_str(STIFF, "stiff.toml", &[]).expect("valid").spec,
+        parse_str(common::STIFF, "stiff.toml", &[])
+            .expect("valid")
+            .spec,
     )];
     for (path, spec) in models() {
         cases.push((path, spec));

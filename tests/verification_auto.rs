@@ -9,43 +9,6 @@ mod common;
 use plenum::integrators::Method;
 use plenum::model::{ModelFile, load_path};
 
-/// A 1 m³ tank empties through a 1 cm³ chamber between two orifices (as in
-/// tests/verification_bdf.rs): chamber time constant ~1e-4 s, tank ~1e3 s.
-const STIFF: &str = r#"
-[model]
-name = "stiff"
-[gas]
-species = "air"
-[solver]
-t_end = 200.0
-[[chamber]]
-name = "tank"
-volume = 1.0
-pressure = 3e5
-temperature = 300.0
-[[chamber]]
-name = "tiny"
-volume = 1e-6
-pressure = 1e5
-temperature = 300.0
-[[reservoir]]
-name = "atm"
-pressure = 101325.0
-temperature = 300.0
-[[orifice]]
-name = "feed"
-from = "tank"
-to = "tiny"
-area = 1e-5
-discharge_coefficient = 0.8
-[[orifice]]
-name = "vent"
-from = "tiny"
-to = "atm"
-area = 1e-5
-discharge_coefficient = 0.8
-"#;
-
 fn peer_model(name: &str) -> ModelFile {
     let path = common::repo_path(&format!("compliance-tests/peers/models/{name}.toml"));
     load_path(&path, &[])
@@ -133,7 +96,7 @@ fn check(spec: &ModelFile, what: &str) -> (f64, Run, Run) {
 
 #[test]
 fn auto_switches_to_bdf_on_a_stiff_network() {
-    let spec = plenum::model::parse_str(STIFF, "stiff.toml", &[])
+    let spec = plenum::model::parse_str(common::STIFF, "stiff.toml", &[])
         .expect("parses")
         .spec;
     let (_, auto, dp5) = check(&spec, "stiff tank + tiny chamber");
@@ -172,7 +135,7 @@ fn bits(sim: &plenum::simulation::Simulation) -> Vec<u64> {
 
 #[test]
 fn auto_restored_in_either_mode_continues_bit_for_bit() {
-    let spec = plenum::model::parse_str(STIFF, "stiff.toml", &[])
+    let spec = plenum::model::parse_str(common::STIFF, "stiff.toml", &[])
         .expect("parses")
         .spec;
     // Snapshots while DP5 runs (1 ms, 2 ms) and while BDF runs (50 s).

@@ -256,45 +256,6 @@ fn adaptive_bdf_error_is_proportional_to_rtol() {
 // ---------------------------------------------------------------------------------------------
 // Stiffness.
 
-const STIFF: &str = r#"
-# A 1 m³ tank at 3 bar empties into the atmosphere through a 1 cm³ chamber between two equal
-# 10 mm² orifices: the chamber's pressure relaxes in ~1e-4 s, the tank's in ~1e3 s.
-[model]
-name = "stiff"
-[gas]
-species = "air"
-[solver]
-method = "bdf"
-step = 1e-3
-t_end = 200.0
-[[chamber]]
-name = "tank"
-volume = 1.0
-pressure = 3e5
-temperature = 300.0
-[[chamber]]
-name = "tiny"
-volume = 1e-6
-pressure = 1e5
-temperature = 300.0
-[[reservoir]]
-name = "atm"
-pressure = 101325.0
-temperature = 300.0
-[[orifice]]
-name = "feed"
-from = "tank"
-to = "tiny"
-area = 1e-5
-discharge_coefficient = 0.8
-[[orifice]]
-name = "vent"
-from = "tiny"
-to = "atm"
-area = 1e-5
-discharge_coefficient = 0.8
-"#;
-
 /// Largest relative difference of the chamber states (m, U per chamber).
 fn rel_diff(a: &[f64], b: &[f64], nc: usize) -> f64 {
     let mut worst: f64 = 0.0;
@@ -345,7 +306,7 @@ fn worst_diff(a: &[Vec<f64>], b: &[Vec<f64>], nc: usize) -> f64 {
 
 #[test]
 fn stiff_network_bdf_needs_under_a_hundredth_of_the_explicit_work() {
-    let spec = parse(STIFF, "stiff.toml");
+    let spec = parse(common::STIFF, "stiff.toml");
     let t_end = spec.solver.t_end;
     let mut net = plenum::model::build_network(&spec);
     let n = net.dimension();
@@ -723,7 +684,7 @@ fn agrees_with_diffsol_on_a_tank_venting_through_a_one_way_valve() {
 fn no_allocation_in_the_step_loop_after_warm_up() {
     // Stiff network, adaptive bdf: Jacobians, LU factorizations (faer, in place with a
     // preallocated MemStack), order changes, error-test failures, dense output.
-    let spec = parse(STIFF, "stiff.toml");
+    let spec = parse(common::STIFF, "stiff.toml");
     let mut net = plenum::model::build_network(&spec);
     let n = net.dimension();
     let mut bdf = adaptive_bdf(n, 1e-6, 1e-12);

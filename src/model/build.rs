@@ -203,6 +203,7 @@ pub fn build_simulation(spec: &ModelFile, method: Option<&str>) -> Result<Simula
     let settings = Settings {
         step_s: s.step,
         max_time_s: s.max_time,
+        max_steps: s.max_steps,
         stop_on_exit: s.stop_on_exit,
         control: StepControl {
             rtol: s.rtol.unwrap_or(DEFAULT_RTOL),

@@ -160,6 +160,11 @@ pub struct SolverSection {
     pub atol: Option<f64>,
     pub max_step: Option<f64>,
     pub initial_step: Option<f64>,
+    /// Most accepted adaptive steps in one advance (one FMU communication step, one CLI output
+    /// interval) before the run stops with an error: CVODE's `mxstep`, so that no input can
+    /// make one call run without end.
+    #[serde(default = "default_max_steps")]
+    pub max_steps: u64,
     /// Newton Jacobian of the implicit methods: "exact" (dual numbers, the default) or
     /// "finite-difference".
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -173,6 +178,16 @@ pub struct SolverSection {
     pub max_time: Option<f64>,
     #[serde(default = "default_true")]
     pub stop_on_exit: bool,
+}
+
+/// CVODE's default `mxstep` is 500 per output call; Plenum's calls may span a whole run (one
+/// fmi2DoStep over the whole experiment), so the guard is set far above any shipped model's
+/// needs (the stiffest takes a few thousand steps per run) and still ends a runaway call in
+/// well under a second of release-build time.
+pub const DEFAULT_MAX_STEPS: u64 = 100_000;
+
+pub fn default_max_steps() -> u64 {
+    DEFAULT_MAX_STEPS
 }
 
 fn default_method() -> String {

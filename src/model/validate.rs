@@ -504,6 +504,12 @@ fn solver(c: &mut Check, spec: &ModelFile) {
     c.opt_positive(&sect("solver", "atol"), s.atol, "");
     c.opt_positive(&sect("solver", "max_step"), s.max_step, " s");
     c.opt_positive(&sect("solver", "initial_step"), s.initial_step, " s");
+    if s.max_steps == 0 {
+        c.err(
+            &sect("solver", "max_steps"),
+            "`max_steps` must be at least 1".to_string(),
+        );
+    }
     if s.t_start.is_finite() && s.t_end.is_finite() && s.t_end <= s.t_start {
         c.err(
             &sect("solver", "t_end"),

@@ -6,6 +6,44 @@ use std::path::Path;
 use plenum::model::{ModelFile, build_simulation, load_path};
 use plenum::simulation::{Advance, Simulation};
 
+/// The stiff test network: a 1 m³ tank at 3 bar empties into the atmosphere through a 1 cm³
+/// chamber between two equal 10 mm² orifices. The chamber's pressure relaxes in ~1e-4 s, the
+/// tank's in ~1e3 s (stiffness ratio ~1e7). No method is named: the tests choose one.
+pub const STIFF: &str = r#"
+[model]
+name = "stiff"
+[gas]
+species = "air"
+[solver]
+t_end = 200.0
+[[chamber]]
+name = "tank"
+volume = 1.0
+pressure = 3e5
+temperature = 300.0
+[[chamber]]
+name = "tiny"
+volume = 1e-6
+pressure = 1e5
+temperature = 300.0
+[[reservoir]]
+name = "atm"
+pressure = 101325.0
+temperature = 300.0
+[[orifice]]
+name = "feed"
+from = "tank"
+to = "tiny"
+area = 1e-5
+discharge_coefficient = 0.8
+[[orifice]]
+name = "vent"
+from = "tiny"
+to = "atm"
+area = 1e-5
+discharge_coefficient = 0.8
+"#;
+
 pub fn repo_path(rel: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
