@@ -35,11 +35,16 @@ pub struct ModelError {
 
 impl std::fmt::Display for ModelError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: `{}`: {}",
-            self.file, self.line, self.column, self.key, self.message
-        )
+        // Line 0 marks an error of the file as a whole (an empty file) or of an override: no
+        // position to point at, and no key when none is involved.
+        write!(f, "{}", self.file)?;
+        if self.line > 0 {
+            write!(f, ":{}:{}", self.line, self.column)?;
+        }
+        if !self.key.is_empty() {
+            write!(f, ": `{}`", self.key)?;
+        }
+        write!(f, ": {}", self.message)
     }
 }
 
