@@ -1038,14 +1038,9 @@ impl Instance {
     /// the integrator starts afresh (multistep history is not carried across it).
     fn set_inputs_live(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), CallError> {
         // Check that every input can change before changing any.
-        let t = self.sim.t_s;
         for &vr in vrs {
             let name = &self.description.variables[vr as usize].name;
-            let ok = name
-                .rsplit_once('.')
-                .and_then(|(c, k)| self.sim.network.get_scalar(c, k, t))
-                .is_some();
-            if !ok {
+            if !self.settable_now(name) {
                 return Err(CallError(format!(
                     "input `{name}` cannot change during a run: the network has no parameter \
                      that can ({})",
@@ -1459,9 +1454,15 @@ impl Instance {
         Ok(())
     }
 
+    /// The variable `<component>.<key>` names a parameter the network can change during a run.
+    fn settable_now(&self, name: &str) -> bool {
+        name.rsplit_once('.')
+            .and_then(|(c, key)| self.sim.network.get_scalar(c, key, self.sim.t_s))
+            .is_some()
+    }
+
     /// Every input `put_inputs` would change can change in this model's network.
     fn check_inputs_settable(&self, inputs: &[Option<f64>]) -> Result<(), CallError> {
-        let t = self.sim.t_s;
         for (k, want) in inputs.iter().enumerate() {
             if want.is_none() || self.live_inputs.get(k) == Some(want) {
                 continue;
@@ -1472,11 +1473,7 @@ impl Instance {
                 .get(self.first_input + k)
                 .map(|v| v.name.as_str())
                 .unwrap_or("");
-            let settable = name
-                .rsplit_once('.')
-                .and_then(|(c, key)| self.sim.network.get_scalar(c, key, t))
-                .is_some();
-            if !settable {
+            if !self.settable_now(name) {
                 return Err(CallError(format!(
                     "the state sets input {k} (`{name}`), which this model's network cannot \
                      change during a run; the instance is unchanged"
