@@ -164,11 +164,15 @@ fn auto_chooses_by_size_and_a_sparse_run_restores_bit_for_bit() {
     let mut sim = bdf_sim(&shipped("blowdown"), LinearSolver::Auto);
     sim.advance_to(1e-3).unwrap();
     println!(
-        "blowdown: {} states, sparse {}",
+        "blowdown: {} states, sparse {}, band {}",
         sim.y.len(),
-        bdf(&sim).uses_sparse_lu()
+        bdf(&sim).uses_sparse_lu(),
+        bdf(&sim).uses_band_lu()
     );
-    assert!(sim.y.len() < SPARSE_MIN_STATES && !bdf(&sim).uses_sparse_lu());
+    // Below `SPARSE_MIN_STATES` the band LU with the full band (a plain LU).
+    assert!(
+        sim.y.len() < SPARSE_MIN_STATES && !bdf(&sim).uses_sparse_lu() && bdf(&sim).uses_band_lu()
+    );
 
     // A chain has a narrow band (4 + 4 here): `Auto` takes the band LU.
     let mut sim = bdf_sim(&chain(150), LinearSolver::Auto);

@@ -12,9 +12,10 @@
 //! - Newton: at most 3 iterations, convergence rate estimate with CRDOWN = 0.3, divergence when
 //!   a correction grows by RDIV = 2, test ‖Δ‖·min(1, rate) ≤ 0.1/tq₂ in the weighted RMS norm
 //!   with weights 1/(rtol·|y_i| + atol).
-//! - Iteration matrix M = I − γJ rebuilt and factored (LU with partial pivoting from `faer`:
-//!   dense in place below `SPARSE_MIN_STATES` states, else sparse over the pattern of M with the
-//!   column order and symbolic analysis computed once; preallocated workspaces) on the first
+//! - Iteration matrix M = I − γJ rebuilt and factored (LU with partial pivoting: as a band
+//!   matrix below `SPARSE_MIN_STATES` states and for narrow bands (chains), else `faer`'s sparse
+//!   LU over the pattern of M with the column order and symbolic analysis computed once, or
+//!   `faer`'s dense LU; preallocated workspaces) on the first
 //!   step, every 20 steps (MSBP), when γ changed by more than 30 % (DGMAX), and after any
 //!   failure; the Jacobian itself is re-evaluated on the first step, every 50 steps (MSBJ),
 //!   after a Newton convergence failure with a Jacobian that was not fresh, and after a
@@ -97,17 +98,20 @@ const FIXED_RTOL: f64 = 1e-13;
 const FIXED_ATOL: f64 = 1e-300;
 /// RK4 substeps per start step of the fixed-order variants.
 const START_SUBSTEPS: usize = 4;
-/// Below this many states M = I − γJ is factored densely (`LinearSolver::Auto`). Measured
-/// (`cargo bench --bench scale -- --crossover`, bdf2 step on chains): the sparse LU is already
-/// 0.86× the dense one at 10 states and 0.5× at 76; below 10 (the shipped models: 5–8 states)
-/// it is not measured and the dense path, unchanged, is kept.
+/// Below this many states M = I − γJ is never factored sparsely (`LinearSolver::Auto`).
+/// Measured (`cargo bench --bench scale -- --crossover`, bdf2 step on chains): the sparse LU is
+/// already 0.86× the dense one at 10 states and 0.5× at 76. Below 10 states (the shipped
+/// models: 5–8) `Auto` takes the band LU with the full band, a plain unblocked LU: on the
+/// 5-state vent (callgrind) faer's dense LU cost ~1.7k instructions per solve, 36 % of the
+/// BDF solve.
 pub const SPARSE_MIN_STATES: usize = 10;
 
 /// How the iteration matrix M = I − γJ is factored. Not part of the saved state: a restored
 /// integrator uses `Auto`, which depends on n and the pattern only, so it continues bit for bit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LinearSolver {
-    /// Sparse from `SPARSE_MIN_STATES` states on (and a pattern at most half full), else dense.
+    /// Band below `SPARSE_MIN_STATES` states or when the band is narrow (`BAND_MAX`), else
+    /// sparse when the pattern is at most half full, else dense.
     #[default]
     Auto,
     /// Dense LU with partial pivoting (faer).
@@ -123,7 +127,7 @@ pub enum LinearSolver {
 
 /// `Auto` factors M as a band matrix from `SPARSE_MIN_STATES` states on when its lower plus
 /// upper bandwidth is at most this (a chain of tanks: 5 + 5). Measured on the 20-tank chain
-/// (60 states, bandwidths 4 + 4; callgrind, `plenum run --repeat 20`): faer's sparse LU spends
+/// (62 states; callgrind, `plenum run --repeat 20`): faer's sparse LU spends
 /// ~150k instructions per factorization and ~11k per solve there, about 40 % of the whole
 /// BDF solve; the band LU does a factorization in n·kl·(kl + ku) and a solve in n·(2kl + ku)
 /// multiply-adds with no symbolic bookkeeping.
@@ -665,7 +669,7 @@ impl Bdf {
         let (kl, ku) = bandwidths(&m_pattern);
         ws.band = match self.linear {
             LinearSolver::Banded => Some((kl, ku)),
-            LinearSolver::Auto if n >= SPARSE_MIN_STATES && kl + ku <= BAND_MAX => Some((kl, ku)),
+            LinearSolver::Auto if n < SPARSE_MIN_STATES || kl + ku <= BAND_MAX => Some((kl, ku)),
             _ => None,
         };
         ws.ab = Vec::new();
