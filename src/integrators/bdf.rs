@@ -12,9 +12,10 @@
 //! - Newton: at most 3 iterations, convergence rate estimate with CRDOWN = 0.3, divergence when
 //!   a correction grows by RDIV = 2, test ‖Δ‖·min(1, rate) ≤ 0.1/tq₂ in the weighted RMS norm
 //!   with weights 1/(rtol·|y_i| + atol).
-//! - Iteration matrix M = I − γJ rebuilt and factored (LU with partial pivoting from `faer`:
-//!   dense in place below `SPARSE_MIN_STATES` states, else sparse over the pattern of M with the
-//!   column order and symbolic analysis computed once; preallocated workspaces) on the first
+//! - Iteration matrix M = I − γJ rebuilt and factored (LU with partial pivoting: as a band
+//!   matrix below `SPARSE_MIN_STATES` states and for narrow bands (chains), else `faer`'s sparse
+//!   LU over the pattern of M with the column order and symbolic analysis computed once, or
+//!   `faer`'s dense LU; preallocated workspaces) on the first
 //!   step, every 20 steps (MSBP), when γ changed by more than 30 % (DGMAX), and after any
 //!   failure; the Jacobian itself is re-evaluated on the first step, every 50 steps (MSBJ),
 //!   after a Newton convergence failure with a Jacobian that was not fresh, and after a
@@ -97,17 +98,20 @@ const FIXED_RTOL: f64 = 1e-13;
 const FIXED_ATOL: f64 = 1e-300;
 /// RK4 substeps per start step of the fixed-order variants.
 const START_SUBSTEPS: usize = 4;
-/// Below this many states M = I − γJ is factored densely (`LinearSolver::Auto`). Measured
-/// (`cargo bench --bench scale -- --crossover`, bdf2 step on chains): the sparse LU is already
-/// 0.86× the dense one at 10 states and 0.5× at 76; below 10 (the shipped models: 5–8 states)
-/// it is not measured and the dense path, unchanged, is kept.
+/// Below this many states M = I − γJ is never factored sparsely (`LinearSolver::Auto`).
+/// Measured (`cargo bench --bench scale -- --crossover`, bdf2 step on chains): the sparse LU is
+/// already 0.86× the dense one at 10 states and 0.5× at 76. Below 10 states (the shipped
+/// models: 5–8) `Auto` takes the band LU with the full band, a plain unblocked LU: on the
+/// 5-state vent (callgrind) faer's dense LU cost ~1.7k instructions per solve, 36 % of the
+/// BDF solve.
 pub const SPARSE_MIN_STATES: usize = 10;
 
 /// How the iteration matrix M = I − γJ is factored. Not part of the saved state: a restored
 /// integrator uses `Auto`, which depends on n and the pattern only, so it continues bit for bit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LinearSolver {
-    /// Sparse from `SPARSE_MIN_STATES` states on (and a pattern at most half full), else dense.
+    /// Band below `SPARSE_MIN_STATES` states or when the band is narrow (`BAND_MAX`), else
+    /// sparse when the pattern is at most half full, else dense.
     #[default]
     Auto,
     /// Dense LU with partial pivoting (faer).
@@ -115,7 +119,19 @@ pub enum LinearSolver {
     /// Sparse LU (faer: COLAMD column order and symbolic analysis once per pattern, numeric
     /// refactorization with partial pivoting when J or γ changes).
     Sparse,
+    /// Band LU with partial pivoting in the pattern's own order (LAPACK's `dgbtf2`/`dgbtrs`
+    /// algorithm, Anderson et al., *LAPACK Users' Guide*, §5.3.2), for patterns of small
+    /// bandwidth (chains).
+    Banded,
 }
+
+/// `Auto` factors M as a band matrix from `SPARSE_MIN_STATES` states on when its lower plus
+/// upper bandwidth is at most this (a chain of tanks: 5 + 5). Measured on the 20-tank chain
+/// (62 states; callgrind, `plenum run --repeat 20`): faer's sparse LU spends
+/// ~150k instructions per factorization and ~11k per solve there, about 40 % of the whole
+/// BDF solve; the band LU does a factorization in n·kl·(kl + ku) and a solve in n·(2kl + ku)
+/// multiply-adds with no symbolic bookkeeping.
+pub const BAND_MAX: usize = 16;
 
 /// Tolerances of the adaptive method (scalars, as in the model file's `[solver]`), set by
 /// [`Integrator::configure`] from the driver's [`StepControl`].
@@ -310,6 +326,11 @@ struct Workspace {
     symbolic: Option<SymbolicLu<usize>>,
     numeric: NumericLu<usize, f64>,
     sp_mem: Option<MemBuffer>,
+    /// Band path: (kl, ku) of M's pattern, the factors in LAPACK band storage (2kl + ku + 1
+    /// rows per column, column-major) and the row interchanges.
+    band: Option<(usize, usize)>,
+    ab: Vec<f64>,
+    ipiv: Vec<usize>,
     /// Scratch of n for the row sums of `jacobian_radius_bound`.
     rowsum: Vec<f64>,
     /// The restored Jacobian did not fit the pattern: evaluate a new one at the next setup.
@@ -390,6 +411,112 @@ enum Nls {
     ConvFail,
     /// Newton failed with a Jacobian that was not fresh: set up again with a new one.
     TryAgain,
+}
+
+/// Lower and upper bandwidths (kl, ku) of a pattern: the largest i − j and j − i of its entries.
+fn bandwidths(p: &Pattern) -> (usize, usize) {
+    let (mut kl, mut ku) = (0, 0);
+    for j in 0..p.n {
+        for &i in &p.rows[p.col_start[j]..p.col_start[j + 1]] {
+            kl = kl.max(i.saturating_sub(j));
+            ku = ku.max(j.saturating_sub(i));
+        }
+    }
+    (kl, ku)
+}
+
+/// LU with partial pivoting of the n×n band matrix in `ab` (LAPACK band storage: A(i, j) at
+/// `ab[j·ld + kv + i − j]`, ld = 2kl + ku + 1, kv = kl + ku; the top kl rows hold the fill of
+/// U), in place, as LAPACK's unblocked `dgbtf2`: U gets upper bandwidth kl + ku, the
+/// multipliers of L stay below the diagonal, `ipiv[j]` is the row swapped with row j. False
+/// when a pivot is zero or not finite (M singular).
+fn band_factor(ab: &mut [f64], ipiv: &mut [usize], n: usize, kl: usize, ku: usize) -> bool {
+    let ld = 2 * kl + ku + 1;
+    let kv = kl + ku;
+    // Last column touched by the row operations so far.
+    let mut ju = 0;
+    for j in 0..n {
+        let km = kl.min(n - 1 - j);
+        let col = &ab[j * ld + kv..j * ld + kv + km + 1];
+        let mut jp = 0;
+        let mut big = col[0].abs();
+        for (r, v) in col.iter().enumerate().skip(1) {
+            if v.abs() > big {
+                big = v.abs();
+                jp = r;
+            }
+        }
+        ipiv[j] = j + jp;
+        let pivot = col[jp];
+        if pivot == 0.0 || !pivot.is_finite() {
+            return false;
+        }
+        ju = ju.max((j + ku + jp).min(n - 1));
+        if jp != 0 {
+            // Swap rows j and j + jp in columns j..=ju.
+            for c in j..=ju {
+                ab.swap(c * ld + kv + j - c, c * ld + kv + j + jp - c);
+            }
+        }
+        if km > 0 {
+            let inv = 1.0 / ab[j * ld + kv];
+            for v in &mut ab[j * ld + kv + 1..j * ld + kv + km + 1] {
+                *v *= inv;
+            }
+            // Rank-1 update of the trailing band: A(j+r, c) −= l(j+r)·u(j, c).
+            for c in j + 1..=ju {
+                let (left, right) = ab.split_at_mut(c * ld);
+                let l = &left[j * ld + kv + 1..j * ld + kv + km + 1];
+                let top = kv + j - c;
+                let u = right[top];
+                if u != 0.0 {
+                    for (a, &m) in right[top + 1..top + 1 + km].iter_mut().zip(l) {
+                        *a -= m * u;
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Solve A x = b in place with the factors of [`band_factor`] (LAPACK's `dgbtrs`, no transpose).
+fn band_solve(ab: &[f64], ipiv: &[usize], n: usize, kl: usize, ku: usize, b: &mut [f64]) {
+    let ld = 2 * kl + ku + 1;
+    let kv = kl + ku;
+    // L: the row interchanges and the multipliers, column by column.
+    for j in 0..n {
+        let lm = kl.min(n - 1 - j);
+        let l = ipiv[j];
+        if l != j {
+            b.swap(l, j);
+        }
+        let bj = b[j];
+        if lm > 0 && bj != 0.0 {
+            let m = &ab[j * ld + kv + 1..j * ld + kv + 1 + lm];
+            for (x, &mi) in b[j + 1..j + 1 + lm].iter_mut().zip(m) {
+                *x -= mi * bj;
+            }
+        }
+    }
+    // U (upper bandwidth kv): back substitution by columns.
+    for j in (0..n).rev() {
+        b[j] /= ab[j * ld + kv];
+        let bj = b[j];
+        let i0 = j.saturating_sub(kv);
+        let u = &ab[j * ld + kv - (j - i0)..j * ld + kv];
+        for (x, &ui) in b[i0..j].iter_mut().zip(u) {
+            *x -= ui * bj;
+        }
+    }
+}
+
+/// Nordsieck columns j − 1 (mutable) and j of `zn` (n values each), for the Pascal-triangle
+/// sums of `predict` and `restore` without per-element bounds checks.
+#[inline]
+fn column_pair(zn: &mut [f64], n: usize, j: usize) -> (&mut [f64], &[f64]) {
+    let (lo, hi) = zn.split_at_mut(j * n);
+    (&mut lo[(j - 1) * n..], &hi[..n])
 }
 
 #[inline]
@@ -497,6 +624,11 @@ impl Bdf {
         self.ws.sparse
     }
 
+    /// Whether M is factored as a band matrix (after the first step or `jacobian_groups`).
+    pub fn uses_band_lu(&self) -> bool {
+        self.ws.band.is_some()
+    }
+
     fn prepare<S: OdeSystem>(&mut self, sys: &S) {
         let n = self.n;
         let ws = &mut self.ws;
@@ -534,10 +666,22 @@ impl Bdf {
             })
             .collect();
         let nnz = m_pattern.nonzeros();
+        let (kl, ku) = bandwidths(&m_pattern);
+        ws.band = match self.linear {
+            LinearSolver::Banded => Some((kl, ku)),
+            LinearSolver::Auto if n < SPARSE_MIN_STATES || kl + ku <= BAND_MAX => Some((kl, ku)),
+            _ => None,
+        };
+        ws.ab = Vec::new();
+        ws.ipiv = Vec::new();
+        if ws.band.is_some() {
+            ws.ab = vec![0.0; (2 * kl + ku + 1) * n];
+            ws.ipiv = vec![0; n];
+        }
         ws.sparse = match self.linear {
-            LinearSolver::Dense => false,
+            LinearSolver::Dense | LinearSolver::Banded => false,
             LinearSolver::Sparse => true,
-            LinearSolver::Auto => n >= SPARSE_MIN_STATES && 2 * nnz <= n * n,
+            LinearSolver::Auto => ws.band.is_none() && n >= SPARSE_MIN_STATES && 2 * nnz <= n * n,
         };
         ws.symbolic = None;
         ws.sp_mem = None;
@@ -568,7 +712,7 @@ impl Bdf {
         ws.lu = None;
         ws.rhs = None;
         ws.mem = None;
-        if !ws.sparse {
+        if !ws.sparse && ws.band.is_none() {
             ws.lu = Some(Mat::zeros(n, n));
             ws.rhs = Some(Mat::zeros(n, 1));
             ws.perm = vec![0; n];
@@ -717,11 +861,11 @@ impl<S: OdeSystem> Step<'_, S> {
 
     fn predict(&mut self) {
         let (n, q) = (self.n, self.s.q);
-        let zn = &mut self.s.zn;
         for k in 1..=q {
             for j in (k..=q).rev() {
-                for i in 0..n {
-                    zn[(j - 1) * n + i] += zn[j * n + i];
+                let (prev, next) = column_pair(&mut self.s.zn, n, j);
+                for (a, b) in prev.iter_mut().zip(next) {
+                    *a += *b;
                 }
             }
         }
@@ -730,11 +874,11 @@ impl<S: OdeSystem> Step<'_, S> {
     fn restore(&mut self, saved_t: f64) {
         let (n, q) = (self.n, self.s.q);
         self.s.tn = saved_t;
-        let zn = &mut self.s.zn;
         for k in 1..=q {
             for j in (k..=q).rev() {
-                for i in 0..n {
-                    zn[(j - 1) * n + i] -= zn[j * n + i];
+                let (prev, next) = column_pair(&mut self.s.zn, n, j);
+                for (a, b) in prev.iter_mut().zip(next) {
+                    *a -= *b;
                 }
             }
         }
@@ -1020,7 +1164,20 @@ impl<S: OdeSystem> Step<'_, S> {
         let ws = &mut *self.ws;
         let p = ws.m_pattern.as_ref().expect("workspace prepared");
         let jac = &self.s.jac;
-        let ok = if ws.sparse {
+        let ok = if let Some((kl, ku)) = ws.band {
+            let ld = 2 * kl + ku + 1;
+            let kv = kl + ku;
+            ws.ab.fill(0.0);
+            for j in 0..n {
+                let range = p.col_start[j]..p.col_start[j + 1];
+                let col = &mut ws.ab[j * ld..(j + 1) * ld];
+                for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
+                    col[kv + i - j] = -gamma * a;
+                }
+                col[kv] += 1.0;
+            }
+            band_factor(&mut ws.ab, &mut ws.ipiv, n, kl, ku)
+        } else if ws.sparse {
             for (m, a) in ws.m_vals.iter_mut().zip(jac) {
                 *m = -gamma * a;
             }
@@ -1078,6 +1235,10 @@ impl<S: OdeSystem> Step<'_, S> {
     fn solve(&mut self) {
         let n = self.n;
         let ws = &mut *self.ws;
+        if let Some((kl, ku)) = ws.band {
+            band_solve(&ws.ab, &ws.ipiv, n, kl, ku, &mut ws.tempv);
+            return;
+        }
         if ws.sparse {
             let sym = ws.symbolic.as_ref().expect("workspace prepared");
             let lu = faer::sparse::linalg::lu::LuRef::new_unchecked(sym, &ws.numeric);
@@ -1122,9 +1283,11 @@ impl<S: OdeSystem> Step<'_, S> {
             {
                 let s = &*self.s;
                 let ws = &mut *self.ws;
-                for i in 0..n {
-                    let t = s.rl1 * s.zn[n + i] + ws.acor[i];
-                    ws.tempv[i] = s.gamma * ws.ftemp[i] - t;
+                let z1 = &s.zn[n..2 * n];
+                for (((tv, &z), &a), &f) in ws.tempv.iter_mut().zip(z1).zip(&ws.acor).zip(&ws.ftemp)
+                {
+                    let t = s.rl1 * z + a;
+                    *tv = s.gamma * f - t;
                 }
             }
             self.solve();
@@ -1144,9 +1307,15 @@ impl<S: OdeSystem> Step<'_, S> {
             {
                 let s = &*self.s;
                 let ws = &mut *self.ws;
-                for i in 0..n {
-                    ws.acor[i] += ws.tempv[i];
-                    ws.y[i] = s.zn[i] + ws.acor[i];
+                for (((a, y), &tv), &z) in ws
+                    .acor
+                    .iter_mut()
+                    .zip(&mut ws.y)
+                    .zip(&ws.tempv)
+                    .zip(&s.zn[..n])
+                {
+                    *a += tv;
+                    *y = z + *a;
                 }
             }
             if m > 0 {
@@ -1178,9 +1347,9 @@ impl<S: OdeSystem> Step<'_, S> {
     fn predicted_increment(&mut self) {
         let (n, q) = (self.n, self.s.q);
         self.ws.inc.fill(0.0);
-        for j in 1..=q {
-            for i in 0..n {
-                self.ws.inc[i] += self.s.zn[j * n + i];
+        for z in self.s.zn[n..(q + 1) * n].chunks_exact(n) {
+            for (a, b) in self.ws.inc.iter_mut().zip(z) {
+                *a += *b;
             }
         }
     }
@@ -1198,14 +1367,13 @@ impl<S: OdeSystem> Step<'_, S> {
             s.tau[2] = s.tau[1];
         }
         s.tau[1] = s.h;
-        for j in 0..=q {
-            let lj = s.l[j];
-            for i in 0..n {
-                s.zn[j * n + i] += lj * self.ws.acor[i];
+        for (z, &lj) in s.zn[..(q + 1) * n].chunks_exact_mut(n).zip(&s.l) {
+            for (a, &c) in z.iter_mut().zip(&self.ws.acor) {
+                *a += lj * c;
             }
         }
-        for i in 0..n {
-            self.ws.inc[i] += self.ws.acor[i];
+        for (a, &c) in self.ws.inc.iter_mut().zip(&self.ws.acor) {
+            *a += c;
         }
         if self.fixed.is_some() {
             return;
@@ -1910,5 +2078,85 @@ impl Integrator for Bdf {
             }
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{band_factor, band_solve};
+
+    /// The band LU solves A x = b: for band matrices whose pivots need row interchanges
+    /// (small diagonals), x is recovered and the residual ‖A x − b‖∞ / (‖A‖∞‖x‖∞) is at
+    /// round-off. Truth: b = A·x_true, computed from the full matrix.
+    #[test]
+    fn band_lu_solves_band_systems() {
+        for &(n, kl, ku) in &[(1, 0, 0), (7, 1, 2), (12, 3, 1), (30, 4, 4), (9, 8, 8)] {
+            let ld = 2 * kl + ku + 1;
+            let kv = kl + ku;
+            // Deterministic entries in the band, diagonal small so that pivoting happens.
+            let mut full = vec![vec![0.0; n]; n];
+            let mut seed = 12345u64;
+            let mut next = || {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+            };
+            for (i, row) in full.iter_mut().enumerate() {
+                for (j, a) in row.iter_mut().enumerate() {
+                    if i <= j + kl && j <= i + ku {
+                        *a = if i == j { 1e-3 * next() } else { next() };
+                    }
+                }
+            }
+            let mut ab = vec![0.0; ld * n];
+            for (i, row) in full.iter().enumerate() {
+                for (j, &a) in row.iter().enumerate() {
+                    if i <= j + kl && j <= i + ku {
+                        ab[j * ld + kv + i - j] = a;
+                    }
+                }
+            }
+            let x_true: Vec<f64> = (0..n).map(|i| 1.0 + i as f64 / 3.0).collect();
+            let b: Vec<f64> = full
+                .iter()
+                .map(|row| row.iter().zip(&x_true).map(|(a, x)| a * x).sum())
+                .collect();
+            let mut ipiv = vec![0; n];
+            assert!(
+                band_factor(&mut ab, &mut ipiv, n, kl, ku),
+                "n {n}: singular"
+            );
+            let swaps = ipiv.iter().enumerate().filter(|(j, p)| *j != **p).count();
+            let mut x = b.clone();
+            band_solve(&ab, &ipiv, n, kl, ku, &mut x);
+            let norm_a = full
+                .iter()
+                .map(|r| r.iter().map(|a| a.abs()).sum::<f64>())
+                .fold(0.0, f64::max);
+            let norm_x = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let resid = full
+                .iter()
+                .zip(&b)
+                .map(|(row, bi)| (row.iter().zip(&x).map(|(a, x)| a * x).sum::<f64>() - bi).abs())
+                .fold(0.0, f64::max);
+            let rel = resid / (norm_a * norm_x);
+            let err = x
+                .iter()
+                .zip(&x_true)
+                .map(|(a, b)| (a - b).abs() / b)
+                .fold(0.0, f64::max);
+            println!(
+                "n {n}, kl {kl}, ku {ku}: {swaps} row swaps, relative residual {rel:.2e}, \
+                 max relative error in x {err:.2e}"
+            );
+            assert!(rel < 1e-14, "residual {rel:e}");
+            assert!(err < 1e-9, "error {err:e}");
+        }
+        // A zero pivot column is reported, not divided by.
+        let (n, kl, ku) = (3, 1, 1);
+        let mut ab = vec![0.0; (2 * kl + ku + 1) * n];
+        let mut ipiv = vec![0; n];
+        assert!(!band_factor(&mut ab, &mut ipiv, n, kl, ku));
     }
 }

@@ -227,46 +227,82 @@ impl Dopri5 {
         inc: &mut [f64],
     ) -> Option<f64> {
         let n = self.n;
-        let k = &mut self.k;
-        let k1 = &self.f0;
-        for i in 0..n {
-            k.ytmp[i] = y[i] + h * A21 * k1[i];
+        let k = &mut *self.k;
+        // Every vector re-sliced to n: the loops below index without bounds checks (the
+        // arithmetic is unchanged, term for term).
+        let (y, k1, inc) = (&y[..n], &self.f0[..n], &mut inc[..n]);
+        {
+            let ytmp = &mut k.ytmp[..n];
+            for i in 0..n {
+                ytmp[i] = y[i] + h * A21 * k1[i];
+            }
         }
         sys.rhs(t + C2 * h, &k.ytmp, &mut k.k2);
-        for i in 0..n {
-            k.ytmp[i] = y[i] + h * (A31 * k1[i] + A32 * k.k2[i]);
+        {
+            let (ytmp, k2) = (&mut k.ytmp[..n], &k.k2[..n]);
+            for i in 0..n {
+                ytmp[i] = y[i] + h * (A31 * k1[i] + A32 * k2[i]);
+            }
         }
         sys.rhs(t + C3 * h, &k.ytmp, &mut k.k3);
-        for i in 0..n {
-            k.ytmp[i] = y[i] + h * (A41 * k1[i] + A42 * k.k2[i] + A43 * k.k3[i]);
+        {
+            let (ytmp, k2, k3) = (&mut k.ytmp[..n], &k.k2[..n], &k.k3[..n]);
+            for i in 0..n {
+                ytmp[i] = y[i] + h * (A41 * k1[i] + A42 * k2[i] + A43 * k3[i]);
+            }
         }
         sys.rhs(t + C4 * h, &k.ytmp, &mut k.k4);
-        for i in 0..n {
-            k.ytmp[i] = y[i] + h * (A51 * k1[i] + A52 * k.k2[i] + A53 * k.k3[i] + A54 * k.k4[i]);
+        {
+            let (ytmp, k2, k3, k4) = (&mut k.ytmp[..n], &k.k2[..n], &k.k3[..n], &k.k4[..n]);
+            for i in 0..n {
+                ytmp[i] = y[i] + h * (A51 * k1[i] + A52 * k2[i] + A53 * k3[i] + A54 * k4[i]);
+            }
         }
         sys.rhs(t + C5 * h, &k.ytmp, &mut k.k5);
-        for i in 0..n {
-            k.ysti[i] = y[i]
-                + h * (A61 * k1[i] + A62 * k.k2[i] + A63 * k.k3[i] + A64 * k.k4[i] + A65 * k.k5[i]);
+        {
+            let (ysti, k2, k3, k4, k5) = (
+                &mut k.ysti[..n],
+                &k.k2[..n],
+                &k.k3[..n],
+                &k.k4[..n],
+                &k.k5[..n],
+            );
+            for i in 0..n {
+                ysti[i] = y[i]
+                    + h * (A61 * k1[i] + A62 * k2[i] + A63 * k3[i] + A64 * k4[i] + A65 * k5[i]);
+            }
         }
         sys.rhs(t + h, &k.ysti, &mut k.k6);
-        for i in 0..n {
-            inc[i] =
-                h * (A71 * k1[i] + A73 * k.k3[i] + A74 * k.k4[i] + A75 * k.k5[i] + A76 * k.k6[i]);
-            k.ytmp[i] = y[i] + inc[i];
+        {
+            let (ytmp, k3, k4, k5, k6) = (
+                &mut k.ytmp[..n],
+                &k.k3[..n],
+                &k.k4[..n],
+                &k.k5[..n],
+                &k.k6[..n],
+            );
+            for i in 0..n {
+                inc[i] = h * (A71 * k1[i] + A73 * k3[i] + A74 * k4[i] + A75 * k5[i] + A76 * k6[i]);
+                ytmp[i] = y[i] + inc[i];
+            }
         }
         sys.rhs(t + h, &k.ytmp, &mut k.k7);
         let mut err = 0.0;
-        for i in 0..n {
-            let e = h
-                * (E1 * k1[i]
-                    + E3 * k.k3[i]
-                    + E4 * k.k4[i]
-                    + E5 * k.k5[i]
-                    + E6 * k.k6[i]
-                    + E7 * k.k7[i]);
-            let sk = self.atol + self.rtol * y[i].abs().max(k.ytmp[i].abs());
-            err += (e / sk).powi(2);
+        {
+            let (ytmp, k3, k4, k5, k6, k7) = (
+                &k.ytmp[..n],
+                &k.k3[..n],
+                &k.k4[..n],
+                &k.k5[..n],
+                &k.k6[..n],
+                &k.k7[..n],
+            );
+            for i in 0..n {
+                let e = h
+                    * (E1 * k1[i] + E3 * k3[i] + E4 * k4[i] + E5 * k5[i] + E6 * k6[i] + E7 * k7[i]);
+                let sk = self.atol + self.rtol * y[i].abs().max(ytmp[i].abs());
+                err += (e / sk).powi(2);
+            }
         }
         let err = (err / n.max(1) as f64).sqrt();
         let finite = [&k.k2, &k.k3, &k.k4, &k.k5, &k.k6, &k.k7]
@@ -280,11 +316,12 @@ impl Dopri5 {
     /// eigenvalue, y₁ and ŷ₆ being the arguments of the last two stages (both at t + h); 0 when
     /// they coincide.
     fn stiffness_estimate(&self, h: f64) -> f64 {
-        let k = &self.k;
+        let (k, n) = (&self.k, self.n);
+        let (k6, k7, ytmp, ysti) = (&k.k6[..n], &k.k7[..n], &k.ytmp[..n], &k.ysti[..n]);
         let (mut num, mut den) = (0.0, 0.0);
-        for i in 0..self.n {
-            num += (k.k7[i] - k.k6[i]).powi(2);
-            den += (k.ytmp[i] - k.ysti[i]).powi(2);
+        for i in 0..n {
+            num += (k7[i] - k6[i]).powi(2);
+            den += (ytmp[i] - ysti[i]).powi(2);
         }
         if den > 0.0 {
             h * (num / den).sqrt()
@@ -316,19 +353,17 @@ impl Dopri5 {
         let (d2, rest) = self.dense.split_at_mut(n);
         let (d3, rest) = rest.split_at_mut(n);
         let (d4, d5) = rest.split_at_mut(n);
+        let d5 = &mut d5[..n];
+        let (inc, f0) = (&inc[..n], &self.f0[..n]);
+        let (k3, k4, k5, k6, k7) = (&k.k3[..n], &k.k4[..n], &k.k5[..n], &k.k6[..n], &k.k7[..n]);
         for i in 0..n {
             let ydiff = inc[i];
-            let bspl = h * self.f0[i] - ydiff;
+            let bspl = h * f0[i] - ydiff;
             d2[i] = ydiff;
             d3[i] = bspl;
-            d4[i] = ydiff - h * k.k7[i] - bspl;
-            d5[i] = h
-                * (D1 * self.f0[i]
-                    + D3 * k.k3[i]
-                    + D4 * k.k4[i]
-                    + D5 * k.k5[i]
-                    + D6 * k.k6[i]
-                    + D7 * k.k7[i]);
+            d4[i] = ydiff - h * k7[i] - bspl;
+            d5[i] =
+                h * (D1 * f0[i] + D3 * k3[i] + D4 * k4[i] + D5 * k5[i] + D6 * k6[i] + D7 * k7[i]);
         }
         self.h_dense = h;
     }
