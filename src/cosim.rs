@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::checks;
+use crate::integrators::bdf::Bdf;
 use crate::integrators::{Integrator, Method};
 use crate::model::{LoadedModel, ModelFile};
 use crate::simulation::{Advance, Finish, Internal, Simulation, Stats, StepFailure};
@@ -444,14 +445,10 @@ fn copy_internal(dst: &mut Internal, src: &Internal) {
     dst.at_breakpoint = src.at_breakpoint;
 }
 
-/// Copy the integrator's history. Euler and RK4 have none (their fields are scratch, not
-/// serialized): nothing to copy, and their scratch stays sized. The others are cloned (their
-/// derived `clone_from` allocates: see BENCHMARKS.md).
+/// Copy the integrator's history into storage of the same size (`Method::assign_from`: no
+/// allocation once sized, for every method).
 fn copy_integrator(dst: &mut Method, src: &Method) {
-    match (dst, src) {
-        (Method::Euler(_), Method::Euler(_)) | (Method::Rk4(_), Method::Rk4(_)) => {}
-        (d, s) => d.clone_from(s),
-    }
+    dst.assign_from(src);
 }
 
 /// The dynamic part of `sim` into `s` (storage reused).
@@ -492,8 +489,9 @@ fn put_dynamic(sim: &mut Simulation, s: &Snapshot) {
 /// length (u64), CRC-32 of the body (u32), all little-endian, then the bincode body.
 pub const STATE_MAGIC: &[u8; 8] = b"PLNMSTAT";
 /// Version 2: the body carries the dynamic part of the simulation only (version 1 carried the
-/// whole network).
-pub const STATE_FORMAT_VERSION: u32 = 2;
+/// whole network). Version 3: a BDF history's saved Jacobian is its values over the model's
+/// pattern of I − γJ (version 2: n² dense values).
+pub const STATE_FORMAT_VERSION: u32 = 3;
 /// Longest GUID a header may carry (ours are 38 characters).
 const MAX_GUID_LEN: usize = 256;
 /// Largest body the decoder accepts (a guard against absurd length claims), bytes.
@@ -671,8 +669,9 @@ const MAX_RESTORED_COUNT: u64 = 1 << 53;
 /// method and settings and its history (`Integrator::validate_state`), every state vector of
 /// the model's length with finite values, finite times with t_prev ≤ t ≤ t_internal for
 /// adaptive methods, one exit flag per piston, a pending event that exists, a run-time check
-/// code 0..=9, counters below 2^53, one finite value or `None` per input. Allocates nothing
-/// when the state fits.
+/// code 0..=9, counters below 2^53, one finite value or `None` per input, a saved BDF Jacobian
+/// of exactly this model's number of entries (or none). Allocates nothing when the state fits,
+/// except for a saved BDF Jacobian (the model's pattern is computed to count its entries).
 fn check_fits(a: &Snapshot, expected: &Simulation, n_inputs: usize) -> Result<(), String> {
     let n = expected.network.layout.n_states;
     a.integrator
@@ -694,6 +693,20 @@ fn check_fits(a: &Snapshot, expected: &Simulation, n_inputs: usize) -> Result<()
             a.integrator.name(),
             expected.integrator.name()
         ));
+    }
+    // A saved BDF Jacobian is its values over this model's pattern of M = I − γJ: any other
+    // length is not this model's J (none at all: saved before the first step).
+    if let Some(bdf) = a.integrator.bdf() {
+        let lens = bdf.saved_jacobian_lens();
+        if lens.iter().any(|&l| l != 0) {
+            let nnz = Bdf::jacobian_len(&expected.network);
+            if let Some(&l) = lens.iter().find(|&&l| l != 0 && l != nnz) {
+                return Err(format!(
+                    "its BDF Jacobian has {l} values, this model's has {nnz} (the entries of \
+                     the pattern of I − γJ)"
+                ));
+            }
+        }
     }
     let network = &expected.network;
     if a.exited.len() != network.pistons.len() {

@@ -95,6 +95,8 @@ struct Logger {
     logger: fmi2CallbackLogger,
     environment: fmi2ComponentEnvironment,
     enabled: Vec<bool>,
+    /// `logCalls` is on (read by every call: kept apart from the search by name).
+    calls: bool,
 }
 
 impl Logger {
@@ -103,12 +105,15 @@ impl Logger {
             .iter()
             .map(|(n, _)| n.starts_with("logStatus") || logging_on)
             .collect();
-        Logger {
+        let mut log = Logger {
             instance_name: c_string(instance_name),
             logger: functions.logger,
             environment: functions.componentEnvironment,
             enabled,
-        }
+            calls: false,
+        };
+        log.calls = log.enabled("logCalls");
+        log
     }
 
     fn enabled(&self, category: &str) -> bool {
@@ -213,7 +218,7 @@ where
         // instance from two threads at once (contract above).
         let comp = unsafe { &mut *p };
         // fmi2DoStep logs its own call line, with its arguments.
-        if function != "fmi2DoStep" && comp.log.enabled("logCalls") {
+        if comp.log.calls && function != "fmi2DoStep" {
             comp.log.log(OK, "logCalls", function);
         }
         match body(comp) {
@@ -428,6 +433,7 @@ pub unsafe extern "C" fn fmi2SetDebugLogging(
                 comp.log.enabled[i] = on;
             }
         }
+        comp.log.calls = comp.log.enabled("logCalls");
         Ok(OK)
     })
 }
@@ -1110,7 +1116,7 @@ pub unsafe extern "C" fn fmi2DoStep(
     _noSetFMUStatePriorToCurrentPoint: fmi2Boolean,
 ) -> fmi2Status {
     with_component(c, "fmi2DoStep", |comp| {
-        if comp.log.enabled("logCalls") {
+        if comp.log.calls {
             comp.log.log(
                 OK,
                 "logCalls",
