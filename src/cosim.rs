@@ -1643,7 +1643,9 @@ mod instance_tests {
 
     #[test]
     fn restore_and_deserialize_continue_bit_for_bit_for_every_method() {
-        for method in ["euler", "rk4", "ab2", "ab3", "ab4", "ab5"] {
+        for method in [
+            "euler", "rk4", "ab2", "ab3", "ab4", "ab5", "bdf1", "bdf3", "bdf", "dopri5", "auto",
+        ] {
             let src = with_method(PROJECTILE, method);
             let mut a = initialized(&src);
             let h = 1e-4;
@@ -1694,6 +1696,41 @@ mod instance_tests {
             let mut b = blob.clone();
             b[k] ^= 0x80;
             assert!(a.deserialize(&b).is_err(), "flip in byte {k} accepted");
+        }
+    }
+
+    /// A BDF state's saved Jacobian is its values over the model's pattern of I − γJ: a blob
+    /// whose J has another length (one value more, or the n² of a dense J as format 2 of the
+    /// dense code saved it) is refused by fmi2DeSerializeFMUstate with the two lengths named;
+    /// the state as taken is accepted.
+    #[test]
+    fn a_bdf_jacobian_of_another_length_is_refused() {
+        let mut a = initialized(&with_method(BLOWDOWN, "bdf"));
+        run(&mut a, 5, 1e-3);
+        let s = a.snapshot().unwrap();
+        let n = a.simulation().y.len();
+        let nnz = Bdf::jacobian_len(&a.simulation().network);
+        let ok = a.deserialize(&encode_snapshot(&s).unwrap());
+        println!("blowdown bdf: n = {n}, J of {nnz} values (pattern of I − γJ) accepted");
+        assert!(ok.is_ok(), "{:?}", ok.err());
+        assert!(nnz < n * n);
+        for len in [nnz + 1, n * n] {
+            let mut bad = s.clone();
+            match &mut bad.integrator {
+                Method::Bdf(b) => b.saved_jacobian_mut().resize(len, 0.5),
+                _ => unreachable!("bdf"),
+            }
+            let m = a
+                .deserialize(&encode_snapshot(&bad).unwrap())
+                .expect_err("refused")
+                .0;
+            println!("J of {len} values: {m}");
+            assert!(
+                m.contains(&format!(
+                    "BDF Jacobian has {len} values, this model's has {nnz}"
+                )),
+                "{m}"
+            );
         }
     }
 

@@ -659,6 +659,12 @@ impl Bdf {
         }
     }
 
+    /// The committed history's saved Jacobian (tests that corrupt a state).
+    #[cfg(test)]
+    pub(crate) fn saved_jacobian_mut(&mut self) -> &mut Vec<f64> {
+        &mut self.hist.jac
+    }
+
     /// Lengths of the committed and the working history's saved Jacobian (0: none yet).
     pub fn saved_jacobian_lens(&self) -> [usize; 2] {
         [self.hist.jac.len(), self.trial.jac.len()]
