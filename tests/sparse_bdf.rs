@@ -241,7 +241,7 @@ fn quadrature_rows_out_of_the_jacobian_keep_the_solution() {
     // Peer in the same test: the same BDF over the whole pattern (the accumulators made
     // non-quadratures by a structural diagonal entry, so their rows are coloured too), both
     // stepped by the same bare loop.
-    let control = sim.settings.control.clone();
+    let control = sim.settings.control;
     let y0 = sim.y.clone();
     let run = |whole: bool| {
         let mut net = sim.network.clone();
