@@ -1422,7 +1422,7 @@ impl Instance {
 
     /// fmi2SetFMUstate: everything is checked before the instance changes. A state of the
     /// instance's own overrides and start time is copied into the running simulation (no
-    /// allocation for methods whose history is fixed-size: euler, rk4); another one rebuilds
+    /// allocation, for every method: `Method::assign_from`); another one rebuilds
     /// the model's simulation first.
     pub fn restore(&mut self, snapshot: &Snapshot) -> Result<(), CallError> {
         self.require(Call::States, "fmi2SetFMUstate")?;
