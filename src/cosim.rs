@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::checks;
+use crate::integrators::bdf::Bdf;
 use crate::integrators::{Integrator, Method};
 use crate::model::{LoadedModel, ModelFile};
 use crate::simulation::{Advance, Finish, Internal, Simulation, Stats, StepFailure};
@@ -444,14 +445,10 @@ fn copy_internal(dst: &mut Internal, src: &Internal) {
     dst.at_breakpoint = src.at_breakpoint;
 }
 
-/// Copy the integrator's history. Euler and RK4 have none (their fields are scratch, not
-/// serialized): nothing to copy, and their scratch stays sized. The others are cloned (their
-/// derived `clone_from` allocates: see BENCHMARKS.md).
+/// Copy the integrator's history into storage of the same size (`Method::assign_from`: no
+/// allocation once sized, for every method).
 fn copy_integrator(dst: &mut Method, src: &Method) {
-    match (dst, src) {
-        (Method::Euler(_), Method::Euler(_)) | (Method::Rk4(_), Method::Rk4(_)) => {}
-        (d, s) => d.clone_from(s),
-    }
+    dst.assign_from(src);
 }
 
 /// The dynamic part of `sim` into `s` (storage reused).
@@ -492,8 +489,9 @@ fn put_dynamic(sim: &mut Simulation, s: &Snapshot) {
 /// length (u64), CRC-32 of the body (u32), all little-endian, then the bincode body.
 pub const STATE_MAGIC: &[u8; 8] = b"PLNMSTAT";
 /// Version 2: the body carries the dynamic part of the simulation only (version 1 carried the
-/// whole network).
-pub const STATE_FORMAT_VERSION: u32 = 2;
+/// whole network). Version 3: a BDF history's saved Jacobian is its values over the model's
+/// pattern of I − γJ (version 2: n² dense values).
+pub const STATE_FORMAT_VERSION: u32 = 3;
 /// Longest GUID a header may carry (ours are 38 characters).
 const MAX_GUID_LEN: usize = 256;
 /// Largest body the decoder accepts (a guard against absurd length claims), bytes.
@@ -671,8 +669,9 @@ const MAX_RESTORED_COUNT: u64 = 1 << 53;
 /// method and settings and its history (`Integrator::validate_state`), every state vector of
 /// the model's length with finite values, finite times with t_prev ≤ t ≤ t_internal for
 /// adaptive methods, one exit flag per piston, a pending event that exists, a run-time check
-/// code 0..=9, counters below 2^53, one finite value or `None` per input. Allocates nothing
-/// when the state fits.
+/// code 0..=9, counters below 2^53, one finite value or `None` per input, a saved BDF Jacobian
+/// of exactly this model's number of entries (or none). Allocates nothing when the state fits,
+/// except for a saved BDF Jacobian (the model's pattern is computed to count its entries).
 fn check_fits(a: &Snapshot, expected: &Simulation, n_inputs: usize) -> Result<(), String> {
     let n = expected.network.layout.n_states;
     a.integrator
@@ -694,6 +693,20 @@ fn check_fits(a: &Snapshot, expected: &Simulation, n_inputs: usize) -> Result<()
             a.integrator.name(),
             expected.integrator.name()
         ));
+    }
+    // A saved BDF Jacobian is its values over this model's pattern of M = I − γJ: any other
+    // length is not this model's J (none at all: saved before the first step).
+    if let Some(bdf) = a.integrator.bdf() {
+        let lens = bdf.saved_jacobian_lens();
+        if lens.iter().any(|&l| l != 0) {
+            let nnz = Bdf::jacobian_len(&expected.network);
+            if let Some(&l) = lens.iter().find(|&&l| l != 0 && l != nnz) {
+                return Err(format!(
+                    "its BDF Jacobian has {l} values, this model's has {nnz} (the entries of \
+                     the pattern of I − γJ)"
+                ));
+            }
+        }
     }
     let network = &expected.network;
     if a.exited.len() != network.pistons.len() {
@@ -1404,7 +1417,7 @@ impl Instance {
 
     /// fmi2SetFMUstate: everything is checked before the instance changes. A state of the
     /// instance's own overrides and start time is copied into the running simulation (no
-    /// allocation for methods whose history is fixed-size: euler, rk4); another one rebuilds
+    /// allocation, for every method: `Method::assign_from`); another one rebuilds
     /// the model's simulation first.
     pub fn restore(&mut self, snapshot: &Snapshot) -> Result<(), CallError> {
         self.require(Call::States, "fmi2SetFMUstate")?;
@@ -1657,7 +1670,9 @@ mod instance_tests {
 
     #[test]
     fn restore_and_deserialize_continue_bit_for_bit_for_every_method() {
-        for method in ["euler", "rk4", "ab2", "ab3", "ab4", "ab5"] {
+        for method in [
+            "euler", "rk4", "ab2", "ab3", "ab4", "ab5", "bdf1", "bdf3", "bdf", "dopri5", "auto",
+        ] {
             let src = with_method(PROJECTILE, method);
             let mut a = initialized(&src);
             let h = 1e-4;
@@ -1708,6 +1723,41 @@ mod instance_tests {
             let mut b = blob.clone();
             b[k] ^= 0x80;
             assert!(a.deserialize(&b).is_err(), "flip in byte {k} accepted");
+        }
+    }
+
+    /// A BDF state's saved Jacobian is its values over the model's pattern of I − γJ: a blob
+    /// whose J has another length (one value more, or the n² of a dense J as format 2 of the
+    /// dense code saved it) is refused by fmi2DeSerializeFMUstate with the two lengths named;
+    /// the state as taken is accepted.
+    #[test]
+    fn a_bdf_jacobian_of_another_length_is_refused() {
+        let mut a = initialized(&with_method(BLOWDOWN, "bdf"));
+        run(&mut a, 5, 1e-3);
+        let s = a.snapshot().unwrap();
+        let n = a.simulation().y.len();
+        let nnz = Bdf::jacobian_len(&a.simulation().network);
+        let ok = a.deserialize(&encode_snapshot(&s).unwrap());
+        println!("blowdown bdf: n = {n}, J of {nnz} values (pattern of I − γJ) accepted");
+        assert!(ok.is_ok(), "{:?}", ok.err());
+        assert!(nnz < n * n);
+        for len in [nnz + 1, n * n] {
+            let mut bad = s.clone();
+            match &mut bad.integrator {
+                Method::Bdf(b) => b.saved_jacobian_mut().resize(len, 0.5),
+                _ => unreachable!("bdf"),
+            }
+            let m = a
+                .deserialize(&encode_snapshot(&bad).unwrap())
+                .expect_err("refused")
+                .0;
+            println!("J of {len} values: {m}");
+            assert!(
+                m.contains(&format!(
+                    "BDF Jacobian has {len} values, this model's has {nnz}"
+                )),
+                "{m}"
+            );
         }
     }
 

@@ -79,6 +79,23 @@ impl Pattern {
         self.column(j).binary_search(&i).is_ok()
     }
 
+    /// This pattern without the entries of the rows i with `drop[i]`.
+    pub fn without_rows(&self, drop: &[bool]) -> Pattern {
+        debug_assert_eq!(drop.len(), self.n);
+        let mut col_start = Vec::with_capacity(self.n + 1);
+        let mut rows = Vec::with_capacity(self.rows.len());
+        col_start.push(0);
+        for j in 0..self.n {
+            rows.extend(self.column(j).iter().filter(|&&i| !drop[i]));
+            col_start.push(rows.len());
+        }
+        Pattern {
+            n: self.n,
+            col_start,
+            rows,
+        }
+    }
+
     /// This pattern with every diagonal entry added (the pattern of I − γJ), and for each of
     /// this pattern's entries its position in the new one.
     pub fn with_diagonal(&self) -> (Pattern, Vec<usize>) {
@@ -180,6 +197,36 @@ pub fn color_columns(p: &Pattern) -> Coloring {
         color,
         group_start,
         columns,
+    }
+}
+
+/// The pattern and column groups a Newton Jacobian is evaluated over.
+///
+/// States that no derivative depends on (empty columns; the network's mass and energy
+/// accumulators) are *quadratures* of the others: y_q' = g(y). In M = I − γJ their columns hold
+/// only the diagonal, so the other states' Newton iteration never reads their rows of J. Those
+/// rows can be dense (an accumulator collects every piston and every reservoir link), and a dense
+/// row forces every column in it into a group of its own: the number of right-hand sides per
+/// Jacobian grows with the number of pistons. When leaving these rows out needs fewer groups,
+/// they are left out: their rows of J are zero, so a Newton update sets y_q exactly to the value
+/// the BDF formula gives with g at the current iterate of the other states (it converges one
+/// iteration behind them, as they converge). This is how CVODES treats pure quadrature variables,
+/// which it keeps out of the nonlinear system altogether (Serban & Hindmarsh, "CVODES: the
+/// sensitivity-enabled ODE solver in SUNDIALS", ASME IDETC 2005; CVODES guide, "Pure quadrature
+/// integration"). Otherwise (no quadrature, or no fewer groups) the pattern is kept whole, so
+/// small networks integrate exactly as before. The choice depends on the pattern only.
+pub fn newton_groups(p: Pattern) -> (Pattern, Coloring) {
+    let full = color_columns(&p);
+    let quad: Vec<bool> = (0..p.n).map(|j| p.column(j).is_empty()).collect();
+    if !p.rows.iter().any(|&i| quad[i]) {
+        return (p, full);
+    }
+    let reduced = p.without_rows(&quad);
+    let colors = color_columns(&reduced);
+    if colors.n_colors() < full.n_colors() {
+        (reduced, colors)
+    } else {
+        (p, full)
     }
 }
 
@@ -358,6 +405,49 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn quadrature_rows_are_left_out_only_when_they_cost_groups() {
+        // Tridiagonal 30 × 30 block plus two quadrature states (rows 30, 31) that read every
+        // state of the block and that nothing reads: the arrowhead that needs one group per
+        // column when the quadrature rows are coloured.
+        let n = 32;
+        let mut dep = vec![false; n * n];
+        for i in 0..30usize {
+            for j in i.saturating_sub(1)..(i + 2).min(30) {
+                dep[i * n + j] = true;
+            }
+            dep[30 * n + i] = true;
+            dep[31 * n + i] = true;
+        }
+        let p = Pattern::from_dense(n, &dep);
+        let full = color_columns(&p).n_colors();
+        let (q, c) = newton_groups(p.clone());
+        println!(
+            "arrowhead: {full} groups with the quadrature rows, {} without; {} of {} entries kept",
+            c.n_colors(),
+            q.nonzeros(),
+            p.nonzeros()
+        );
+        assert_eq!(full, 30);
+        assert_eq!(c.n_colors(), 3);
+        assert_eq!(q.nonzeros(), p.nonzeros() - 60);
+        for j in 0..n {
+            for i in 0..n {
+                assert_eq!(q.contains(i, j), dep[i * n + j] && i < 30, "({i}, {j})");
+            }
+        }
+        // Same groups either way (a quadrature row no wider than a row of the block): whole.
+        let mut dep = vec![false; 4 * 4];
+        for (i, j) in [(0, 0), (0, 1), (1, 0), (1, 1), (2, 2), (3, 0), (3, 1)] {
+            dep[i * 4 + j] = true;
+        }
+        let p = Pattern::from_dense(4, &dep);
+        let (q, c) = newton_groups(p.clone());
+        println!("small: {} groups, pattern kept whole", c.n_colors());
+        assert_eq!(q, p);
+        assert_eq!(c, color_columns(&p));
     }
 
     #[test]

@@ -183,13 +183,41 @@ fn driver_step_loop_allocates_nothing_after_warm_up() {
 /// fits in 1 KiB.
 #[test]
 fn fmu_state_get_and_set_into_an_existing_handle_allocate_nothing() {
+    fmu_state_get_set("rk4");
+}
+
+/// The same for every method with a history (multistep, BDF fixed and adaptive, DP5, auto,
+/// FONSim's backward Euler): the history is copied into the handle's storage and back.
+#[test]
+fn fmu_state_get_and_set_allocate_nothing_for_every_method() {
+    for method in [
+        "euler",
+        "ab3",
+        "ab5",
+        "bdf1",
+        "bdf3",
+        "bdf",
+        "dopri5",
+        "auto",
+        "backward-euler",
+    ] {
+        fmu_state_get_set(method);
+    }
+}
+
+/// Get + set state (existing handle) and fmi2DoStep + fmi2GetReal(10) through the C ABI on
+/// the projectile with `method`: 0 allocations after the warm-up; a restored state reads the
+/// same outputs as when taken and continues the same way, bit for bit, every time.
+fn fmu_state_get_set(method: &str) {
     use fmi_sys::fmi2::*;
     use plenum::fmi2::*;
     use std::ffi::CString;
     const OK: fmi2Status = fmi2Status_fmi2OK;
 
-    let text = include_str!("../models/projectile.toml");
-    let dir = std::env::temp_dir().join(format!("plenum-no-alloc-{}", std::process::id()));
+    let text = include_str!("../models/projectile.toml")
+        .replace("method = \"rk4\"", &format!("method = \"{method}\""));
+    let text = text.as_str();
+    let dir = std::env::temp_dir().join(format!("plenum-no-alloc-{}-{method}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("model.toml"), text).unwrap();
     let guid = CString::new(plenum::cosim::guid_of(text.as_bytes())).unwrap();
@@ -224,6 +252,7 @@ fn fmu_state_get_and_set_into_an_existing_handle_allocate_nothing() {
         let mut s: fmi2FMUstate = std::ptr::null_mut();
         assert_eq!(fmi2GetFMUstate(c, &mut s), OK);
         let handle = s;
+        let t_taken = t;
         let vrs: Vec<u32> = (0..10).collect();
         let mut v = [0.0; 10];
         let mut before = [0.0; 10];
@@ -235,9 +264,12 @@ fn fmu_state_get_and_set_into_an_existing_handle_allocate_nothing() {
                 assert_eq!(fmi2SetFMUstate(c, s), OK);
             }
         });
-        println!("{count} allocations in {n} fmi2GetFMUstate (existing handle) + fmi2SetFMUstate");
+        println!(
+            "{method:>6}: {count} allocations in {n} fmi2GetFMUstate (existing handle) + \
+             fmi2SetFMUstate"
+        );
         assert_eq!(s, handle, "the handle was replaced");
-        assert_eq!(count, 0, "get + set state allocates");
+        assert_eq!(count, 0, "{method}: get + set state allocates");
         // The steps and reads of a co-simulation loop allocate nothing either.
         let count = allocations_in(|| {
             for _ in 0..n {
@@ -246,19 +278,128 @@ fn fmu_state_get_and_set_into_an_existing_handle_allocate_nothing() {
                 assert_eq!(fmi2GetReal(c, vrs.as_ptr(), 10, v.as_mut_ptr()), OK);
             }
         });
-        println!("{count} allocations in {n} fmi2DoStep + fmi2GetReal(10)");
-        assert_eq!(count, 0, "fmi2DoStep + fmi2GetReal allocate");
-        // The restored state is the stored one: the same outputs as when it was taken.
+        println!("{method:>6}: {count} allocations in {n} fmi2DoStep + fmi2GetReal(10)");
+        assert_eq!(count, 0, "{method}: fmi2DoStep + fmi2GetReal allocate");
+        // The restored state is the stored one: the same outputs as when it was taken, and
+        // the same continuation each time it is restored (into the instance that ran on).
+        let mut after = [[0.0; 10]; 2];
+        for a in &mut after {
+            assert_eq!(fmi2SetFMUstate(c, s), OK);
+            assert_eq!(fmi2GetReal(c, vrs.as_ptr(), 10, v.as_mut_ptr()), OK);
+            assert_eq!(v.map(f64::to_bits), before.map(f64::to_bits));
+            let mut t = t_taken;
+            let count = allocations_in(|| {
+                for _ in 0..10 {
+                    assert_eq!(fmi2DoStep(c, t, h, 1), OK);
+                    t += h;
+                }
+            });
+            assert_eq!(count, 0, "{method}: steps after a restore allocate");
+            assert_eq!(fmi2GetReal(c, vrs.as_ptr(), 10, a.as_mut_ptr()), OK);
+        }
+        println!(
+            "{method:>6}: restored twice, 10 steps each: outputs 1, 2 = {:e}, {:e} both times",
+            after[0][1], after[0][2]
+        );
+        assert_eq!(after[0].map(f64::to_bits), after[1].map(f64::to_bits));
         assert_eq!(fmi2SetFMUstate(c, s), OK);
-        assert_eq!(fmi2GetReal(c, vrs.as_ptr(), 10, v.as_mut_ptr()), OK);
-        assert_eq!(v.map(f64::to_bits), before.map(f64::to_bits));
 
         let mut size = 0usize;
         assert_eq!(fmi2SerializedFMUstateSize(c, s, &mut size), OK);
-        println!("serialized projectile state (rk4): {size} bytes (limit 1024)");
-        assert!(size <= 1024, "{size} bytes");
+        println!("{method:>6}: serialized projectile state: {size} bytes");
+        if method == "rk4" {
+            assert!(size <= 1024, "{size} bytes (limit 1024)");
+        }
         assert_eq!(fmi2FreeFMUstate(c, &mut s), OK);
         fmi2FreeInstance(c);
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A chain of `m` chambers joined by orifices, the last venting to the atmosphere, with a
+/// piston on the first (so the accumulator rows are in the pattern), integrated by `method`.
+fn chain(m: usize, method: &str) -> Simulation {
+    let mut s = format!(
+        "[model]\nname = \"chain\"\n[gas]\nspecies = \"air\"\n[solver]\nmethod = \"{method}\"\n\
+         step = 1e-6\nt_end = 1.0\n[[reservoir]]\nname = \"atm\"\npressure = 101325.0\n\
+         temperature = 300.0\n"
+    );
+    for i in 0..m {
+        let p = 2e5 + 1e5 * (i % 7) as f64 / 7.0;
+        s += &format!(
+            "[[chamber]]\nname = \"c{i}\"\nvolume = 1e-3\npressure = {p:?}\ntemperature = 300.0\n"
+        );
+    }
+    for i in 1..=m {
+        let to = if i == m {
+            "atm".to_string()
+        } else {
+            format!("c{i}")
+        };
+        s += &format!(
+            "[[orifice]]\nname = \"o{i}\"\nfrom = \"c{}\"\nto = \"{to}\"\narea = 1e-5\n",
+            i - 1
+        );
+    }
+    s += "[[piston]]\nname = \"p\"\nbehind = \"c0\"\nahead = \"atm\"\narea = 1e-4\nmass = 0.1\n\
+          x0 = 0.05\nspring_stiffness = 1000.0\n";
+    let spec = plenum::model::parse_str(&s, "chain.toml", &[])
+        .expect("chain model")
+        .spec;
+    build_simulation(&spec, None).expect("builds")
+}
+
+/// The BDF's sparse path (Jacobian over the pattern, faer's sparse LU of M = I − γJ): a chain
+/// of 12 chambers (40 states), fixed-order `bdf2` and adaptive `bdf`, the sparse LU forced
+/// and chosen by `Auto`: 0 allocations in `advance_to` after a warm-up, over a window long
+/// enough to hold new Jacobians and factorizations (counted and printed, so the zero covers
+/// them).
+#[test]
+fn sparse_bdf_steps_allocate_nothing_after_warm_up() {
+    use plenum::integrators::Method;
+    use plenum::integrators::bdf::LinearSolver;
+    for method in ["bdf2", "bdf"] {
+        for linear in [LinearSolver::Sparse, LinearSolver::Auto] {
+            let mut sim = chain(12, method);
+            let n = sim.y.len();
+            match &mut sim.integrator {
+                Method::Bdf(b) => b.set_linear_solver(linear),
+                _ => unreachable!("bdf"),
+            }
+            // Fixed: 1 µs steps; adaptive: its own steps over the same span.
+            sim.advance_to(1e-5).expect("warm-up");
+            let before = match &sim.integrator {
+                Method::Bdf(b) => (b.stats, b.uses_sparse_lu()),
+                _ => unreachable!(),
+            };
+            // Fixed: 190 steps (MSBJ = 50: new Jacobians); adaptive: to 1 s, its steps grow
+            // through the blowdown of the chain (new Jacobians, order changes).
+            let end = if method == "bdf" { 1.0 } else { 2e-4 };
+            let count = allocations_in(|| {
+                sim.advance_to(end).expect("steps");
+            });
+            let after = match &sim.integrator {
+                Method::Bdf(b) => b.stats,
+                _ => unreachable!(),
+            };
+            println!(
+                "chain {n} states, {method:>4} {linear:?} (sparse LU: {}): {count} allocations in \
+                 {} steps with {} Jacobians and {} factorizations",
+                before.1,
+                after.steps - before.0.steps,
+                after.jacobian_evaluations - before.0.jacobian_evaluations,
+                after.factorizations - before.0.factorizations
+            );
+            assert!(
+                before.1,
+                "{method} {linear:?}: the sparse path was not taken"
+            );
+            assert!(
+                after.jacobian_evaluations > before.0.jacobian_evaluations
+                    && after.factorizations > before.0.factorizations,
+                "{method} {linear:?}: no Jacobian or factorization in the window"
+            );
+            assert_eq!(count, 0, "{method} {linear:?}: a sparse BDF step allocates");
+        }
+    }
 }

@@ -7,23 +7,29 @@
 mod common;
 
 use common::*;
-use plenum::integrators::Method;
+use plenum::integrators::bdf::Bdf;
 use plenum::integrators::bdf::{LinearSolver, SPARSE_MIN_STATES};
+use plenum::integrators::{Integrator, Method};
 use plenum::model::{ModelFile, build_simulation, parse_str};
 use plenum::simulation::Simulation;
 
 /// m tanks in a row at 2–3 bar joined by orifices, the last venting to the atmosphere.
 fn chain(m: usize) -> ModelFile {
-    chain_text(m, false)
+    parse_str(&chain_text(m, false), "chain.toml", &[])
+        .expect("chain model")
+        .spec
 }
 
 /// The chain, also vented at its first tank: the reservoir's mass and energy accumulators
 /// (the last two states) then depend on both ends, so M has no narrow band.
 fn chain_vented_at_both_ends(m: usize) -> ModelFile {
-    chain_text(m, true)
+    parse_str(&chain_text(m, true), "chain.toml", &[])
+        .expect("chain model")
+        .spec
 }
 
-fn chain_text(m: usize, both_ends: bool) -> ModelFile {
+/// The model text of the chain (`both_ends`: also vented at its first tank).
+fn chain_text(m: usize, both_ends: bool) -> String {
     let mut s = String::from(
         "[model]\nname = \"chain\"\n[gas]\nspecies = \"air\"\n[solver]\nmethod = \"bdf\"\n\
          t_end = 1.0\n[[reservoir]]\nname = \"atm\"\npressure = 101325.0\ntemperature = 300.0\n",
@@ -48,7 +54,7 @@ fn chain_text(m: usize, both_ends: bool) -> ModelFile {
     if both_ends {
         s += "[[orifice]]\nname = \"o0\"\nfrom = \"c0\"\nto = \"atm\"\narea = 1e-5\n";
     }
-    parse_str(&s, "chain.toml", &[]).expect("chain model").spec
+    s
 }
 
 fn bdf_sim(spec: &ModelFile, linear: LinearSolver) -> Simulation {
@@ -223,4 +229,170 @@ fn restores_bit_for_bit(name: &str, mut sim: Simulation) {
     );
     // (The restored one counts one more factorization: its LU is not saved, it is recomputed.)
     assert!(same && sim.t_s == decoded.t_s && bdf(&sim).stats.steps == bdf(&decoded).stats.steps);
+}
+
+/// A chain of `m` chambers with a piston venting to the atmosphere on every `every`-th one:
+/// each piston writes its states and its chamber's into the two accumulator rows.
+fn chain_with_pistons(m: usize, every: usize) -> ModelFile {
+    let mut s = chain_text(m, false);
+    for (k, i) in (0..m).step_by(every).enumerate() {
+        s += &format!(
+            "[[piston]]\nname = \"p{k}\"\nbehind = \"c{i}\"\nahead = \"atm\"\narea = 1e-4\n\
+             mass = 0.1\nx0 = 0.05\nspring_stiffness = 1000.0\n"
+        );
+    }
+    parse_str(&s, "chain_pistons.toml", &[])
+        .expect("chain with pistons")
+        .spec
+}
+
+/// The network, with its pattern as given or with a structural diagonal entry on every empty
+/// column (so that no state is a quadrature to `newton_groups`: J's accumulator rows are
+/// evaluated and coloured too, as before the quadrature rows were left out).
+struct WholePattern<'a> {
+    net: &'a mut plenum::network::Network,
+    whole: bool,
+}
+
+impl plenum::ode::OdeSystem for WholePattern<'_> {
+    fn dimension(&self) -> usize {
+        self.net.dimension()
+    }
+    fn rhs(&mut self, t: f64, y: &[f64], dydt: &mut [f64]) {
+        self.net.rhs(t, y, dydt)
+    }
+    fn sparsity(&self) -> Option<plenum::sparsity::Pattern> {
+        let p = self.net.sparsity()?;
+        if !self.whole {
+            return Some(p);
+        }
+        let mut entries = Vec::new();
+        for j in 0..p.n {
+            entries.extend(p.column(j).iter().map(|&i| (j, i)));
+            if p.column(j).is_empty() {
+                entries.push((j, j));
+            }
+        }
+        Some(plenum::sparsity::Pattern::from_entries(p.n, entries))
+    }
+    fn jvp(&mut self, t: f64, y: &[f64], v: &[f64], dydt: &mut [f64], jv: &mut [f64]) -> bool {
+        self.net.jvp(t, y, v, dydt, jv)
+    }
+}
+
+/// The accumulators (quadratures: nothing reads them) are left out of the Newton Jacobian when
+/// their dense rows would multiply the column groups (`sparsity::newton_groups`). A chain of 30
+/// chambers with 10 pistons: the groups drop, and the adaptive `bdf` run (exact Jacobian, the
+/// default) still ends within a few tolerances of a DP5 reference at rtol 1e-11 —
+/// accumulators included — and keeps the mass total (gas + accumulator, linear in the states)
+/// to the Newton iteration's convergence.
+#[test]
+fn quadrature_rows_out_of_the_jacobian_keep_the_solution() {
+    use plenum::ode::OdeSystem;
+    use plenum::sparsity::color_columns;
+    let spec = chain_with_pistons(30, 3);
+    let mut sim = bdf_sim(&spec, LinearSolver::Auto);
+    let n = sim.y.len();
+    let full = color_columns(&sim.network.sparsity().expect("pattern")).n_colors();
+    let groups = match &mut sim.integrator {
+        Method::Bdf(b) => b.jacobian_groups(&sim.network).0,
+        _ => unreachable!(),
+    };
+    println!(
+        "chain of 30 chambers, 10 pistons ({n} states): {full} groups with the accumulator rows, {groups} without"
+    );
+    assert!(
+        groups < full,
+        "{groups} groups, {full} with the accumulator rows"
+    );
+
+    let t_end = 2e-3;
+    // Peer in the same test: the same BDF over the whole pattern (the accumulators made
+    // non-quadratures by a structural diagonal entry, so their rows are coloured too), both
+    // stepped by the same bare loop.
+    let control = sim.settings.control;
+    let y0 = sim.y.clone();
+    let run = |whole: bool| {
+        let mut net = sim.network.clone();
+        let mut sys = WholePattern {
+            net: &mut net,
+            whole,
+        };
+        let mut b = Bdf::adaptive(n);
+        b.configure(&control);
+        let groups = b.jacobian_groups(&sys).0;
+        let (mut t, mut y, mut inc) = (0.0, y0.clone(), vec![0.0; n]);
+        while t < t_end {
+            let h = b
+                .attempt(&mut sys, t, &y, t_end - t, &mut inc)
+                .expect("step");
+            y.iter_mut().zip(&inc).for_each(|(a, d)| *a += d);
+            t += h;
+            b.commit(&mut sys, t, &y);
+        }
+        (y, b.stats, groups)
+    };
+    let (y_q, st_q, g_q) = run(false);
+    let (y_w, st_w, g_w) = run(true);
+    let peer = (0..n)
+        .map(|i| (y_q[i] - y_w[i]).abs() / (1e-6 * y_w[i].abs() + 1e-12))
+        .fold(0.0f64, f64::max);
+    println!(
+        "same loop, accumulators out of / in the Jacobian: {g_q} / {g_w} groups, {} / {} \
+         steps, {} / {} Newton iterations, {} / {} Jacobian rhs; states differ by {peer:.3e} \
+         tolerances",
+        st_q.steps,
+        st_w.steps,
+        st_q.newton_iterations,
+        st_w.newton_iterations,
+        st_q.jacobian_rhs_evaluations,
+        st_w.jacobian_rhs_evaluations
+    );
+    // (The whole pattern's two structural diagonal entries may cost a group more.)
+    assert!(g_q == groups && g_w >= full, "{g_q}, {g_w} groups");
+    assert!(peer < 1.0, "{peer} tolerances between the two runs");
+    assert!(
+        st_q.newton_iterations <= st_w.newton_iterations + st_w.steps / 10,
+        "Newton iterations {} against {}",
+        st_q.newton_iterations,
+        st_w.newton_iterations
+    );
+    let (m0, e0) = (
+        sim.network.mass_total_kg(&sim.y),
+        sim.network.energy_total_j(&sim.y),
+    );
+    let _ = sim.advance_to(t_end).expect("bdf run");
+    let mut reference = spec.clone();
+    reference.solver.method = "dopri5".into();
+    reference.solver.step = None;
+    reference.solver.rtol = Some(1e-11);
+    reference.solver.atol = Some(1e-14);
+    let mut reference = build_simulation(&reference, None).expect("builds");
+    let _ = reference.advance_to(t_end).expect("reference run");
+    let b = bdf(&sim);
+    let (rtol, atol) = (b.tolerances.rtol, b.tolerances.atol);
+    let weighted = |range: std::ops::Range<usize>| {
+        range
+            .map(|i| (sim.y[i] - reference.y[i]).abs() / (rtol * reference.y[i].abs() + atol))
+            .fold(0.0f64, f64::max)
+    };
+    let acc = sim.network.layout.accumulator_offset;
+    let (all, accs) = (weighted(0..n), weighted(acc..acc + 2));
+    let dm = (sim.network.mass_total_kg(&sim.y) - m0).abs() / m0;
+    let de = (sim.network.energy_total_j(&sim.y) - e0).abs() / e0;
+    println!(
+        "bdf ({} steps, {} Newton iterations, {} Jacobian rhs) against DP5 at rtol 1e-11: \
+         {all:.3e} tolerances over all states, {accs:.3e} on the accumulators \
+         (rtol {rtol:e}, atol {atol:e}); mass total drift {dm:.2e}, energy {de:.2e} (relative)",
+        b.stats.steps, b.stats.newton_iterations, b.stats.jacobian_rhs_evaluations
+    );
+    // A global error of a few hundred local tolerances over the run is BDF's usual; the
+    // accumulators' own error must be no worse than the states they integrate.
+    assert!(all < 500.0, "{all} tolerances");
+    assert!(accs <= all.max(1.0), "accumulators {accs}, states {all}");
+    // The mass total is linear in the states: BDF keeps it to the Newton iteration's
+    // convergence (the accumulator one iteration behind included). The energy total holds the
+    // pistons' ½mv² and spring energy, not linear: kept to the local error only.
+    assert!(dm < 1e-9, "mass total drift {dm:e}");
+    assert!(de < rtol, "energy total drift {de:e}");
 }

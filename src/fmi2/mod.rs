@@ -36,10 +36,12 @@
 
 mod uri;
 
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex, MutexGuard};
 
 use fmi_sys::fmi2::*;
@@ -81,6 +83,31 @@ type Registry = HashSet<usize, std::hash::BuildHasherDefault<AddressHasher>>;
 static COMPONENTS: LazyLock<Mutex<Registry>> = LazyLock::new(|| Mutex::new(Registry::default()));
 static STATES: LazyLock<Mutex<Registry>> = LazyLock::new(|| Mutex::new(Registry::default()));
 
+/// Bumped after a component leaves the registry (fmi2FreeInstance): a pointer found live at
+/// generation g is live while the generation is still g.
+static COMPONENT_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The component this thread last found in the registry, and the generation then: a call
+    /// on it skips the registry's lock (the master calls one instance from one thread at a
+    /// time, mostly the same one in a row).
+    static LAST_COMPONENT: Cell<(usize, u64)> = const { Cell::new((0, u64::MAX)) };
+}
+
+/// Whether `c` is a live component. The generation is read before the registry, so a free
+/// that the registry did not show yet bumps it after this read and the next call looks again.
+fn component_is_live(c: usize) -> bool {
+    let g = COMPONENT_GENERATION.load(Ordering::SeqCst);
+    if LAST_COMPONENT.with(Cell::get) == (c, g) {
+        return true;
+    }
+    let live = registry(&COMPONENTS).contains(&c);
+    if live {
+        LAST_COMPONENT.with(|l| l.set((c, g)));
+    }
+    live
+}
+
 fn registry(set: &'static LazyLock<Mutex<Registry>>) -> MutexGuard<'static, Registry> {
     set.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -95,6 +122,8 @@ struct Logger {
     logger: fmi2CallbackLogger,
     environment: fmi2ComponentEnvironment,
     enabled: Vec<bool>,
+    /// `logCalls` is on (read by every call: kept apart from the search by name).
+    calls: bool,
 }
 
 impl Logger {
@@ -103,12 +132,15 @@ impl Logger {
             .iter()
             .map(|(n, _)| n.starts_with("logStatus") || logging_on)
             .collect();
-        Logger {
+        let mut log = Logger {
             instance_name: c_string(instance_name),
             logger: functions.logger,
             environment: functions.componentEnvironment,
             enabled,
-        }
+            calls: false,
+        };
+        log.calls = log.enabled("logCalls");
+        log
     }
 
     fn enabled(&self, category: &str) -> bool {
@@ -189,7 +221,7 @@ fn lookup(c: fmi2Component, function: &str) -> Option<*mut Component> {
         report_without_logger(&format!("{function} called with a null fmi2Component"));
         return None;
     }
-    if !registry(&COMPONENTS).contains(&(c as usize)) {
+    if !component_is_live(c as usize) {
         report_without_logger(&format!(
             "{function} called with {c:p}, which is not a live Plenum instance (freed, or never \
              returned by fmi2Instantiate)"
@@ -213,7 +245,7 @@ where
         // instance from two threads at once (contract above).
         let comp = unsafe { &mut *p };
         // fmi2DoStep logs its own call line, with its arguments.
-        if function != "fmi2DoStep" && comp.log.enabled("logCalls") {
+        if comp.log.calls && function != "fmi2DoStep" {
             comp.log.log(OK, "logCalls", function);
         }
         match body(comp) {
@@ -428,6 +460,7 @@ pub unsafe extern "C" fn fmi2SetDebugLogging(
                 comp.log.enabled[i] = on;
             }
         }
+        comp.log.calls = comp.log.enabled("logCalls");
         Ok(OK)
     })
 }
@@ -565,6 +598,7 @@ pub unsafe extern "C" fn fmi2FreeInstance(c: fmi2Component) {
             return;
         }
         registry(&COMPONENTS).remove(&(c as usize));
+        COMPONENT_GENERATION.fetch_add(1, Ordering::SeqCst);
         // SAFETY: a live component just taken out of the registry: nothing else uses it.
         drop(unsafe { Box::from_raw(c as *mut Component) });
     }));
@@ -1110,7 +1144,7 @@ pub unsafe extern "C" fn fmi2DoStep(
     _noSetFMUStatePriorToCurrentPoint: fmi2Boolean,
 ) -> fmi2Status {
     with_component(c, "fmi2DoStep", |comp| {
-        if comp.log.enabled("logCalls") {
+        if comp.log.calls {
             comp.log.log(
                 OK,
                 "logCalls",

@@ -30,6 +30,26 @@ pub struct AdamsBashforth {
 }
 
 impl AdamsBashforth {
+    /// `self = o` without allocating once `f` has its size (fmi2SetFMUstate into a running
+    /// instance). The RK4 starter is scratch: kept.
+    pub(crate) fn assign(&mut self, o: &Self) {
+        let AdamsBashforth {
+            order,
+            n,
+            times,
+            f,
+            len,
+            starter: _,
+            starting,
+        } = self;
+        *order = o.order;
+        *n = o.n;
+        *times = o.times;
+        f.clone_from(&o.f);
+        *len = o.len;
+        *starting = o.starting;
+    }
+
     pub fn new(order: usize, n: usize) -> Self {
         assert!(
             (2..=MAX_ORDER).contains(&order),

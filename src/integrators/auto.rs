@@ -73,6 +73,41 @@ pub struct Auto {
 }
 
 impl Auto {
+    /// `self = o` without allocating once the histories have their sizes (fmi2SetFMUstate
+    /// into a running instance).
+    pub(crate) fn assign(&mut self, o: &Self) {
+        let Auto {
+            n,
+            stiff,
+            switch_pending,
+            dp5,
+            bdf,
+            initial_step,
+            stiff_count,
+            nonstiff_count,
+            stiff_needed,
+            h_dp5,
+            bdf_base,
+            rho,
+            switches_to_bdf,
+            switches_to_dp5,
+        } = self;
+        *n = o.n;
+        *stiff = o.stiff;
+        *switch_pending = o.switch_pending;
+        dp5.assign(&o.dp5);
+        bdf.assign(&o.bdf);
+        *initial_step = o.initial_step;
+        *stiff_count = o.stiff_count;
+        *nonstiff_count = o.nonstiff_count;
+        *stiff_needed = o.stiff_needed;
+        *h_dp5 = o.h_dp5;
+        *bdf_base = o.bdf_base;
+        *rho = o.rho;
+        *switches_to_bdf = o.switches_to_bdf;
+        *switches_to_dp5 = o.switches_to_dp5;
+    }
+
     pub fn new(n: usize) -> Self {
         Auto {
             n,
@@ -93,6 +128,11 @@ impl Auto {
     }
 
     /// Whether the BDF is the active method.
+    /// The BDF it switches to (its saved Jacobian is checked against the model on restore).
+    pub fn bdf(&self) -> &Bdf {
+        &self.bdf
+    }
+
     pub fn is_stiff(&self) -> bool {
         self.stiff
     }

@@ -93,6 +93,44 @@ struct Scratch {
 }
 
 impl BackwardEuler {
+    /// `self = o` without allocating once the vectors have their sizes (fmi2SetFMUstate into
+    /// a running instance). The Newton scratch is rebuilt by every step: kept.
+    pub(crate) fn assign(&mut self, o: &Self) {
+        let BackwardEuler {
+            n,
+            rtol,
+            atol,
+            h_min,
+            h_max,
+            h,
+            state_min,
+            state_max,
+            steps,
+            rejected,
+            newton_iterations,
+            inc1,
+            inc2,
+            h1,
+            h2,
+            s: _,
+        } = self;
+        *n = o.n;
+        *rtol = o.rtol;
+        *atol = o.atol;
+        *h_min = o.h_min;
+        *h_max = o.h_max;
+        *h = o.h;
+        state_min.clone_from(&o.state_min);
+        state_max.clone_from(&o.state_max);
+        *steps = o.steps;
+        *rejected = o.rejected;
+        *newton_iterations = o.newton_iterations;
+        inc1.clone_from(&o.inc1);
+        inc2.clone_from(&o.inc2);
+        *h1 = o.h1;
+        *h2 = o.h2;
+    }
+
     pub fn new(n: usize) -> Self {
         let mut be = BackwardEuler {
             n,

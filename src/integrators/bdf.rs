@@ -63,7 +63,7 @@ use serde::{Deserialize, Serialize};
 use super::rk4::Rk4;
 use super::{Integrator, JacobianSource, SolverError, StepControl, check_finite, ensure_len};
 use crate::ode::OdeSystem;
-use crate::sparsity::{Coloring, Pattern, color_columns};
+use crate::sparsity::{Coloring, Pattern, newton_groups};
 
 pub const MAX_ORDER: usize = 5;
 
@@ -655,7 +655,8 @@ impl Bdf {
             .sparsity()
             .filter(|p| p.n == n)
             .unwrap_or_else(|| Pattern::dense(n));
-        let coloring = color_columns(&pattern);
+        // Quadrature rows (the accumulators) left out when they would multiply the groups.
+        let (pattern, coloring) = newton_groups(pattern);
         let (m_pattern, jpos) = pattern.with_diagonal();
         ws.groups = Some((pattern, coloring));
         ws.jpos = jpos;
@@ -700,9 +701,11 @@ impl Bdf {
                     let req = sym
                         .factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default())
                         .or(sym.solve_in_place_scratch::<f64>(1, Par::Seq));
-                    ws.sp_mem = Some(MemBuffer::new(req));
-                    ws.symbolic = Some(sym);
+                    let mut mem = MemBuffer::new(req);
                     ws.m_vals = vec![0.0; nnz];
+                    warm_sparse_lu(&sym, &m_pattern, &mut ws.numeric, &mut ws.m_vals, &mut mem);
+                    ws.sp_mem = Some(mem);
+                    ws.symbolic = Some(sym);
                 }
                 // Out of memory in the analysis: the dense path (which may well fail too).
                 Err(_) => ws.sparse = false,
@@ -741,12 +744,118 @@ impl Bdf {
         ws.rk4.ensure(n);
     }
 
+    /// `self = o` without allocating once the histories have their sizes (fmi2SetFMUstate into
+    /// a running instance of the same model). The workspace (pattern, symbolic LU, scratch) is
+    /// this model's and is kept; only the factored M is dropped, since it belongs to the
+    /// history it replaces (it is refactored from the restored J and γ: same bits). The linear
+    /// solver choice is this process's setting: kept.
+    pub(crate) fn assign(&mut self, o: &Bdf) {
+        let Bdf {
+            fixed,
+            n,
+            tolerances,
+            stats,
+            hist,
+            trial,
+            last,
+            linear: _,
+            ws,
+        } = self;
+        *fixed = o.fixed;
+        *tolerances = o.tolerances.clone();
+        *stats = o.stats;
+        hist.assign(&o.hist);
+        trial.assign(&o.trial);
+        // `History::assign` skips J when the counts agree (one lineage); a restored state is
+        // another lineage: copied always.
+        hist.jac.clone_from(&o.hist.jac);
+        trial.jac.clone_from(&o.trial.jac);
+        last.valid = o.last.valid;
+        last.pending = o.last.pending;
+        last.t = o.last.t;
+        last.h = o.last.h;
+        last.starter = o.last.starter;
+        last.inc.clone_from(&o.last.inc);
+        ws.lu_tag = None;
+        ws.force_jac = false;
+        if *n != o.n {
+            *n = o.n;
+            **ws = Workspace::default();
+        } else if let Some(nnz) = ws.m_pattern.as_ref().map(Pattern::nonzeros) {
+            // A state saved before the first step has no J yet (`prepare` sizes it).
+            for h in [&mut **hist, &mut **trial] {
+                if h.jac.len() != nnz {
+                    ws.force_jac |= h.jac_count > 0;
+                    h.jac.clear();
+                    h.jac.resize(nnz, 0.0);
+                }
+            }
+        }
+    }
+
+    /// Number of values of the saved Jacobian for `sys`: the entries of the pattern of
+    /// M = I − γJ (`newton_groups` of the system's pattern, with the diagonal), n² without one.
+    pub fn jacobian_len<S: OdeSystem>(sys: &S) -> usize {
+        let n = sys.dimension();
+        match sys.sparsity().filter(|p| p.n == n) {
+            Some(p) => newton_groups(p).0.with_diagonal().0.nonzeros(),
+            None => n * n,
+        }
+    }
+
+    /// The committed history's saved Jacobian (tests that corrupt a state).
+    #[cfg(test)]
+    pub(crate) fn saved_jacobian_mut(&mut self) -> &mut Vec<f64> {
+        &mut self.hist.jac
+    }
+
+    /// Lengths of the committed and the working history's saved Jacobian (0: none yet).
+    pub fn saved_jacobian_lens(&self) -> [usize; 2] {
+        [self.hist.jac.len(), self.trial.jac.len()]
+    }
+
     /// Number of column groups of the finite-difference Jacobian and the number of columns.
     pub fn jacobian_groups<S: OdeSystem>(&mut self, sys: &S) -> (usize, usize) {
         self.prepare(sys);
         let (_, c) = self.ws.groups.as_ref().unwrap();
         (c.n_colors(), self.n)
     }
+}
+
+/// Size the numeric sparse LU's storage before the step loop. faer grows the L and U vectors
+/// of a factorization (`Vec::try_reserve`, never shrinking) whenever its fill, which depends on
+/// the row pivots, exceeds every earlier one: the first factorizations of M = I − γJ in a run
+/// would allocate, and a later one that pivots otherwise could. Factors of random values over
+/// the pattern pivot away from the diagonal and fill far more than M (close to the identity for
+/// the γ of a step) does; three of them leave room that the step loop has not outgrown in any
+/// run measured (`tests/no_alloc.rs`). A heuristic, not a bound: the bound on the fill under
+/// any pivoting (the Cholesky factor of MᵀM, George & Ng, SIAM J. Sci. Stat. Comput. 6 (1985))
+/// cannot be reserved through faer's API.
+fn warm_sparse_lu(
+    sym: &SymbolicLu<usize>,
+    p: &Pattern,
+    numeric: &mut NumericLu<usize, f64>,
+    vals: &mut [f64],
+    mem: &mut MemBuffer,
+) {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..3 {
+        for v in vals.iter_mut() {
+            // xorshift64: values in (−1, 1), reproducible.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *v = (x >> 11) as f64 / (1u64 << 52) as f64 - 1.0;
+        }
+        let a = SparseColMatRef::new(
+            SymbolicSparseColMatRef::new_checked(p.n, p.n, &p.col_start, None, &p.rows),
+            &*vals,
+        );
+        // A singular draw only sizes less: its result is not used.
+        let _ =
+            sym.factorize_numeric_lu(numeric, a, Par::Seq, MemStack::new(mem), Default::default());
+    }
+    vals.fill(0.0);
 }
 
 /// One step's machinery over the working copy.

@@ -115,6 +115,42 @@ struct Stages {
 }
 
 impl Dopri5 {
+    /// `self = o` without allocating once the vectors have their sizes (fmi2SetFMUstate into
+    /// a running instance). The stages are scratch: kept.
+    pub(crate) fn assign(&mut self, o: &Self) {
+        let Dopri5 {
+            n,
+            rtol,
+            atol,
+            initial_step,
+            h_next,
+            facold,
+            last_rejected,
+            f0,
+            have_f0,
+            dense,
+            h_dense,
+            accepted,
+            rejected,
+            h_lambda,
+            k: _,
+        } = self;
+        *n = o.n;
+        *rtol = o.rtol;
+        *atol = o.atol;
+        *initial_step = o.initial_step;
+        *h_next = o.h_next;
+        *facold = o.facold;
+        *last_rejected = o.last_rejected;
+        f0.clone_from(&o.f0);
+        *have_f0 = o.have_f0;
+        dense.clone_from(&o.dense);
+        *h_dense = o.h_dense;
+        *accepted = o.accepted;
+        *rejected = o.rejected;
+        *h_lambda = o.h_lambda;
+    }
+
     pub fn new(n: usize) -> Self {
         let c = StepControl::default();
         Dopri5 {

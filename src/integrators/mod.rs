@@ -178,6 +178,33 @@ pub enum Method {
     Auto(Box<Auto>),
 }
 
+impl Method {
+    /// `self = src` (fmi2GetFMUstate into an existing handle, fmi2SetFMUstate): the serialized
+    /// history copied into storage of the same size, without allocating once it has its sizes;
+    /// each integrator's scratch is kept. Euler and RK4 have no history (their fields are
+    /// scratch). Another method: cloned.
+    pub fn assign_from(&mut self, src: &Method) {
+        match (self, src) {
+            (Method::Euler(_), Method::Euler(_)) | (Method::Rk4(_), Method::Rk4(_)) => {}
+            (Method::AdamsBashforth(d), Method::AdamsBashforth(s)) => d.assign(s),
+            (Method::Bdf(d), Method::Bdf(s)) => d.assign(s),
+            (Method::Dopri5(d), Method::Dopri5(s)) => d.assign(s),
+            (Method::BackwardEuler(d), Method::BackwardEuler(s)) => d.assign(s),
+            (Method::Auto(d), Method::Auto(s)) => d.assign(s),
+            (d, s) => d.clone_from(s),
+        }
+    }
+
+    /// The BDF whose saved Jacobian a state carries (`bdf`, `bdf1`..`bdf5`, `auto`).
+    pub fn bdf(&self) -> Option<&Bdf> {
+        match self {
+            Method::Bdf(b) => Some(b),
+            Method::Auto(a) => Some(a.bdf()),
+            _ => None,
+        }
+    }
+}
+
 /// Names accepted in model files and by `--method`, with a short description.
 pub const METHODS: &[(&str, &str)] = &[
     ("euler", "forward Euler, order 1, fixed step"),
