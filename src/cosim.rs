@@ -57,7 +57,7 @@ pub struct Description {
 pub const LOG_CATEGORIES: &[(&str, &str)] = &[
     (
         "logStatusWarning",
-        "run-time check warnings (codes 4, 5, 8, 9) and other warnings",
+        "run-time check warnings (codes 4 to 9) and other warnings",
     ),
     (
         "logStatusDiscard",
@@ -370,7 +370,7 @@ pub struct LogLine {
     pub text: String,
 }
 
-/// What a step did: fmi2OK, fmi2Warning (a check 4, 5, 8 or 9 fired) or fmi2Discard (check 2 or
+/// What a step did: fmi2OK, fmi2Warning (a check 4, 5, 6, 7, 8 or 9 fired) or fmi2Discard (check 2 or
 /// 3 refused a step, or the run ended), with the lines to log.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepReport {
@@ -378,10 +378,12 @@ pub struct StepReport {
     pub log: Vec<LogLine>,
 }
 
-/// Codes that make a step return fmi2Warning.
-const WARNING_CODES: [u8; 4] = [
+/// Codes that make a step return fmi2Warning (6 and 7 fire only with `[sensitivities]`).
+const WARNING_CODES: [u8; 6] = [
     checks::MASS_DRIFT,
     checks::ENERGY_DRIFT,
+    checks::MASS_GRADIENT_DRIFT,
+    checks::ENERGY_GRADIENT_DRIFT,
     checks::ABOVE_CRITICAL_PRESSURE,
     checks::PISTON_DESYNC,
 ];
@@ -674,7 +676,8 @@ const MAX_RESTORED_COUNT: u64 = 1 << 53;
 /// code 0..=9, counters below 2^53, one finite value or `None` per input. Allocates nothing
 /// when the state fits.
 fn check_fits(a: &Snapshot, expected: &Simulation, n_inputs: usize) -> Result<(), String> {
-    let n = expected.network.layout.n_states;
+    // The network's states and, with `[sensitivities]`, one sensitivity vector per parameter.
+    let n = expected.y.len();
     a.integrator
         .validate_state(n)
         .map_err(|e| format!("its integrator history: {e}"))?;

@@ -1295,7 +1295,7 @@ enum LinkKind {
 
 /// A parameter of a forward-sensitivity run (`[sensitivities] parameters`, see
 /// [`crate::sensitivity`]).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum SensitivityParameter {
     /// `<piston>.mass`: enters the right-hand side only through a = F/m.
     PistonMass(usize),

@@ -18,9 +18,15 @@ fn var(name: String, unit: &'static str, description: String) -> OutputVariable 
     }
 }
 
-/// Every output, in the order [`write_outputs`] fills them.
+/// Every output, in the order [`write_outputs`] fills them: the network's outputs, then (with
+/// `[sensitivities]`) `d(<output>)/d(<parameter>)` ([`sensitivity_variables`]).
 pub fn output_variables(sim: &Simulation) -> Vec<OutputVariable> {
-    output_variables_of(&sim.network)
+    let mut v = output_variables_of(&sim.network);
+    v.extend(sensitivity_variables(
+        &sim.network,
+        &sim.sensitivities.names,
+    ));
+    v
 }
 
 /// [`output_variables`] of a network.
@@ -130,6 +136,18 @@ pub fn write_outputs(sim: &mut Simulation, out: &mut [f64]) {
     put(sim.network.mass_total_kg(&sim.y));
     put(sim.network.energy_total_j(&sim.y));
     put(sim.rc as f64);
+    if !sim.sensitivities.params.is_empty() {
+        let n = sim.network.layout.n_states;
+        let (ys, ss) = sim.y.split_at(n);
+        write_sensitivities(
+            &mut sim.network,
+            sim.t_s,
+            ys,
+            |i| &ss[i * n..(i + 1) * n],
+            &sim.sensitivities.params,
+            &mut out[k..],
+        );
+    }
 }
 
 /// Whether output `name` has a sensitivity column (time, `rc` and the exit flags do not).
@@ -171,6 +189,17 @@ pub fn write_output_sensitivities(
     params: &[crate::network::SensitivityParameter],
     out: &mut [f64],
 ) {
+    write_sensitivities(net, t, y, |i| &s[i], params, out);
+}
+
+fn write_sensitivities<'a>(
+    net: &mut crate::network::Network,
+    t: f64,
+    y: &[f64],
+    s: impl Fn(usize) -> &'a [f64],
+    params: &[crate::network::SensitivityParameter],
+    out: &mut [f64],
+) {
     use crate::components::chamber;
     let n = net.layout.n_states;
     let mut f = vec![0.0; n];
@@ -181,7 +210,8 @@ pub fn write_output_sensitivities(
         out[k] = x;
         k += 1;
     };
-    for (si, p) in s.iter().zip(params) {
+    for (i, p) in params.iter().enumerate() {
+        let si = s(i);
         net.sensitivity_rhs(t, y, si, p, &mut f, &mut ds);
         net.last_dual_link_flow_derivatives(&mut dflow);
         for i in 0..net.chambers.len() {
