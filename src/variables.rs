@@ -6,15 +6,45 @@ use crate::simulation::Simulation;
 #[derive(Clone, Debug, PartialEq)]
 pub struct OutputVariable {
     pub name: String,
-    pub unit: &'static str,
+    /// In Modelica/FMI notation (`kg/s`, `W/(m2.K)`).
+    pub unit: String,
     pub description: String,
 }
 
-fn var(name: String, unit: &'static str, description: String) -> OutputVariable {
+fn var(name: String, unit: &str, description: String) -> OutputVariable {
     OutputVariable {
         name,
-        unit,
+        unit: unit.to_string(),
         description,
+    }
+}
+
+/// The unit of d(a)/d(b) from the units of a and b in Modelica/FMI notation (one numerator,
+/// one optionally parenthesized denominator): `kg/s` over `Pa` gives `kg/(s.Pa)`. Units are not
+/// cancelled (`Pa/Pa`); importers reduce them to base units.
+pub fn quotient_unit(a: &str, b: &str) -> String {
+    fn split(u: &str) -> (Vec<&str>, Vec<&str>) {
+        let (num, den) = u.split_once('/').unwrap_or((u, ""));
+        let den = den.trim_start_matches('(').trim_end_matches(')');
+        (factors(num), factors(den))
+    }
+    fn factors(g: &str) -> Vec<&str> {
+        g.split('.')
+            .filter(|f| !f.is_empty() && *f != "1")
+            .collect()
+    }
+    let ((an, ad), (bn, bd)) = (split(a), split(b));
+    let num: Vec<&str> = an.into_iter().chain(bd).collect();
+    let den: Vec<&str> = ad.into_iter().chain(bn).collect();
+    let num = if num.is_empty() {
+        "1".to_string()
+    } else {
+        num.join(".")
+    };
+    match den.len() {
+        0 => num,
+        1 => format!("{num}/{}", den[0]),
+        _ => format!("{num}/({})", den.join(".")),
     }
 }
 
@@ -165,13 +195,11 @@ pub fn sensitivity_variables(
     let mut v = Vec::new();
     for p in parameters {
         for o in outputs.iter().filter(|o| has_sensitivity(&o.name)) {
+            let key = p.rsplit_once('.').map_or("", |(_, k)| k);
             v.push(var(
                 format!("d({})/d({p})", o.name),
-                "",
-                format!(
-                    "derivative of {} ({}) with respect to {p} (SI)",
-                    o.name, o.unit
-                ),
+                &quotient_unit(&o.unit, crate::cosim::unit_of_key(key)),
+                format!("derivative of {} with respect to {p} (SI units)", o.name),
             ));
         }
     }
@@ -238,5 +266,28 @@ fn write_sensitivities<'a>(
         let (dm, de) = net.totals_sensitivity(y, si, p);
         put(dm);
         put(de);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quotient_unit;
+
+    /// Each result parses to the base-unit exponents of a/b (checked by hand here; fmu-build's
+    /// parser checks every generated unit).
+    #[test]
+    fn quotient_units() {
+        for (a, b, q) in [
+            ("m/s", "kg", "m/(s.kg)"),
+            ("m/s", "Pa", "m/(s.Pa)"),
+            ("kg/s", "kg/(s.Pa)", "kg.s.Pa/(s.kg)"),
+            ("Pa", "Pa", "Pa/Pa"),
+            ("1", "kg", "1/kg"),
+            ("J", "1", "J"),
+            ("m3", "m3/(s.Pa)", "m3.s.Pa/m3"),
+        ] {
+            println!("d({a})/d({b}): {}", quotient_unit(a, b));
+            assert_eq!(quotient_unit(a, b), q);
+        }
     }
 }
