@@ -12,12 +12,12 @@
 //! model that way and collects samples for callers and tests.
 //!
 //! Events: at a state event g(y) = 0 the event time moves with p,
-//! dt_e/dp = −(∂g/∂y·s⁻ + ∂g/∂p)/ġ with ġ = ∂g/∂y·f⁻, and when the right-hand side changes
-//! there (a projectile leaves the bore) s⁺ = s⁻ + (f⁻ − f⁺)·dt_e/dp (Hairer, Nørsett & Wanner,
-//! *Solving ODEs I*, §II.14 on discontinuous systems; CVODES's root sensitivity). The event
-//! functions' thresholds are not parameters here, so ∂g/∂p = 0. Events that change the state
-//! (end-stop impacts) are refused: their jump also needs ∂h/∂y. The jump is applied by
-//! [`Simulation`]'s event handling.
+//! dt_e/dp = −(∂g/∂y·s⁻ + ∂g/∂p)/ġ with ġ = ∂g/∂y·f⁻; the event functions' thresholds are not
+//! parameters here, so ∂g/∂p = 0. With the state jump y⁺ = h(y⁻, p) (the identity except at
+//! end-stop impacts) and H = ∂h/∂y, s⁺ = H·s⁻ + ∂h/∂p + (H·f⁻ − f⁺)·dt_e/dp (Hairer, Nørsett &
+//! Wanner, *Solving ODEs I*, §II.14 on discontinuous systems; CVODES's root sensitivity); H·w
+//! and ∂h/∂p come from one dual-number evaluation of the impact map
+//! ([`Network::event_jump_tangent`]). [`Simulation`]'s event handling applies the jump.
 //!
 //! Checks 6 and 7 (BlasterSim's gradient checks): d m_total/dp and d E_total/dp are constant in
 //! exact arithmetic, like the totals themselves; their drift from the initial value, made

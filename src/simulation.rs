@@ -540,10 +540,11 @@ impl Simulation {
     /// exit is reported.
     ///
     /// Sensitivities: the event time moves with p, dt_e/dp = −∂g/∂y·s⁻/ġ with ġ = ∂g/∂y·f⁻
-    /// (no event threshold is a parameter, so ∂g/∂p = 0), and where the right-hand side jumps
-    /// s⁺ = s⁻ + (f⁻ − f⁺)·dt_e/dp (Hairer, Nørsett & Wanner, *Solving ODEs I*, §II.14;
-    /// CVODES's root sensitivities). Events that change the state (end-stop impacts) also need
-    /// ∂h/∂y and are refused.
+    /// (no event threshold is a parameter, so ∂g/∂p = 0). With the state jump y⁺ = h(y⁻, p)
+    /// (the identity except at end-stop impacts) and H = ∂h/∂y,
+    /// s⁺ = H·s⁻ + ∂h/∂p + (H·f⁻ − f⁺)·dt_e/dp (Hairer, Nørsett & Wanner, *Solving ODEs I*,
+    /// §II.14; CVODES's root sensitivities), computed as H·(s⁻ + f⁻·dt_e/dp) + ∂h/∂p − f⁺·dt_e/dp
+    /// by one dual-number evaluation of the jump ([`Network::event_jump_tangent`]).
     fn handle_event_at_reported(&mut self, k: usize) -> Result<Option<Advance>, StepFailure> {
         self.y_new.copy_from_slice(&self.y);
         let n = self.network.layout.n_states;
@@ -571,24 +572,24 @@ impl Simulation {
         let mut y = std::mem::take(&mut self.y);
         let outcome = self.network.handle_event(k, t, &mut y[..n]);
         if kp > 0 {
-            if outcome.state_changed {
-                // Nothing else changed the network: the state before is still in y_new.
-                y.copy_from_slice(&self.y_new);
-                self.y = y;
-                return Err(self.sensitivity_failure(
-                    k,
-                    "the event changes the state; sensitivities through such events are not \
-                     supported yet",
-                ));
-            }
-            // f⁺ into dy[n..2n].
+            // f⁺ into dy[n..2n]; the state before the event is still in y_new.
             let (f_before, rest) = self.dy.split_at_mut(n);
             OdeSystem::rhs(&mut self.network, t, &y[..n], &mut rest[..n]);
             let dt_dp = &self.last_event.as_ref().expect("set above").dt_dp;
-            for (i, dt) in dt_dp.iter().enumerate() {
+            for (i, (dt, p)) in dt_dp.iter().zip(&self.sensitivities.params).enumerate() {
                 let s = &mut y[(i + 1) * n..(i + 2) * n];
-                for j in 0..n {
-                    s[j] += (f_before[j] - rest[j]) * dt;
+                if outcome.state_changed {
+                    for j in 0..n {
+                        s[j] += f_before[j] * dt;
+                    }
+                    self.network.event_jump_tangent(k, &self.y_new[..n], s, p);
+                    for j in 0..n {
+                        s[j] -= rest[j] * dt;
+                    }
+                } else {
+                    for j in 0..n {
+                        s[j] += (f_before[j] - rest[j]) * dt;
+                    }
                 }
             }
         }
