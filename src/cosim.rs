@@ -1192,6 +1192,22 @@ impl Instance {
             }
         }
         let net = &self.sim.network;
+        // d(d(ṁ)/dp)/du would need second derivatives: refused where it is not 0.
+        for &vr in unknowns {
+            let i = vr as usize;
+            if crate::variables::is_sensitivity_output(net, i)
+                && seeds.iter().any(|(c, k, _)| {
+                    crate::variables::output_depends_on(net, i, c.as_str(), k.as_str())
+                })
+            {
+                return Err(CallError(format!(
+                    "`{}` (value reference {vr}) is a sensitivity output that depends on the \
+                     seeded inputs: its directional derivative (a second derivative) is not \
+                     provided",
+                    self.description.variables[i].name
+                )));
+            }
+        }
         let first_link = crate::variables::first_link_output(net);
         let mut dflow = vec![0.0; net.n_named_links()];
         let (t, y) = (self.sim.t_s, self.sim.y.clone());

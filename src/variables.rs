@@ -125,8 +125,8 @@ pub fn first_link_output(net: &crate::network::Network) -> usize {
 
 /// Whether output `k` (in [`output_variables`] order) depends directly, at the current instant
 /// with the state held fixed, on the run-time parameter `<component>.<key>`: only link flows
-/// do (see [`crate::network::Network::link_depends_on`]); every other output is time, a state
-/// or a function of the state alone.
+/// and their sensitivities do (see [`crate::network::Network::link_depends_on`]); every other
+/// output is time, a state or a function of the state (and its sensitivities) alone.
 pub fn output_depends_on(
     net: &crate::network::Network,
     k: usize,
@@ -134,7 +134,28 @@ pub fn output_depends_on(
     key: &str,
 ) -> bool {
     let first = first_link_output(net);
-    k >= first && k < first + net.n_named_links() && net.link_depends_on(k - first, component, key)
+    let n_links = net.n_named_links();
+    if k >= first && k < first + n_links {
+        return net.link_depends_on(k - first, component, key);
+    }
+    // `d(<link>.mdot)/d(<parameter>)` (after the network's outputs, one block per parameter)
+    // = ∂ṁ/∂y·s + ∂ṁ/∂p depends on an input exactly where the flow itself does.
+    let n_plain = output_variables_of(net).len();
+    if k < n_plain {
+        return false;
+    }
+    // A block is the plain outputs without time, rc and the exit flags: the chambers' five,
+    // then the links, as in `write_sensitivities`.
+    let block = n_plain - 2 - net.pistons.len();
+    let j = (k - n_plain) % block;
+    let first = 5 * net.chambers.len();
+    j >= first && j < first + n_links && net.link_depends_on(j - first, component, key)
+}
+
+/// Whether output `k` is a sensitivity output `d(<output>)/d(<parameter>)` (they follow the
+/// network's outputs).
+pub fn is_sensitivity_output(net: &crate::network::Network, k: usize) -> bool {
+    k >= output_variables_of(net).len()
 }
 
 /// Fill `out` (length = `output_variables(sim).len()`) with the current values.

@@ -459,3 +459,34 @@ restitution = 0.5
     );
     assert_eq!(run.rc, 0);
 }
+
+/// The FMU's output dependencies (fmu-build's ModelStructure, fmi2GetDirectionalDerivative):
+/// a sensitivity output `d(<link>.mdot)/d(p)` = ∂ṁ/∂y·s + ∂ṁ/∂p depends directly on a run-time
+/// parameter exactly where the flow does; every other sensitivity output is a function of the
+/// state and its sensitivities alone.
+#[test]
+fn sensitivity_outputs_depend_on_inputs_where_their_flows_do() {
+    use plenum::variables::{is_sensitivity_output, output_depends_on, output_variables};
+    let mut spec = shipped("two_tanks");
+    spec.sensitivities.parameters = vec!["a.pressure".into(), "valve.coefficient".into()];
+    let sim = plenum::model::build_simulation(&spec, None).expect("builds");
+    let vars = output_variables(&sim);
+    let mut dependent = Vec::new();
+    for (k, v) in vars.iter().enumerate() {
+        let depends = output_depends_on(&sim.network, k, "valve", "coefficient");
+        let expected = v.name == "valve.mdot" || v.name.starts_with("d(valve.mdot)/");
+        assert_eq!(depends, expected, "{}", v.name);
+        assert_eq!(
+            is_sensitivity_output(&sim.network, k),
+            v.name.starts_with("d(")
+        );
+        if depends {
+            dependent.push(v.name.as_str());
+        }
+    }
+    println!(
+        "{} outputs; depend on valve.coefficient: {dependent:?}",
+        vars.len()
+    );
+    assert_eq!(dependent.len(), 3);
+}
