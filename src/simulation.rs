@@ -84,13 +84,21 @@ impl OdeSystem for System<'_> {
     }
 }
 
-/// The augmented system of `$sim` for the integrator (a macro, so that the borrow stays on
-/// the two fields and the integrator can be borrowed beside it).
-macro_rules! sys {
-    ($sim:expr) => {
-        &mut System {
-            net: &mut $sim.network,
-            params: &$sim.sensitivities.params,
+/// `$sim.integrator.$method(system, args…)` with the network itself as the system when there
+/// are no sensitivity parameters (the plain path is monomorphized on `Network`, exactly as
+/// without sensitivities), else the augmented [`System`].
+macro_rules! integ {
+    ($sim:ident . $method:ident ( $($arg:expr),* $(,)? )) => {
+        if $sim.sensitivities.params.is_empty() {
+            $sim.integrator.$method(&mut $sim.network, $($arg),*)
+        } else {
+            $sim.integrator.$method(
+                &mut System {
+                    net: &mut $sim.network,
+                    params: &$sim.sensitivities.params,
+                },
+                $($arg),*
+            )
         }
     };
 }
@@ -488,17 +496,13 @@ impl Simulation {
         t_next: f64,
         inc: &mut [f64],
     ) -> Result<Option<Advance>, StepFailure> {
-        self.integrator
-            .attempt(sys!(self), t, &self.y, h, inc)
-            .map_err(|e| self.solver_failure(e))?;
+        integ!(self.attempt(t, &self.y, h, inc)).map_err(|e| self.solver_failure(e))?;
         self.apply_increment(inc);
 
         // Earliest event inside the step, located on the method's own step formula.
         let event = self.earliest_event(t, h, inc, false)?;
         if let Some((_, he)) = event {
-            self.integrator
-                .dense(sys!(self), t, &self.y, he, inc)
-                .map_err(|e| self.solver_failure(e))?;
+            integ!(self.dense(t, &self.y, he, inc)).map_err(|e| self.solver_failure(e))?;
             self.apply_increment(inc);
         }
 
@@ -519,7 +523,7 @@ impl Simulation {
             Some((_, he)) => t + he,
             None => t_next,
         };
-        self.integrator.commit(sys!(self), t_new, &self.y_new);
+        integ!(self.commit(t_new, &self.y_new));
         std::mem::swap(&mut self.y, &mut self.y_new);
         std::mem::swap(&mut self.y_compensation, &mut self.compensation_new);
         self.t_s = t_new;
@@ -764,9 +768,7 @@ impl Simulation {
         h_max: f64,
         inc: &mut [f64],
     ) -> Result<(), StepFailure> {
-        let h = self
-            .integrator
-            .attempt(sys!(self), t, &self.internal.y, h_max, inc)
+        let h = integ!(self.attempt(t, &self.internal.y, h_max, inc))
             .map_err(|e| self.solver_failure(e))?;
         let (mut h, mut t_new) = if h >= stop - t {
             (stop - t, stop)
@@ -783,9 +785,7 @@ impl Simulation {
         let event = self.earliest_event(t, h, inc, true)?;
         if let Some((_, he)) = event {
             let i = &self.internal;
-            self.integrator
-                .dense(sys!(self), t, &i.y, he, inc)
-                .map_err(|e| self.solver_failure(e))?;
+            integ!(self.dense(t, &i.y, he, inc)).map_err(|e| self.solver_failure(e))?;
             kahan_add(
                 &i.y,
                 &i.compensation,
@@ -808,7 +808,7 @@ impl Simulation {
                 ),
             });
         }
-        self.integrator.commit(sys!(self), t_new, &self.y_new);
+        integ!(self.commit(t_new, &self.y_new));
         let i = &mut self.internal;
         // prev ← current ← new, by swaps (no copies of the vectors' storage).
         std::mem::swap(&mut i.y_prev, &mut i.y);
@@ -847,9 +847,7 @@ impl Simulation {
         }
         let i = &self.internal;
         let h = target - i.t_prev_s;
-        self.integrator
-            .dense(sys!(self), i.t_prev_s, &i.y_prev, h, inc)
-            .map_err(|e| self.solver_failure(e))?;
+        integ!(self.dense(i.t_prev_s, &i.y_prev, h, inc)).map_err(|e| self.solver_failure(e))?;
         kahan_add(
             &i.y_prev,
             &i.compensation_prev,
@@ -901,9 +899,7 @@ impl Simulation {
             }
             if adaptive {
                 let i = &self.internal;
-                self.integrator
-                    .dense(sys!(self), t, &i.y, c, inc)
-                    .map_err(|e| self.solver_failure(e))?;
+                integ!(self.dense(t, &i.y, c, inc)).map_err(|e| self.solver_failure(e))?;
                 kahan_add(
                     &i.y,
                     &i.compensation,
@@ -912,9 +908,7 @@ impl Simulation {
                     &mut self.compensation_new,
                 );
             } else {
-                self.integrator
-                    .dense(sys!(self), t, &self.y, c, inc)
-                    .map_err(|e| self.solver_failure(e))?;
+                integ!(self.dense(t, &self.y, c, inc)).map_err(|e| self.solver_failure(e))?;
                 self.apply_increment(inc);
             }
             let gc = self
