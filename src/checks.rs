@@ -2,15 +2,15 @@
 //! (BlasterSim verification §3.1.1, `check_sys` in cva.f90). 0 means fine.
 //!
 //! 1 never exited before `max_time` · 2 negative mass · 3 negative temperature ·
-//! 4 mass drift · 5 energy drift · 6/7 gradients of mass/energy (sensitivity runs only: see
-//! [`crate::sensitivity`]) ·
+//! 4 mass drift · 5 energy drift · 6/7 gradients of mass/energy (runs with sensitivities only:
+//! see [`crate::sensitivity`]) ·
 //! 8 pressure above the gas's critical pressure · 9 piston volumes desynchronized.
 
 use serde::{Deserialize, Serialize};
 
 use crate::components::chamber;
 use crate::model::spec::ChecksSection;
-use crate::network::Network;
+use crate::network::{Network, SensitivityParameter};
 
 pub const NEVER_EXITED: u8 = 1;
 pub const NEGATIVE_MASS: u8 = 2;
@@ -41,21 +41,82 @@ pub fn describe(code: u8) -> &'static str {
     }
 }
 
+/// Checks 6 and 7 for one sensitivity parameter: |p| and the initial d m_total/dp,
+/// d E_total/dp, which stay constant in exact arithmetic like the totals themselves.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GradientReference {
+    pub value_abs: f64,
+    pub dmass0: f64,
+    pub denergy0: f64,
+}
+
 /// Reference values and thresholds, fixed at initialization.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Checks {
     pub thresholds: ChecksSection,
     pub mass0_kg: f64,
     pub energy0_j: f64,
+    /// One per sensitivity parameter (empty without sensitivities).
+    #[serde(default)]
+    pub gradients0: Vec<GradientReference>,
+    /// Largest dimensionless drifts of checks 6 and 7 seen so far, |Δ(dM/dp)|·|p|/M₀ and
+    /// |Δ(dE/dp)|·|p|/|E₀| (observation only).
+    #[serde(skip)]
+    pub max_gradient_drift: [f64; 2],
 }
 
 impl Checks {
-    pub fn new(thresholds: ChecksSection, net: &Network, y0: &[f64]) -> Self {
+    /// `y0` is the initial state followed by one sensitivity vector per entry of `params`.
+    pub fn new(
+        thresholds: ChecksSection,
+        net: &Network,
+        y0: &[f64],
+        params: &[SensitivityParameter],
+        t0_s: f64,
+    ) -> Self {
+        let n = net.layout.n_states;
+        let gradients0 = params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let (dmass0, denergy0) =
+                    net.totals_sensitivity(&y0[..n], &y0[(i + 1) * n..(i + 2) * n], p);
+                GradientReference {
+                    value_abs: net.sensitivity_parameter_value(p, t0_s).abs(),
+                    dmass0,
+                    denergy0,
+                }
+            })
+            .collect();
         Checks {
             thresholds,
             mass0_kg: net.mass_total_kg(y0),
             energy0_j: net.energy_total_j(y0),
+            gradients0,
+            max_gradient_drift: [0.0; 2],
         }
+    }
+
+    /// Checks 6 and 7 (BlasterSim's gradient checks): the largest dimensionless drifts of
+    /// d m_total/dp and d E_total/dp over the parameters, (mass, energy).
+    pub fn gradient_drifts(
+        &self,
+        net: &Network,
+        y: &[f64],
+        params: &[SensitivityParameter],
+    ) -> (f64, f64) {
+        let n = net.layout.n_states;
+        let (mut rm, mut re) = (0.0f64, 0.0f64);
+        for (i, (p, g)) in params.iter().zip(&self.gradients0).enumerate() {
+            let (dm, de) = net.totals_sensitivity(&y[..n], &y[(i + 1) * n..(i + 2) * n], p);
+            if self.mass0_kg > 0.0 {
+                rm = rm.max((dm - g.dmass0).abs() * g.value_abs / self.mass0_kg);
+            }
+            if self.energy0_j != 0.0 {
+                re = re.max((de - g.denergy0).abs() * g.value_abs / self.energy0_j.abs());
+            }
+        }
+        (rm, re)
     }
 
     /// Codes 2 and 3: a candidate state that must not be accepted.
@@ -74,8 +135,21 @@ impl Checks {
         None
     }
 
-    /// Codes 4, 5, 8, 9 on an accepted state: the smallest code that fires, or 0.
-    pub fn warnings(&self, net: &Network, y: &[f64]) -> u8 {
+    /// Codes 4–9 on an accepted state (6 and 7 only with sensitivity parameters, whose
+    /// sensitivities follow the states in `y`): the smallest code that fires, or 0.
+    pub fn warnings(&mut self, net: &Network, y: &[f64], params: &[SensitivityParameter]) -> u8 {
+        let mut gradient_code = 0;
+        if !params.is_empty() {
+            let (rm, re) = self.gradient_drifts(net, y, params);
+            let m = &mut self.max_gradient_drift;
+            m[0] = m[0].max(rm);
+            m[1] = m[1].max(re);
+            if rm > self.thresholds.mass_gradient_drift {
+                gradient_code = MASS_GRADIENT_DRIFT;
+            } else if re > self.thresholds.energy_gradient_drift {
+                gradient_code = ENERGY_GRADIENT_DRIFT;
+            }
+        }
         let m = net.mass_total_kg(y);
         if self.mass0_kg > 0.0
             && ((m - self.mass0_kg) / self.mass0_kg).abs() > self.thresholds.mass_drift
@@ -87,6 +161,9 @@ impl Checks {
             && ((e - self.energy0_j) / self.energy0_j).abs() > self.thresholds.energy_drift
         {
             return ENERGY_DRIFT;
+        }
+        if gradient_code != 0 {
+            return gradient_code;
         }
         if let Some(pc) = net.gas.p_critical_pa {
             for i in 0..net.chambers.len() {

@@ -58,7 +58,7 @@ pub struct Description {
 pub const LOG_CATEGORIES: &[(&str, &str)] = &[
     (
         "logStatusWarning",
-        "run-time check warnings (codes 4, 5, 8, 9) and other warnings",
+        "run-time check warnings (codes 4 to 9) and other warnings",
     ),
     (
         "logStatusDiscard",
@@ -371,7 +371,7 @@ pub struct LogLine {
     pub text: String,
 }
 
-/// What a step did: fmi2OK, fmi2Warning (a check 4, 5, 8 or 9 fired) or fmi2Discard (check 2 or
+/// What a step did: fmi2OK, fmi2Warning (a check 4, 5, 6, 7, 8 or 9 fired) or fmi2Discard (check 2 or
 /// 3 refused a step, or the run ended), with the lines to log.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepReport {
@@ -379,10 +379,12 @@ pub struct StepReport {
     pub log: Vec<LogLine>,
 }
 
-/// Codes that make a step return fmi2Warning.
-const WARNING_CODES: [u8; 4] = [
+/// Codes that make a step return fmi2Warning (6 and 7 fire only with `[sensitivities]`).
+const WARNING_CODES: [u8; 6] = [
     checks::MASS_DRIFT,
     checks::ENERGY_DRIFT,
+    checks::MASS_GRADIENT_DRIFT,
+    checks::ENERGY_GRADIENT_DRIFT,
     checks::ABOVE_CRITICAL_PRESSURE,
     checks::PISTON_DESYNC,
 ];
@@ -673,7 +675,8 @@ const MAX_RESTORED_COUNT: u64 = 1 << 53;
 /// of exactly this model's number of entries (or none). Allocates nothing when the state fits,
 /// except for a saved BDF Jacobian (the model's pattern is computed to count its entries).
 fn check_fits(a: &Snapshot, expected: &Simulation, n_inputs: usize) -> Result<(), String> {
-    let n = expected.network.layout.n_states;
+    // The network's states and, with `[sensitivities]`, one sensitivity vector per parameter.
+    let n = expected.y.len();
     a.integrator
         .validate_state(n)
         .map_err(|e| format!("its integrator history: {e}"))?;
@@ -1197,6 +1200,22 @@ impl Instance {
             }
         }
         let net = &self.sim.network;
+        // d(d(ṁ)/dp)/du would need second derivatives: refused where it is not 0.
+        for &vr in unknowns {
+            let i = vr as usize;
+            if crate::variables::is_sensitivity_output(net, i)
+                && seeds.iter().any(|(c, k, _)| {
+                    crate::variables::output_depends_on(net, i, c.as_str(), k.as_str())
+                })
+            {
+                return Err(CallError(format!(
+                    "`{}` (value reference {vr}) is a sensitivity output that depends on the \
+                     seeded inputs: its directional derivative (a second derivative) is not \
+                     provided",
+                    self.description.variables[i].name
+                )));
+            }
+        }
         let first_link = crate::variables::first_link_output(net);
         let mut dflow = vec![0.0; net.n_named_links()];
         let (t, y) = (self.sim.t_s, self.sim.y.clone());

@@ -787,28 +787,87 @@ impl Network {
     /// energy lost, ½m(v² − v'²) plus the spring energy of that round-off shift, goes to
     /// `energy_left`, so `energy_total` stays closed.
     fn impact(&mut self, j: usize, at_max: bool, y: &mut [f64]) -> EventOutcome {
-        let p = &self.pistons[j];
         let o = self.layout.piston_offset + j * piston::STATES;
         let (x, v) = (y[o + piston::POSITION], y[o + piston::VELOCITY]);
-        let stop = if at_max { p.x_max_m } else { p.x_min_m };
-        let Some(stop) = stop else {
+        let Some((x_new, v_new, lost)) = self.impact_map(j, at_max, x, v, self.pistons[j].mass_kg)
+        else {
             return EventOutcome::default();
         };
-        // Only an approach (v towards the stop) is an impact.
-        let approaching = if at_max { v > 0.0 } else { v < 0.0 };
-        let mut v_new = if approaching { -p.restitution * v } else { v };
-        if v_new.abs() < piston::REST_SPEED_M_PER_S {
-            v_new = 0.0;
-        }
-        let before = 0.5 * p.mass_kg * v * v + p.spring_energy_j(x);
-        let after = 0.5 * p.mass_kg * v_new * v_new + p.spring_energy_j(stop);
-        y[o + piston::POSITION] = stop;
+        y[o + piston::POSITION] = x_new;
         y[o + piston::VELOCITY] = v_new;
-        y[self.layout.accumulator_offset + 1] += before - after;
+        y[self.layout.accumulator_offset + 1] += lost;
         EventOutcome {
             exit_of_piston: None,
             state_changed: true,
         }
+    }
+
+    /// Piston j's impact at its `x_max` (or `x_min`) stop, generic so that dual numbers give its
+    /// Jacobian: from (x, v) and the mass m, the position after (the stop), the velocity after
+    /// (−e·v on an approach, 0 below the rest speed) and the mechanical energy lost, which goes
+    /// to the energy accumulator. `None`: no such stop.
+    fn impact_map<T: crate::ad::Scalar>(
+        &self,
+        j: usize,
+        at_max: bool,
+        x: T,
+        v: T,
+        m: T,
+    ) -> Option<(T, T, T)> {
+        let p = &self.pistons[j];
+        let stop = if at_max { p.x_max_m } else { p.x_min_m }?;
+        // Only an approach (v towards the stop) is an impact.
+        let approaching = if at_max { v.re() > 0.0 } else { v.re() < 0.0 };
+        let mut v_new = if approaching { v * -p.restitution } else { v };
+        if v_new.re().abs() < piston::REST_SPEED_M_PER_S {
+            v_new = T::from(0.0);
+        }
+        let spring = |x: T| {
+            let d = x - p.spring_x0_m;
+            d * (0.5 * p.spring_stiffness_n_per_m) * d
+        };
+        let stop = T::from(stop);
+        let before = m * 0.5 * v * v + spring(x);
+        let after = m * 0.5 * v_new * v_new + spring(stop);
+        Some((stop, v_new, before - after))
+    }
+
+    /// The tangent map of event `k`'s state jump y⁺ = h(y⁻, p): w ← ∂h/∂y·w + ∂h/∂p, at the
+    /// state `y_before` before the event (one dual-number evaluation of the impact map; the
+    /// identity for events that leave the state alone). Only a piston's own mass enters its
+    /// impact map as a parameter (energy lost ½m(v² − v⁺²)).
+    pub fn event_jump_tangent(
+        &self,
+        k: usize,
+        y_before: &[f64],
+        w: &mut [f64],
+        p: &SensitivityParameter,
+    ) {
+        let (j, at_max) = match self.event_kind(k) {
+            Some(EventKind::StopMax(j)) => (j, true),
+            Some(EventKind::StopMin(j)) => (j, false),
+            _ => return,
+        };
+        let o = self.layout.piston_offset + j * piston::STATES;
+        let (ix, iv) = (o + piston::POSITION, o + piston::VELOCITY);
+        let m0 = self.pistons[j].mass_kg;
+        let dm = if *p == SensitivityParameter::PistonMass(j) {
+            1.0
+        } else {
+            0.0
+        };
+        let Some((x, v, lost)) = self.impact_map(
+            j,
+            at_max,
+            Dual64::new(y_before[ix], w[ix]),
+            Dual64::new(y_before[iv], w[iv]),
+            Dual64::new(m0, dm),
+        ) else {
+            return;
+        };
+        w[ix] = x.eps;
+        w[iv] = v.eps;
+        w[self.layout.accumulator_offset + 1] += lost.eps;
     }
 
     /// ∂g_k/∂y·w for event function `k` (every event function is linear in y with a
@@ -1295,7 +1354,7 @@ enum LinkKind {
 
 /// A parameter of a forward-sensitivity run (`[sensitivities] parameters`, see
 /// [`crate::sensitivity`]).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum SensitivityParameter {
     /// `<piston>.mass`: enters the right-hand side only through a = F/m.
     PistonMass(usize),

@@ -17,6 +17,12 @@
 //!   exactly and the integrator restarts before the next), `max_time`, events (located inside
 //!   the step, which then ends at the event; handled when the reported time reaches it), and
 //!   live input changes (the caller calls [`Simulation::restart_at_reported_state`]).
+//!
+//! Forward parameter sensitivities (`[sensitivities] parameters`, see [`crate::sensitivity`])
+//! go through the same driver: the state vector is then the network's n states followed by one
+//! sensitivity vector of n per parameter, the integrator sees the augmented system
+//! ([`System`]), and events apply the sensitivities' jump. Without parameters the augmented
+//! system is the network itself (one length test per right-hand side).
 
 use serde::{Deserialize, Serialize};
 
@@ -24,8 +30,78 @@ use crate::checks::{self, Checks};
 use crate::components::{chamber, piston};
 use crate::integrators::{Integrator, Method, SolverError, StepControl};
 use crate::model::spec::ChecksSection;
-use crate::network::Network;
+use crate::network::{Network, SensitivityParameter};
 use crate::ode::OdeSystem;
+
+/// The parameters of a forward-sensitivity run (empty: none), as named in the model file and
+/// resolved against the network.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sensitivities {
+    pub names: Vec<String>,
+    pub params: Vec<SensitivityParameter>,
+}
+
+/// What the integrator sees: the network's states followed by one sensitivity vector per
+/// parameter. ṡ = J·s + ∂f/∂p comes from one dual-number evaluation per parameter
+/// ([`Network::sensitivity_rhs`]); the error test covers the sensitivities too (CVODES's
+/// `errconS = true`). With no parameters this is the network unchanged.
+pub struct System<'a> {
+    pub net: &'a mut Network,
+    pub params: &'a [SensitivityParameter],
+}
+
+impl OdeSystem for System<'_> {
+    fn dimension(&self) -> usize {
+        self.net.layout.n_states * (1 + self.params.len())
+    }
+
+    #[inline]
+    fn rhs(&mut self, t: f64, y: &[f64], dydt: &mut [f64]) {
+        if self.params.is_empty() {
+            return OdeSystem::rhs(self.net, t, y, dydt);
+        }
+        let n = self.net.layout.n_states;
+        let (ys, ss) = y.split_at(n);
+        let (f, ds) = dydt.split_at_mut(n);
+        for (i, p) in self.params.iter().enumerate() {
+            let r = i * n..(i + 1) * n;
+            self.net
+                .sensitivity_rhs(t, ys, &ss[r.clone()], p, f, &mut ds[r]);
+        }
+    }
+
+    fn sparsity(&self) -> Option<crate::sparsity::Pattern> {
+        if self.params.is_empty() {
+            self.net.sparsity()
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn jvp(&mut self, t: f64, y: &[f64], v: &[f64], dydt: &mut [f64], jv: &mut [f64]) -> bool {
+        self.params.is_empty() && self.net.jvp(t, y, v, dydt, jv)
+    }
+}
+
+/// `$sim.integrator.$method(system, args…)` with the network itself as the system when there
+/// are no sensitivity parameters (the plain path is monomorphized on `Network`, exactly as
+/// without sensitivities), else the augmented [`System`].
+macro_rules! integ {
+    ($sim:ident . $method:ident ( $($arg:expr),* $(,)? )) => {
+        if $sim.sensitivities.params.is_empty() {
+            $sim.integrator.$method(&mut $sim.network, $($arg),*)
+        } else {
+            $sim.integrator.$method(
+                &mut System {
+                    net: &mut $sim.network,
+                    params: &$sim.sensitivities.params,
+                },
+                $($arg),*
+            )
+        }
+    };
+}
 
 /// Driver settings taken from the model's `[solver]` section.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -103,6 +179,8 @@ pub struct EventRecord {
     pub t_s: f64,
     pub y_before: Vec<f64>,
     pub y_after: Vec<f64>,
+    /// dt_e/dp per sensitivity parameter (empty without sensitivities).
+    pub dt_dp: Vec<f64>,
 }
 
 /// The adaptive methods' own point, ahead of (or at) the reported one; unused by fixed-step
@@ -141,6 +219,9 @@ pub struct Simulation {
     pub stats: Stats,
     /// The adaptive methods' own point.
     pub internal: Internal,
+    /// Forward-sensitivity parameters (empty: a plain run); `y` then holds their sensitivities.
+    #[serde(default)]
+    pub sensitivities: Sensitivities,
     /// The last event handled (not part of the stored state: observation only).
     #[serde(skip)]
     pub last_event: Option<EventRecord>,
@@ -160,16 +241,42 @@ const STEP_SLACK: f64 = 1e-9;
 
 impl Simulation {
     pub fn new(
+        network: Network,
+        integrator: Method,
+        settings: Settings,
+        thresholds: ChecksSection,
+        t_start_s: f64,
+    ) -> Self {
+        Self::with_sensitivities(
+            network,
+            integrator,
+            settings,
+            thresholds,
+            t_start_s,
+            Sensitivities::default(),
+        )
+    }
+
+    /// [`Self::new`] with forward sensitivities to `sensitivities` (the integrator must have
+    /// been made for n·(1 + k) states). s(t_start) = ∂y(t_start)/∂p
+    /// ([`Network::initial_sensitivity`]).
+    pub fn with_sensitivities(
         mut network: Network,
         mut integrator: Method,
         settings: Settings,
         thresholds: ChecksSection,
         t_start_s: f64,
+        sensitivities: Sensitivities,
     ) -> Self {
         network.segment_start_s = t_start_s;
         integrator.configure(&settings.control);
-        let y = network.initial_state();
-        let checks = Checks::new(thresholds, &network, &y);
+        let n_states = network.layout.n_states;
+        let mut y = network.initial_state();
+        y.resize(n_states * (1 + sensitivities.params.len()), 0.0);
+        for (i, p) in sensitivities.params.iter().enumerate() {
+            network.initial_sensitivity(p, &mut y[(i + 1) * n_states..(i + 2) * n_states]);
+        }
+        let checks = Checks::new(thresholds, &network, &y, &sensitivities.params, t_start_s);
         let n = y.len();
         let internal = Internal {
             t_s: t_start_s,
@@ -194,6 +301,7 @@ impl Simulation {
             finished: None,
             stats: Stats::default(),
             internal,
+            sensitivities,
             last_event: None,
             y_new: vec![0.0; n],
             compensation_new: vec![0.0; n],
@@ -201,7 +309,9 @@ impl Simulation {
             dy: vec![0.0; n],
         };
         // Codes 8 (and in principle 4, 5, 9) can already hold for the initial state.
-        let rc = sim.checks.warnings(&sim.network, &sim.y);
+        let rc = sim
+            .checks
+            .warnings(&sim.network, &sim.y, &sim.sensitivities.params);
         sim.set_rc(rc);
         sim
     }
@@ -389,17 +499,13 @@ impl Simulation {
         t_next: f64,
         inc: &mut [f64],
     ) -> Result<Option<Advance>, StepFailure> {
-        self.integrator
-            .attempt(&mut self.network, t, &self.y, h, inc)
-            .map_err(|e| self.solver_failure(e))?;
+        integ!(self.attempt(t, &self.y, h, inc)).map_err(|e| self.solver_failure(e))?;
         self.apply_increment(inc);
 
         // Earliest event inside the step, located on the method's own step formula.
         let event = self.earliest_event(t, h, inc, false)?;
         if let Some((_, he)) = event {
-            self.integrator
-                .dense(&mut self.network, t, &self.y, he, inc)
-                .map_err(|e| self.solver_failure(e))?;
+            integ!(self.dense(t, &self.y, he, inc)).map_err(|e| self.solver_failure(e))?;
             self.apply_increment(inc);
         }
 
@@ -420,28 +526,81 @@ impl Simulation {
             Some((_, he)) => t + he,
             None => t_next,
         };
-        self.integrator
-            .commit(&mut self.network, t_new, &self.y_new);
+        integ!(self.commit(t_new, &self.y_new));
         std::mem::swap(&mut self.y, &mut self.y_new);
         std::mem::swap(&mut self.y_compensation, &mut self.compensation_new);
         self.t_s = t_new;
         self.stats.steps += 1;
-        let rc = self.checks.warnings(&self.network, &self.y);
+        let rc = self
+            .checks
+            .warnings(&self.network, &self.y, &self.sensitivities.params);
         self.set_rc(rc);
 
         if let Some((k, _)) = event {
-            return Ok(self.handle_event_at_reported(k));
+            return self.handle_event_at_reported(k);
         }
         Ok(None)
     }
 
     /// Handle event `k` at the reported state (the step has ended at its time): the network
-    /// acts, the integrator restarts (a discontinuity), and a piston exit is reported.
-    fn handle_event_at_reported(&mut self, k: usize) -> Option<Advance> {
+    /// acts, the sensitivities jump, the integrator restarts (a discontinuity), and a piston
+    /// exit is reported.
+    ///
+    /// Sensitivities: the event time moves with p, dt_e/dp = −∂g/∂y·s⁻/ġ with ġ = ∂g/∂y·f⁻
+    /// (no event threshold is a parameter, so ∂g/∂p = 0). With the state jump y⁺ = h(y⁻, p)
+    /// (the identity except at end-stop impacts) and H = ∂h/∂y,
+    /// s⁺ = H·s⁻ + ∂h/∂p + (H·f⁻ − f⁺)·dt_e/dp (Hairer, Nørsett & Wanner, *Solving ODEs I*,
+    /// §II.14; CVODES's root sensitivities), computed as H·(s⁻ + f⁻·dt_e/dp) + ∂h/∂p − f⁺·dt_e/dp
+    /// by one dual-number evaluation of the jump ([`Network::event_jump_tangent`]).
+    fn handle_event_at_reported(&mut self, k: usize) -> Result<Option<Advance>, StepFailure> {
         self.y_new.copy_from_slice(&self.y);
+        let n = self.network.layout.n_states;
+        let kp = self.sensitivities.params.len();
+        let t = self.t_s;
+        let record = self.last_event.get_or_insert_with(EventRecord::default);
+        record.dt_dp.clear();
+        if kp > 0 {
+            // f⁻ into dy[..n] (dy has n·(1 + kp) entries).
+            OdeSystem::rhs(&mut self.network, t, &self.y[..n], &mut self.dy[..n]);
+            let gdot = self.network.event_gradient_dot(k, &self.dy[..n]);
+            if gdot == 0.0 || !gdot.is_finite() {
+                return Err(self.sensitivity_failure(
+                    k,
+                    "the event function does not cross (ġ = 0), so its time has no derivative",
+                ));
+            }
+            for i in 0..kp {
+                let s = &self.y[(i + 1) * n..(i + 2) * n];
+                record
+                    .dt_dp
+                    .push(-self.network.event_gradient_dot(k, s) / gdot);
+            }
+        }
         let mut y = std::mem::take(&mut self.y);
-        let outcome = self.network.handle_event(k, self.t_s, &mut y);
-        if outcome.state_changed {
+        let outcome = self.network.handle_event(k, t, &mut y[..n]);
+        if kp > 0 {
+            // f⁺ into dy[n..2n]; the state before the event is still in y_new.
+            let (f_before, rest) = self.dy.split_at_mut(n);
+            OdeSystem::rhs(&mut self.network, t, &y[..n], &mut rest[..n]);
+            let dt_dp = &self.last_event.as_ref().expect("set above").dt_dp;
+            for (i, (dt, p)) in dt_dp.iter().zip(&self.sensitivities.params).enumerate() {
+                let s = &mut y[(i + 1) * n..(i + 2) * n];
+                if outcome.state_changed {
+                    for j in 0..n {
+                        s[j] += f_before[j] * dt;
+                    }
+                    self.network.event_jump_tangent(k, &self.y_new[..n], s, p);
+                    for j in 0..n {
+                        s[j] -= rest[j] * dt;
+                    }
+                } else {
+                    for j in 0..n {
+                        s[j] += (f_before[j] - rest[j]) * dt;
+                    }
+                }
+            }
+        }
+        if outcome.state_changed || kp > 0 {
             // The compensation of a changed entry no longer belongs to it.
             for (c, (a, b)) in self
                 .y_compensation
@@ -456,23 +615,39 @@ impl Simulation {
         self.y = y;
         let record = self.last_event.get_or_insert_with(EventRecord::default);
         record.k = k;
-        record.t_s = self.t_s;
+        record.t_s = t;
         record.y_before.clone_from(&self.y_new);
         record.y_after.clone_from(&self.y);
         self.stats.events += 1;
         self.integrator.restart();
-        if outcome.state_changed {
-            let rc = self.checks.warnings(&self.network, &self.y);
+        if outcome.state_changed || kp > 0 {
+            let rc = self
+                .checks
+                .warnings(&self.network, &self.y, &self.sensitivities.params);
             self.set_rc(rc);
         }
-        let j = outcome.exit_of_piston?;
+        let Some(j) = outcome.exit_of_piston else {
+            return Ok(None);
+        };
         if self.settings.stop_on_exit && !self.pending_exits() {
             self.finished = Some(Finish::Exited { t_s: self.t_s });
         }
-        Some(Advance::Exit {
+        Ok(Some(Advance::Exit {
             piston: j,
             t_s: self.t_s,
-        })
+        }))
+    }
+
+    fn sensitivity_failure(&self, k: usize, why: &str) -> StepFailure {
+        StepFailure {
+            code: 0,
+            last_good_t_s: self.t_s,
+            message: format!(
+                "sensitivities: {} at t = {} s: {why}",
+                self.network.event_description(k),
+                self.t_s
+            ),
+        }
     }
 
     /// The earliest event crossing (k, step size to it) in the step of size `h` from the
@@ -529,7 +704,7 @@ impl Simulation {
             {
                 self.internal.pending_event = None;
                 self.report_internal();
-                let advance = self.handle_event_at_reported(k);
+                let advance = self.handle_event_at_reported(k)?;
                 let i = &mut self.internal;
                 i.y.copy_from_slice(&self.y);
                 i.compensation.copy_from_slice(&self.y_compensation);
@@ -612,9 +787,7 @@ impl Simulation {
         h_max: f64,
         inc: &mut [f64],
     ) -> Result<(), StepFailure> {
-        let h = self
-            .integrator
-            .attempt(&mut self.network, t, &self.internal.y, h_max, inc)
+        let h = integ!(self.attempt(t, &self.internal.y, h_max, inc))
             .map_err(|e| self.solver_failure(e))?;
         let (mut h, mut t_new) = if h >= stop - t {
             (stop - t, stop)
@@ -631,9 +804,7 @@ impl Simulation {
         let event = self.earliest_event(t, h, inc, true)?;
         if let Some((_, he)) = event {
             let i = &self.internal;
-            self.integrator
-                .dense(&mut self.network, t, &i.y, he, inc)
-                .map_err(|e| self.solver_failure(e))?;
+            integ!(self.dense(t, &i.y, he, inc)).map_err(|e| self.solver_failure(e))?;
             kahan_add(
                 &i.y,
                 &i.compensation,
@@ -656,8 +827,7 @@ impl Simulation {
                 ),
             });
         }
-        self.integrator
-            .commit(&mut self.network, t_new, &self.y_new);
+        integ!(self.commit(t_new, &self.y_new));
         let i = &mut self.internal;
         // prev ← current ← new, by swaps (no copies of the vectors' storage).
         std::mem::swap(&mut i.y_prev, &mut i.y);
@@ -669,7 +839,9 @@ impl Simulation {
         i.pending_event = event.map(|(k, _)| k);
         i.at_breakpoint = event.is_none() && breakpoint == Some(t_new);
         self.stats.steps += 1;
-        let rc = self.checks.warnings(&self.network, &self.internal.y);
+        let rc = self
+            .checks
+            .warnings(&self.network, &self.internal.y, &self.sensitivities.params);
         self.note_fired(rc, t_new);
         Ok(())
     }
@@ -680,7 +852,9 @@ impl Simulation {
         self.t_s = i.t_s;
         self.y.copy_from_slice(&i.y);
         self.y_compensation.copy_from_slice(&i.compensation);
-        let rc = self.checks.warnings(&self.network, &self.y);
+        let rc = self
+            .checks
+            .warnings(&self.network, &self.y, &self.sensitivities.params);
         self.set_rc(rc);
     }
 
@@ -692,9 +866,7 @@ impl Simulation {
         }
         let i = &self.internal;
         let h = target - i.t_prev_s;
-        self.integrator
-            .dense(&mut self.network, i.t_prev_s, &i.y_prev, h, inc)
-            .map_err(|e| self.solver_failure(e))?;
+        integ!(self.dense(i.t_prev_s, &i.y_prev, h, inc)).map_err(|e| self.solver_failure(e))?;
         kahan_add(
             &i.y_prev,
             &i.compensation_prev,
@@ -703,7 +875,9 @@ impl Simulation {
             &mut self.y_compensation,
         );
         self.t_s = target;
-        let rc = self.checks.warnings(&self.network, &self.y);
+        let rc = self
+            .checks
+            .warnings(&self.network, &self.y, &self.sensitivities.params);
         self.set_rc(rc);
         Ok(())
     }
@@ -744,9 +918,7 @@ impl Simulation {
             }
             if adaptive {
                 let i = &self.internal;
-                self.integrator
-                    .dense(&mut self.network, t, &i.y, c, inc)
-                    .map_err(|e| self.solver_failure(e))?;
+                integ!(self.dense(t, &i.y, c, inc)).map_err(|e| self.solver_failure(e))?;
                 kahan_add(
                     &i.y,
                     &i.compensation,
@@ -755,9 +927,7 @@ impl Simulation {
                     &mut self.compensation_new,
                 );
             } else {
-                self.integrator
-                    .dense(&mut self.network, t, &self.y, c, inc)
-                    .map_err(|e| self.solver_failure(e))?;
+                integ!(self.dense(t, &self.y, c, inc)).map_err(|e| self.solver_failure(e))?;
                 self.apply_increment(inc);
             }
             let gc = self
@@ -805,8 +975,9 @@ impl Simulation {
     pub fn refresh_flows(&mut self) {
         self.ensure_scratch();
         let count = self.network.rhs_evaluations;
+        let n = self.network.layout.n_states;
         let mut dy = std::mem::take(&mut self.dy);
-        self.network.rhs(self.t_s, &self.y, &mut dy);
+        self.network.rhs(self.t_s, &self.y[..n], &mut dy[..n]);
         self.dy = dy;
         self.network.rhs_evaluations = count;
     }

@@ -6,21 +6,57 @@ use crate::simulation::Simulation;
 #[derive(Clone, Debug, PartialEq)]
 pub struct OutputVariable {
     pub name: String,
-    pub unit: &'static str,
+    /// In Modelica/FMI notation (`kg/s`, `W/(m2.K)`).
+    pub unit: String,
     pub description: String,
 }
 
-fn var(name: String, unit: &'static str, description: String) -> OutputVariable {
+fn var(name: String, unit: &str, description: String) -> OutputVariable {
     OutputVariable {
         name,
-        unit,
+        unit: unit.to_string(),
         description,
     }
 }
 
-/// Every output, in the order [`write_outputs`] fills them.
+/// The unit of d(a)/d(b) from the units of a and b in Modelica/FMI notation (one numerator,
+/// one optionally parenthesized denominator): `kg/s` over `Pa` gives `kg/(s.Pa)`. Units are not
+/// cancelled (`Pa/Pa`); importers reduce them to base units.
+pub fn quotient_unit(a: &str, b: &str) -> String {
+    fn split(u: &str) -> (Vec<&str>, Vec<&str>) {
+        let (num, den) = u.split_once('/').unwrap_or((u, ""));
+        let den = den.trim_start_matches('(').trim_end_matches(')');
+        (factors(num), factors(den))
+    }
+    fn factors(g: &str) -> Vec<&str> {
+        g.split('.')
+            .filter(|f| !f.is_empty() && *f != "1")
+            .collect()
+    }
+    let ((an, ad), (bn, bd)) = (split(a), split(b));
+    let num: Vec<&str> = an.into_iter().chain(bd).collect();
+    let den: Vec<&str> = ad.into_iter().chain(bn).collect();
+    let num = if num.is_empty() {
+        "1".to_string()
+    } else {
+        num.join(".")
+    };
+    match den.len() {
+        0 => num,
+        1 => format!("{num}/{}", den[0]),
+        _ => format!("{num}/({})", den.join(".")),
+    }
+}
+
+/// Every output, in the order [`write_outputs`] fills them: the network's outputs, then (with
+/// `[sensitivities]`) `d(<output>)/d(<parameter>)` ([`sensitivity_variables`]).
 pub fn output_variables(sim: &Simulation) -> Vec<OutputVariable> {
-    output_variables_of(&sim.network)
+    let mut v = output_variables_of(&sim.network);
+    v.extend(sensitivity_variables(
+        &sim.network,
+        &sim.sensitivities.names,
+    ));
+    v
 }
 
 /// [`output_variables`] of a network.
@@ -89,8 +125,8 @@ pub fn first_link_output(net: &crate::network::Network) -> usize {
 
 /// Whether output `k` (in [`output_variables`] order) depends directly, at the current instant
 /// with the state held fixed, on the run-time parameter `<component>.<key>`: only link flows
-/// do (see [`crate::network::Network::link_depends_on`]); every other output is time, a state
-/// or a function of the state alone.
+/// and their sensitivities do (see [`crate::network::Network::link_depends_on`]); every other
+/// output is time, a state or a function of the state (and its sensitivities) alone.
 pub fn output_depends_on(
     net: &crate::network::Network,
     k: usize,
@@ -98,7 +134,28 @@ pub fn output_depends_on(
     key: &str,
 ) -> bool {
     let first = first_link_output(net);
-    k >= first && k < first + net.n_named_links() && net.link_depends_on(k - first, component, key)
+    let n_links = net.n_named_links();
+    if k >= first && k < first + n_links {
+        return net.link_depends_on(k - first, component, key);
+    }
+    // `d(<link>.mdot)/d(<parameter>)` (after the network's outputs, one block per parameter)
+    // = ∂ṁ/∂y·s + ∂ṁ/∂p depends on an input exactly where the flow itself does.
+    let n_plain = output_variables_of(net).len();
+    if k < n_plain {
+        return false;
+    }
+    // A block is the plain outputs without time, rc and the exit flags: the chambers' five,
+    // then the links, as in `write_sensitivities`.
+    let block = n_plain - 2 - net.pistons.len();
+    let j = (k - n_plain) % block;
+    let first = 5 * net.chambers.len();
+    j >= first && j < first + n_links && net.link_depends_on(j - first, component, key)
+}
+
+/// Whether output `k` is a sensitivity output `d(<output>)/d(<parameter>)` (they follow the
+/// network's outputs).
+pub fn is_sensitivity_output(net: &crate::network::Network, k: usize) -> bool {
+    k >= output_variables_of(net).len()
 }
 
 /// Fill `out` (length = `output_variables(sim).len()`) with the current values.
@@ -130,6 +187,18 @@ pub fn write_outputs(sim: &mut Simulation, out: &mut [f64]) {
     put(sim.network.mass_total_kg(&sim.y));
     put(sim.network.energy_total_j(&sim.y));
     put(sim.rc as f64);
+    if !sim.sensitivities.params.is_empty() {
+        let n = sim.network.layout.n_states;
+        let (ys, ss) = sim.y.split_at(n);
+        write_sensitivities(
+            &mut sim.network,
+            sim.t_s,
+            ys,
+            |i| &ss[i * n..(i + 1) * n],
+            &sim.sensitivities.params,
+            &mut out[k..],
+        );
+    }
 }
 
 /// Whether output `name` has a sensitivity column (time, `rc` and the exit flags do not).
@@ -147,13 +216,11 @@ pub fn sensitivity_variables(
     let mut v = Vec::new();
     for p in parameters {
         for o in outputs.iter().filter(|o| has_sensitivity(&o.name)) {
+            let key = p.rsplit_once('.').map_or("", |(_, k)| k);
             v.push(var(
                 format!("d({})/d({p})", o.name),
-                "",
-                format!(
-                    "derivative of {} ({}) with respect to {p} (SI)",
-                    o.name, o.unit
-                ),
+                &quotient_unit(&o.unit, crate::cosim::unit_of_key(key)),
+                format!("derivative of {} with respect to {p} (SI units)", o.name),
             ));
         }
     }
@@ -171,6 +238,17 @@ pub fn write_output_sensitivities(
     params: &[crate::network::SensitivityParameter],
     out: &mut [f64],
 ) {
+    write_sensitivities(net, t, y, |i| &s[i], params, out);
+}
+
+fn write_sensitivities<'a>(
+    net: &mut crate::network::Network,
+    t: f64,
+    y: &[f64],
+    s: impl Fn(usize) -> &'a [f64],
+    params: &[crate::network::SensitivityParameter],
+    out: &mut [f64],
+) {
     use crate::components::chamber;
     let n = net.layout.n_states;
     let mut f = vec![0.0; n];
@@ -181,7 +259,8 @@ pub fn write_output_sensitivities(
         out[k] = x;
         k += 1;
     };
-    for (si, p) in s.iter().zip(params) {
+    for (i, p) in params.iter().enumerate() {
+        let si = s(i);
         net.sensitivity_rhs(t, y, si, p, &mut f, &mut ds);
         net.last_dual_link_flow_derivatives(&mut dflow);
         for i in 0..net.chambers.len() {
@@ -208,5 +287,28 @@ pub fn write_output_sensitivities(
         let (dm, de) = net.totals_sensitivity(y, si, p);
         put(dm);
         put(de);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quotient_unit;
+
+    /// Each result parses to the base-unit exponents of a/b (checked by hand here; fmu-build's
+    /// parser checks every generated unit).
+    #[test]
+    fn quotient_units() {
+        for (a, b, q) in [
+            ("m/s", "kg", "m/(s.kg)"),
+            ("m/s", "Pa", "m/(s.Pa)"),
+            ("kg/s", "kg/(s.Pa)", "kg.s.Pa/(s.kg)"),
+            ("Pa", "Pa", "Pa/Pa"),
+            ("1", "kg", "1/kg"),
+            ("J", "1", "J"),
+            ("m3", "m3/(s.Pa)", "m3.s.Pa/m3"),
+        ] {
+            println!("d({a})/d({b}): {}", quotient_unit(a, b));
+            assert_eq!(quotient_unit(a, b), q);
+        }
     }
 }

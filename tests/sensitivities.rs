@@ -361,3 +361,132 @@ fn output_sensitivities_match_central_differences_of_the_outputs() {
     }
     assert_eq!(compared, 8);
 }
+
+/// A piston on a spring bouncing off its `x_max` stop (restitution 0.5) between two reservoirs
+/// (tests/verification_events.rs's end-stop model): impacts at 10.5 and 24.7 ms, t_end 30 ms. The sensitivities of
+/// x, v and the energy accumulator at t_end to the piston's mass (which also enters the impact
+/// map through the energy lost) and to the left reservoir's pressure (a run-time parameter),
+/// through the jumps s⁺ = H·s⁻ + ∂h/∂p + (H·f⁻ − f⁺)·dt_e/dp, against central differences of
+/// whole runs; and checks 6/7 stay quiet (d E_total/dp is conserved through the impacts).
+#[test]
+fn end_stop_impacts_sensitivities_match_central_differences() {
+    let src = r#"
+[model]
+name = "stops"
+[gas]
+species = "air"
+[solver]
+method = "dopri5"
+rtol = 1e-12
+atol = 1e-16
+t_end = 0.03
+output_interval = 0.03
+[[reservoir]]
+name = "left"
+pressure = 1e5
+temperature = 300.0
+[[reservoir]]
+name = "right"
+pressure = 1e5
+temperature = 300.0
+[[piston]]
+name = "p"
+behind = "left"
+ahead = "right"
+area = 1e-4
+mass = 0.1
+x0 = 0.0
+spring_stiffness = 1000.0
+spring_x0 = 0.2
+x_max = 0.1
+restitution = 0.5
+"#;
+    let spec = plenum::model::parse_str(src, "stops.toml", &[])
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .spec;
+    let names = vec!["p.mass".to_string(), "left.pressure".to_string()];
+    let run = sensitivity::run(&spec, Some(&names)).expect("runs");
+    let end = |spec: &ModelFile| {
+        let mut sim = plenum::model::build_simulation(spec, None).expect("builds");
+        sim.advance_to(spec.solver.t_end).expect("runs");
+        (sim.y.clone(), sim.stats.events)
+    };
+    let (_, impacts) = end(&spec);
+    println!("{impacts} impacts before t_end");
+    assert_eq!(impacts, 2);
+    let last = run.last();
+    let o = run.network.layout.piston_offset;
+    let acc = run.network.layout.accumulator_offset + 1;
+    let (m, pl) = (spec.piston[0].mass, 1e5);
+    for (i, d) in [m * 1e-4, pl * 1e-4].into_iter().enumerate() {
+        let (mut plus, mut minus) = (spec.clone(), spec.clone());
+        if i == 0 {
+            plus.piston[0].mass = m + d;
+            minus.piston[0].mass = m - d;
+        } else {
+            plus.reservoir[0].pressure = (pl + d).into();
+            minus.reservoir[0].pressure = (pl - d).into();
+        }
+        let ((yp, ep), (ym, em)) = (end(&plus), end(&minus));
+        assert_eq!(
+            (ep, em),
+            (impacts, impacts),
+            "the same impacts in the perturbed runs"
+        );
+        for (what, j) in [
+            ("x", o + piston::POSITION),
+            ("v", o + piston::VELOCITY),
+            ("E_lost", acc),
+        ] {
+            let fd = (yp[j] - ym[j]) / (2.0 * d);
+            let s = last.s[i][j];
+            // The energy lost does not depend on the mass (the impact speeds come from the
+            // spring's energy): fd is 0 and s round-off, so the scale has a floor of
+            // 1e-6·|y|/|p| (without ∂h/∂p, s would be ½(1 − e²)·Σv² ≈ 1e2 J/kg).
+            let p = if i == 0 { m } else { pl };
+            let scale = fd.abs().max(1e-6 * last.y[j].abs() / p);
+            let err = (s - fd).abs() / scale;
+            println!(
+                "d{what}/d({}) = {s:e} vs central FD {fd:e} (error {err:e} of {scale:e}; limit 1e-5)",
+                names[i]
+            );
+            assert!(err < 1e-5);
+        }
+    }
+    println!(
+        "gradient checks: mass drift {:e}, energy drift {:e} (thresholds 1e-5, 1e-4), rc {}",
+        run.max_mass_gradient_drift, run.max_energy_gradient_drift, run.rc
+    );
+    assert_eq!(run.rc, 0);
+}
+
+/// The FMU's output dependencies (fmu-build's ModelStructure, fmi2GetDirectionalDerivative):
+/// a sensitivity output `d(<link>.mdot)/d(p)` = ∂ṁ/∂y·s + ∂ṁ/∂p depends directly on a run-time
+/// parameter exactly where the flow does; every other sensitivity output is a function of the
+/// state and its sensitivities alone.
+#[test]
+fn sensitivity_outputs_depend_on_inputs_where_their_flows_do() {
+    use plenum::variables::{is_sensitivity_output, output_depends_on, output_variables};
+    let mut spec = shipped("two_tanks");
+    spec.sensitivities.parameters = vec!["a.pressure".into(), "valve.coefficient".into()];
+    let sim = plenum::model::build_simulation(&spec, None).expect("builds");
+    let vars = output_variables(&sim);
+    let mut dependent = Vec::new();
+    for (k, v) in vars.iter().enumerate() {
+        let depends = output_depends_on(&sim.network, k, "valve", "coefficient");
+        let expected = v.name == "valve.mdot" || v.name.starts_with("d(valve.mdot)/");
+        assert_eq!(depends, expected, "{}", v.name);
+        assert_eq!(
+            is_sensitivity_output(&sim.network, k),
+            v.name.starts_with("d(")
+        );
+        if depends {
+            dependent.push(v.name.as_str());
+        }
+    }
+    println!(
+        "{} outputs; depend on valve.coefficient: {dependent:?}",
+        vars.len()
+    );
+    assert_eq!(dependent.len(), 3);
+}

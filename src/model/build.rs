@@ -13,7 +13,7 @@ use crate::integrators::{
 use crate::model::spec::{GasSection, ModelFile};
 use crate::network::{Extras, Network};
 use crate::param::Param;
-use crate::simulation::{Settings, Simulation};
+use crate::simulation::{Sensitivities, Settings, Simulation};
 
 /// The gas of a `[gas]` section (validation guarantees it is complete).
 pub fn gas_of(section: Option<&GasSection>) -> IdealGas {
@@ -191,11 +191,27 @@ pub fn build_network(spec: &ModelFile) -> Network {
 }
 
 /// Build the simulation of a validated model, optionally with another method.
+/// With the model's `[sensitivities] parameters`, the simulation integrates their forward
+/// sensitivities with the states (see [`crate::sensitivity`]).
 pub fn build_simulation(spec: &ModelFile, method: Option<&str>) -> Result<Simulation, String> {
-    let network = build_network(spec);
+    build_simulation_of(build_network(spec), spec, method)
+}
+
+/// [`build_simulation`] on a given network (built from `spec`, possibly changed by the caller).
+pub fn build_simulation_of(
+    network: Network,
+    spec: &ModelFile,
+    method: Option<&str>,
+) -> Result<Simulation, String> {
+    let names = spec.sensitivities.parameters.clone();
+    let params = names
+        .iter()
+        .map(|name| network.sensitivity_parameter(name))
+        .collect::<Result<Vec<_>, _>>()?;
+    let dimension = network.layout.n_states * (1 + params.len());
     let name = method.unwrap_or(&spec.solver.method);
-    let integrator = Method::by_name(name, network.layout.n_states)
-        .ok_or_else(|| format!("unknown method `{name}`"))?;
+    let integrator =
+        Method::by_name(name, dimension).ok_or_else(|| format!("unknown method `{name}`"))?;
     let s = &spec.solver;
     if integrator.fixed_step() && s.step.is_none() {
         return Err(format!("method `{name}` needs solver.step"));
@@ -217,12 +233,13 @@ pub fn build_simulation(spec: &ModelFile, method: Option<&str>) -> Result<Simula
             },
         },
     };
-    Ok(Simulation::new(
+    Ok(Simulation::with_sensitivities(
         network,
         integrator,
         settings,
         spec.checks.clone(),
         spec.solver.t_start,
+        Sensitivities { names, params },
     ))
 }
 

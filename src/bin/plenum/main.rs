@@ -270,23 +270,11 @@ fn run(m: &LoadedModel, opts: RunOptions) -> ExitCode {
     let Some(s) = best else {
         return ExitCode::FAILURE;
     };
-    let mut vars = output_variables(&s.sim);
-    let mut s = s;
-    if !m.spec.sensitivities.parameters.is_empty() {
-        // `[sensitivities]`: d(output)/d(parameter) columns from a forward-sensitivity run.
-        match sensitivity_columns(m, method, &s.rows) {
-            Ok((extra, columns, report)) => {
-                println!("{report}");
-                vars.extend(extra);
-                for (row, c) in s.rows.iter_mut().zip(columns) {
-                    row.extend(c);
-                }
-            }
-            Err(e) => {
-                eprintln!("error: sensitivities: {e}");
-                return ExitCode::from(EXIT_INVALID_MODEL);
-            }
-        }
+    // With `[sensitivities]` the same run integrated them: the d(output)/d(parameter)
+    // columns are among the outputs.
+    let vars = output_variables(&s.sim);
+    if !s.sim.sensitivities.names.is_empty() {
+        println!("{}", sensitivity_report(&s.sim));
     }
     if let Some(path) = csv {
         if let Err(e) = write_csv(&path, &vars, &s.rows) {
@@ -374,68 +362,19 @@ fn write_csv(
     Ok(())
 }
 
-/// Sensitivity variables, their values per output row, and a line on checks 6 and 7.
-type SensitivityColumns = (
-    Vec<plenum::variables::OutputVariable>,
-    Vec<Vec<f64>>,
-    String,
-);
-
-/// The `d(<output>)/d(<parameter>)` variables and, for every output row (matched by time), their
-/// values from a forward-sensitivity run of the same model and method (NaN where the run has no
-/// sample at that time).
-fn sensitivity_columns(
-    m: &LoadedModel,
-    method: Option<&str>,
-    rows: &[Vec<f64>],
-) -> Result<SensitivityColumns, String> {
-    let mut spec = m.spec.clone();
-    if let Some(name) = method {
-        spec.solver.method = name.to_string();
-    }
-    let run = plenum::sensitivity::run(&spec, None)?;
-    let mut net = plenum::model::build::build_network(&spec);
-    let vars = plenum::variables::sensitivity_variables(&net, &run.names);
-    let params = run
-        .names
-        .iter()
-        .map(|n| net.sensitivity_parameter(n))
-        .collect::<Result<Vec<_>, _>>()?;
-    let span = (spec.solver.t_end - spec.solver.t_start)
-        .abs()
-        .max(f64::MIN_POSITIVE);
-    let mut columns = Vec::with_capacity(rows.len());
-    for row in rows {
-        let t = row[0];
-        let mut c = vec![f64::NAN; vars.len()];
-        // The latest sample at this time (after an event rather than before it).
-        if let Some(sample) = run
-            .samples
-            .iter()
-            .rev()
-            .find(|x| (x.t_s - t).abs() <= 1e-12 * span)
-        {
-            // Exit flags as at that sample (they decide which branch the flows take).
-            net.exited.clone_from(&sample.exited);
-            plenum::variables::write_output_sensitivities(
-                &mut net, sample.t_s, &sample.y, &sample.s, &params, &mut c,
-            );
-        }
-        columns.push(c);
-    }
-    let report = format!(
-        "sensitivities of {}: gradient checks 6/7 {} (largest drifts: mass {:e}, energy {:e})",
-        run.names.join(", "),
-        match run.rc_time_s {
-            Some(t) => format!(
-                "code {} ({}) at t = {t} s",
-                run.rc,
-                plenum::checks::describe(run.rc)
-            ),
+/// One line on the sensitivity parameters and checks 6 and 7.
+fn sensitivity_report(sim: &Simulation) -> String {
+    let fired = [checks::MASS_GRADIENT_DRIFT, checks::ENERGY_GRADIENT_DRIFT]
+        .into_iter()
+        .filter_map(|c| sim.first_fired_s[c as usize].map(|t| (c, t)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    let [mass, energy] = sim.checks.max_gradient_drift;
+    format!(
+        "sensitivities of {}: gradient checks 6/7 {} (largest drifts: mass {mass:e}, energy {energy:e})",
+        sim.sensitivities.names.join(", "),
+        match fired {
+            Some((c, t)) => format!("code {c} ({}) at t = {t} s", checks::describe(c)),
             None => "fine".to_string(),
         },
-        run.max_mass_gradient_drift,
-        run.max_energy_gradient_drift
-    );
-    Ok((vars, columns, report))
+    )
 }
