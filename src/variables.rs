@@ -2,15 +2,17 @@
 
 use crate::components::piston;
 use crate::simulation::Simulation;
+use crate::units::Unit;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct OutputVariable {
     pub name: String,
-    pub unit: &'static str,
+    /// The unit, from the quantity type (`crate::units`).
+    pub unit: Unit,
     pub description: String,
 }
 
-fn var(name: String, unit: &'static str, description: String) -> OutputVariable {
+fn var(name: String, unit: Unit, description: String) -> OutputVariable {
     OutputVariable {
         name,
         unit,
@@ -25,16 +27,32 @@ pub fn output_variables(sim: &Simulation) -> Vec<OutputVariable> {
 
 /// [`output_variables`] of a network.
 pub fn output_variables_of(net: &crate::network::Network) -> Vec<OutputVariable> {
-    let mut v = vec![var("time".into(), "s", "simulation time".into())];
+    let mut v = vec![var("time".into(), Unit::time(), "simulation time".into())];
     for c in &net.chambers {
         let n = &c.name;
-        v.push(var(format!("{n}.p"), "Pa", format!("pressure of {n}")));
-        v.push(var(format!("{n}.T"), "K", format!("temperature of {n}")));
-        v.push(var(format!("{n}.m"), "kg", format!("gas mass in {n}")));
-        v.push(var(format!("{n}.V"), "m3", format!("volume of {n}")));
+        v.push(var(
+            format!("{n}.p"),
+            Unit::pressure(),
+            format!("pressure of {n}"),
+        ));
+        v.push(var(
+            format!("{n}.T"),
+            Unit::temperature(),
+            format!("temperature of {n}"),
+        ));
+        v.push(var(
+            format!("{n}.m"),
+            Unit::mass(),
+            format!("gas mass in {n}"),
+        ));
+        v.push(var(
+            format!("{n}.V"),
+            Unit::volume(),
+            format!("volume of {n}"),
+        ));
         v.push(var(
             format!("{n}.U"),
-            "J",
+            Unit::energy(),
             format!("internal energy of {n}"),
         ));
     }
@@ -42,40 +60,48 @@ pub fn output_variables_of(net: &crate::network::Network) -> Vec<OutputVariable>
     for name in net.named_links() {
         v.push(var(
             format!("{name}.mdot"),
-            "kg/s",
+            Unit::mass_rate(),
             format!("mass flow through {name} (from → to)"),
         ));
     }
     for x in &net.inertance_valves {
         v.push(var(
             format!("{}.q", x.name),
-            "m3/s",
+            Unit::volume_rate(),
             format!("volume flow through {} (from → to)", x.name),
         ));
     }
     for p in &net.pistons {
         let n = &p.name;
-        v.push(var(format!("{n}.x"), "m", format!("position of {n}")));
-        v.push(var(format!("{n}.v"), "m/s", format!("velocity of {n}")));
+        v.push(var(
+            format!("{n}.x"),
+            Unit::length(),
+            format!("position of {n}"),
+        ));
+        v.push(var(
+            format!("{n}.v"),
+            Unit::velocity(),
+            format!("velocity of {n}"),
+        ));
         v.push(var(
             format!("{n}.exited"),
-            "1",
+            Unit::dimensionless(),
             format!("1 once {n} has passed its exit"),
         ));
     }
     v.push(var(
         "mass_total".into(),
-        "kg",
+        Unit::mass(),
         "gas mass plus the net mass that left into reservoirs".into(),
     ));
     v.push(var(
         "energy_total".into(),
-        "J",
+        Unit::energy(),
         "internal, kinetic and spring energy plus all that left through reservoirs, friction and walls".into(),
     ));
     v.push(var(
         "rc".into(),
-        "1",
+        Unit::dimensionless(),
         "run-time check code of the last step (0 = fine)".into(),
     ));
     v
@@ -149,7 +175,11 @@ pub fn sensitivity_variables(
         for o in outputs.iter().filter(|o| has_sensitivity(&o.name)) {
             v.push(var(
                 format!("d({})/d({p})", o.name),
-                "",
+                // Unnamed, as before: a derivative's unit is a quotient the CSV header omits.
+                Unit {
+                    symbol: String::new(),
+                    si: Default::default(),
+                },
                 format!(
                     "derivative of {} ({}) with respect to {p} (SI)",
                     o.name, o.unit
