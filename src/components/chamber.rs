@@ -10,14 +10,16 @@
 use serde::{Deserialize, Serialize};
 
 use crate::gas::IdealGas;
+use crate::units::{Energy, Mass, Pressure, ThermodynamicTemperature, Volume};
 
+/// Parameters in units-typed quantities (`crate::units`); serialized as their SI values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Chamber {
     pub name: String,
-    /// Volume when every piston coordinate and wall displacement is zero, m³.
-    pub dead_volume_m3: f64,
-    pub initial_pressure_pa: f64,
-    pub initial_temperature_k: f64,
+    /// Volume when every piston coordinate and wall displacement is zero.
+    pub dead_volume: Volume,
+    pub initial_pressure: Pressure,
+    pub initial_temperature: ThermodynamicTemperature,
 }
 
 /// Offsets of one chamber's three states inside the network's state vector.
@@ -28,12 +30,8 @@ pub const STATES: usize = 3;
 
 impl Chamber {
     /// Initial (m, U) for the given initial volume.
-    pub fn initial_mass_energy(&self, gas: &IdealGas, volume_m3: f64) -> (f64, f64) {
-        let m = gas.mass_kg(
-            self.initial_pressure_pa,
-            volume_m3,
-            self.initial_temperature_k,
-        );
-        (m, gas.internal_energy_j(m, self.initial_temperature_k))
+    pub fn initial_mass_energy(&self, gas: &IdealGas, volume: Volume) -> (Mass, Energy) {
+        let m = gas.mass(self.initial_pressure, volume, self.initial_temperature);
+        (m, gas.internal_energy(m, self.initial_temperature))
     }
 }
