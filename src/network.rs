@@ -461,7 +461,7 @@ impl Network {
             y[o + chamber::VOLUME] = v;
         }
         for (k, iv) in self.inertance_valves.iter().enumerate() {
-            y[self.layout.inertance_offset + k] = iv.q0_m3_per_s;
+            y[self.layout.inertance_offset + k] = iv.q0.value;
         }
         y
     }
@@ -1065,7 +1065,7 @@ impl Network {
                 nodes[iv.to].pressure_pa,
             );
             dy[s] = rate.dq_dt_m3_per_s2;
-            link_mdot[link] = q * iv.density_kg_per_m3;
+            link_mdot[link] = q * iv.density.value;
             link += 1;
         }
 

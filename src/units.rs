@@ -10,11 +10,20 @@
 //!
 //! - **Typed** (`uom`, f64): what a caller sees and what is built once — the ideal gas's
 //!   constructor and state queries ([`crate::gas::IdealGas::new`], `mass`, `internal_energy`,
-//!   `pressure`, `temperature`), the parameters of chamber, piston and orifice components (set
-//!   from the model file in `crate::model::build`), and the unit of every FMU/CLI variable
-//!   ([`Unit`], built from the quantity type: the XML's `UnitDefinitions` cannot disagree with it).
+//!   `pressure`, `temperature`); the constant parameters of chambers (dead volume, initial
+//!   pressure and temperature), pistons (area, mass, x0, v0, x_exit, spring, end stops) and
+//!   inertance valves (density, q0), set from the model file in `crate::model::build`; the
+//!   typed queries of [`crate::simulation::Simulation`] (`chamber`, `piston`, `mass_total`,
+//!   `energy_total`); and the unit of every FMU/CLI variable ([`Unit`], built from the quantity
+//!   type: the XML's `UnitDefinitions` cannot disagree with it).
+//! - **Raw, named by unit**: [`crate::param::Param`] values (time tables, settable from the FMU,
+//!   seedable as dual numbers for sensitivities: orifice areas, valve coefficients, friction,
+//!   wall and tube parameters...) stay SI numbers with the unit in the field name
+//!   (`area_m2`, `coefficient_kg_per_s_pa`), because they are evaluated as `S` at each call;
+//!   the state vector and the `[f64; 5]` of `Simulation::chamber_state` (the output table's
+//!   no-allocation path) too.
 //! - **Raw** `S`: inside the right-hand side. A typed parameter is read there as `.value`, its
-//!   SI base-unit value: a field access, zero cost (measured: BENCHMARKS.md "units").
+//!   SI base-unit value: a field access, zero cost (measured: BENCHMARKS.md "Units").
 //! - **Raw f64 at the file boundary**: the model file's serde structs keep their SI-suffixed
 //!   keys (`pressure` Pa, `volume` m³, ...); `crate::model::build` wraps them into quantities.
 //!

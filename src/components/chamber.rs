@@ -35,3 +35,30 @@ impl Chamber {
         (m, gas.internal_energy(m, self.initial_temperature))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::from_si;
+
+    /// Typed parameters serialize as their bare SI numbers: the bytes of a `Chamber` are those
+    /// of the raw (name, f64, f64, f64) it replaced, so FMU state blobs and the fuzz corpus keep
+    /// their layout.
+    #[test]
+    fn typed_chamber_serializes_as_the_raw_numbers() {
+        let cfg = bincode::config::standard(); // as the FMU state (cosim.rs)
+        let typed = Chamber {
+            name: "barrel".into(),
+            dead_volume: from_si(1.5e-5),
+            initial_pressure: from_si(701_325.0),
+            initial_temperature: from_si(300.0),
+        };
+        let raw = ("barrel".to_string(), 1.5e-5_f64, 701_325.0_f64, 300.0_f64);
+        let a = bincode::serde::encode_to_vec(&typed, cfg).unwrap();
+        let b = bincode::serde::encode_to_vec(&raw, cfg).unwrap();
+        println!("typed {} bytes, raw {} bytes", a.len(), b.len());
+        assert_eq!(a, b);
+        let (back, _): (Chamber, usize) = bincode::serde::decode_from_slice(&b, cfg).unwrap();
+        assert_eq!(back, typed);
+    }
+}
