@@ -11,6 +11,7 @@ use crate::integrators::bdf::Bdf;
 use crate::integrators::{Integrator, Method};
 use crate::model::{LoadedModel, ModelFile};
 use crate::simulation::{Advance, Finish, Internal, Simulation, Stats, StepFailure};
+use crate::units::Unit;
 use crate::variables::output_variables;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,8 +35,9 @@ pub struct Variable {
     pub value_reference: u32,
     pub causality: Causality,
     pub variability: Variability,
-    /// Unit symbol as written in UnitDefinitions ("Pa", "m3", "kg/s", "1" = dimensionless).
-    pub unit: String,
+    /// Unit from the quantity type: its symbol as written in UnitDefinitions ("Pa", "m3", "kg/s",
+    /// "1" = dimensionless) and its SI exponents (`BaseUnit`).
+    pub unit: Unit,
     pub description: String,
     /// Start value (parameters and inputs: `initial="exact"`); outputs have none (calculated).
     pub start: Option<f64>,
@@ -88,35 +90,36 @@ pub fn guid_of(model_toml: &[u8]) -> String {
     )
 }
 
-/// Unit of a component key, by the key's name (the model file's keys are SI, DESIGN.md).
-pub fn unit_of_key(key: &str) -> &'static str {
+/// Unit of a component key, by the key's name (the model file's keys are SI, DESIGN.md), from
+/// the key's quantity type.
+pub fn unit_of_key(key: &str) -> Unit {
     match key {
-        "volume" => "m3",
-        "pressure" | "friction_static" | "friction_dynamic" => "Pa",
-        "temperature" => "K",
-        "area" | "area_open" | "area_leak" | "area_from" | "area_to" => "m2",
-        "mass" => "kg",
+        "volume" => Unit::volume(),
+        "pressure" | "friction_static" | "friction_dynamic" => Unit::pressure(),
+        "temperature" => Unit::temperature(),
+        "area" | "area_open" | "area_leak" | "area_from" | "area_to" => Unit::area(),
+        "mass" => Unit::mass(),
         "x0" | "x_exit" | "spring_x0" | "x_min" | "x_max" | "length" | "diameter" | "roughness" => {
-            "m"
+            Unit::length()
         }
-        "v0" | "velocity" => "m/s",
-        "coefficient" => "kg/(s.Pa)",
-        "rate" => "kg/s",
-        "density" => "kg/m3",
-        "viscosity" => "Pa.s",
-        "q0" => "m3/s",
-        "sonic_conductance" => "m3/(s.Pa)",
-        "spring_stiffness" => "N/m",
-        "damping" => "N.s/m",
-        "heat_transfer_coefficient" => "W/(m2.K)",
-        "expansion_coefficient" => "m/(s.Pa)",
-        _ => "1",
+        "v0" | "velocity" => Unit::velocity(),
+        "coefficient" => Unit::flow_coefficient(),
+        "rate" => Unit::mass_rate(),
+        "density" => Unit::density(),
+        "viscosity" => Unit::viscosity(),
+        "q0" => Unit::volume_rate(),
+        "sonic_conductance" => Unit::sonic_conductance(),
+        "spring_stiffness" => Unit::stiffness(),
+        "damping" => Unit::damping(),
+        "heat_transfer_coefficient" => Unit::heat_transfer_coefficient(),
+        "expansion_coefficient" => Unit::expansion_coefficient(),
+        _ => Unit::dimensionless(),
     }
 }
 
 /// Every numeric scalar key of every component: (`<component>.<key>`, value, unit), in file
 /// order of kinds and components, keys sorted.
-pub fn parameters(spec: &ModelFile) -> Vec<(String, f64, &'static str)> {
+pub fn parameters(spec: &ModelFile) -> Vec<(String, f64, Unit)> {
     let mut out = Vec::new();
     let Ok(toml::Value::Table(root)) = toml::Value::try_from(spec) else {
         return out;
@@ -180,7 +183,7 @@ pub fn describe(model: &LoadedModel) -> Description {
                 value_reference: 0,
                 causality,
                 variability,
-                unit: v.unit.to_string(),
+                unit: v.unit,
                 description: v.description,
                 start: None,
             });
@@ -207,7 +210,7 @@ pub fn describe(model: &LoadedModel) -> Description {
             } else {
                 Variability::Fixed
             },
-            unit: unit.to_string(),
+            unit,
             start: Some(value),
         });
     }

@@ -6,6 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ad::Scalar;
+use crate::units::{
+    Energy, Mass, Pressure, SpecificHeatCapacity, ThermodynamicTemperature, Volume, from_si,
+};
 
 /// Universal gas constant, J/(mol·K) (CODATA 2018, exact).
 pub const R_UNIVERSAL_J_PER_MOL_K: f64 = 8.314_462_618;
@@ -81,7 +84,9 @@ pub fn species(name: &str) -> Option<&'static Species> {
 }
 
 /// A calorically perfect gas, with the powers of γ that the flow equations need precomputed
-/// once so the right-hand side calls no more `powf` than it must.
+/// once so the right-hand side calls no more `powf` than it must. The constructor and the
+/// state queries take and return typed quantities (`crate::units`); the fields are the raw SI
+/// numbers the generic right-hand side reads.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IdealGas {
     pub r_j_per_kg_k: f64,
@@ -98,11 +103,12 @@ pub struct IdealGas {
 
 impl IdealGas {
     pub fn new(
-        r_j_per_kg_k: f64,
-        cp_j_per_kg_k: f64,
-        p_critical_pa: Option<f64>,
-        t_critical_k: Option<f64>,
+        r: SpecificHeatCapacity,
+        cp: SpecificHeatCapacity,
+        p_critical: Option<Pressure>,
+        t_critical: Option<ThermodynamicTemperature>,
     ) -> Self {
+        let (r_j_per_kg_k, cp_j_per_kg_k) = (r.value, cp.value);
         let cv = cp_j_per_kg_k - r_j_per_kg_k;
         let gamma = cp_j_per_kg_k / cv;
         let base = 2.0 / (gamma + 1.0);
@@ -111,8 +117,8 @@ impl IdealGas {
             cp_j_per_kg_k,
             cv_j_per_kg_k: cv,
             gamma,
-            p_critical_pa,
-            t_critical_k,
+            p_critical_pa: p_critical.map(|p| p.value),
+            t_critical_k: t_critical.map(|t| t.value),
             critical_pressure_ratio: base.powf(gamma / (gamma - 1.0)),
             choked_factor: base.powf((gamma + 1.0) / (2.0 * (gamma - 1.0))),
         }
@@ -120,10 +126,10 @@ impl IdealGas {
 
     pub fn from_species(s: &Species) -> Self {
         IdealGas::new(
-            R_UNIVERSAL_J_PER_MOL_K / s.molar_mass_kg_per_mol,
-            s.cp_j_per_kg_k,
-            Some(s.p_critical_pa),
-            Some(s.t_critical_k),
+            from_si(R_UNIVERSAL_J_PER_MOL_K / s.molar_mass_kg_per_mol),
+            from_si(s.cp_j_per_kg_k),
+            Some(from_si(s.p_critical_pa)),
+            Some(from_si(s.t_critical_k)),
         )
     }
 
@@ -139,16 +145,31 @@ impl IdealGas {
         internal_energy_j / (mass_kg * self.cv_j_per_kg_k)
     }
 
-    /// m = p·V/(R·T), kg.
+    /// m = p·V/(R·T).
     #[inline]
-    pub fn mass_kg(&self, pressure_pa: f64, volume_m3: f64, temperature_k: f64) -> f64 {
-        pressure_pa * volume_m3 / (self.r_j_per_kg_k * temperature_k)
+    pub fn mass(
+        &self,
+        pressure: Pressure,
+        volume: Volume,
+        temperature: ThermodynamicTemperature,
+    ) -> Mass {
+        from_si(pressure.value * volume.value / (self.r_j_per_kg_k * temperature.value))
     }
 
-    /// U = m·cv·T, J.
+    /// U = m·cv·T.
     #[inline]
-    pub fn internal_energy_j(&self, mass_kg: f64, temperature_k: f64) -> f64 {
-        mass_kg * self.cv_j_per_kg_k * temperature_k
+    pub fn internal_energy(&self, mass: Mass, temperature: ThermodynamicTemperature) -> Energy {
+        from_si(mass.value * self.cv_j_per_kg_k * temperature.value)
+    }
+
+    /// p = (γ − 1)·U/V of a chamber's state, typed ([`Self::pressure_pa`] in the right-hand side).
+    pub fn pressure(&self, internal_energy: Energy, volume: Volume) -> Pressure {
+        from_si(self.pressure_pa(internal_energy.value, volume.value))
+    }
+
+    /// T = U/(m·cv) of a chamber's state, typed ([`Self::temperature_k`] in the right-hand side).
+    pub fn temperature(&self, mass: Mass, internal_energy: Energy) -> ThermodynamicTemperature {
+        from_si(self.temperature_k(mass.value, internal_energy.value))
     }
 
     /// Specific enthalpy h = cp·T, J/kg.
@@ -177,5 +198,30 @@ mod tests {
         assert!((n2.critical_pressure_ratio - 0.528_281_787_717_174_4).abs() < 1e-12);
         let ar = IdealGas::from_species(species("Ar").unwrap());
         assert!((ar.gamma - 5.0 / 3.0).abs() < 1e-12);
+    }
+
+    /// The typed queries invert each other: m(p, V, T) then U(m, T) then p(U, V), T(m, U) give
+    /// back p and T (p = (γ−1)·U/V = (γ−1)·m·cv·T/V = R·m·T/V since cp − cv = R).
+    #[test]
+    fn typed_state_queries_round_trip() {
+        use crate::units::si::{cubic_meter, joule, kelvin, kilogram, pascal};
+        let air = IdealGas::from_species(species("air").unwrap());
+        let (p, v, t) = (
+            Pressure::new::<pascal>(3.0e5),
+            Volume::new::<cubic_meter>(2.0e-3),
+            ThermodynamicTemperature::new::<kelvin>(310.0),
+        );
+        let m = air.mass(p, v, t);
+        let u = air.internal_energy(m, t);
+        println!(
+            "m = {} kg, U = {} J, p = {} Pa, T = {} K",
+            m.get::<kilogram>(),
+            u.get::<joule>(),
+            air.pressure(u, v).get::<pascal>(),
+            air.temperature(m, u).get::<kelvin>()
+        );
+        assert!((m.get::<kilogram>() - 3.0e5 * 2.0e-3 / (287.05 * 310.0)).abs() < 1e-15);
+        assert!((air.pressure(u, v).get::<pascal>() - 3.0e5).abs() < 1e-9);
+        assert!((air.temperature(m, u).get::<kelvin>() - 310.0).abs() < 1e-12);
     }
 }

@@ -23,4 +23,5 @@ pub mod param;
 pub mod sensitivity;
 pub mod simulation;
 pub mod sparsity;
+pub mod units;
 pub mod variables;

@@ -25,6 +25,7 @@ use crate::components::{
 use crate::gas::IdealGas;
 use crate::ode::OdeSystem;
 use crate::param::Param;
+use crate::units::from_si;
 
 /// Where a node's name points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -312,16 +313,16 @@ impl Network {
                 boundaries.push(Boundary {
                     chamber: p.behind,
                     state: xs,
-                    factor: p.area_m2,
-                    area_m2: p.area_m2,
+                    factor: p.area.value,
+                    area_m2: p.area.value,
                 });
             }
             if p.ahead < nc {
                 boundaries.push(Boundary {
                     chamber: p.ahead,
                     state: xs,
-                    factor: -p.area_m2,
-                    area_m2: p.area_m2,
+                    factor: -p.area.value,
+                    area_m2: p.area.value,
                 });
             }
         }
@@ -436,7 +437,7 @@ impl Network {
 
     /// Volume of chamber `i` implied by the boundary coordinates (what check 9 compares with).
     pub fn geometric_volume_m3(&self, i: usize, y: &[f64]) -> f64 {
-        let mut v = self.chambers[i].dead_volume_m3;
+        let mut v = self.chambers[i].dead_volume.value;
         for b in self.chamber_boundaries(i) {
             v += b.factor * y[b.state];
         }
@@ -448,19 +449,19 @@ impl Network {
         let mut y = vec![0.0; self.layout.n_states];
         for (j, p) in self.pistons.iter().enumerate() {
             let o = self.layout.piston_offset + j * piston::STATES;
-            y[o + piston::POSITION] = p.x0_m;
-            y[o + piston::VELOCITY] = p.v0_m_per_s;
+            y[o + piston::POSITION] = p.x0.value;
+            y[o + piston::VELOCITY] = p.v0.value;
         }
         for i in 0..self.chambers.len() {
             let v = self.geometric_volume_m3(i, &y);
-            let (m, u) = self.chambers[i].initial_mass_energy(&self.gas, v);
+            let (m, u) = self.chambers[i].initial_mass_energy(&self.gas, from_si(v));
             let o = i * chamber::STATES;
-            y[o + chamber::MASS] = m;
-            y[o + chamber::ENERGY] = u;
+            y[o + chamber::MASS] = m.value;
+            y[o + chamber::ENERGY] = u.value;
             y[o + chamber::VOLUME] = v;
         }
         for (k, iv) in self.inertance_valves.iter().enumerate() {
-            y[self.layout.inertance_offset + k] = iv.q0_m3_per_s;
+            y[self.layout.inertance_offset + k] = iv.q0.value;
         }
         y
     }
@@ -617,7 +618,7 @@ impl Network {
             .map(|(j, p)| {
                 let o = self.layout.piston_offset + j * piston::STATES;
                 let (x, v) = (y[o + piston::POSITION], y[o + piston::VELOCITY]);
-                0.5 * p.mass_kg * v * v + p.spring_energy_j(x)
+                0.5 * p.mass.value * v * v + p.spring_energy_j(x)
             })
             .sum();
         u + mech + y[self.layout.accumulator_offset + 1]
@@ -739,11 +740,11 @@ impl Network {
             EventKind::Exit(j) => self.exit_event_value(j, y),
             EventKind::StopMax(j) => {
                 let x = self.piston_position(j, y)?;
-                self.pistons[j].x_max_m.map(|xm| x - xm)
+                self.pistons[j].x_max.map(|xm| x - xm.value)
             }
             EventKind::StopMin(j) => {
                 let x = self.piston_position(j, y)?;
-                self.pistons[j].x_min_m.map(|xm| xm - x)
+                self.pistons[j].x_min.map(|xm| xm.value - x)
             }
             // α switches between α_open and α_leak where q changes sign: a kink in the
             // right-hand side that the integrator should not step across (CircAdapt valve).
@@ -789,7 +790,8 @@ impl Network {
     fn impact(&mut self, j: usize, at_max: bool, y: &mut [f64]) -> EventOutcome {
         let o = self.layout.piston_offset + j * piston::STATES;
         let (x, v) = (y[o + piston::POSITION], y[o + piston::VELOCITY]);
-        let Some((x_new, v_new, lost)) = self.impact_map(j, at_max, x, v, self.pistons[j].mass_kg)
+        let Some((x_new, v_new, lost)) =
+            self.impact_map(j, at_max, x, v, self.pistons[j].mass.value)
         else {
             return EventOutcome::default();
         };
@@ -815,7 +817,7 @@ impl Network {
         m: T,
     ) -> Option<(T, T, T)> {
         let p = &self.pistons[j];
-        let stop = if at_max { p.x_max_m } else { p.x_min_m }?;
+        let stop = if at_max { p.x_max } else { p.x_min }?.value;
         // Only an approach (v towards the stop) is an impact.
         let approaching = if at_max { v.re() > 0.0 } else { v.re() < 0.0 };
         let mut v_new = if approaching { v * -p.restitution } else { v };
@@ -823,8 +825,8 @@ impl Network {
             v_new = T::from(0.0);
         }
         let spring = |x: T| {
-            let d = x - p.spring_x0_m;
-            d * (0.5 * p.spring_stiffness_n_per_m) * d
+            let d = x - p.spring_x0.value;
+            d * (0.5 * p.spring_stiffness.value) * d
         };
         let stop = T::from(stop);
         let before = m * 0.5 * v * v + spring(x);
@@ -850,7 +852,7 @@ impl Network {
         };
         let o = self.layout.piston_offset + j * piston::STATES;
         let (ix, iv) = (o + piston::POSITION, o + piston::VELOCITY);
-        let m0 = self.pistons[j].mass_kg;
+        let m0 = self.pistons[j].mass.value;
         let dm = if *p == SensitivityParameter::PistonMass(j) {
             1.0
         } else {
@@ -886,7 +888,7 @@ impl Network {
     /// Piston j's exit function: x − x_exit while it has an exit not yet passed.
     pub fn exit_event_value(&self, j: usize, y: &[f64]) -> Option<f64> {
         let p = &self.pistons[j];
-        match p.x_exit_m {
+        match p.x_exit.map(|x| x.value) {
             Some(xe) if !self.exited[j] => {
                 Some(y[self.layout.piston_offset + j * piston::STATES + piston::POSITION] - xe)
             }
@@ -1123,14 +1125,14 @@ impl Network {
                 nodes[iv.to].pressure_pa,
             );
             dy[s] = rate.dq_dt_m3_per_s2;
-            link_mdot[link] = q * iv.density_kg_per_m3;
+            link_mdot[link] = q * iv.density.value;
             link += 1;
         }
 
         let acc = self.layout.accumulator_offset;
         for (j, p) in self.pistons.iter().enumerate() {
             let o = self.layout.piston_offset + j * piston::STATES;
-            let (behind, ahead, area) = (p.behind, p.ahead, p.area_m2);
+            let (behind, ahead, area) = (p.behind, p.ahead, p.area.value);
             if self.exited[j] {
                 // The projectile has left the bore: it keeps its velocity, and the bore becomes
                 // an open orifice (C_d = 1) between the nodes it separated.
@@ -1197,7 +1199,7 @@ impl Network {
             let cv = self.gas.cv_j_per_kg_k;
             for (i, ch) in self.chambers.iter().enumerate() {
                 let o = i * chamber::STATES;
-                let du = dy[o + chamber::MASS] * (cv * ch.initial_temperature_k);
+                let du = dy[o + chamber::MASS] * (cv * ch.initial_temperature.value);
                 dy[acc + 1] += dy[o + chamber::ENERGY] - du;
                 dy[o + chamber::ENERGY] = du;
             }
@@ -1397,8 +1399,8 @@ impl Network {
     /// The parameter's value at time `t`.
     pub fn sensitivity_parameter_value(&self, p: &SensitivityParameter, t: f64) -> f64 {
         match p {
-            SensitivityParameter::PistonMass(j) => self.pistons[*j].mass_kg,
-            SensitivityParameter::ChamberPressure(i) => self.chambers[*i].initial_pressure_pa,
+            SensitivityParameter::PistonMass(j) => self.pistons[*j].mass.value,
+            SensitivityParameter::ChamberPressure(i) => self.chambers[*i].initial_pressure.value,
             SensitivityParameter::Run { component, key } => {
                 self.get_scalar(component, key, t).unwrap_or(f64::NAN)
             }
@@ -1413,11 +1415,14 @@ impl Network {
             let y0 = self.initial_state();
             let ch = &self.chambers[i];
             let o = i * chamber::STATES;
-            let dm = self
-                .gas
-                .mass_kg(1.0, y0[o + chamber::VOLUME], ch.initial_temperature_k);
-            s0[o + chamber::MASS] = dm;
-            s0[o + chamber::ENERGY] = self.gas.internal_energy_j(dm, ch.initial_temperature_k);
+            // ∂m/∂p₀ = V/(R·T): the mass of 1 Pa; ∂U/∂p₀ = cv·T·∂m/∂p₀.
+            let dm = self.gas.mass(
+                from_si(1.0),
+                from_si(y0[o + chamber::VOLUME]),
+                ch.initial_temperature,
+            );
+            s0[o + chamber::MASS] = dm.value;
+            s0[o + chamber::ENERGY] = self.gas.internal_energy(dm, ch.initial_temperature).value;
         }
     }
 
@@ -1450,7 +1455,7 @@ impl Network {
                 self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[]);
                 // The mass enters only through a = F/m (0 once exited): with m = m₀ + ε the
                 // acceleration is a·m₀/m.
-                let m0 = self.pistons[*j].mass_kg;
+                let m0 = self.pistons[*j].mass.value;
                 let v = self.layout.piston_offset + j * piston::STATES + piston::VELOCITY;
                 d.dy[v] = d.dy[v] * m0 / Dual64::new(m0, 1.0);
             }
@@ -1508,7 +1513,7 @@ impl Network {
                 } else {
                     0.0
                 };
-                pi.mass_kg * v * sv - pi.spring_force_n(x) * sx + dmass
+                pi.mass.value * v * sv - pi.spring_force_n(x) * sx + dmass
             })
             .sum();
         (dm, du + mech + s[acc + 1])

@@ -32,6 +32,9 @@ use crate::integrators::{Integrator, Method, SolverError, StepControl};
 use crate::model::spec::ChecksSection;
 use crate::network::{Network, SensitivityParameter};
 use crate::ode::OdeSystem;
+use crate::units::{
+    Energy, Length, Mass, Pressure, ThermodynamicTemperature, Velocity, Volume, from_si,
+};
 
 /// The parameters of a forward-sensitivity run (empty: none), as named in the model file and
 /// resolved against the network.
@@ -400,7 +403,7 @@ impl Simulation {
             .pistons
             .iter()
             .zip(&self.network.exited)
-            .any(|(p, &e)| p.x_exit_m.is_some() && !e)
+            .any(|(p, &e)| p.x_exit.is_some() && !e)
     }
 
     /// Advance to exactly `t_target_s` (or to the first event or failure before it).
@@ -971,6 +974,35 @@ impl Simulation {
         [gas.pressure_pa(u, v), gas.temperature_k(m, u), m, v, u]
     }
 
+    /// Chamber `i`'s state as typed quantities (the `[f64; 5]` of [`Self::chamber_state`] is what
+    /// the output table reads).
+    pub fn chamber(&self, i: usize) -> ChamberQuantities {
+        let [p, t, m, v, u] = self.chamber_state(i);
+        ChamberQuantities {
+            pressure: from_si(p),
+            temperature: from_si(t),
+            mass: from_si(m),
+            volume: from_si(v),
+            internal_energy: from_si(u),
+        }
+    }
+
+    /// Piston `j`'s position and velocity, typed.
+    pub fn piston(&self, j: usize) -> (Length, Velocity) {
+        let (x, v) = self.piston_state(j);
+        (from_si(x), from_si(v))
+    }
+
+    /// Gas mass plus the net mass that left into reservoirs (output `mass_total`), typed.
+    pub fn mass_total(&self) -> Mass {
+        from_si(self.network.mass_total_kg(&self.y))
+    }
+
+    /// The closed energy balance (output `energy_total`), typed.
+    pub fn energy_total(&self) -> Energy {
+        from_si(self.network.energy_total_j(&self.y))
+    }
+
     /// Refresh link flows for the current state (an output evaluation, not counted as work).
     pub fn refresh_flows(&mut self) {
         self.ensure_scratch();
@@ -983,6 +1015,16 @@ impl Simulation {
     }
 }
 
+/// A chamber's state as typed quantities ([`Simulation::chamber`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChamberQuantities {
+    pub pressure: Pressure,
+    pub temperature: ThermodynamicTemperature,
+    pub mass: Mass,
+    pub volume: Volume,
+    pub internal_energy: Energy,
+}
+
 /// out = y + inc with Kahan's compensated summation (Higham, *Accuracy and Stability of
 /// Numerical Algorithms*, §4.3); `comp` is y's compensation, `out_comp` the new one.
 #[inline]
@@ -992,5 +1034,40 @@ fn kahan_add(y: &[f64], comp: &[f64], inc: &[f64], out: &mut [f64], out_comp: &m
         let sum = y[i] + d;
         out_comp[i] = (sum - y[i]) - d;
         out[i] = sum;
+    }
+}
+
+#[cfg(test)]
+mod typed_query_tests {
+    use crate::units::si::{cubic_meter, kelvin, kilogram, meter, meter_per_second, pascal};
+
+    /// The typed queries of the shipped projectile at t = 0 against the model file's numbers:
+    /// p and T as written, V = A·x0 (dead volume 0), m = p·V/(R·T) with R of air 287.05.
+    #[test]
+    fn typed_queries_of_the_projectile_match_the_model_file() {
+        let src = include_str!("../models/projectile.toml");
+        let model = crate::model::parse_str(src, "projectile.toml", &[]).unwrap();
+        let sim = crate::model::build_simulation(&model.spec, None).unwrap();
+        let c = sim.chamber(0);
+        let v = 1.130_973_355_292_325_5e-4 * 0.1;
+        let m = 701_325.0 * v / (287.05 * 300.0);
+        println!(
+            "p = {} Pa, T = {} K, V = {} m3 (A·x0 = {v}), m = {} kg (pV/RT = {m})",
+            c.pressure.get::<pascal>(),
+            c.temperature.get::<kelvin>(),
+            c.volume.get::<cubic_meter>(),
+            c.mass.get::<kilogram>()
+        );
+        assert!((c.pressure.get::<pascal>() - 701_325.0).abs() < 1e-6);
+        assert!((c.temperature.get::<kelvin>() - 300.0).abs() < 1e-9);
+        assert!((c.volume.get::<cubic_meter>() - v).abs() < 1e-18);
+        assert!((c.mass.get::<kilogram>() - m).abs() < 1e-15);
+        let (x, vel) = sim.piston(0);
+        assert_eq!(
+            (x.get::<meter>(), vel.get::<meter_per_second>()),
+            (0.1, 0.0)
+        );
+        // Nothing has left yet: the total is the chamber's gas.
+        assert!((sim.mass_total().get::<kilogram>() - m).abs() < 1e-15);
     }
 }

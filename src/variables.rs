@@ -2,20 +2,38 @@
 
 use crate::components::piston;
 use crate::simulation::Simulation;
+use crate::units::Unit;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct OutputVariable {
     pub name: String,
-    /// In Modelica/FMI notation (`kg/s`, `W/(m2.K)`).
-    pub unit: String,
+    /// The unit, from the quantity type (`crate::units`).
+    pub unit: Unit,
     pub description: String,
 }
 
-fn var(name: String, unit: &str, description: String) -> OutputVariable {
+fn var(name: String, unit: Unit, description: String) -> OutputVariable {
     OutputVariable {
         name,
-        unit: unit.to_string(),
+        unit,
         description,
+    }
+}
+
+/// The unit of d(a)/d(b): its symbol by [`quotient_unit`], its SI exponents a's less b's.
+fn quotient(a: &Unit, b: &Unit) -> Unit {
+    let (x, y) = (a.si, b.si);
+    Unit {
+        symbol: quotient_unit(&a.symbol, &b.symbol),
+        si: crate::units::SiExponents {
+            kg: x.kg - y.kg,
+            m: x.m - y.m,
+            s: x.s - y.s,
+            a: x.a - y.a,
+            k: x.k - y.k,
+            mol: x.mol - y.mol,
+            cd: x.cd - y.cd,
+        },
     }
 }
 
@@ -61,16 +79,32 @@ pub fn output_variables(sim: &Simulation) -> Vec<OutputVariable> {
 
 /// [`output_variables`] of a network.
 pub fn output_variables_of(net: &crate::network::Network) -> Vec<OutputVariable> {
-    let mut v = vec![var("time".into(), "s", "simulation time".into())];
+    let mut v = vec![var("time".into(), Unit::time(), "simulation time".into())];
     for c in &net.chambers {
         let n = &c.name;
-        v.push(var(format!("{n}.p"), "Pa", format!("pressure of {n}")));
-        v.push(var(format!("{n}.T"), "K", format!("temperature of {n}")));
-        v.push(var(format!("{n}.m"), "kg", format!("gas mass in {n}")));
-        v.push(var(format!("{n}.V"), "m3", format!("volume of {n}")));
+        v.push(var(
+            format!("{n}.p"),
+            Unit::pressure(),
+            format!("pressure of {n}"),
+        ));
+        v.push(var(
+            format!("{n}.T"),
+            Unit::temperature(),
+            format!("temperature of {n}"),
+        ));
+        v.push(var(
+            format!("{n}.m"),
+            Unit::mass(),
+            format!("gas mass in {n}"),
+        ));
+        v.push(var(
+            format!("{n}.V"),
+            Unit::volume(),
+            format!("volume of {n}"),
+        ));
         v.push(var(
             format!("{n}.U"),
-            "J",
+            Unit::energy(),
             format!("internal energy of {n}"),
         ));
     }
@@ -78,40 +112,48 @@ pub fn output_variables_of(net: &crate::network::Network) -> Vec<OutputVariable>
     for name in net.named_links() {
         v.push(var(
             format!("{name}.mdot"),
-            "kg/s",
+            Unit::mass_rate(),
             format!("mass flow through {name} (from → to)"),
         ));
     }
     for x in &net.inertance_valves {
         v.push(var(
             format!("{}.q", x.name),
-            "m3/s",
+            Unit::volume_rate(),
             format!("volume flow through {} (from → to)", x.name),
         ));
     }
     for p in &net.pistons {
         let n = &p.name;
-        v.push(var(format!("{n}.x"), "m", format!("position of {n}")));
-        v.push(var(format!("{n}.v"), "m/s", format!("velocity of {n}")));
+        v.push(var(
+            format!("{n}.x"),
+            Unit::length(),
+            format!("position of {n}"),
+        ));
+        v.push(var(
+            format!("{n}.v"),
+            Unit::velocity(),
+            format!("velocity of {n}"),
+        ));
         v.push(var(
             format!("{n}.exited"),
-            "1",
+            Unit::dimensionless(),
             format!("1 once {n} has passed its exit"),
         ));
     }
     v.push(var(
         "mass_total".into(),
-        "kg",
+        Unit::mass(),
         "gas mass plus the net mass that left into reservoirs".into(),
     ));
     v.push(var(
         "energy_total".into(),
-        "J",
+        Unit::energy(),
         "internal, kinetic and spring energy plus all that left through reservoirs, friction and walls".into(),
     ));
     v.push(var(
         "rc".into(),
-        "1",
+        Unit::dimensionless(),
         "run-time check code of the last step (0 = fine)".into(),
     ));
     v
@@ -219,7 +261,7 @@ pub fn sensitivity_variables(
             let key = p.rsplit_once('.').map_or("", |(_, k)| k);
             v.push(var(
                 format!("d({})/d({p})", o.name),
-                &quotient_unit(&o.unit, crate::cosim::unit_of_key(key)),
+                quotient(&o.unit, &crate::cosim::unit_of_key(key)),
                 format!("derivative of {} with respect to {p} (SI units)", o.name),
             ));
         }

@@ -11,13 +11,14 @@
 //! in-process.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use plenum::cosim::{self, Causality, Description, Variability};
 use plenum::model::{LoadedModel, ModelError};
+use plenum::units::{SiExponents, Unit};
 use quick_xml::Writer;
 use quick_xml::events::attributes::Attribute;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, Event};
@@ -161,6 +162,14 @@ impl BaseUnit {
             cd: self.cd * e,
             rad: self.rad * e,
         }
+    }
+
+    /// Whether these are the exponents of a quantity type (which has no `rad`: the SI counts
+    /// the radian as 1).
+    pub fn matches(&self, si: &SiExponents) -> bool {
+        (
+            self.kg, self.m, self.s, self.a, self.k, self.mol, self.cd, self.rad,
+        ) == (si.kg, si.m, si.s, si.a, si.k, si.mol, si.cd, 0)
     }
 
     /// Nonzero exponents as (attribute, value), in the schema's order.
@@ -417,19 +426,42 @@ pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Res
     )))
     .map_err(xml_err)?;
 
-    // Every unit used, sorted by name, with its SI exponents.
-    let units: BTreeSet<&str> = d.variables.iter().map(|v| v.unit.as_str()).collect();
+    // Every unit used, sorted by name. The exponents come from the variable's quantity type
+    // (`plenum::units::Unit`), not from its symbol; the symbol is parsed only as a cross-check,
+    // so a symbol that disagrees with its type stops the build instead of shipping.
+    let mut units: BTreeMap<&str, &Unit> = BTreeMap::new();
+    for v in &d.variables {
+        match units.insert(v.unit.symbol.as_str(), &v.unit) {
+            Some(other) if other.si != v.unit.si => {
+                return Err(build_err(format!(
+                    "unit {:?} stands for two dimensions: {:?} and {:?}",
+                    v.unit.symbol, other.si, v.unit.si
+                )));
+            }
+            _ => {}
+        }
+    }
     w.write_event(Event::Start(BytesStart::new("UnitDefinitions")))
         .map_err(xml_err)?;
-    for unit in &units {
-        let base = base_unit(unit).map_err(|e| {
+    for (symbol, unit) in &units {
+        let parsed = base_unit(symbol).map_err(|e| {
             build_err(format!(
                 "{e} (add it to fmu-build's unit table, fmu-build/src/lib.rs `symbol`)"
             ))
         })?;
-        w.write_event(Event::Start(element("Unit", &[("name", unit.to_string())])))
-            .map_err(xml_err)?;
-        let attrs: Vec<(&str, String)> = base
+        if !parsed.matches(&unit.si) {
+            return Err(build_err(format!(
+                "unit symbol {symbol:?} reads as {parsed:?}, its quantity type is {:?}",
+                unit.si
+            )));
+        }
+        w.write_event(Event::Start(element(
+            "Unit",
+            &[("name", symbol.to_string())],
+        )))
+        .map_err(xml_err)?;
+        let attrs: Vec<(&str, String)> = unit
+            .si
             .attributes()
             .into_iter()
             .map(|(k, e)| (k, e.to_string()))
@@ -498,7 +530,7 @@ pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Res
             };
         w.write_event(Event::Start(element("ScalarVariable", &attrs)))
             .map_err(xml_err)?;
-        let mut real = vec![("unit", v.unit.clone())];
+        let mut real = vec![("unit", v.unit.symbol.clone())];
         if let Some(s) = start {
             real.push(("start", fmt_real(s)));
         }

@@ -321,3 +321,122 @@ fn invalid_model_name_is_refused() {
     };
     assert_eq!(errors[0].key, "model.name", "{errors:?}");
 }
+
+/// SI exponents (kg, m, s, K) of a variable, written out by hand from the SI definitions of its
+/// quantity (Pa = kg·m⁻¹·s⁻², J = kg·m²·s⁻², kg/(s·Pa) = m·s, ...): the truth the unit types
+/// are checked against. Outputs by their suffix, parameters by their model-file key.
+fn expected_exponents(name: &str, parameter: bool) -> [i32; 4] {
+    let key = name.rsplit('.').next().unwrap();
+    if !parameter {
+        return match key {
+            "time" => [0, 0, 1, 0],
+            "p" => [1, -1, -2, 0],
+            "T" => [0, 0, 0, 1],
+            "m" | "mass_total" => [1, 0, 0, 0],
+            "V" => [0, 3, 0, 0],
+            "U" | "energy_total" => [1, 2, -2, 0],
+            "mdot" => [1, 0, -1, 0],
+            "q" => [0, 3, -1, 0],
+            "x" => [0, 1, 0, 0],
+            "v" => [0, 1, -1, 0],
+            "exited" | "rc" => [0, 0, 0, 0],
+            other => panic!("output {name}: no expected unit for {other:?}"),
+        };
+    }
+    match key {
+        "volume" => [0, 3, 0, 0],
+        "pressure" | "friction_static" | "friction_dynamic" => [1, -1, -2, 0],
+        "temperature" => [0, 0, 0, 1],
+        "area" | "area_open" | "area_leak" | "area_from" | "area_to" => [0, 2, 0, 0],
+        "mass" => [1, 0, 0, 0],
+        "x0" | "x_exit" | "spring_x0" | "x_min" | "x_max" | "length" | "diameter" | "roughness" => {
+            [0, 1, 0, 0]
+        }
+        "v0" | "velocity" => [0, 1, -1, 0],
+        "coefficient" => [0, 1, 1, 0],
+        "rate" | "damping" => [1, 0, -1, 0],
+        "density" => [1, -3, 0, 0],
+        "viscosity" => [1, -1, -1, 0],
+        "q0" => [0, 3, -1, 0],
+        "sonic_conductance" => [-1, 4, 1, 0],
+        "spring_stiffness" => [1, 0, -2, 0],
+        "heat_transfer_coefficient" => [1, 0, -3, -1],
+        "expansion_coefficient" => [-1, 2, 1, 0],
+        "discharge_coefficient" | "critical_pressure_ratio" | "restitution" | "opening" | "k" => {
+            [0, 0, 0, 0]
+        }
+        other => panic!("parameter {name}: no expected unit for {other:?}"),
+    }
+}
+
+/// Every variable's `unit` and every `UnitDefinitions` entry in the generated XML are those of
+/// the variable's quantity type (`plenum::units::Unit`), and the type's exponents are those of
+/// the SI definition of the quantity (hand-written above); no unit is defined unused.
+#[test]
+fn unit_definitions_come_from_the_quantity_types() {
+    let mut models = shipped_models();
+    for f in ["all_kinds.toml", "other_kinds.toml"] {
+        models.push(workspace().join("tests/fixtures/models").join(f));
+    }
+    for path in models {
+        let model = fmu_build::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let d = plenum::cosim::describe(&model);
+        let xml = fmu_build::model_description(&model).unwrap();
+        let els = elements(&xml);
+        // UnitDefinitions: name → BaseUnit attributes; variables: name → Real's unit.
+        let mut defined: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        let mut var_unit: BTreeMap<String, String> = BTreeMap::new();
+        for w in els.windows(2) {
+            match (w[0].0.as_str(), w[1].0.as_str()) {
+                ("Unit", "BaseUnit") => {
+                    defined.insert(w[0].1["name"].clone(), w[1].1.clone());
+                }
+                ("ScalarVariable", "Real") => {
+                    var_unit.insert(w[0].1["name"].clone(), w[1].1["unit"].clone());
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(var_unit.len(), d.variables.len(), "{}", path.display());
+        let mut used = std::collections::BTreeSet::new();
+        for v in &d.variables {
+            let parameter = matches!(
+                v.causality,
+                plenum::cosim::Causality::Parameter | plenum::cosim::Causality::Input
+            );
+            let [kg, m, s, k] = expected_exponents(&v.name, parameter);
+            let si = v.unit.si;
+            assert_eq!(
+                (si.kg, si.m, si.s, si.k, si.a, si.mol, si.cd),
+                (kg, m, s, k, 0, 0, 0),
+                "{}: type of {} ({})",
+                path.display(),
+                v.name,
+                v.unit
+            );
+            assert_eq!(var_unit[&v.name], v.unit.symbol, "{}", v.name);
+            let base = &defined[&v.unit.symbol];
+            let want: BTreeMap<String, String> = si
+                .attributes()
+                .into_iter()
+                .map(|(a, e)| (a.to_string(), e.to_string()))
+                .collect();
+            assert_eq!(base, &want, "UnitDefinitions of {:?}", v.unit.symbol);
+            // The symbol, read by the independent parser, names the same dimension.
+            assert!(fmu_build::base_unit(&v.unit.symbol).unwrap().matches(&si));
+            used.insert(v.unit.symbol.clone());
+        }
+        assert_eq!(used.len(), defined.len(), "unused UnitDefinitions");
+        println!(
+            "{}: {} variables, {} units checked: {}",
+            path.file_name().unwrap().to_string_lossy(),
+            d.variables.len(),
+            defined.len(),
+            defined
+                .iter()
+                .map(|(n, b)| format!("{n}{b:?}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+}

@@ -10,14 +10,16 @@
 use serde::{Deserialize, Serialize};
 
 use crate::gas::IdealGas;
+use crate::units::{Energy, Mass, Pressure, ThermodynamicTemperature, Volume};
 
+/// Parameters in units-typed quantities (`crate::units`); serialized as their SI values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Chamber {
     pub name: String,
-    /// Volume when every piston coordinate and wall displacement is zero, m³.
-    pub dead_volume_m3: f64,
-    pub initial_pressure_pa: f64,
-    pub initial_temperature_k: f64,
+    /// Volume when every piston coordinate and wall displacement is zero.
+    pub dead_volume: Volume,
+    pub initial_pressure: Pressure,
+    pub initial_temperature: ThermodynamicTemperature,
 }
 
 /// Offsets of one chamber's three states inside the network's state vector.
@@ -28,12 +30,35 @@ pub const STATES: usize = 3;
 
 impl Chamber {
     /// Initial (m, U) for the given initial volume.
-    pub fn initial_mass_energy(&self, gas: &IdealGas, volume_m3: f64) -> (f64, f64) {
-        let m = gas.mass_kg(
-            self.initial_pressure_pa,
-            volume_m3,
-            self.initial_temperature_k,
-        );
-        (m, gas.internal_energy_j(m, self.initial_temperature_k))
+    pub fn initial_mass_energy(&self, gas: &IdealGas, volume: Volume) -> (Mass, Energy) {
+        let m = gas.mass(self.initial_pressure, volume, self.initial_temperature);
+        (m, gas.internal_energy(m, self.initial_temperature))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::from_si;
+
+    /// Typed parameters serialize as their bare SI numbers: the bytes of a `Chamber` are those
+    /// of the raw (name, f64, f64, f64) it replaced, so FMU state blobs and the fuzz corpus keep
+    /// their layout.
+    #[test]
+    fn typed_chamber_serializes_as_the_raw_numbers() {
+        let cfg = bincode::config::standard(); // as the FMU state (cosim.rs)
+        let typed = Chamber {
+            name: "barrel".into(),
+            dead_volume: from_si(1.5e-5),
+            initial_pressure: from_si(701_325.0),
+            initial_temperature: from_si(300.0),
+        };
+        let raw = ("barrel".to_string(), 1.5e-5_f64, 701_325.0_f64, 300.0_f64);
+        let a = bincode::serde::encode_to_vec(&typed, cfg).unwrap();
+        let b = bincode::serde::encode_to_vec(&raw, cfg).unwrap();
+        println!("typed {} bytes, raw {} bytes", a.len(), b.len());
+        assert_eq!(a, b);
+        let (back, _): (Chamber, usize) = bincode::serde::decode_from_slice(&b, cfg).unwrap();
+        assert_eq!(back, typed);
     }
 }

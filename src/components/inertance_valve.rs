@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ad::Scalar;
 use crate::param::Param;
+use crate::units::{MassDensity, VolumeRate};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InertanceValve {
@@ -32,14 +33,15 @@ pub struct InertanceValve {
     /// Reservoir nodes.
     pub from: usize,
     pub to: usize,
-    pub density_kg_per_m3: f64,
+    /// Liquid density (typed, `crate::units`; read as `.value` in the right-hand side).
+    pub density: MassDensity,
     pub area_open_m2: Param,
     pub area_leak_m2: Param,
     pub area_from_m2: Param,
     pub area_to_m2: Param,
     pub length_m: Param,
-    /// Initial flow, m³/s.
-    pub q0_m3_per_s: f64,
+    /// Initial flow.
+    pub q0: VolumeRate,
 }
 
 /// The valve's geometry at one instant, m² and m.
@@ -90,7 +92,7 @@ impl InertanceValve {
         p_from_pa: T,
         p_to_pa: T,
     ) -> Rate<T> {
-        let rho = self.density_kg_per_m3;
+        let rho = self.density.value;
         let dp = p_to_pa - p_from_pa;
         let a_eff = if dp.re() < 0.0 {
             g.area_open_m2

@@ -18,28 +18,32 @@ use serde::{Deserialize, Serialize};
 
 use crate::ad::{Scalar, c};
 use crate::param::Param;
+use crate::units::{Length, Mass, Stiffness, Velocity};
 
 /// A rebound speed below this, m/s, ends the bouncing: the piston rests on the stop.
 pub const REST_SPEED_M_PER_S: f64 = 1e-6;
 
+/// Constant parameters are units-typed quantities (`crate::units`), read in the right-hand side
+/// as `.value` (SI); the `Param`s (time tables, seedable for sensitivities) are raw SI numbers
+/// named by unit. Serialized as SI values either way.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Piston {
     pub name: String,
     pub behind: usize,
     pub ahead: usize,
-    pub area_m2: f64,
-    pub mass_kg: f64,
-    pub x0_m: f64,
-    pub v0_m_per_s: f64,
-    pub x_exit_m: Option<f64>,
+    pub area: crate::units::Area,
+    pub mass: Mass,
+    pub x0: Length,
+    pub v0: Velocity,
+    pub x_exit: Option<Length>,
     pub friction_static_pa: Param,
     pub friction_dynamic_pa: Param,
-    pub spring_stiffness_n_per_m: f64,
-    pub spring_x0_m: f64,
+    pub spring_stiffness: Stiffness,
+    pub spring_x0: Length,
     pub damping_n_s_per_m: Param,
-    /// End stops, m, and the coefficient of restitution at them.
-    pub x_min_m: Option<f64>,
-    pub x_max_m: Option<f64>,
+    /// End stops and the coefficient of restitution at them.
+    pub x_min: Option<Length>,
+    pub x_max: Option<Length>,
     pub restitution: f64,
 }
 
@@ -58,13 +62,13 @@ pub struct Forces<T = f64> {
 impl Piston {
     #[inline]
     pub fn spring_force_n<T: Scalar>(&self, x_m: T) -> T {
-        (x_m - self.spring_x0_m) * -self.spring_stiffness_n_per_m
+        (x_m - self.spring_x0.value) * -self.spring_stiffness.value
     }
 
     #[inline]
     pub fn spring_energy_j(&self, x_m: f64) -> f64 {
-        let d = x_m - self.spring_x0_m;
-        0.5 * self.spring_stiffness_n_per_m * d * d
+        let d = x_m - self.spring_x0.value;
+        0.5 * self.spring_stiffness.value * d * d
     }
 
     pub fn params(&self) -> [&Param; 3] {
@@ -106,27 +110,28 @@ impl Piston {
         p_ahead_pa: T,
     ) -> Forces<T> {
         let damping = param(&self.damping_n_s_per_m);
-        let drive = (p_behind_pa - p_ahead_pa) * self.area_m2 + self.spring_force_n(x_m)
-            - v_m_per_s * damping;
+        let area_m2 = self.area.value;
+        let drive =
+            (p_behind_pa - p_ahead_pa) * area_m2 + self.spring_force_n(x_m) - v_m_per_s * damping;
         let v_re = v_m_per_s.re();
         let friction = if v_re > 0.0 {
-            -(param(&self.friction_dynamic_pa) * self.area_m2)
+            -(param(&self.friction_dynamic_pa) * area_m2)
         } else if v_re < 0.0 {
-            param(&self.friction_dynamic_pa) * self.area_m2
+            param(&self.friction_dynamic_pa) * area_m2
         } else {
-            let stat = param(&self.friction_static_pa) * self.area_m2;
+            let stat = param(&self.friction_static_pa) * area_m2;
             if drive.re().abs() <= stat.re() {
                 -drive // stuck: static friction balances the drive exactly
             } else {
                 stat * -drive.re().signum()
             }
         };
-        let mut acceleration = (drive + friction) / self.mass_kg;
+        let mut acceleration = (drive + friction) / self.mass.value;
         if v_re == 0.0 {
             // Resting on a stop and pushed into it: the contact force holds the piston.
             let (x_re, a_re) = (x_m.re(), acceleration.re());
-            let on_max = self.x_max_m.is_some_and(|x| x_re >= x) && a_re > 0.0;
-            let on_min = self.x_min_m.is_some_and(|x| x_re <= x) && a_re < 0.0;
+            let on_max = self.x_max.is_some_and(|x| x_re >= x.value) && a_re > 0.0;
+            let on_min = self.x_min.is_some_and(|x| x_re <= x.value) && a_re < 0.0;
             if on_max || on_min {
                 acceleration = T::zero();
             }

@@ -14,6 +14,7 @@ use crate::model::spec::{GasSection, ModelFile};
 use crate::network::{Extras, Network};
 use crate::param::Param;
 use crate::simulation::{Sensitivities, Settings, Simulation};
+use crate::units::from_si;
 
 /// The gas of a `[gas]` section (validation guarantees it is complete).
 pub fn gas_of(section: Option<&GasSection>) -> IdealGas {
@@ -23,10 +24,10 @@ pub fn gas_of(section: Option<&GasSection>) -> IdealGas {
             ..
         }) => IdealGas::from_species(species(name).expect("validated species")),
         Some(g) => IdealGas::new(
-            g.r.expect("validated R"),
-            g.cp.expect("validated cp"),
-            g.p_critical,
-            g.t_critical,
+            from_si(g.r.expect("validated R")),
+            from_si(g.cp.expect("validated cp")),
+            g.p_critical.map(from_si),
+            g.t_critical.map(from_si),
         ),
         // Liquid-only networks have no gas; the default never enters an equation then.
         None => IdealGas::from_species(species("air").expect("air is built in")),
@@ -59,9 +60,9 @@ pub fn build_network(spec: &ModelFile) -> Network {
             .iter()
             .map(|c| Chamber {
                 name: c.name.clone(),
-                dead_volume_m3: c.volume,
-                initial_pressure_pa: c.pressure,
-                initial_temperature_k: c.temperature,
+                dead_volume: from_si(c.volume),
+                initial_pressure: from_si(c.pressure),
+                initial_temperature: from_si(c.temperature),
             })
             .collect(),
         spec.reservoir
@@ -107,18 +108,18 @@ pub fn build_network(spec: &ModelFile) -> Network {
                 name: p.name.clone(),
                 behind: node(&p.behind),
                 ahead: node(&p.ahead),
-                area_m2: p.area,
-                mass_kg: p.mass,
-                x0_m: p.x0,
-                v0_m_per_s: p.v0,
-                x_exit_m: p.x_exit,
+                area: from_si(p.area),
+                mass: from_si(p.mass),
+                x0: from_si(p.x0),
+                v0: from_si(p.v0),
+                x_exit: p.x_exit.map(from_si),
                 friction_static_pa: p.friction_static.to_param(),
                 friction_dynamic_pa: p.friction_dynamic.to_param(),
-                spring_stiffness_n_per_m: p.spring_stiffness,
-                spring_x0_m: p.spring_x0,
+                spring_stiffness: from_si(p.spring_stiffness),
+                spring_x0: from_si(p.spring_x0),
                 damping_n_s_per_m: p.damping.to_param(),
-                x_min_m: p.x_min,
-                x_max_m: p.x_max,
+                x_min: p.x_min.map(from_si),
+                x_max: p.x_max.map(from_si),
                 restitution: p.restitution,
             })
             .collect(),
@@ -176,13 +177,13 @@ pub fn build_network(spec: &ModelFile) -> Network {
                     name: x.name.clone(),
                     from: node(&x.from),
                     to: node(&x.to),
-                    density_kg_per_m3: x.density,
+                    density: from_si(x.density),
                     area_open_m2: x.area_open.to_param(),
                     area_leak_m2: x.area_leak.to_param(),
                     area_from_m2: x.area_from.to_param(),
                     area_to_m2: x.area_to.to_param(),
                     length_m: x.length.to_param(),
-                    q0_m3_per_s: x.q0,
+                    q0: from_si(x.q0),
                 })
                 .collect(),
             isothermal: spec.gas.as_ref().is_some_and(|g| g.isothermal),

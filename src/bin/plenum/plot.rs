@@ -141,7 +141,7 @@ fn panels<'a>(request: &PlotRequest, vars: &'a [OutputVariable]) -> Result<Vec<P
     }
     let mut out: Vec<Panel> = Vec::new();
     for i in chosen {
-        let unit = vars[i].unit.as_str();
+        let unit = vars[i].unit.symbol.as_str();
         match out.iter_mut().find(|p| p.unit == unit) {
             Some(p) if !p.columns.contains(&i) => p.columns.push(i),
             Some(_) => {}
