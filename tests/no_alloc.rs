@@ -4,6 +4,8 @@
 //! (`Simulation::advance_to`) run, after a warm-up that sizes every scratch buffer. The truth
 //! is the allocator itself: zero calls to `alloc`/`realloc` on this thread.
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -321,26 +323,9 @@ fn fmu_state_get_set(method: &str) {
 fn chain(m: usize, method: &str) -> Simulation {
     let mut s = format!(
         "[model]\nname = \"chain\"\n[gas]\nspecies = \"air\"\n[solver]\nmethod = \"{method}\"\n\
-         step = 1e-6\nt_end = 1.0\n[[reservoir]]\nname = \"atm\"\npressure = 101325.0\n\
-         temperature = 300.0\n"
+         step = 1e-6\nt_end = 1.0\n"
     );
-    for i in 0..m {
-        let p = 2e5 + 1e5 * (i % 7) as f64 / 7.0;
-        s += &format!(
-            "[[chamber]]\nname = \"c{i}\"\nvolume = 1e-3\npressure = {p:?}\ntemperature = 300.0\n"
-        );
-    }
-    for i in 1..=m {
-        let to = if i == m {
-            "atm".to_string()
-        } else {
-            format!("c{i}")
-        };
-        s += &format!(
-            "[[orifice]]\nname = \"o{i}\"\nfrom = \"c{}\"\nto = \"{to}\"\narea = 1e-5\n",
-            i - 1
-        );
-    }
+    s += &common::chain_components(m);
     s += "[[piston]]\nname = \"p\"\nbehind = \"c0\"\nahead = \"atm\"\narea = 1e-4\nmass = 0.1\n\
           x0 = 0.05\nspring_stiffness = 1000.0\n";
     let spec = plenum::model::parse_str(&s, "chain.toml", &[])

@@ -32,25 +32,9 @@ fn chain_vented_at_both_ends(m: usize) -> ModelFile {
 fn chain_text(m: usize, both_ends: bool) -> String {
     let mut s = String::from(
         "[model]\nname = \"chain\"\n[gas]\nspecies = \"air\"\n[solver]\nmethod = \"bdf\"\n\
-         t_end = 1.0\n[[reservoir]]\nname = \"atm\"\npressure = 101325.0\ntemperature = 300.0\n",
+         t_end = 1.0\n",
     );
-    for i in 0..m {
-        let p = 2e5 + 1e5 * (i % 7) as f64 / 7.0;
-        s += &format!(
-            "[[chamber]]\nname = \"c{i}\"\nvolume = 1e-3\npressure = {p:?}\ntemperature = 300.0\n"
-        );
-    }
-    for i in 1..=m {
-        let to = if i == m {
-            "atm".to_string()
-        } else {
-            format!("c{i}")
-        };
-        s += &format!(
-            "[[orifice]]\nname = \"o{i}\"\nfrom = \"c{}\"\nto = \"{to}\"\narea = 1e-5\n",
-            i - 1
-        );
-    }
+    s += &common::chain_components(m);
     if both_ends {
         s += "[[orifice]]\nname = \"o0\"\nfrom = \"c0\"\nto = \"atm\"\narea = 1e-5\n";
     }

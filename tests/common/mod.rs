@@ -44,6 +44,31 @@ area = 1e-5
 discharge_coefficient = 0.8
 "#;
 
+/// The components of a chain: `m` chambers at 2–3 bar (a pattern repeating every 7) joined by
+/// orifices, the last venting to the reservoir `atm` (model-file text, to follow a `[solver]`).
+pub fn chain_components(m: usize) -> String {
+    let mut s =
+        String::from("[[reservoir]]\nname = \"atm\"\npressure = 101325.0\ntemperature = 300.0\n");
+    for i in 0..m {
+        let p = 2e5 + 1e5 * (i % 7) as f64 / 7.0;
+        s += &format!(
+            "[[chamber]]\nname = \"c{i}\"\nvolume = 1e-3\npressure = {p:?}\ntemperature = 300.0\n"
+        );
+    }
+    for i in 1..=m {
+        let to = if i == m {
+            "atm".to_string()
+        } else {
+            format!("c{i}")
+        };
+        s += &format!(
+            "[[orifice]]\nname = \"o{i}\"\nfrom = \"c{}\"\nto = \"{to}\"\narea = 1e-5\n",
+            i - 1
+        );
+    }
+    s
+}
+
 pub fn repo_path(rel: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
