@@ -24,7 +24,7 @@ use crate::components::{
 };
 use crate::gas::IdealGas;
 use crate::ode::OdeSystem;
-use crate::param::Param;
+use crate::param::ParamValue;
 use crate::units::from_si;
 
 /// Where a node's name points.
@@ -127,8 +127,8 @@ macro_rules! param_lookup {
     ($net:ident, $component:ident, $key:ident, $iter:ident $(, $m:tt)?) => {{
         if let Some(r) = $net.reservoirs.$iter().find(|r| r.name == $component) {
             return match $key {
-                "pressure" => Some(& $($m)? r.pressure_pa),
-                "temperature" => Some(& $($m)? r.temperature_k),
+                "pressure" => Some(& $($m)? *r.pressure_pa),
+                "temperature" => Some(& $($m)? *r.temperature_k),
                 _ => None,
             };
         }
@@ -137,84 +137,84 @@ macro_rules! param_lookup {
                 (
                     OrificeForm::Isentropic { area_m2, .. },
                     "area",
-                ) => Some(area_m2),
+                ) => Some(& $($m)? **area_m2),
                 (
                     OrificeForm::Isentropic {
                         discharge_coefficient,
                         ..
                     },
                     "discharge_coefficient",
-                ) => Some(discharge_coefficient),
+                ) => Some(& $($m)? **discharge_coefficient),
                 (
                     OrificeForm::Iso6358 {
                         sonic_conductance_m3_per_s_pa,
                         ..
                     },
                     "sonic_conductance",
-                ) => Some(sonic_conductance_m3_per_s_pa),
+                ) => Some(& $($m)? **sonic_conductance_m3_per_s_pa),
                 (
                     OrificeForm::Iso6358 {
                         critical_pressure_ratio,
                         ..
                     },
                     "critical_pressure_ratio",
-                ) => Some(critical_pressure_ratio),
+                ) => Some(& $($m)? **critical_pressure_ratio),
                 _ => None,
             };
         }
         if let Some(v) = $net.valves.$iter().find(|v| v.name == $component) {
             return match $key {
-                "coefficient" => Some(& $($m)? v.coefficient_kg_per_s_pa),
-                "opening" => Some(& $($m)? v.opening),
+                "coefficient" => Some(& $($m)? *v.coefficient_kg_per_s_pa),
+                "opening" => Some(& $($m)? *v.opening),
                 _ => None,
             };
         }
         if let Some(w) = $net.walls.$iter().find(|w| w.name == $component) {
             return match $key {
-                "area" => Some(& $($m)? w.area_m2),
-                "heat_transfer_coefficient" => Some(& $($m)? w.heat_transfer_coefficient_w_per_m2_k),
-                "expansion_coefficient" => Some(& $($m)? w.expansion_coefficient_m_per_s_pa),
-                "velocity" => Some(& $($m)? w.velocity_m_per_s),
+                "area" => Some(& $($m)? *w.area_m2),
+                "heat_transfer_coefficient" => Some(& $($m)? *w.heat_transfer_coefficient_w_per_m2_k),
+                "expansion_coefficient" => Some(& $($m)? *w.expansion_coefficient_m_per_s_pa),
+                "velocity" => Some(& $($m)? *w.velocity_m_per_s),
                 _ => None,
             };
         }
         if let Some(p) = $net.pistons.$iter().find(|p| p.name == $component) {
             return match $key {
-                "friction_static" => Some(& $($m)? p.friction_static_pa),
-                "friction_dynamic" => Some(& $($m)? p.friction_dynamic_pa),
-                "damping" => Some(& $($m)? p.damping_n_s_per_m),
+                "friction_static" => Some(& $($m)? *p.friction_static_pa),
+                "friction_dynamic" => Some(& $($m)? *p.friction_dynamic_pa),
+                "damping" => Some(& $($m)? *p.damping_n_s_per_m),
                 _ => None,
             };
         }
         if let Some(m) = $net.mass_flows.$iter().find(|m| m.name == $component) {
             return match $key {
-                "rate" => Some(& $($m)? m.rate_kg_per_s),
+                "rate" => Some(& $($m)? *m.rate_kg_per_s),
                 _ => None,
             };
         }
         if let Some(r) = $net.restrictors.$iter().find(|r| r.name == $component) {
             return match $key {
-                "diameter" => Some(& $($m)? r.diameter_m),
-                "k" => Some(& $($m)? r.k),
+                "diameter" => Some(& $($m)? *r.diameter_m),
+                "k" => Some(& $($m)? *r.k),
                 _ => None,
             };
         }
         if let Some(x) = $net.tubes.$iter().find(|x| x.name == $component) {
             return match $key {
-                "length" => Some(& $($m)? x.length_m),
-                "diameter" => Some(& $($m)? x.diameter_m),
-                "roughness" => Some(& $($m)? x.roughness_m),
-                "viscosity" => Some(& $($m)? x.viscosity_pa_s),
+                "length" => Some(& $($m)? *x.length_m),
+                "diameter" => Some(& $($m)? *x.diameter_m),
+                "roughness" => Some(& $($m)? *x.roughness_m),
+                "viscosity" => Some(& $($m)? *x.viscosity_pa_s),
                 _ => None,
             };
         }
         if let Some(x) = $net.inertance_valves.$iter().find(|x| x.name == $component) {
             return match $key {
-                "area_open" => Some(& $($m)? x.area_open_m2),
-                "area_leak" => Some(& $($m)? x.area_leak_m2),
-                "area_from" => Some(& $($m)? x.area_from_m2),
-                "area_to" => Some(& $($m)? x.area_to_m2),
-                "length" => Some(& $($m)? x.length_m),
+                "area_open" => Some(& $($m)? *x.area_open_m2),
+                "area_leak" => Some(& $($m)? *x.area_leak_m2),
+                "area_from" => Some(& $($m)? *x.area_from_m2),
+                "area_to" => Some(& $($m)? *x.area_to_m2),
+                "length" => Some(& $($m)? *x.length_m),
                 _ => None,
             };
         }
@@ -471,16 +471,16 @@ impl Network {
         let params = self
             .reservoirs
             .iter()
-            .flat_map(|r| [&r.pressure_pa, &r.temperature_k])
+            .flat_map(|r| [r.pressure_pa.raw(), r.temperature_k.raw()])
             .chain(self.orifices.iter().flat_map(|o| o.params()))
             .chain(
                 self.valves
                     .iter()
-                    .flat_map(|v| [&v.opening, &v.coefficient_kg_per_s_pa]),
+                    .flat_map(|v| [v.opening.raw(), v.coefficient_kg_per_s_pa.raw()]),
             )
             .chain(self.walls.iter().flat_map(|w| w.params()))
             .chain(self.pistons.iter().flat_map(|p| p.params()))
-            .chain(self.mass_flows.iter().map(|m| &m.rate_kg_per_s))
+            .chain(self.mass_flows.iter().map(|m| m.rate_kg_per_s.raw()))
             .chain(self.restrictors.iter().flat_map(|r| r.params()))
             .chain(self.tubes.iter().flat_map(|x| x.params()))
             .chain(self.inertance_valves.iter().flat_map(|x| x.params()));
@@ -497,7 +497,7 @@ impl Network {
         &self,
         y: &[T],
         nodes: &mut [NodeState<T>],
-        pv: &impl Fn(&Param) -> T,
+        pv: &impl Fn(&ParamValue) -> T,
     ) {
         let gas = &self.gas;
         let nc = self.chambers.len();
@@ -640,13 +640,13 @@ impl Network {
     }
 
     /// The parameter `<component>.<key>` that may change during a run, if there is one.
-    fn param_ref(&self, component: &str, key: &str) -> Option<&Param> {
+    fn param_ref(&self, component: &str, key: &str) -> Option<&ParamValue> {
         param_lookup!(self, component, key, iter)
     }
 
     /// The parameter `<component>.<key>` that may change during a run (by the model file's
     /// names), if there is one.
-    fn param_mut(&mut self, component: &str, key: &str) -> Option<&mut Param> {
+    fn param_mut(&mut self, component: &str, key: &str) -> Option<&mut ParamValue> {
         param_lookup!(self, component, key, iter_mut, mut)
     }
 
@@ -657,8 +657,8 @@ impl Network {
     pub fn set_scalar(&mut self, component: &str, key: &str, value: f64) -> Result<bool, String> {
         match self.param_mut(component, key) {
             Some(slot) => {
-                let changed = *slot != Param::Const(value);
-                *slot = Param::Const(value);
+                let changed = *slot != ParamValue::Const(value);
+                *slot = ParamValue::Const(value);
                 Ok(changed)
             }
             None => Err(format!(
@@ -968,7 +968,7 @@ impl Network {
             return false;
         };
         let ok = match theirs {
-            Param::Const(v) => v.is_finite(),
+            ParamValue::Const(v) => v.is_finite(),
             p => self.param_ref(component, key) == Some(p),
         };
         if !ok {
@@ -1050,10 +1050,10 @@ impl Network {
         y: &[T],
         dy: &mut [T],
         sc: &mut Scratch<T>,
-        seeds: &[(&Param, T)],
+        seeds: &[(&ParamValue, T)],
     ) {
         let seg = self.segment_start_s;
-        let pv = |p: &Param| -> T {
+        let pv = |p: &ParamValue| -> T {
             for (q, v) in seeds {
                 if std::ptr::eq(*q, p) {
                     return *v;
@@ -1236,7 +1236,7 @@ impl Network {
     ) -> Result<(), String> {
         let n = self.layout.n_states;
         let seg = self.segment_start_s;
-        let mut dual_seeds: Vec<(&Param, Dual64)> = Vec::with_capacity(seeds.len());
+        let mut dual_seeds: Vec<(&ParamValue, Dual64)> = Vec::with_capacity(seeds.len());
         for &(component, key, dir) in seeds {
             let p = self.param_ref(component, key).ok_or_else(|| {
                 format!("`{component}.{key}` is not a parameter that can change during a run")

@@ -3,10 +3,24 @@
 //! A step table holds each value from its time on; a linear table interpolates between its
 //! points and holds the end values outside them. Every table time is a breakpoint: the
 //! simulation stops there and restarts its integrator, and the right-hand side of one segment
-//! evaluates the table *as it is on that segment* (see [`Param::value`]), so the value at a step
-//! instant itself never enters the solution.
+//! evaluates the table *as it is on that segment* (see [`ParamValue::value`]), so the value at a
+//! step instant itself never enters the solution.
+//!
+//! [`Param<Q>`] is a component's parameter with its quantity `Q` (a `uom` type, e.g.
+//! [`crate::units::Area`]) in the type; its values are SI numbers in an untyped [`ParamValue`].
+//! The typed accessor [`Param::quantity`] is for callers; the generic right-hand side reads the
+//! raw SI number (`value`, through `Deref`) because `Dual64` cannot be a uom storage type
+//! (`crate::units`); the FMU inputs and `--set` reach the untyped [`ParamValue`] (`Deref`/
+//! `DerefMut`), where one code path serves every quantity. The marker is zero-sized and
+//! `#[serde(transparent)]`: serialized bytes are those of the `ParamValue`.
+
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
 
 use serde::{Deserialize, Serialize};
+
+use crate::units::uom::si::Dimension;
+use crate::units::{Si, from_si};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -39,16 +53,104 @@ impl Cubic {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Param {
+/// A parameter's values as SI numbers, untyped (see [`Param`] for the typed wrapper).
+pub enum ParamValue {
     Const(f64),
     Table(Table),
     /// A 0 → 1 cubic ramp (valve openings); breakpoints at both of its ends.
     Cubic(Cubic),
 }
 
-impl From<f64> for Param {
+impl From<f64> for ParamValue {
     fn from(v: f64) -> Self {
-        Param::Const(v)
+        ParamValue::Const(v)
+    }
+}
+
+/// A parameter whose values are quantities `Q` (`Q = Si<D>`, a uom quantity), stored as SI
+/// numbers. Reads as its [`ParamValue`] through `Deref`.
+#[derive(Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Param<Q> {
+    raw: ParamValue,
+    // `fn() -> Q`: the marker owns no `Q`, so `Param<Q>` is Send/Sync/Clone whatever `Q` is.
+    #[serde(skip)]
+    quantity: PhantomData<fn() -> Q>,
+}
+
+impl<Q> Param<Q> {
+    /// The untyped values, for the type-erased paths (FMU inputs, `--set`, sensitivity seeds).
+    pub fn raw(&self) -> &ParamValue {
+        &self.raw
+    }
+}
+
+impl<D: Dimension + ?Sized> Param<Si<D>> {
+    /// A constant parameter.
+    pub fn constant(q: Si<D>) -> Self {
+        ParamValue::Const(q.value).into()
+    }
+
+    /// The quantity at time `t` on the segment that began at `segment_start_s`
+    /// (see [`ParamValue::value`]).
+    #[inline]
+    pub fn quantity(&self, t: f64, segment_start_s: f64) -> Si<D> {
+        from_si(self.raw.value(t, segment_start_s))
+    }
+
+    /// The quantity at an instant as a user reads the table (right-continuous at steps).
+    pub fn quantity_at(&self, t: f64) -> Si<D> {
+        from_si(self.raw.value_at(t))
+    }
+}
+
+impl<Q> From<ParamValue> for Param<Q> {
+    fn from(raw: ParamValue) -> Self {
+        Param {
+            raw,
+            quantity: PhantomData,
+        }
+    }
+}
+
+/// A constant, in SI units of `Q`.
+impl<Q> From<f64> for Param<Q> {
+    fn from(v: f64) -> Self {
+        ParamValue::Const(v).into()
+    }
+}
+
+impl<Q> Deref for Param<Q> {
+    type Target = ParamValue;
+    #[inline]
+    fn deref(&self) -> &ParamValue {
+        &self.raw
+    }
+}
+
+impl<Q> DerefMut for Param<Q> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut ParamValue {
+        &mut self.raw
+    }
+}
+
+// By hand: derives would ask `Q: Clone + Debug + PartialEq` for a marker that holds no `Q`.
+impl<Q> Clone for Param<Q> {
+    fn clone(&self) -> Self {
+        self.raw.clone().into()
+    }
+}
+
+impl<Q> PartialEq for Param<Q> {
+    fn eq(&self, other: &Self) -> bool {
+        self.raw == other.raw
+    }
+}
+
+impl<Q> std::fmt::Debug for Param<Q> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.raw.fmt(f)
     }
 }
 
@@ -62,7 +164,7 @@ impl Table {
     }
 }
 
-impl Param {
+impl ParamValue {
     /// The value at time `t` on the integration segment that began at `segment_start_s`.
     ///
     /// For step tables the value is the one in force at the segment start, so an RK stage that
@@ -71,8 +173,8 @@ impl Param {
     #[inline]
     pub fn value(&self, t: f64, segment_start_s: f64) -> f64 {
         match self {
-            Param::Const(v) => *v,
-            Param::Table(tab) => {
+            ParamValue::Const(v) => *v,
+            ParamValue::Table(tab) => {
                 let seg = tab.segment(segment_start_s);
                 match tab.interpolation {
                     Interpolation::Step => match seg {
@@ -92,7 +194,7 @@ impl Param {
             }
             // Breakpoints at both ends keep a segment on one piece: the segment start decides
             // which one, so a stage landing on an end still uses the piece it started on.
-            Param::Cubic(c) => {
+            ParamValue::Cubic(c) => {
                 if segment_start_s < c.t_open_s {
                     0.0
                 } else if segment_start_s >= c.t_open_s + c.duration_s {
@@ -112,12 +214,12 @@ impl Param {
     /// The first table time strictly after `t`, if any: the next integration breakpoint.
     pub fn next_breakpoint_after(&self, t: f64) -> Option<f64> {
         match self {
-            Param::Const(_) => None,
-            Param::Table(tab) => {
+            ParamValue::Const(_) => None,
+            ParamValue::Table(tab) => {
                 let i = tab.times_s.partition_point(|&ti| ti <= t);
                 tab.times_s.get(i).copied()
             }
-            Param::Cubic(c) => {
+            ParamValue::Cubic(c) => {
                 let end = c.t_open_s + c.duration_s;
                 if t < c.t_open_s {
                     Some(c.t_open_s)
@@ -131,24 +233,24 @@ impl Param {
     }
 
     pub fn is_constant(&self) -> bool {
-        matches!(self, Param::Const(_))
+        matches!(self, ParamValue::Const(_))
     }
 
     /// The constant value, or the first table value.
     pub fn initial(&self) -> f64 {
         match self {
-            Param::Const(v) => *v,
-            Param::Table(t) => t.values[0],
-            Param::Cubic(_) => 0.0,
+            ParamValue::Const(v) => *v,
+            ParamValue::Table(t) => t.values[0],
+            ParamValue::Cubic(_) => 0.0,
         }
     }
 
     /// Every value the parameter can take (for validation).
     pub fn all_values(&self) -> &[f64] {
         match self {
-            Param::Const(v) => std::slice::from_ref(v),
-            Param::Table(t) => &t.values,
-            Param::Cubic(_) => &[0.0, 1.0],
+            ParamValue::Const(v) => std::slice::from_ref(v),
+            ParamValue::Table(t) => &t.values,
+            ParamValue::Cubic(_) => &[0.0, 1.0],
         }
     }
 }
@@ -157,8 +259,8 @@ impl Param {
 mod tests {
     use super::*;
 
-    fn table(interp: Interpolation) -> Param {
-        Param::Table(Table {
+    fn table(interp: Interpolation) -> ParamValue {
+        ParamValue::Table(Table {
             times_s: vec![0.1, 0.4],
             values: vec![2000.0, 0.0],
             interpolation: interp,
@@ -184,5 +286,48 @@ mod tests {
         assert_eq!(p.value_at(0.0), 2000.0);
         assert!((p.value_at(0.25) - 1000.0).abs() < 1e-9);
         assert_eq!(p.value_at(1.0), 0.0);
+    }
+
+    #[test]
+    fn typed_param_reads_as_its_quantity() {
+        use crate::units::uom::si::pressure::kilopascal;
+        use crate::units::{Pressure, si::pascal};
+        let p: Param<Pressure> = table(Interpolation::Linear).into();
+        let q = p.quantity_at(0.25);
+        println!(
+            "p(0.25 s) = {} kPa (raw {} Pa)",
+            q.get::<kilopascal>(),
+            p.value_at(0.25)
+        );
+        assert!((q.get::<kilopascal>() - 1.0).abs() < 1e-12);
+        assert_eq!(q.value, p.value_at(0.25));
+        // A step table's segment value, as `value` gives the right-hand side.
+        let s: Param<Pressure> = table(Interpolation::Step).into();
+        assert_eq!(s.quantity(0.4, 0.1), Pressure::new::<pascal>(2000.0));
+        let c = Param::constant(Pressure::new::<kilopascal>(2.0));
+        assert_eq!(*c.raw(), ParamValue::Const(2000.0));
+    }
+
+    #[test]
+    fn typed_param_serializes_as_the_untyped_value() {
+        use crate::components::Reservoir;
+        let cfg = bincode::config::standard(); // as the FMU state (cosim.rs)
+        let (pv, tv) = (table(Interpolation::Step), ParamValue::Const(300.0));
+        let typed = Reservoir {
+            name: "supply".into(),
+            pressure_pa: pv.clone().into(),
+            temperature_k: tv.clone().into(),
+        };
+        let raw = ("supply".to_string(), pv, tv);
+        let a = bincode::serde::encode_to_vec(&typed, cfg).unwrap();
+        let b = bincode::serde::encode_to_vec(&raw, cfg).unwrap();
+        println!(
+            "typed reservoir {} bytes, untyped {} bytes",
+            a.len(),
+            b.len()
+        );
+        assert_eq!(a, b);
+        let (back, _): (Reservoir, usize) = bincode::serde::decode_from_slice(&b, cfg).unwrap();
+        assert_eq!(back, typed);
     }
 }

@@ -81,13 +81,14 @@ fn orifice_flows_both_ways_with_upstream_state_and_zero_at_equal_pressure() {
 fn valve_is_cantera_linear_and_one_way_blocks_backflow() {
     use plenum::components::Valve;
     use plenum::param::Param;
+    use plenum::units::{Ratio, si::ratio};
     let mut v = Valve {
         name: "v".into(),
         from: 0,
         to: 1,
         coefficient_kg_per_s_pa: 2e-8.into(),
         one_way: false,
-        opening: Param::Const(0.5),
+        opening: Param::constant(Ratio::new::<ratio>(0.5)),
     };
     let f = v.mass_flow_kg_per_s(2e-8, 0.5, 4e5, 1e5);
     println!(

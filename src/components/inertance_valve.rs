@@ -24,7 +24,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ad::Scalar;
-use crate::param::Param;
+use crate::param::{Param, ParamValue};
+use crate::units::{Area, Length};
 use crate::units::{MassDensity, VolumeRate};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -35,11 +36,11 @@ pub struct InertanceValve {
     pub to: usize,
     /// Liquid density (typed, `crate::units`; read as `.value` in the right-hand side).
     pub density: MassDensity,
-    pub area_open_m2: Param,
-    pub area_leak_m2: Param,
-    pub area_from_m2: Param,
-    pub area_to_m2: Param,
-    pub length_m: Param,
+    pub area_open_m2: Param<Area>,
+    pub area_leak_m2: Param<Area>,
+    pub area_from_m2: Param<Area>,
+    pub area_to_m2: Param<Area>,
+    pub length_m: Param<Length>,
     /// Initial flow.
     pub q0: VolumeRate,
 }
@@ -73,7 +74,7 @@ impl InertanceValve {
         }
     }
 
-    pub fn params(&self) -> [&Param; 5] {
+    pub fn params(&self) -> [&ParamValue; 5] {
         [
             &self.area_open_m2,
             &self.area_leak_m2,

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::param::Param;
+use crate::units::MassRate;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MassFlow {
@@ -13,7 +14,7 @@ pub struct MassFlow {
     pub from: usize,
     pub to: usize,
     /// kg/s, constant or a table.
-    pub rate_kg_per_s: Param,
+    pub rate_kg_per_s: Param<MassRate>,
 }
 
 impl MassFlow {

@@ -30,7 +30,8 @@ use serde::{Deserialize, Serialize};
 use crate::ad::{Scalar, c, max0};
 use crate::components::NodeState;
 use crate::gas::IdealGas;
-use crate::param::Param;
+use crate::param::{Param, ParamValue};
+use crate::units::{Area, Ratio, SonicConductance};
 
 /// ISO 8778 reference atmosphere: density, kg/m³, and temperature, K.
 pub const ISO_RHO0_KG_PER_M3: f64 = 1.185;
@@ -43,13 +44,13 @@ pub const ISO_LAMINAR_RATIO: f64 = 0.999;
 pub enum OrificeForm {
     /// Geometric area (m²) and discharge coefficient: isentropic nozzle flow.
     Isentropic {
-        area_m2: Param,
-        discharge_coefficient: Param,
+        area_m2: Param<Area>,
+        discharge_coefficient: Param<Ratio>,
     },
     /// ISO 6358: sonic conductance C (m³/(s·Pa)) and critical pressure ratio b.
     Iso6358 {
-        sonic_conductance_m3_per_s_pa: Param,
-        critical_pressure_ratio: Param,
+        sonic_conductance_m3_per_s_pa: Param<SonicConductance>,
+        critical_pressure_ratio: Param<Ratio>,
     },
 }
 
@@ -159,7 +160,7 @@ impl Orifice {
         from: NodeState<T>,
         to: NodeState<T>,
     ) -> T {
-        self.mass_flow_with(gas, |p: &Param| c(p.value(t, seg)), from, to)
+        self.mass_flow_with(gas, |p: &ParamValue| c(p.value(t, seg)), from, to)
     }
 
     /// [`Self::mass_flow_kg_per_s`] with each parameter's value given by `param`.
@@ -167,7 +168,7 @@ impl Orifice {
     pub fn mass_flow_with<T: Scalar>(
         &self,
         gas: &IdealGas,
-        param: impl Fn(&Param) -> T,
+        param: impl Fn(&ParamValue) -> T,
         from: NodeState<T>,
         to: NodeState<T>,
     ) -> T {
@@ -208,7 +209,7 @@ impl Orifice {
         }
     }
 
-    pub fn params(&self) -> [&Param; 2] {
+    pub fn params(&self) -> [&ParamValue; 2] {
         match &self.form {
             OrificeForm::Isentropic {
                 area_m2,

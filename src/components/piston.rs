@@ -17,7 +17,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ad::{Scalar, c};
-use crate::param::Param;
+use crate::param::{Param, ParamValue};
+use crate::units::{Damping, Pressure};
 use crate::units::{Length, Mass, Stiffness, Velocity};
 
 /// A rebound speed below this, m/s, ends the bouncing: the piston rests on the stop.
@@ -36,11 +37,11 @@ pub struct Piston {
     pub x0: Length,
     pub v0: Velocity,
     pub x_exit: Option<Length>,
-    pub friction_static_pa: Param,
-    pub friction_dynamic_pa: Param,
+    pub friction_static_pa: Param<Pressure>,
+    pub friction_dynamic_pa: Param<Pressure>,
     pub spring_stiffness: Stiffness,
     pub spring_x0: Length,
-    pub damping_n_s_per_m: Param,
+    pub damping_n_s_per_m: Param<Damping>,
     /// End stops and the coefficient of restitution at them.
     pub x_min: Option<Length>,
     pub x_max: Option<Length>,
@@ -71,7 +72,7 @@ impl Piston {
         0.5 * self.spring_stiffness.value * d * d
     }
 
-    pub fn params(&self) -> [&Param; 3] {
+    pub fn params(&self) -> [&ParamValue; 3] {
         [
             &self.friction_static_pa,
             &self.friction_dynamic_pa,
@@ -91,7 +92,7 @@ impl Piston {
         p_ahead_pa: T,
     ) -> Forces<T> {
         self.forces_with(
-            |p: &Param| c(p.value(t, seg)),
+            |p: &ParamValue| c(p.value(t, seg)),
             x_m,
             v_m_per_s,
             p_behind_pa,
@@ -103,7 +104,7 @@ impl Piston {
     #[inline]
     pub fn forces_with<T: Scalar>(
         &self,
-        param: impl Fn(&Param) -> T,
+        param: impl Fn(&ParamValue) -> T,
         x_m: T,
         v_m_per_s: T,
         p_behind_pa: T,

@@ -5,10 +5,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::param::Param;
+use crate::units::{Pressure, ThermodynamicTemperature};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Reservoir {
     pub name: String,
-    pub pressure_pa: Param,
-    pub temperature_k: Param,
+    pub pressure_pa: Param<Pressure>,
+    pub temperature_k: Param<ThermodynamicTemperature>,
 }

@@ -12,7 +12,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ad::{Scalar, copysign, max_const};
-use crate::param::Param;
+use crate::param::{Param, ParamValue};
+use crate::units::{Length, Ratio};
 
 /// FONSim's atmospheric pressure, Pa (`fonsim.constants.norm.pressure_atmospheric`).
 pub const FONSIM_P_ATM_PA: f64 = 1.013e5;
@@ -29,13 +30,13 @@ pub struct Restrictor {
     pub name: String,
     pub from: usize,
     pub to: usize,
-    pub diameter_m: Param,
+    pub diameter_m: Param<Length>,
     /// K-factor (minor loss coefficient), 1.
-    pub k: Param,
+    pub k: Param<Ratio>,
 }
 
 impl Restrictor {
-    pub fn params(&self) -> [&Param; 2] {
+    pub fn params(&self) -> [&ParamValue; 2] {
         [&self.diameter_m, &self.k]
     }
 

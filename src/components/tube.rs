@@ -14,7 +14,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ad::{Scalar, c, max0};
-use crate::param::Param;
+use crate::param::{Param, ParamValue};
+use crate::units::{DynamicViscosity, Length};
 
 pub const RE_LAMINAR: f64 = 2300.0;
 pub const RE_TURBULENT: f64 = 4000.0;
@@ -24,11 +25,11 @@ pub struct Tube {
     pub name: String,
     pub from: usize,
     pub to: usize,
-    pub length_m: Param,
-    pub diameter_m: Param,
-    pub roughness_m: Param,
+    pub length_m: Param<Length>,
+    pub diameter_m: Param<Length>,
+    pub roughness_m: Param<Length>,
     /// Dynamic viscosity μ, Pa·s.
-    pub viscosity_pa_s: Param,
+    pub viscosity_pa_s: Param<DynamicViscosity>,
 }
 
 /// The tube's coefficients at one instant (`T`: f64, or dual numbers when a coefficient is
@@ -159,7 +160,7 @@ impl Tube {
 
     /// The coefficients with each parameter's value given by `param`.
     #[inline]
-    pub fn at_with<T: Scalar>(&self, param: impl Fn(&Param) -> T) -> TubeAt<T> {
+    pub fn at_with<T: Scalar>(&self, param: impl Fn(&ParamValue) -> T) -> TubeAt<T> {
         TubeAt {
             length_m: param(&self.length_m),
             diameter_m: param(&self.diameter_m),
@@ -168,7 +169,7 @@ impl Tube {
         }
     }
 
-    pub fn params(&self) -> [&Param; 4] {
+    pub fn params(&self) -> [&ParamValue; 4] {
         [
             &self.length_m,
             &self.diameter_m,

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ad::{Scalar, max0};
 use crate::param::Param;
+use crate::units::{FlowCoefficient, Ratio};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Valve {
@@ -15,10 +16,10 @@ pub struct Valve {
     pub from: usize,
     pub to: usize,
     /// K, kg/(s·Pa).
-    pub coefficient_kg_per_s_pa: Param,
+    pub coefficient_kg_per_s_pa: Param<FlowCoefficient>,
     pub one_way: bool,
     /// Fraction open, 0..1: a constant, a table, or BlasterSim's cubic opening curve.
-    pub opening: Param,
+    pub opening: Param<Ratio>,
 }
 
 impl Valve {

@@ -7,17 +7,18 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ad::Scalar;
-use crate::param::Param;
+use crate::param::{Param, ParamValue};
+use crate::units::{Area, ExpansionCoefficient, HeatTransfer, Velocity};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Wall {
     pub name: String,
     pub left: usize,
     pub right: usize,
-    pub area_m2: Param,
-    pub heat_transfer_coefficient_w_per_m2_k: Param,
-    pub expansion_coefficient_m_per_s_pa: Param,
-    pub velocity_m_per_s: Param,
+    pub area_m2: Param<Area>,
+    pub heat_transfer_coefficient_w_per_m2_k: Param<HeatTransfer>,
+    pub expansion_coefficient_m_per_s_pa: Param<ExpansionCoefficient>,
+    pub velocity_m_per_s: Param<Velocity>,
 }
 
 impl Wall {
@@ -45,7 +46,7 @@ impl Wall {
         heat_transfer_coefficient_w_per_m2_k * area_m2 * (t_left_k - t_right_k)
     }
 
-    pub fn params(&self) -> [&Param; 4] {
+    pub fn params(&self) -> [&ParamValue; 4] {
         [
             &self.area_m2,
             &self.heat_transfer_coefficient_w_per_m2_k,

@@ -47,13 +47,15 @@ pub fn node_indices(spec: &ModelFile) -> HashMap<&str, usize> {
     map
 }
 
+/// An optional parameter of the model file, or its default (SI units of `Q`).
+fn param<Q>(p: &Option<crate::model::spec::ParamSpec>, default: f64) -> Param<Q> {
+    p.as_ref().map_or(Param::from(default), |p| p.to_param())
+}
+
 /// Build the network of a validated model.
 pub fn build_network(spec: &ModelFile) -> Network {
     let nodes = node_indices(spec);
     let node = |n: &str| *nodes.get(n).expect("validated node reference");
-    let param = |p: &Option<crate::model::spec::ParamSpec>, default: f64| {
-        p.as_ref().map_or(Param::Const(default), |p| p.to_param())
-    };
     Network::with_extras(
         gas_of(spec.gas.as_ref()),
         spec.chamber

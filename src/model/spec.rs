@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::param::{Cubic, Interpolation, Param, Table};
+use crate::param::{Cubic, Interpolation, Param, ParamValue, Table};
 
 /// A scalar that may be a constant or a time table:
 /// `pressure = 2e5` or `pressure = { table = [[0.0, 0.0], [0.1, 2000.0]], interpolation = "step" }`,
@@ -49,19 +49,20 @@ fn default_interpolation() -> Interpolation {
 }
 
 impl ParamSpec {
-    pub fn to_param(&self) -> Param {
-        match self {
-            ParamSpec::Const(v) => Param::Const(*v),
-            ParamSpec::Table(t) => Param::Table(Table {
+    pub fn to_param<Q>(&self) -> Param<Q> {
+        let raw = match self {
+            ParamSpec::Const(v) => ParamValue::Const(*v),
+            ParamSpec::Table(t) => ParamValue::Table(Table {
                 times_s: t.table.iter().map(|r| r[0]).collect(),
                 values: t.table.iter().map(|r| r[1]).collect(),
                 interpolation: t.interpolation,
             }),
-            ParamSpec::Cubic(c) => Param::Cubic(Cubic {
+            ParamSpec::Cubic(c) => ParamValue::Cubic(Cubic {
                 t_open_s: c.cubic.t_open,
                 duration_s: c.cubic.duration,
             }),
-        }
+        };
+        raw.into()
     }
 
     pub fn as_const(&self) -> Option<f64> {
