@@ -16,12 +16,14 @@
 //!   typed queries of [`crate::simulation::Simulation`] (`chamber`, `piston`, `mass_total`,
 //!   `energy_total`); and the unit of every FMU/CLI variable ([`Unit`], built from the quantity
 //!   type: the XML's `UnitDefinitions` cannot disagree with it).
-//! - **Raw, named by unit**: [`crate::param::Param`] values (time tables, settable from the FMU,
-//!   seedable as dual numbers for sensitivities: orifice areas, valve coefficients, friction,
-//!   wall and tube parameters...) stay SI numbers with the unit in the field name
-//!   (`area_m2`, `coefficient_kg_per_s_pa`), because they are evaluated as `S` at each call;
-//!   the state vector and the `[f64; 5]` of `Simulation::chamber_state` (the output table's
-//!   no-allocation path) too.
+//! - **Typed parameters, raw values**: [`crate::param::Param<Q>`] (time tables, settable from
+//!   the FMU, seedable as dual numbers for sensitivities: orifice areas, valve coefficients,
+//!   friction, wall and tube parameters...) carries its quantity `Q` in the type (a zero-sized
+//!   marker; `quantity(t, seg) -> Q` for callers) but stores an untyped
+//!   [`crate::param::ParamValue`] of SI numbers, which the right-hand side evaluates as `S` at
+//!   each call and the FMU inputs / `--set` / sensitivity seeds reach through `Deref`. Field
+//!   names keep their unit suffix (`area_m2`). The state vector and the `[f64; 5]` of
+//!   `Simulation::chamber_state` (the output table's no-allocation path) stay raw.
 //! - **Raw** `S`: inside the right-hand side. A typed parameter is read there as `.value`, its
 //!   SI base-unit value: a field access, zero cost (measured: BENCHMARKS.md "Units").
 //! - **Raw f64 at the file boundary**: the model file's serde structs keep their SI-suffixed
