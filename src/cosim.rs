@@ -1285,21 +1285,12 @@ impl Instance {
         }
         self.outputs_valid = false;
 
-        // Which warning codes fire inside this step: clear their first-fired times for the
-        // step and put the earlier ones back afterwards (so the record is as without this).
-        let saved = self.sim.first_fired_s;
-        for c in WARNING_CODES {
-            self.sim.first_fired_s[c as usize] = None;
-        }
+        // Which warning codes fire inside this step, and when first (the run's own record of
+        // first firings is kept as it is).
+        self.sim.window.open();
         let outcome = self.advance(target, &mut report);
-        let fired = self.sim.first_fired_s;
         for c in WARNING_CODES {
-            if saved[c as usize].is_some() {
-                self.sim.first_fired_s[c as usize] = saved[c as usize];
-            }
-        }
-        for c in WARNING_CODES {
-            if let Some(tf) = fired[c as usize] {
+            if let Some(tf) = self.sim.window.first_fired_s(c) {
                 report.status = report.status.max(StepStatus::Warning);
                 report.log.push(LogLine {
                     status: StepStatus::Warning,

@@ -204,6 +204,37 @@ pub struct Internal {
     pub at_breakpoint: bool,
 }
 
+/// Which check codes fired since [`FiredWindow::open`], and when each first did: a bit mask
+/// and ten times, so that opening a window per fmi2DoStep costs one store.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FiredWindow {
+    mask: u16,
+    first_s: [f64; 10],
+}
+
+impl FiredWindow {
+    /// Forget what fired before.
+    #[inline]
+    pub fn open(&mut self) {
+        self.mask = 0;
+    }
+
+    fn note(&mut self, code: u8, t_s: f64) {
+        debug_assert!((code as usize) < self.first_s.len());
+        let bit = 1u16 << code;
+        if self.mask & bit == 0 {
+            self.mask |= bit;
+            self.first_s[code as usize] = t_s;
+        }
+    }
+
+    /// When `code` first fired inside the window, if it did.
+    #[inline]
+    pub fn first_fired_s(&self, code: u8) -> Option<f64> {
+        (self.mask & (1u16 << code) != 0).then(|| self.first_s[code as usize])
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Simulation {
     pub network: Network,
@@ -228,6 +259,10 @@ pub struct Simulation {
     /// The last event handled (not part of the stored state: observation only).
     #[serde(skip)]
     pub last_event: Option<EventRecord>,
+    /// The codes fired since the caller last opened a window (fmi2DoStep reports the
+    /// warnings of its own step); observation only, not part of the stored state.
+    #[serde(skip)]
+    pub window: FiredWindow,
     #[serde(skip)]
     y_new: Vec<f64>,
     #[serde(skip)]
@@ -306,6 +341,7 @@ impl Simulation {
             internal,
             sensitivities,
             last_event: None,
+            window: FiredWindow::default(),
             y_new: vec![0.0; n],
             compensation_new: vec![0.0; n],
             increment: vec![0.0; n],
@@ -335,8 +371,11 @@ impl Simulation {
     }
 
     fn note_fired(&mut self, rc: u8, t_s: f64) {
-        if rc != 0 && self.first_fired_s[rc as usize].is_none() {
-            self.first_fired_s[rc as usize] = Some(t_s);
+        if rc != 0 {
+            if self.first_fired_s[rc as usize].is_none() {
+                self.first_fired_s[rc as usize] = Some(t_s);
+            }
+            self.window.note(rc, t_s);
         }
     }
 
