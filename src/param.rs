@@ -56,7 +56,9 @@ impl Cubic {
 /// A parameter's values as SI numbers, untyped (see [`Param`] for the typed wrapper).
 pub enum ParamValue {
     Const(f64),
-    Table(Table),
+    /// Boxed: most parameters are constants, and the right-hand side streams every
+    /// component's parameters, so the enum stays 24 bytes instead of a table's 56.
+    Table(Box<Table>),
     /// A 0 → 1 cubic ramp (valve openings); breakpoints at both of its ends.
     Cubic(Cubic),
 }
@@ -260,11 +262,20 @@ mod tests {
     use super::*;
 
     fn table(interp: Interpolation) -> ParamValue {
-        ParamValue::Table(Table {
+        ParamValue::Table(Box::new(Table {
             times_s: vec![0.1, 0.4],
             values: vec![2000.0, 0.0],
             interpolation: interp,
-        })
+        }))
+    }
+
+    /// The right-hand side streams every component's parameters: a constant must not carry
+    /// a table's size.
+    #[test]
+    fn a_parameter_is_small() {
+        let n = std::mem::size_of::<ParamValue>();
+        println!("size_of::<ParamValue>() = {n} bytes");
+        assert!(n <= 24, "{n}");
     }
 
     #[test]

@@ -52,11 +52,11 @@ impl ParamSpec {
     pub fn to_param<Q>(&self) -> Param<Q> {
         let raw = match self {
             ParamSpec::Const(v) => ParamValue::Const(*v),
-            ParamSpec::Table(t) => ParamValue::Table(Table {
+            ParamSpec::Table(t) => ParamValue::Table(Box::new(Table {
                 times_s: t.table.iter().map(|r| r[0]).collect(),
                 values: t.table.iter().map(|r| r[1]).collect(),
                 interpolation: t.interpolation,
-            }),
+            })),
             ParamSpec::Cubic(c) => ParamValue::Cubic(Cubic {
                 t_open_s: c.cubic.t_open,
                 duration_s: c.cubic.duration,
