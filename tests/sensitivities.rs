@@ -362,15 +362,8 @@ fn output_sensitivities_match_central_differences_of_the_outputs() {
     assert_eq!(compared, 8);
 }
 
-/// A piston on a spring bouncing off its `x_max` stop (restitution 0.5) between two reservoirs
-/// (tests/verification_events.rs's end-stop model): impacts at 10.5 and 24.7 ms, t_end 30 ms. The sensitivities of
-/// x, v and the energy accumulator at t_end to the piston's mass (which also enters the impact
-/// map through the energy lost) and to the left reservoir's pressure (a run-time parameter),
-/// through the jumps s⁺ = H·s⁻ + ∂h/∂p + (H·f⁻ − f⁺)·dt_e/dp, against central differences of
-/// whole runs; and checks 6/7 stay quiet (d E_total/dp is conserved through the impacts).
-#[test]
-fn end_stop_impacts_sensitivities_match_central_differences() {
-    let src = r#"
+/// A piston on a spring bouncing off its `x_max` stop (restitution 0.5) between two reservoirs.
+const STOPS: &str = r#"
 [model]
 name = "stops"
 [gas]
@@ -401,7 +394,16 @@ spring_x0 = 0.2
 x_max = 0.1
 restitution = 0.5
 "#;
-    let spec = plenum::model::parse_str(src, "stops.toml", &[])
+
+/// A piston on a spring bouncing off its `x_max` stop (restitution 0.5) between two reservoirs
+/// (tests/verification_events.rs's end-stop model): impacts at 10.5 and 24.7 ms, t_end 30 ms. The sensitivities of
+/// x, v and the energy accumulator at t_end to the piston's mass (which also enters the impact
+/// map through the energy lost) and to the left reservoir's pressure (a run-time parameter),
+/// through the jumps s⁺ = H·s⁻ + ∂h/∂p + (H·f⁻ − f⁺)·dt_e/dp, against central differences of
+/// whole runs; and checks 6/7 stay quiet (d E_total/dp is conserved through the impacts).
+#[test]
+fn end_stop_impacts_sensitivities_match_central_differences() {
+    let spec = plenum::model::parse_str(STOPS, "stops.toml", &[])
         .unwrap_or_else(|e| panic!("{e:?}"))
         .spec;
     let names = vec!["p.mass".to_string(), "left.pressure".to_string()];
@@ -489,4 +491,84 @@ fn sensitivity_outputs_depend_on_inputs_where_their_flows_do() {
         vars.len()
     );
     assert_eq!(dependent.len(), 3);
+}
+
+/// d(total)/dp by [`plenum::network::Network::totals_sensitivity`] (a dual evaluation on
+/// y + ε·s) against central differences of the totals themselves,
+/// (T(y + h·s; p + h) − T(y − h·s; p − h))/2h, with the piston's mass changed in the network
+/// where it is the parameter, at every sample of a sensitivity run.
+fn totals_gradient_against_central_differences(spec: &ModelFile, names: &[String]) {
+    let run = sensitivity::run(spec, Some(names)).expect("runs");
+    let (mut worst_m, mut worst_e) = (0.0f64, 0.0f64);
+    let mut compared = 0;
+    for sample in &run.samples {
+        for (i, name) in names.iter().enumerate() {
+            let net = &run.network;
+            let p = net.sensitivity_parameter(name).unwrap();
+            let (dm, de) = net.totals_sensitivity(&sample.y, &sample.s[i], &p);
+            let value = run.values[i];
+            let h = 1e-4 * value.abs();
+            let total_at = |sign: f64| {
+                let mut net = net.clone();
+                if let plenum::network::SensitivityParameter::PistonMass(j) = p {
+                    net.pistons[j].mass.value += sign * h;
+                }
+                let y: Vec<f64> = sample
+                    .y
+                    .iter()
+                    .zip(&sample.s[i])
+                    .map(|(y, s)| y + sign * h * s)
+                    .collect();
+                (net.mass_total_kg(&y), net.energy_total_j(&y))
+            };
+            let ((mp, ep), (mm, em)) = (total_at(1.0), total_at(-1.0));
+            let (fd_m, fd_e) = ((mp - mm) / (2.0 * h), (ep - em) / (2.0 * h));
+            // The totals are conserved, so their derivatives are sums of terms that nearly
+            // cancel: the error is taken on the scale of checks 6 and 7, |total|/|p| (or |fd|
+            // where larger); equal values are no error (the mass of a chamberless network).
+            let err = |d: f64, fd: f64, total: f64| {
+                let diff = (d - fd).abs();
+                if diff == 0.0 {
+                    0.0
+                } else {
+                    diff / fd.abs().max(total.abs() / value.abs())
+                }
+            };
+            let err_m = err(dm, fd_m, net.mass_total_kg(&sample.y));
+            let err_e = err(de, fd_e, net.energy_total_j(&sample.y));
+            worst_m = worst_m.max(err_m);
+            worst_e = worst_e.max(err_e);
+            compared += 1;
+        }
+    }
+    let last = run.last();
+    for (i, name) in names.iter().enumerate() {
+        let p = run.network.sensitivity_parameter(name).unwrap();
+        let (dm, de) = run.network.totals_sensitivity(&last.y, &last.s[i], &p);
+        println!(
+            "{} at t = {} s: d(mass_total)/d({name}) = {dm:e}, d(energy_total)/d({name}) = {de:e}",
+            spec.model.name, last.t_s
+        );
+    }
+    println!(
+        "{}: {compared} (sample, parameter) pairs; largest relative error against central \
+         differences: mass {worst_m:e}, energy {worst_e:e} (limit 1e-7)",
+        spec.model.name
+    );
+    assert!(compared >= 2 * names.len());
+    assert!(worst_m < 1e-7 && worst_e < 1e-7);
+}
+
+#[test]
+fn totals_gradient_matches_central_differences_on_the_projectile() {
+    totals_gradient_against_central_differences(&shipped("projectile"), &params());
+}
+
+#[test]
+fn totals_gradient_matches_central_differences_on_the_bouncing_piston() {
+    let spec = plenum::model::parse_str(STOPS, "stops.toml", &[])
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .spec;
+    let names = ["p.mass".to_string(), "left.pressure".to_string()];
+    totals_gradient_against_central_differences(&spec, &names);
 }
