@@ -120,6 +120,40 @@ pub const STOPS_MASS_KG: f64 = 0.1;
 pub const STOPS_SPRING_X0_M: f64 = 0.2;
 pub const STOPS_STOP_M: f64 = 0.1;
 
+/// A reservoir `supply` whose pressure steps from 1 bar to 3 bar at t = 0.05 s (a step table)
+/// feeds a 1 L tank of N₂ at 1 bar through the linear valve `v` of `coefficient` kg/(s·Pa):
+/// at rest (no flow at all) before the step, a transient after. `solver` is the body of the
+/// `[solver]` section.
+pub fn step_supply(solver: &str, coefficient: f64) -> ModelFile {
+    let src = format!(
+        r#"
+[model]
+name = "step"
+[gas]
+species = "N2"
+[solver]
+{solver}
+[[chamber]]
+name = "tank"
+volume = 1e-3
+pressure = 1e5
+temperature = 300.0
+[[reservoir]]
+name = "supply"
+pressure = {{ table = [[0.0, 1e5], [0.05, 3e5]], interpolation = "step" }}
+temperature = 300.0
+[[valve]]
+name = "v"
+from = "supply"
+to = "tank"
+coefficient = {coefficient:e}
+"#
+    );
+    plenum::model::parse_str(&src, "step.toml", &[])
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .spec
+}
+
 /// A CSV written by `plenum run --csv`: its header and its rows as numbers (the `csv` crate is
 /// the command line's dependency).
 #[cfg(feature = "cli")]
