@@ -456,37 +456,75 @@ fn copy_integrator(dst: &mut Method, src: &Method) {
     dst.assign_from(src);
 }
 
+/// The dynamic fields of a [`Snapshot`] and where each lives in a [`Simulation`], as
+/// `(how to copy, snapshot field, simulation place)`: one list for both directions
+/// ([`take_dynamic`], [`put_dynamic`]), so a field cannot be copied one way and forgotten the
+/// other; `take_dynamic` also fails to compile when `Snapshot` gains a field that is in
+/// neither this list nor its static part.
+macro_rules! dynamic_fields {
+    ($m:ident) => {
+        $m! {
+            (value, t_s, t_s),
+            (vec, y, y),
+            (vec, y_compensation, y_compensation),
+            (value, rc, rc),
+            (value, first_fired_s, first_fired_s),
+            (value, finished, finished),
+            (value, stats, stats),
+            (internal, internal, internal),
+            (integrator, integrator, integrator),
+            (vec, exited, network.exited),
+            (value, segment_start_s, network.segment_start_s),
+            (value, rhs_evaluations, network.rhs_evaluations),
+        }
+    };
+}
+
+/// `dst = src` for one field of [`dynamic_fields`], reusing `dst`'s storage.
+macro_rules! copy_field {
+    (value, $dst:expr, $src:expr) => {
+        $dst = $src
+    };
+    (vec, $dst:expr, $src:expr) => {
+        $dst.clone_from(&$src)
+    };
+    (internal, $dst:expr, $src:expr) => {
+        copy_internal(&mut $dst, &$src)
+    };
+    (integrator, $dst:expr, $src:expr) => {
+        copy_integrator(&mut $dst, &$src)
+    };
+}
+
 /// The dynamic part of `sim` into `s` (storage reused).
 fn take_dynamic(s: &mut Snapshot, sim: &Simulation) {
-    s.t_s = sim.t_s;
-    s.y.clone_from(&sim.y);
-    s.y_compensation.clone_from(&sim.y_compensation);
-    s.rc = sim.rc;
-    s.first_fired_s = sim.first_fired_s;
-    s.finished = sim.finished;
-    s.stats = sim.stats;
-    copy_internal(&mut s.internal, &sim.internal);
-    copy_integrator(&mut s.integrator, &sim.integrator);
-    s.exited.clone_from(&sim.network.exited);
-    s.segment_start_s = sim.network.segment_start_s;
-    s.rhs_evaluations = sim.network.rhs_evaluations;
+    macro_rules! take {
+        ($(($how:ident, $field:ident, $($place:ident).+)),* $(,)?) => {
+            // Every field is static (the model's, set when the snapshot is made) or listed.
+            let Snapshot {
+                guid: _,
+                phase: _,
+                overrides: _,
+                start_time_s: _,
+                stop_time_s: _,
+                inputs: _,
+                $($field: _,)*
+            } = s;
+            $(copy_field!($how, s.$field, sim.$($place).+);)*
+        };
+    }
+    dynamic_fields!(take);
 }
 
 /// The dynamic part of `s` into `sim`, whose static part is the state's model (storage reused;
 /// the inputs are applied by the caller).
 fn put_dynamic(sim: &mut Simulation, s: &Snapshot) {
-    sim.t_s = s.t_s;
-    sim.y.clone_from(&s.y);
-    sim.y_compensation.clone_from(&s.y_compensation);
-    sim.rc = s.rc;
-    sim.first_fired_s = s.first_fired_s;
-    sim.finished = s.finished;
-    sim.stats = s.stats;
-    copy_internal(&mut sim.internal, &s.internal);
-    copy_integrator(&mut sim.integrator, &s.integrator);
-    sim.network.exited.clone_from(&s.exited);
-    sim.network.segment_start_s = s.segment_start_s;
-    sim.network.rhs_evaluations = s.rhs_evaluations;
+    macro_rules! put {
+        ($(($how:ident, $field:ident, $($place:ident).+)),* $(,)?) => {
+            $(copy_field!($how, sim.$($place).+, s.$field);)*
+        };
+    }
+    dynamic_fields!(put);
     sim.last_event = None;
 }
 

@@ -599,29 +599,43 @@ impl Network {
 
     /// Total mass: gas in chambers plus the net mass that left into reservoirs, kg.
     pub fn mass_total_kg(&self, y: &[f64]) -> f64 {
-        let gas: f64 = (0..self.chambers.len())
-            .map(|i| y[i * chamber::STATES + chamber::MASS])
-            .sum();
-        gas + y[self.layout.accumulator_offset]
+        self.mass_total(|i| y[i])
     }
 
     /// Closed energy total: internal energy, piston kinetic and spring energy, and everything that
     /// left through reservoirs, friction, damping and walls, J.
     pub fn energy_total_j(&self, y: &[f64]) -> f64 {
-        let u: f64 = (0..self.chambers.len())
-            .map(|i| y[i * chamber::STATES + chamber::ENERGY])
+        self.energy_total(|i| y[i], |j| self.pistons[j].mass.value)
+    }
+
+    /// [`Self::mass_total_kg`] over any scalar: `y(i)` is state `i` (a closure, so that the
+    /// dual evaluation in [`Self::totals_sensitivity`] needs no dual state vector).
+    #[inline]
+    fn mass_total<T: Scalar>(&self, y: impl Fn(usize) -> T) -> T {
+        let gas: T = (0..self.chambers.len())
+            .map(|i| y(i * chamber::STATES + chamber::MASS))
             .sum();
-        let mech: f64 = self
+        gas + y(self.layout.accumulator_offset)
+    }
+
+    /// [`Self::energy_total_j`] over any scalar: `y(i)` is state `i`, `mass_kg(j)` piston `j`'s
+    /// mass (which the kinetic energy depends on directly, so it may be seeded).
+    #[inline]
+    fn energy_total<T: Scalar>(&self, y: impl Fn(usize) -> T, mass_kg: impl Fn(usize) -> T) -> T {
+        let u: T = (0..self.chambers.len())
+            .map(|i| y(i * chamber::STATES + chamber::ENERGY))
+            .sum();
+        let mech: T = self
             .pistons
             .iter()
             .enumerate()
             .map(|(j, p)| {
                 let o = self.layout.piston_offset + j * piston::STATES;
-                let (x, v) = (y[o + piston::POSITION], y[o + piston::VELOCITY]);
-                0.5 * p.mass.value * v * v + p.spring_energy_j(x)
+                let (x, v) = (y(o + piston::POSITION), y(o + piston::VELOCITY));
+                mass_kg(j) * 0.5 * v * v + p.spring_energy_j(x)
             })
             .sum();
-        u + mech + y[self.layout.accumulator_offset + 1]
+        u + mech + y(self.layout.accumulator_offset + 1)
     }
 
     /// The current value of a parameter that may change during a run (see [`Self::set_scalar`]),
@@ -1488,34 +1502,22 @@ impl Network {
         }
     }
 
-    /// d(mass_total)/dp and d(energy_total)/dp along a trajectory with sensitivity `s`
-    /// (the derivatives of [`Self::mass_total_kg`] and [`Self::energy_total_j`]).
+    /// d(mass_total)/dp and d(energy_total)/dp along a trajectory with sensitivity `s`: the
+    /// totals ([`Self::mass_total_kg`], [`Self::energy_total_j`]) evaluated on y + ε·s, with a
+    /// piston's mass seeded (m + ε) when it is the parameter (the kinetic energy depends on it
+    /// directly; no other parameter enters the totals except through the state).
     pub fn totals_sensitivity(&self, y: &[f64], s: &[f64], p: &SensitivityParameter) -> (f64, f64) {
-        let nc = self.chambers.len();
-        let acc = self.layout.accumulator_offset;
-        let dm: f64 = (0..nc)
-            .map(|i| s[i * chamber::STATES + chamber::MASS])
-            .sum::<f64>()
-            + s[acc];
-        let du: f64 = (0..nc)
-            .map(|i| s[i * chamber::STATES + chamber::ENERGY])
-            .sum();
-        let mech: f64 = self
-            .pistons
-            .iter()
-            .enumerate()
-            .map(|(j, pi)| {
-                let o = self.layout.piston_offset + j * piston::STATES;
-                let (x, v) = (y[o + piston::POSITION], y[o + piston::VELOCITY]);
-                let (sx, sv) = (s[o + piston::POSITION], s[o + piston::VELOCITY]);
-                let dmass = if *p == SensitivityParameter::PistonMass(j) {
-                    0.5 * v * v
-                } else {
-                    0.0
-                };
-                pi.mass.value * v * sv - pi.spring_force_n(x) * sx + dmass
-            })
-            .sum();
-        (dm, du + mech + s[acc + 1])
+        let state = |i: usize| Dual64::new(y[i], s[i]);
+        let mass_kg = |j: usize| {
+            let m = self.pistons[j].mass.value;
+            match p {
+                SensitivityParameter::PistonMass(k) if *k == j => Dual64::new(m, 1.0),
+                _ => Dual64::from(m),
+            }
+        };
+        (
+            self.mass_total(state).eps,
+            self.energy_total(state, mass_kg).eps,
+        )
     }
 }

@@ -1,6 +1,8 @@
 //! The command line as a user runs it: `plenum run` prints the summary and writes a CSV whose
 //! numbers round-trip exactly; `plenum check` rejects an invalid model with exit code 2.
 
+mod common;
+
 use std::process::Command;
 
 fn plenum() -> Command {
@@ -32,19 +34,10 @@ fn run_prints_a_summary_and_writes_a_full_precision_csv() {
         assert!(stdout.contains(needle), "summary lacks {needle}");
     }
 
-    let mut reader = csv::Reader::from_path(&csv_path).unwrap();
-    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
-    assert_eq!(header[0], "time");
-    let rows: Vec<Vec<f64>> = reader
-        .records()
-        .map(|r| {
-            r.unwrap()
-                .iter()
-                .map(|s| s.parse::<f64>().unwrap())
-                .collect()
-        })
-        .collect();
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let csv = common::Csv::read(&csv_path);
+    assert_eq!(csv.header[0], "time");
+    let rows = &csv.rows;
+    let col = |name: &str| csv.col(name);
     let last = rows.last().unwrap();
     // The last row is the exit event: x is exactly at x_exit (to the event tolerance).
     println!(

@@ -2,8 +2,12 @@
 //! against the CSV of the same run: the SVG polyline's extremes map back, through the axis tick
 //! labels, to the CSV's minimum and maximum; every PNG panel holds its series' colour.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use common::Csv;
 
 use plotters::style::{Color, Palette};
 
@@ -19,21 +23,6 @@ fn temp_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("plenum-plot-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// The column `name` of a CSV written by `run --csv`.
-fn csv_column(path: &Path, name: &str) -> Vec<f64> {
-    let mut reader = csv::Reader::from_path(path).unwrap();
-    let col = reader
-        .headers()
-        .unwrap()
-        .iter()
-        .position(|h| h == name)
-        .unwrap();
-    reader
-        .records()
-        .map(|r| r.unwrap()[col].parse::<f64>().unwrap())
-        .collect()
 }
 
 /// Value of attribute `name` in one SVG tag's text.
@@ -78,7 +67,7 @@ fn svg_plot_polyline_extremes_map_back_to_the_csv_extremes() {
     );
     let svg = std::fs::read_to_string(&svg_path).unwrap();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-    let p = csv_column(&csv_path, "barrel.p");
+    let p = Csv::read(&csv_path).column("barrel.p");
     let (p_min, p_max) = p
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
@@ -143,7 +132,7 @@ fn svg_plot_polyline_extremes_map_back_to_the_csv_extremes() {
     assert!(px_per_pa < 0.0, "pressure grows upwards");
     assert!((pixel(p_max) - y_top).abs() <= 1.0);
     assert!((pixel(p_min) - y_bottom).abs() <= 1.0);
-    let t = csv_column(&csv_path, "time");
+    let t = Csv::read(&csv_path).column("time");
     let x_ticks = by_y.values().max_by_key(|t| t.len()).unwrap();
     assert!(x_ticks.len() >= 3, "x ticks: {x_ticks:?}");
     let (a, b) = (x_ticks[0], x_ticks[x_ticks.len() - 1]);

@@ -53,15 +53,7 @@ fn every_accepted_key_is_documented_in_its_section() {
     let links_intro = section("## Links");
     let mut checked = 0;
     for name in &top {
-        let is_section = [
-            "model",
-            "gas",
-            "solver",
-            "checks",
-            "inputs",
-            "sensitivities",
-        ]
-        .contains(&name.as_str());
+        let is_section = plenum::model::SECTIONS.contains(&name.as_str());
         let (header, title) = if is_section {
             (format!("[{name}]"), format!("`[{name}]`"))
         } else {

@@ -124,6 +124,17 @@ fn two_tanks_sensitivities_match_central_differences_bdf() {
     two_tanks_against_central_differences("bdf");
 }
 
+/// Parameter `i` of the two-tanks runs (0: the valve's coefficient, 1: tank a's initial
+/// pressure) changed by `d`.
+fn set_two_tanks(spec: &mut ModelFile, i: usize, d: f64) {
+    if i == 0 {
+        let k0 = spec.valve[0].coefficient.as_const().unwrap();
+        spec.valve[0].coefficient = (k0 + d).into();
+    } else {
+        spec.chamber[0].pressure += d;
+    }
+}
+
 fn two_tanks_against_central_differences(method: &str) {
     let mut spec = shipped("two_tanks");
     spec.solver.method = method.into();
@@ -140,16 +151,8 @@ fn two_tanks_against_central_differences(method: &str) {
         let run = sensitivity::run(spec, Some(&[])).expect("runs");
         run.last().y.clone()
     };
-    for (i, d) in [k0 * 1e-4, pa * 1e-4].into_iter().enumerate() {
-        let (mut plus, mut minus) = (spec.clone(), spec.clone());
-        if i == 0 {
-            plus.valve[0].coefficient = (k0 + d).into();
-            minus.valve[0].coefficient = (k0 - d).into();
-        } else {
-            plus.chamber[0].pressure = pa + d;
-            minus.chamber[0].pressure = pa - d;
-        }
-        let (yp, ym) = (end_state(&plus), end_state(&minus));
+    let runs = perturbed_runs(&spec, &[k0 * 1e-4, pa * 1e-4], set_two_tanks, end_state);
+    for (i, (d, yp, ym)) in runs.into_iter().enumerate() {
         for (what, j) in [
             ("m_a", chamber::MASS),
             ("U_b", chamber::STATES + chamber::ENERGY),
@@ -251,18 +254,9 @@ fn cli_csv_has_the_sensitivity_columns() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut reader = csv::Reader::from_path(&csv_path).unwrap();
-    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
-    let rows: Vec<Vec<f64>> = reader
-        .records()
-        .map(|r| r.unwrap().iter().map(|x| x.parse().unwrap()).collect())
-        .collect();
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| h == name)
-            .unwrap_or_else(|| panic!("no column {name} in {header:?}"))
-    };
+    let csv = Csv::read(&csv_path);
+    let (header, rows) = (&csv.header, &csv.rows);
+    let col = |name: &str| csv.col(name);
     let (first, last) = (&rows[0], rows.last().unwrap());
     let dp = first[col("d(barrel.p)/d(barrel.pressure)")];
     let dt = first[col("d(barrel.T)/d(barrel.pressure)")];
@@ -336,16 +330,13 @@ fn output_sensitivities_match_central_differences_of_the_outputs() {
     let k0 = spec.valve[0].coefficient.as_const().unwrap();
     let pa = spec.chamber[0].pressure;
     let mut compared = 0;
-    for (i, d) in [k0 * 1e-4, pa * 1e-4].into_iter().enumerate() {
-        let (mut plus, mut minus) = (spec.clone(), spec.clone());
-        if i == 0 {
-            plus.valve[0].coefficient = (k0 + d).into();
-            minus.valve[0].coefficient = (k0 - d).into();
-        } else {
-            plus.chamber[0].pressure = pa + d;
-            minus.chamber[0].pressure = pa - d;
-        }
-        let ((vars, yp), (_, ym)) = (outputs_at_end(&plus), outputs_at_end(&minus));
+    let runs = perturbed_runs(
+        &spec,
+        &[k0 * 1e-4, pa * 1e-4],
+        set_two_tanks,
+        outputs_at_end,
+    );
+    for (i, (d, (vars, yp), (_, ym))) in runs.into_iter().enumerate() {
         for out in ["a.p", "b.T", "valve.mdot", "mass_total"] {
             let j = vars.iter().position(|v| v.name == out).unwrap();
             let fd = (yp[j] - ym[j]) / (2.0 * d);
@@ -362,6 +353,15 @@ fn output_sensitivities_match_central_differences_of_the_outputs() {
     assert_eq!(compared, 8);
 }
 
+/// A piston on a spring bouncing off its `x_max` stop (restitution 0.5) between two reservoirs.
+fn stops() -> ModelFile {
+    bouncing_piston(
+        "method = \"dopri5\"\nrtol = 1e-12\natol = 1e-16\nt_end = 0.03\noutput_interval = 0.03",
+        0.5,
+        false,
+    )
+}
+
 /// A piston on a spring bouncing off its `x_max` stop (restitution 0.5) between two reservoirs
 /// (tests/verification_events.rs's end-stop model): impacts at 10.5 and 24.7 ms, t_end 30 ms. The sensitivities of
 /// x, v and the energy accumulator at t_end to the piston's mass (which also enters the impact
@@ -370,40 +370,7 @@ fn output_sensitivities_match_central_differences_of_the_outputs() {
 /// whole runs; and checks 6/7 stay quiet (d E_total/dp is conserved through the impacts).
 #[test]
 fn end_stop_impacts_sensitivities_match_central_differences() {
-    let src = r#"
-[model]
-name = "stops"
-[gas]
-species = "air"
-[solver]
-method = "dopri5"
-rtol = 1e-12
-atol = 1e-16
-t_end = 0.03
-output_interval = 0.03
-[[reservoir]]
-name = "left"
-pressure = 1e5
-temperature = 300.0
-[[reservoir]]
-name = "right"
-pressure = 1e5
-temperature = 300.0
-[[piston]]
-name = "p"
-behind = "left"
-ahead = "right"
-area = 1e-4
-mass = 0.1
-x0 = 0.0
-spring_stiffness = 1000.0
-spring_x0 = 0.2
-x_max = 0.1
-restitution = 0.5
-"#;
-    let spec = plenum::model::parse_str(src, "stops.toml", &[])
-        .unwrap_or_else(|e| panic!("{e:?}"))
-        .spec;
+    let spec = stops();
     let names = vec!["p.mass".to_string(), "left.pressure".to_string()];
     let run = sensitivity::run(&spec, Some(&names)).expect("runs");
     let end = |spec: &ModelFile| {
@@ -418,16 +385,15 @@ restitution = 0.5
     let o = run.network.layout.piston_offset;
     let acc = run.network.layout.accumulator_offset + 1;
     let (m, pl) = (spec.piston[0].mass, 1e5);
-    for (i, d) in [m * 1e-4, pl * 1e-4].into_iter().enumerate() {
-        let (mut plus, mut minus) = (spec.clone(), spec.clone());
+    let set = |spec: &mut ModelFile, i: usize, d: f64| {
         if i == 0 {
-            plus.piston[0].mass = m + d;
-            minus.piston[0].mass = m - d;
+            spec.piston[0].mass = m + d;
         } else {
-            plus.reservoir[0].pressure = (pl + d).into();
-            minus.reservoir[0].pressure = (pl - d).into();
+            spec.reservoir[0].pressure = (pl + d).into();
         }
-        let ((yp, ep), (ym, em)) = (end(&plus), end(&minus));
+    };
+    let runs = perturbed_runs(&spec, &[m * 1e-4, pl * 1e-4], set, end);
+    for (i, (d, (yp, ep), (ym, em))) in runs.into_iter().enumerate() {
         assert_eq!(
             (ep, em),
             (impacts, impacts),
@@ -489,4 +455,82 @@ fn sensitivity_outputs_depend_on_inputs_where_their_flows_do() {
         vars.len()
     );
     assert_eq!(dependent.len(), 3);
+}
+
+/// d(total)/dp by [`plenum::network::Network::totals_sensitivity`] (a dual evaluation on
+/// y + ε·s) against central differences of the totals themselves,
+/// (T(y + h·s; p + h) − T(y − h·s; p − h))/2h, with the piston's mass changed in the network
+/// where it is the parameter, at every sample of a sensitivity run.
+fn totals_gradient_against_central_differences(spec: &ModelFile, names: &[String]) {
+    let run = sensitivity::run(spec, Some(names)).expect("runs");
+    let (mut worst_m, mut worst_e) = (0.0f64, 0.0f64);
+    let mut compared = 0;
+    for sample in &run.samples {
+        for (i, name) in names.iter().enumerate() {
+            let net = &run.network;
+            let p = net.sensitivity_parameter(name).unwrap();
+            let (dm, de) = net.totals_sensitivity(&sample.y, &sample.s[i], &p);
+            let value = run.values[i];
+            let h = 1e-4 * value.abs();
+            let total_at = |sign: f64| {
+                let mut net = net.clone();
+                if let plenum::network::SensitivityParameter::PistonMass(j) = p {
+                    net.pistons[j].mass.value += sign * h;
+                }
+                let y: Vec<f64> = sample
+                    .y
+                    .iter()
+                    .zip(&sample.s[i])
+                    .map(|(y, s)| y + sign * h * s)
+                    .collect();
+                (net.mass_total_kg(&y), net.energy_total_j(&y))
+            };
+            let ((mp, ep), (mm, em)) = (total_at(1.0), total_at(-1.0));
+            let (fd_m, fd_e) = ((mp - mm) / (2.0 * h), (ep - em) / (2.0 * h));
+            // The totals are conserved, so their derivatives are sums of terms that nearly
+            // cancel: the error is taken on the scale of checks 6 and 7, |total|/|p| (or |fd|
+            // where larger); equal values are no error (the mass of a chamberless network).
+            let err = |d: f64, fd: f64, total: f64| {
+                let diff = (d - fd).abs();
+                if diff == 0.0 {
+                    0.0
+                } else {
+                    diff / fd.abs().max(total.abs() / value.abs())
+                }
+            };
+            let err_m = err(dm, fd_m, net.mass_total_kg(&sample.y));
+            let err_e = err(de, fd_e, net.energy_total_j(&sample.y));
+            worst_m = worst_m.max(err_m);
+            worst_e = worst_e.max(err_e);
+            compared += 1;
+        }
+    }
+    let last = run.last();
+    for (i, name) in names.iter().enumerate() {
+        let p = run.network.sensitivity_parameter(name).unwrap();
+        let (dm, de) = run.network.totals_sensitivity(&last.y, &last.s[i], &p);
+        println!(
+            "{} at t = {} s: d(mass_total)/d({name}) = {dm:e}, d(energy_total)/d({name}) = {de:e}",
+            spec.model.name, last.t_s
+        );
+    }
+    println!(
+        "{}: {compared} (sample, parameter) pairs; largest relative error against central \
+         differences: mass {worst_m:e}, energy {worst_e:e} (limit 1e-7)",
+        spec.model.name
+    );
+    assert!(compared >= 2 * names.len());
+    assert!(worst_m < 1e-7 && worst_e < 1e-7);
+}
+
+#[test]
+fn totals_gradient_matches_central_differences_on_the_projectile() {
+    totals_gradient_against_central_differences(&shipped("projectile"), &params());
+}
+
+#[test]
+fn totals_gradient_matches_central_differences_on_the_bouncing_piston() {
+    let spec = stops();
+    let names = ["p.mass".to_string(), "left.pressure".to_string()];
+    totals_gradient_against_central_differences(&spec, &names);
 }

@@ -60,33 +60,7 @@ fn step_table_value_changes_exactly_at_its_time() {
     // linear valve. Before the step the tank sits at equilibrium (no flow at all); after it,
     // flow starts. With a step of 7e-3 s the table time is not on the step grid: the driver
     // must stop there.
-    let src = r#"
-[model]
-name = "step"
-[gas]
-species = "N2"
-[solver]
-method = "rk4"
-step = 7e-3
-t_end = 0.1
-[[chamber]]
-name = "tank"
-volume = 1e-3
-pressure = 1e5
-temperature = 300.0
-[[reservoir]]
-name = "supply"
-pressure = { table = [[0.0, 1e5], [0.05, 3e5]], interpolation = "step" }
-temperature = 300.0
-[[valve]]
-name = "v"
-from = "supply"
-to = "tank"
-coefficient = 1e-9
-"#;
-    let spec = plenum::model::parse_str(src, "step.toml", &[])
-        .unwrap()
-        .spec;
+    let spec = common::step_supply("method = \"rk4\"\nstep = 7e-3\nt_end = 0.1", 1e-9);
     let mut sim = plenum::model::build_simulation(&spec, None).unwrap();
     let m0 = sim.chamber_state(0)[2];
     sim.advance_to(0.05).unwrap();

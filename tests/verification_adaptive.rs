@@ -239,37 +239,16 @@ fn backward_euler_converges_at_order_1() {
 /// A tank filled through a linear valve from a supply whose pressure steps from 1 to 3 bar at
 /// t = 0.05 s: at rest before (the step can only grow), a fast rise after (τ ≈ 8 ms), then
 /// slow again.
-const STEP_MODEL: &str = r#"
-[model]
-name = "step"
-[gas]
-species = "N2"
-[solver]
-method = "backward-euler"
-rtol = 1e-3
-atol = 1e-12
-t_end = 0.15
-[[chamber]]
-name = "tank"
-volume = 1e-3
-pressure = 1e5
-temperature = 300.0
-[[reservoir]]
-name = "supply"
-pressure = { table = [[0.0, 1e5], [0.05, 3e5]], interpolation = "step" }
-temperature = 300.0
-[[valve]]
-name = "v"
-from = "supply"
-to = "tank"
-coefficient = 1e-6
-"#;
+fn step_model() -> plenum::model::ModelFile {
+    common::step_supply(
+        "method = \"backward-euler\"\nrtol = 1e-3\natol = 1e-12\nt_end = 0.15",
+        1e-6,
+    )
+}
 
 #[test]
 fn fonsim_criterion_shrinks_steps_in_fast_transients_and_grows_them_when_slow() {
-    let spec = plenum::model::parse_str(STEP_MODEL, "step.toml", &[])
-        .unwrap()
-        .spec;
+    let spec = step_model();
     let mut sim = build_simulation(&spec, None).unwrap();
     let (h_min, h_max) = match &sim.integrator {
         Method::BackwardEuler(be) => be.step_range(),
@@ -325,9 +304,7 @@ fn fonsim_criterion_shrinks_steps_in_fast_transients_and_grows_them_when_slow() 
 fn dopri5_stops_at_breakpoints_and_restarts_at_a_live_input() {
     // The supply steps from 1 to 3 bar at t = 0.05 s; before it the tank is at rest. The step
     // must end exactly there (the new value never leaks into the segment before it).
-    let mut spec = plenum::model::parse_str(STEP_MODEL, "step.toml", &[])
-        .unwrap()
-        .spec;
+    let mut spec = step_model();
     spec.solver.method = "dopri5".into();
     let mut sim = build_simulation(&spec, None).unwrap();
     let m0 = sim.chamber_state(0)[2];

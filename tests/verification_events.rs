@@ -23,57 +23,19 @@ use plenum::simulation::Simulation;
 // The spring energy of the apex above the stop's, ½k(R² − u₀²) = ½m·w², is e² times the kinetic
 // energy at the impact before it.
 
-const K: f64 = 1000.0;
-const M: f64 = 0.1;
-const XS: f64 = 0.2;
-const A: f64 = 0.1;
+const K: f64 = common::STOPS_STIFFNESS_N_PER_M;
+const M: f64 = common::STOPS_MASS_KG;
+const XS: f64 = common::STOPS_SPRING_X0_M;
+const A: f64 = common::STOPS_STOP_M;
 
 fn stops_model(method: &str, restitution: f64, mirrored: bool) -> ModelFile {
     // Mirrored: the same motion in −x against the stop x_min = −a.
     // BDF's global error at a given rtol is far larger than dopri5's here (order ≤ 5 after a
     // restart at order 1 at every impact): it runs at a tolerance a hundred times tighter.
     let rtol = if method == "bdf" { 1e-14 } else { 1e-12 };
-    let (xs, stop) = if mirrored {
-        (-XS, format!("x_min = {}", -A))
-    } else {
-        (XS, format!("x_max = {A}"))
-    };
-    let src = format!(
-        r#"
-[model]
-name = "stops"
-[gas]
-species = "air"
-[solver]
-method = "{method}"
-step = 1e-5
-rtol = {rtol}
-atol = 1e-16
-t_end = 0.2
-[[reservoir]]
-name = "left"
-pressure = 1e5
-temperature = 300.0
-[[reservoir]]
-name = "right"
-pressure = 1e5
-temperature = 300.0
-[[piston]]
-name = "p"
-behind = "left"
-ahead = "right"
-area = 1e-4
-mass = {M}
-x0 = 0.0
-spring_stiffness = {K}
-spring_x0 = {xs}
-{stop}
-restitution = {restitution}
-"#
-    );
-    plenum::model::parse_str(&src, "stops.toml", &[])
-        .unwrap_or_else(|e| panic!("{e:?}"))
-        .spec
+    let solver =
+        format!("method = \"{method}\"\nstep = 1e-5\nrtol = {rtol}\natol = 1e-16\nt_end = 0.2");
+    common::bouncing_piston(&solver, restitution, mirrored)
 }
 
 struct Analytic {

@@ -124,107 +124,80 @@ pub fn fmt_real(x: f64) -> String {
     }
 }
 
-/// Exponents of the SI base units (FMI 2.0 `BaseUnit` attributes, in the schema's order).
+/// Exponents of the SI base units (FMI 2.0 `BaseUnit` attributes): those of a quantity type
+/// plus `rad`, which unit strings may name but the SI counts as 1.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BaseUnit {
-    pub kg: i32,
-    pub m: i32,
-    pub s: i32,
-    pub a: i32,
-    pub k: i32,
-    pub mol: i32,
-    pub cd: i32,
+    pub si: SiExponents,
     pub rad: i32,
 }
 
 impl BaseUnit {
     fn add(self, o: BaseUnit, sign: i32) -> BaseUnit {
         BaseUnit {
-            kg: self.kg + sign * o.kg,
-            m: self.m + sign * o.m,
-            s: self.s + sign * o.s,
-            a: self.a + sign * o.a,
-            k: self.k + sign * o.k,
-            mol: self.mol + sign * o.mol,
-            cd: self.cd + sign * o.cd,
+            si: self.si.add_scaled(o.si, sign),
             rad: self.rad + sign * o.rad,
         }
     }
 
     fn pow(self, e: i32) -> BaseUnit {
-        BaseUnit {
-            kg: self.kg * e,
-            m: self.m * e,
-            s: self.s * e,
-            a: self.a * e,
-            k: self.k * e,
-            mol: self.mol * e,
-            cd: self.cd * e,
-            rad: self.rad * e,
-        }
+        BaseUnit::default().add(self, e)
     }
 
     /// Whether these are the exponents of a quantity type (which has no `rad`: the SI counts
     /// the radian as 1).
     pub fn matches(&self, si: &SiExponents) -> bool {
-        (
-            self.kg, self.m, self.s, self.a, self.k, self.mol, self.cd, self.rad,
-        ) == (si.kg, si.m, si.s, si.a, si.k, si.mol, si.cd, 0)
+        self.si == *si && self.rad == 0
     }
 
-    /// Nonzero exponents as (attribute, value), in the schema's order.
+    /// Nonzero exponents as (attribute, value), in the schema's order (`rad` last).
     pub fn attributes(&self) -> Vec<(&'static str, i32)> {
-        [
-            ("kg", self.kg),
-            ("m", self.m),
-            ("s", self.s),
-            ("A", self.a),
-            ("K", self.k),
-            ("mol", self.mol),
-            ("cd", self.cd),
-            ("rad", self.rad),
-        ]
-        .into_iter()
-        .filter(|(_, e)| *e != 0)
-        .collect()
+        let mut a = self.si.attributes();
+        if self.rad != 0 {
+            a.push(("rad", self.rad));
+        }
+        a
     }
 }
 
 /// SI symbols with factor 1 that unit strings may use.
 fn symbol(sym: &str) -> Option<BaseUnit> {
-    let b = |kg, m, s, k| BaseUnit {
-        kg,
-        m,
-        s,
-        k,
-        ..BaseUnit::default()
+    let b = |si: SiExponents| BaseUnit { si, rad: 0 };
+    let mks = |kg, m, s, k| {
+        b(SiExponents {
+            kg,
+            m,
+            s,
+            k,
+            ..SiExponents::default()
+        })
     };
     Some(match sym {
-        "kg" => b(1, 0, 0, 0),
-        "m" => b(0, 1, 0, 0),
-        "s" => b(0, 0, 1, 0),
-        "K" => b(0, 0, 0, 1),
-        "A" => BaseUnit {
+        "kg" => mks(1, 0, 0, 0),
+        "m" => mks(0, 1, 0, 0),
+        "s" => mks(0, 0, 1, 0),
+        "K" => mks(0, 0, 0, 1),
+        "A" => b(SiExponents {
             a: 1,
-            ..BaseUnit::default()
-        },
-        "mol" => BaseUnit {
+            ..SiExponents::default()
+        }),
+        "mol" => b(SiExponents {
             mol: 1,
-            ..BaseUnit::default()
-        },
-        "cd" => BaseUnit {
+            ..SiExponents::default()
+        }),
+        "cd" => b(SiExponents {
             cd: 1,
-            ..BaseUnit::default()
-        },
+            ..SiExponents::default()
+        }),
         "rad" => BaseUnit {
             rad: 1,
             ..BaseUnit::default()
         },
-        "N" => b(1, 1, -2, 0),
-        "Pa" => b(1, -1, -2, 0),
-        "J" => b(1, 2, -2, 0),
-        "W" => b(1, 2, -3, 0),
-        "Hz" => b(0, 0, -1, 0),
+        "N" => mks(1, 1, -2, 0),
+        "Pa" => mks(1, -1, -2, 0),
+        "J" => mks(1, 2, -2, 0),
+        "W" => mks(1, 2, -3, 0),
+        "Hz" => mks(0, 0, -1, 0),
         _ => return None,
     })
 }

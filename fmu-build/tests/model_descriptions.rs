@@ -239,11 +239,19 @@ fn unit_exponents() {
     for (unit, [kg, m, s, a, k]) in cases {
         let b = fmu_build::base_unit(unit).unwrap();
         assert_eq!(
-            (b.kg, b.m, b.s, b.a, b.k, b.mol, b.cd, b.rad),
+            (
+                b.si.kg, b.si.m, b.si.s, b.si.a, b.si.k, b.si.mol, b.si.cd, b.rad
+            ),
             (*kg, *m, *s, *a, *k, 0, 0, 0),
             "{unit}"
         );
     }
+    // `rad` is an FMI base unit the SI counts as 1: written last, and no quantity type's.
+    let w = fmu_build::base_unit("rad/s").unwrap();
+    println!("rad/s: {:?}", w.attributes());
+    assert_eq!(w.attributes(), [("s", -1), ("rad", 1)]);
+    assert!(!w.matches(&fmu_build::base_unit("1/s").unwrap().si));
+    assert!(fmu_build::base_unit("1/s").unwrap().rad == 0);
     for bad in ["furlong", "kg/", "(m)", "m/(s", "m^2"] {
         assert!(fmu_build::base_unit(bad).is_err(), "{bad} accepted");
     }

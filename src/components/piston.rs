@@ -67,9 +67,9 @@ impl Piston {
     }
 
     #[inline]
-    pub fn spring_energy_j(&self, x_m: f64) -> f64 {
+    pub fn spring_energy_j<T: Scalar>(&self, x_m: T) -> T {
         let d = x_m - self.spring_x0.value;
-        0.5 * self.spring_stiffness.value * d * d
+        d * (0.5 * self.spring_stiffness.value) * d
     }
 
     pub fn params(&self) -> [&ParamValue; 3] {

@@ -13,6 +13,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 pub use build::{build_network, build_simulation};
+pub use overrides::SECTIONS;
 pub use spec::ModelFile;
 
 /// One problem found in a model file.

@@ -19,8 +19,8 @@ use toml_edit::{DocumentMut, Item, TableLike};
 use super::ModelError;
 use super::locate::{AppliedOverride, Path, Seg, key, table_mut};
 
-/// Sections: single tables that are not components.
-pub(crate) const SECTIONS: &[&str] = &[
+/// Sections: single tables that are not components (`[solver]`, not `[[chamber]]`).
+pub const SECTIONS: &[&str] = &[
     "model",
     "gas",
     "solver",

@@ -69,6 +69,147 @@ pub fn chain_components(m: usize) -> String {
     s
 }
 
+/// The bouncing piston: a piston of mass [`STOPS_MASS_KG`] between two reservoirs at the same
+/// pressure (no net gas force, no friction), on a spring of stiffness
+/// [`STOPS_STIFFNESS_N_PER_M`] whose rest position [`STOPS_SPRING_X0_M`] lies beyond the stop
+/// `x_max` = [`STOPS_STOP_M`], released at rest from x = 0 (the closed form of its motion is in
+/// tests/verification_events.rs). Mirrored: the same motion in −x against `x_min` = −stop.
+/// `solver` is the body of the `[solver]` section.
+pub fn bouncing_piston(solver: &str, restitution: f64, mirrored: bool) -> ModelFile {
+    let (xs, stop) = if mirrored {
+        (-STOPS_SPRING_X0_M, format!("x_min = {}", -STOPS_STOP_M))
+    } else {
+        (STOPS_SPRING_X0_M, format!("x_max = {STOPS_STOP_M}"))
+    };
+    let src = format!(
+        r#"
+[model]
+name = "stops"
+[gas]
+species = "air"
+[solver]
+{solver}
+[[reservoir]]
+name = "left"
+pressure = 1e5
+temperature = 300.0
+[[reservoir]]
+name = "right"
+pressure = 1e5
+temperature = 300.0
+[[piston]]
+name = "p"
+behind = "left"
+ahead = "right"
+area = 1e-4
+mass = {STOPS_MASS_KG}
+x0 = 0.0
+spring_stiffness = {STOPS_STIFFNESS_N_PER_M}
+spring_x0 = {xs}
+{stop}
+restitution = {restitution}
+"#
+    );
+    plenum::model::parse_str(&src, "stops.toml", &[])
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .spec
+}
+
+pub const STOPS_STIFFNESS_N_PER_M: f64 = 1000.0;
+pub const STOPS_MASS_KG: f64 = 0.1;
+pub const STOPS_SPRING_X0_M: f64 = 0.2;
+pub const STOPS_STOP_M: f64 = 0.1;
+
+/// A reservoir `supply` whose pressure steps from 1 bar to 3 bar at t = 0.05 s (a step table)
+/// feeds a 1 L tank of N₂ at 1 bar through the linear valve `v` of `coefficient` kg/(s·Pa):
+/// at rest (no flow at all) before the step, a transient after. `solver` is the body of the
+/// `[solver]` section.
+pub fn step_supply(solver: &str, coefficient: f64) -> ModelFile {
+    let src = format!(
+        r#"
+[model]
+name = "step"
+[gas]
+species = "N2"
+[solver]
+{solver}
+[[chamber]]
+name = "tank"
+volume = 1e-3
+pressure = 1e5
+temperature = 300.0
+[[reservoir]]
+name = "supply"
+pressure = {{ table = [[0.0, 1e5], [0.05, 3e5]], interpolation = "step" }}
+temperature = 300.0
+[[valve]]
+name = "v"
+from = "supply"
+to = "tank"
+coefficient = {coefficient:e}
+"#
+    );
+    plenum::model::parse_str(&src, "step.toml", &[])
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .spec
+}
+
+/// A CSV written by `plenum run --csv`: its header and its rows as numbers (the `csv` crate is
+/// the command line's dependency).
+#[cfg(feature = "cli")]
+pub struct Csv {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<f64>>,
+}
+
+#[cfg(feature = "cli")]
+impl Csv {
+    pub fn read(path: &Path) -> Csv {
+        let mut reader = csv::Reader::from_path(path).unwrap();
+        let header = reader.headers().unwrap().iter().map(String::from).collect();
+        let rows = reader
+            .records()
+            .map(|r| r.unwrap().iter().map(|x| x.parse().unwrap()).collect())
+            .collect();
+        Csv { header, rows }
+    }
+
+    /// The index of column `name`.
+    pub fn col(&self, name: &str) -> usize {
+        self.header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column {name} in {:?}", self.header))
+    }
+
+    /// The column `name`.
+    pub fn column(&self, name: &str) -> Vec<f64> {
+        let c = self.col(name);
+        self.rows.iter().map(|r| r[c]).collect()
+    }
+}
+
+/// Whole-run central differences: for each parameter `i` with step `steps[i]`, what `run` gives
+/// on `spec` with the parameter at p + d and at p − d (`set(spec, i, ±d)` changes it), as
+/// (d, plus, minus).
+pub fn perturbed_runs<R>(
+    spec: &ModelFile,
+    steps: &[f64],
+    set: impl Fn(&mut ModelFile, usize, f64),
+    run: impl Fn(&ModelFile) -> R,
+) -> Vec<(f64, R, R)> {
+    steps
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| {
+            let (mut plus, mut minus) = (spec.clone(), spec.clone());
+            set(&mut plus, i, d);
+            set(&mut minus, i, -d);
+            (d, run(&plus), run(&minus))
+        })
+        .collect()
+}
+
 pub fn repo_path(rel: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }

@@ -100,6 +100,19 @@ impl SiExponents {
         }
     }
 
+    /// `self + factor·other`, exponent by exponent (the dimension of a product of powers).
+    pub fn add_scaled(self, other: Self, factor: i32) -> Self {
+        SiExponents {
+            kg: self.kg + factor * other.kg,
+            m: self.m + factor * other.m,
+            s: self.s + factor * other.s,
+            a: self.a + factor * other.a,
+            k: self.k + factor * other.k,
+            mol: self.mol + factor * other.mol,
+            cd: self.cd + factor * other.cd,
+        }
+    }
+
     /// Nonzero exponents as (FMI attribute, value), in the FMI 2.0 schema's order.
     pub fn attributes(&self) -> Vec<(&'static str, i32)> {
         [
