@@ -431,7 +431,7 @@ impl Simulation {
                 return Ok(Advance::Reached);
             }
             let mut stop = t_target_s;
-            let breakpoint = self.network.next_breakpoint_after(self.t_s);
+            let breakpoint = self.network.next_breakpoint(self.t_s);
             if let Some(b) = breakpoint {
                 stop = stop.min(b);
             }
@@ -743,7 +743,7 @@ impl Simulation {
                 self.integrator.restart();
             }
             let t = self.internal.t_s;
-            let breakpoint = self.network.next_breakpoint_after(t);
+            let breakpoint = self.network.next_breakpoint(t);
             let mut stop = breakpoint.unwrap_or(f64::INFINITY);
             if let Some(mt) = max_time {
                 stop = stop.min(mt);
