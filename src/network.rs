@@ -590,7 +590,8 @@ impl Network {
     }
 
     /// Move `mdot` (kg/s, signed) from node `from` to node `to`, carrying the upstream enthalpy.
-    #[inline]
+    // Always inlined: a call costs about as much as its body on small networks.
+    #[inline(always)]
     fn transfer<T: Scalar>(
         &self,
         nodes: &[NodeState<T>],
@@ -644,6 +645,7 @@ impl Network {
     }
 
     /// Total mass: gas in chambers plus the net mass that left into reservoirs, kg.
+    #[inline]
     pub fn mass_total_kg(&self, y: &[f64]) -> f64 {
         let gas: f64 = (0..self.chambers.len())
             .map(|i| y[i * chamber::STATES + chamber::MASS])
@@ -653,6 +655,7 @@ impl Network {
 
     /// Closed energy total: internal energy, piston kinetic and spring energy, and everything that
     /// left through reservoirs, friction, damping and walls, J.
+    #[inline]
     pub fn energy_total_j(&self, y: &[f64]) -> f64 {
         let u: f64 = (0..self.chambers.len())
             .map(|i| y[i * chamber::STATES + chamber::ENERGY])

@@ -1029,7 +1029,10 @@ pub struct ChamberQuantities {
 /// Numerical Algorithms*, §4.3); `comp` is y's compensation, `out_comp` the new one.
 #[inline]
 fn kahan_add(y: &[f64], comp: &[f64], inc: &[f64], out: &mut [f64], out_comp: &mut [f64]) {
-    for i in 0..y.len() {
+    // Every slice cut to n first: the loop runs without bounds checks.
+    let n = y.len();
+    let (comp, inc, out, out_comp) = (&comp[..n], &inc[..n], &mut out[..n], &mut out_comp[..n]);
+    for i in 0..n {
         let d = inc[i] - comp[i];
         let sum = y[i] + d;
         out_comp[i] = (sum - y[i]) - d;
