@@ -71,6 +71,9 @@ pub struct Boundary {
 struct Scratch<T> {
     nodes: Vec<NodeState<T>>,
     link_mdot: Vec<T>,
+    /// Sized for this network (a network's node and link counts never change after it is
+    /// built; a deserialized or moved-out scratch is the empty default, not sized).
+    sized: bool,
 }
 
 impl<T> Default for Scratch<T> {
@@ -78,6 +81,7 @@ impl<T> Default for Scratch<T> {
         Scratch {
             nodes: Vec::new(),
             link_mdot: Vec::new(),
+            sized: false,
         }
     }
 }
@@ -93,7 +97,18 @@ impl<T: Scalar> Scratch<T> {
             self.nodes = vec![z; nn];
             self.link_mdot = vec![T::zero(); nl];
         }
+        self.sized = true;
     }
+}
+
+/// The next time-table breakpoint as last computed: `next_s` is the earliest breakpoint after
+/// `from_s`, so it is also the earliest after any t in [from_s, next_s) (there is none in
+/// between). Not serialized: a restored network starts without it.
+#[derive(Clone, Copy, Debug, Default)]
+struct BreakpointCache {
+    valid: bool,
+    from_s: f64,
+    next_s: Option<f64>,
 }
 
 /// A test-only component that removes a fraction of a chamber's mass and energy per second
@@ -257,6 +272,11 @@ pub struct Network {
     scratch: Scratch<f64>,
     #[serde(skip)]
     dual: DualScratch,
+    /// See [`Self::next_breakpoint`]; dropped by every change of a run-time parameter through
+    /// [`Self::set_scalar`] / [`Self::adopt_input`]. (Code that writes a parameter field
+    /// directly after the first step must call [`Self::forget_breakpoints`].)
+    #[serde(skip)]
+    breakpoints: BreakpointCache,
 }
 
 /// Names of the per-link output (`<name>.mdot`) in order: orifices, then valves.
@@ -377,6 +397,7 @@ impl Network {
             test_sink: None,
             scratch: Scratch::default(),
             dual: DualScratch::default(),
+            breakpoints: BreakpointCache::default(),
         };
         net.ensure_scratch();
         net
@@ -491,6 +512,31 @@ impl Network {
             })
     }
 
+    /// [`Self::next_breakpoint_after`], computed once per segment between breakpoints instead
+    /// of on every step (it visits every parameter of the network): the driver asks after each
+    /// step, with a time that only grows until a breakpoint is crossed.
+    #[inline]
+    pub fn next_breakpoint(&mut self, t: f64) -> Option<f64> {
+        let c = self.breakpoints;
+        if c.valid && t >= c.from_s && c.next_s.is_none_or(|b| t < b) {
+            debug_assert_eq!(c.next_s, self.next_breakpoint_after(t));
+            return c.next_s;
+        }
+        let next_s = self.next_breakpoint_after(t);
+        self.breakpoints = BreakpointCache {
+            valid: true,
+            from_s: t,
+            next_s,
+        };
+        next_s
+    }
+
+    /// Drop the cached next breakpoint (after a parameter was changed other than by
+    /// [`Self::set_scalar`] or [`Self::adopt_input`], which drop it themselves).
+    pub fn forget_breakpoints(&mut self) {
+        self.breakpoints.valid = false;
+    }
+
     /// Fill the node states (pressure, temperature) at (t, y).
     #[inline]
     fn update_nodes<T: Scalar>(
@@ -544,7 +590,8 @@ impl Network {
     }
 
     /// Move `mdot` (kg/s, signed) from node `from` to node `to`, carrying the upstream enthalpy.
-    #[inline]
+    // Always inlined: a call costs about as much as its body on small networks.
+    #[inline(always)]
     fn transfer<T: Scalar>(
         &self,
         nodes: &[NodeState<T>],
@@ -598,12 +645,14 @@ impl Network {
     }
 
     /// Total mass: gas in chambers plus the net mass that left into reservoirs, kg.
+    #[inline]
     pub fn mass_total_kg(&self, y: &[f64]) -> f64 {
         self.mass_total(|i| y[i])
     }
 
     /// Closed energy total: internal energy, piston kinetic and spring energy, and everything that
     /// left through reservoirs, friction, damping and walls, J.
+    #[inline]
     pub fn energy_total_j(&self, y: &[f64]) -> f64 {
         self.energy_total(|i| y[i], |j| self.pistons[j].mass.value)
     }
@@ -661,6 +710,8 @@ impl Network {
     /// The parameter `<component>.<key>` that may change during a run (by the model file's
     /// names), if there is one.
     fn param_mut(&mut self, component: &str, key: &str) -> Option<&mut ParamValue> {
+        // The caller may change the parameter, and with it the breakpoints.
+        self.forget_breakpoints();
         param_lookup!(self, component, key, iter_mut, mut)
     }
 
@@ -1020,7 +1071,13 @@ impl OdeSystem for Network {
         debug_assert_eq!(y.len(), self.layout.n_states);
         debug_assert_eq!(dy.len(), self.layout.n_states);
         self.rhs_evaluations += 1;
-        self.ensure_scratch();
+        if !self.scratch.sized {
+            self.ensure_scratch();
+        }
+        debug_assert!(
+            self.scratch.nodes.len() == self.chambers.len() + self.reservoirs.len()
+                && self.scratch.link_mdot.len() == self.n_links()
+        );
         // Moving the buffers out (no allocation) lets `eval` borrow the network immutably.
         let mut sc = std::mem::take(&mut self.scratch);
         self.eval(t, y, dy, &mut sc, &[]);

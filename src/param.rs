@@ -172,8 +172,19 @@ impl ParamValue {
     /// For step tables the value is the one in force at the segment start, so an RK stage that
     /// lands exactly on the next step time still sees the old value. Linear tables interpolate
     /// on the piece that contains the segment start (breakpoints at every knot keep `t` inside it).
-    #[inline]
+    #[inline(always)]
     pub fn value(&self, t: f64, segment_start_s: f64) -> f64 {
+        // The constant, inlined into every right-hand side; tables and ramps out of line (the
+        // right-hand side reads several parameters per link, most of them constants).
+        match self {
+            ParamValue::Const(v) => *v,
+            _ => self.varying_value(t, segment_start_s),
+        }
+    }
+
+    /// [`Self::value`] of a table or a ramp.
+    #[inline(never)]
+    fn varying_value(&self, t: f64, segment_start_s: f64) -> f64 {
         match self {
             ParamValue::Const(v) => *v,
             ParamValue::Table(tab) => {

@@ -470,7 +470,7 @@ impl Simulation {
                 return Ok(Advance::Reached);
             }
             let mut stop = t_target_s;
-            let breakpoint = self.network.next_breakpoint_after(self.t_s);
+            let breakpoint = self.network.next_breakpoint(self.t_s);
             if let Some(b) = breakpoint {
                 stop = stop.min(b);
             }
@@ -782,7 +782,7 @@ impl Simulation {
                 self.integrator.restart();
             }
             let t = self.internal.t_s;
-            let breakpoint = self.network.next_breakpoint_after(t);
+            let breakpoint = self.network.next_breakpoint(t);
             let mut stop = breakpoint.unwrap_or(f64::INFINITY);
             if let Some(mt) = max_time {
                 stop = stop.min(mt);
@@ -1068,7 +1068,10 @@ pub struct ChamberQuantities {
 /// Numerical Algorithms*, §4.3); `comp` is y's compensation, `out_comp` the new one.
 #[inline]
 fn kahan_add(y: &[f64], comp: &[f64], inc: &[f64], out: &mut [f64], out_comp: &mut [f64]) {
-    for i in 0..y.len() {
+    // Every slice cut to n first: the loop runs without bounds checks.
+    let n = y.len();
+    let (comp, inc, out, out_comp) = (&comp[..n], &inc[..n], &mut out[..n], &mut out_comp[..n]);
+    for i in 0..n {
         let d = inc[i] - comp[i];
         let sum = y[i] + d;
         out_comp[i] = (sum - y[i]) - d;

@@ -343,3 +343,64 @@ fn dopri5_stops_at_breakpoints_and_restarts_at_a_live_input() {
     println!("tank mass at 0.15 s: input back to 1 bar {m_changed:e} kg, unchanged {m_twin:e} kg");
     assert!(m_changed < m_twin);
 }
+
+#[test]
+fn cached_next_breakpoint_equals_the_full_scan() {
+    // The driver's per-segment cache (`Network::next_breakpoint`) against the scan over every
+    // parameter (`next_breakpoint_after`): times that grow across the table's knots, a time
+    // that goes back (a restored state), and inputs set between calls.
+    const TWO_TABLES: &str = r#"
+[model]
+name = "two_tables"
+[gas]
+species = "N2"
+[solver]
+t_end = 0.3
+[[chamber]]
+name = "tank"
+volume = 1e-3
+pressure = 1e5
+temperature = 300.0
+[[reservoir]]
+name = "supply"
+pressure = { table = [[0.0, 1e5], [0.05, 3e5], [0.2, 2e5]], interpolation = "step" }
+temperature = 300.0
+[[valve]]
+name = "v"
+from = "supply"
+to = "tank"
+coefficient = 1e-6
+opening = { cubic = { t_open = 0.1, duration = 0.02 } }
+"#;
+    let spec = plenum::model::parse_str(TWO_TABLES, "t.toml", &[])
+        .unwrap()
+        .spec;
+    let mut sim = build_simulation(&spec, None).unwrap();
+    let net = &mut sim.network;
+    let mut times: Vec<f64> = (0..=60).map(|i| i as f64 * 0.005).collect();
+    times.extend([0.05, 0.1, 0.12, 0.2, 0.03, 0.11, 0.25, 0.0]);
+    let mut hits = Vec::new();
+    let mut check = |net: &mut plenum::network::Network, t: f64, what: &str| {
+        let (cached, full) = (net.next_breakpoint(t), net.next_breakpoint_after(t));
+        assert_eq!(cached, full, "{what} at t = {t}");
+        hits.push((t, cached));
+    };
+    for &t in &times {
+        check(net, t, "tables");
+    }
+    // An input replaces the supply's table by a constant: its knots are no breakpoints now.
+    net.next_breakpoint(0.06);
+    assert!(net.set_scalar("supply", "pressure", 2e5).unwrap());
+    for &t in &times {
+        check(net, t, "after set_scalar(supply.pressure)");
+    }
+    assert!(net.set_scalar("v", "opening", 1.0).unwrap());
+    for &t in &times {
+        check(net, t, "after set_scalar(v.opening)");
+    }
+    for (t, b) in hits.iter().step_by(10) {
+        println!("next breakpoint after {t} s: {b:?}");
+    }
+    assert_eq!(net.next_breakpoint(0.0), None);
+    println!("{} comparisons, all equal", hits.len());
+}
