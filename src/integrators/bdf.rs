@@ -141,13 +141,16 @@ pub const BAND_MAX: usize = 16;
 
 /// `Auto` solves the Newton systems by GMRES (`LinearSolver::Krylov`) from this many states
 /// on, when M's pattern has no narrow band and its direct factorization would fill it by at
-/// least `KRYLOV_MIN_FILL` (see [`fill_ratio`]). Measured (`cargo bench --bench scale`, bdf2
-/// step, sparse LU against GMRES side by side; see BENCHMARKS.md "Krylov BDF on grids").
-pub const KRYLOV_MIN_STATES: usize = 2_000;
+/// least `KRYLOV_MIN_FILL` (see [`fill_ratio`]). Measured (`cargo bench --bench scale --
+/// --krylov`, bdf2 step, sparse LU against GMRES side by side, one loaded run): on the scale
+/// bench's grids GMRES took 0.36× the sparse LU's time at 994 states (the smallest measured),
+/// 0.25–0.53× up to 101,374; on its chains (fill ratio 1.00) 1.35–1.8×, so chains stay direct.
+pub const KRYLOV_MIN_STATES: usize = 900;
 /// Fill ratio from which `Auto` takes GMRES (with `KRYLOV_MIN_STATES`): nnz of the Cholesky
 /// factor of M's symmetrized pattern under AMD over nnz of that pattern's upper triangle.
-/// Chains stay near 1–2 at every size; 2-D grids grow like log n (George, 1973).
-pub const KRYLOV_MIN_FILL: f64 = 4.0;
+/// Measured: chains 1.00 at every size; grids 3.28 (994 states), 4.21, 5.51, 6.92, 10.62
+/// (101,374): growing like log n, as nested dissection's bound (George, 1973).
+pub const KRYLOV_MIN_FILL: f64 = 2.0;
 
 /// Structural fill of a direct factorization of a pattern: the Cholesky factor of the pattern
 /// of M + Mᵀ under faer's AMD ordering (symbolic only), over nnz of its upper triangle. The
@@ -906,6 +909,14 @@ impl Bdf {
             Some(p) => newton_groups(p).0.with_diagonal().0.nonzeros(),
             None => n * n,
         }
+    }
+
+    /// [`fill_ratio`] of the pattern of M for `sys`, as `Auto` computes it (`None` without a
+    /// pattern).
+    pub fn fill_ratio_of<S: OdeSystem>(sys: &S) -> Option<f64> {
+        let n = sys.dimension();
+        let p = sys.sparsity().filter(|p| p.n == n)?;
+        fill_ratio(&newton_groups(p).0.with_diagonal().0)
     }
 
     /// The committed history's saved Jacobian (tests that corrupt a state).
