@@ -385,7 +385,11 @@ fn linear_solvers(shape: Shape, sizes: &[usize], quick: bool) {
             };
             let before = stats(&sim);
             // About 2·10⁶ state updates per batch, at least 3 steps; some hundred in quick.
-            let calls = if quick { 20 } else { (2_000_000 / n).clamp(3, 200) };
+            let calls = if quick {
+                20
+            } else {
+                (2_000_000 / n).clamp(3, 200)
+            };
             times[k] = best_s(if quick { 1 } else { 3 }, calls, || {
                 let t = sim.t_s;
                 black_box(sim.advance_to(t + 1e-7).expect("bdf step"));

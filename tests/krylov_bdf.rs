@@ -174,11 +174,19 @@ fn krylov_reaches_the_sparse_lu_state_and_the_reference_on_a_grid() {
     // Both are runs at rtol 1e-6 with their own step sequences: the Krylov run must be as
     // accurate as the direct one (global errors of the same size).
     assert!(kst.solves > 0 && kst.iterations > 0);
-    assert!(e_k <= 2.0 * e_s.max(1.0), "krylov error {e_k} against sparse {e_s}");
+    assert!(
+        e_k <= 2.0 * e_s.max(1.0),
+        "krylov error {e_k} against sparse {e_s}"
+    );
     assert!(d_ks <= 2.0 * e_s.max(1.0), "krylov − sparse {d_ks}");
     // The step count follows the error test, not the linear solver.
     let ratio = ks.steps as f64 / ss.steps as f64;
-    assert!((0.8..=1.25).contains(&ratio), "steps {} vs {}", ks.steps, ss.steps);
+    assert!(
+        (0.8..=1.25).contains(&ratio),
+        "steps {} vs {}",
+        ks.steps,
+        ss.steps
+    );
 }
 
 #[test]

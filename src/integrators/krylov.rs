@@ -189,7 +189,10 @@ pub struct Gmres {
 impl Gmres {
     pub fn new(n: usize, limits: GmresLimits) -> Gmres {
         let m = limits.restart.max(1);
-        let limits = GmresLimits { restart: m, ..limits };
+        let limits = GmresLimits {
+            restart: m,
+            ..limits
+        };
         Gmres {
             n,
             limits,
@@ -446,7 +449,11 @@ mod tests {
         let mut b = vec![0.0; n];
         matvec(&p, &vals, &x, &mut b);
         ilu.solve(&mut b);
-        let err = b.iter().zip(&x).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        let err = b
+            .iter()
+            .zip(&x)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
         println!("tridiagonal ILU(0) solve: max |x − (LU)⁻¹Ax| = {err:.2e}");
         assert!(err < 1e-12);
     }
@@ -459,14 +466,22 @@ mod tests {
         let x_true: Vec<f64> = (0..n).map(|i| 1.0 + (i as f64 * 0.11).cos()).collect();
         let mut b = vec![0.0; n];
         matvec(&p, &vals, &x_true, &mut b);
-        let ewt: Vec<f64> = (0..n).map(|i| 1.0 / (1e-6 * x_true[i].abs() + 1e-9)).collect();
+        let ewt: Vec<f64> = (0..n)
+            .map(|i| 1.0 / (1e-6 * x_true[i].abs() + 1e-9))
+            .collect();
         let mut ilu = Ilu0::new(&p);
         assert!(ilu.factor(&vals));
         let mut gm = Gmres::new(n, GmresLimits::default());
         let tol = 1e-3;
         let mut x = b.clone();
         let iters = gm
-            .solve(&mut x, &ewt, tol, |u, o| matvec(&p, &vals, u, o), |u| ilu.solve(u))
+            .solve(
+                &mut x,
+                &ewt,
+                tol,
+                |u, o| matvec(&p, &vals, u, o),
+                |u| ilu.solve(u),
+            )
             .expect("converges");
         // The true weighted residual, recomputed.
         let mut r = vec![0.0; n];
