@@ -1509,8 +1509,6 @@ impl<S: OdeSystem> Step<'_, S> {
                     true
                 }
                 Err(GmresFailure::NotConverged { .. } | GmresFailure::NonFinite) => {
-                    stats.iterations +=
-                        gmres.limits().restart as u64 * (gmres.limits().max_restarts as u64 + 1);
                     stats.failures += 1;
                     false
                 }

@@ -36,9 +36,9 @@ impl Default for GmresLimits {
 /// Counters of the iterative solves (not saved with the integrator's state).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KrylovStats {
-    /// Linear systems solved (Newton iterations on the Krylov path).
+    /// Linear systems attempted (Newton iterations on the Krylov path).
     pub solves: u64,
-    /// GMRES iterations (preconditioned matrix–vector products) over all solves.
+    /// GMRES iterations (preconditioned matrix–vector products) of the solves that converged.
     pub iterations: u64,
     /// Most iterations one solve took.
     pub max_iterations: u64,
