@@ -10,7 +10,9 @@
 //! `cargo bench --bench scale` (full; `-- --svg FILE` draws the log-log plot), `-- --quick`
 //! (sizes up to 1,000, seconds, for CI: no time asserted), `-- --crossover` (only the bdf2 step
 //! on chains of 7 to 3,000 states with the dense and the sparse LU forced: where the sparse
-//! path starts to win, for `SPARSE_MIN_STATES`).
+//! path starts to win, for `SPARSE_MIN_STATES`), `-- --krylov` (only the bdf2 step with
+//! the sparse LU and with GMRES forced side by side, and what `Auto` picks, on grids and
+//! chains: for `KRYLOV_MIN_STATES`; the full and quick runs print the same table for grids).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
@@ -201,6 +203,16 @@ fn main() {
         return;
     }
     let quick = args.iter().any(|a| a == "--quick");
+    if args.iter().any(|a| a == "--krylov") {
+        let sizes: &[usize] = if quick {
+            &[100, 1_000]
+        } else {
+            &[1_000, 3_000, 10_000, 30_000, 100_000]
+        };
+        linear_solvers(Shape::Grid, sizes, quick);
+        linear_solvers(Shape::Chain, sizes, quick);
+        return;
+    }
     let svg = args
         .iter()
         .position(|a| a == "--svg")
@@ -320,9 +332,98 @@ fn main() {
             }
         }
     }
+    let grid_sizes: &[usize] = if quick {
+        &[100, 1_000]
+    } else {
+        &[1_000, 10_000, 100_000]
+    };
+    linear_solvers(Shape::Grid, grid_sizes, quick);
     if let Some(path) = svg {
         plot(&rows, &path).expect("plot");
         println!("plot: {path}");
+    }
+}
+
+/// bdf2 step with the sparse LU and with GMRES (ILU(0)) forced, and with what `Auto` picks;
+/// GMRES iterations per Newton solve over the timed steps; the growth from ~1,000 components.
+fn linear_solvers(shape: Shape, sizes: &[usize], quick: bool) {
+    use plenum::integrators::Method;
+    use plenum::integrators::bdf::{Bdf, LinearSolver};
+    let label = match shape {
+        Shape::Chain => "chain",
+        Shape::Grid => "grid",
+    };
+    println!(
+        "\n| {label} | components | states | fill ratio | sparse LU step | Krylov step | Krylov / \
+         sparse | GMRES iterations per Newton solve (max) | Auto picks | Auto step |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|");
+    let mut first: Option<[f64; 3]> = None;
+    for &size in sizes {
+        let (text, components) = generate(shape, size, "bdf2");
+        let mut times = [0.0; 3];
+        let (mut n, mut per_solve, mut max_its, mut auto_krylov, mut fill) =
+            (0, 0.0, 0, false, None);
+        for (k, linear) in [
+            LinearSolver::Sparse,
+            LinearSolver::Krylov,
+            LinearSolver::Auto,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (mut sim, _, _) = build(&text);
+            n = sim.y.len();
+            sim.integrator.set_linear_solver(linear);
+            if k == 0 {
+                fill = Bdf::fill_ratio_of(&sim.network);
+            }
+            sim.advance_to(3e-7).expect("bdf warm-up");
+            let stats = |sim: &Simulation| match &sim.integrator {
+                Method::Bdf(b) => b.krylov_stats(),
+                _ => unreachable!("bdf2"),
+            };
+            let before = stats(&sim);
+            // About 2·10⁶ state updates per batch, at least 3 steps; some hundred in quick.
+            let calls = if quick {
+                20
+            } else {
+                (2_000_000 / n).clamp(3, 200)
+            };
+            times[k] = best_s(if quick { 1 } else { 3 }, calls, || {
+                let t = sim.t_s;
+                black_box(sim.advance_to(t + 1e-7).expect("bdf step"));
+            });
+            match (k, before, stats(&sim)) {
+                (1, Some(a), Some(b)) => {
+                    per_solve =
+                        (b.iterations - a.iterations) as f64 / (b.solves - a.solves).max(1) as f64;
+                    max_its = b.max_iterations;
+                }
+                (2, _, s) => auto_krylov = s.is_some(),
+                _ => {}
+            }
+        }
+        println!(
+            "| {label} | {components} | {n} | {} | {} | {} | {:.2} | {per_solve:.2} ({max_its}) | \
+             {} | {} |",
+            fill.map_or("n/a".into(), |f| format!("{f:.2}")),
+            fmt_time(times[0]),
+            fmt_time(times[1]),
+            times[1] / times[0],
+            if auto_krylov { "Krylov" } else { "direct" },
+            fmt_time(times[2])
+        );
+        match first {
+            None => first = Some(times),
+            Some(f) => println!(
+                "{label}: {components} components against the first row: sparse LU {:.0}×, \
+                 Krylov {:.0}×, Auto {:.0}×",
+                times[0] / f[0],
+                times[1] / f[1],
+                times[2] / f[2]
+            ),
+        }
     }
 }
 

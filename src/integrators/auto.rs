@@ -133,6 +133,11 @@ impl Auto {
         &self.bdf
     }
 
+    /// The BDF, to set how it solves its Newton systems.
+    pub fn bdf_mut(&mut self) -> &mut Bdf {
+        &mut self.bdf
+    }
+
     pub fn is_stiff(&self) -> bool {
         self.stiff
     }

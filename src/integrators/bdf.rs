@@ -60,6 +60,7 @@ use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, Mat, MatMut, Par};
 use serde::{Deserialize, Serialize};
 
+use super::krylov::{Gmres, GmresFailure, GmresLimits, Ilu0, KrylovStats};
 use super::rk4::Rk4;
 use super::{Integrator, JacobianSource, SolverError, StepControl, check_finite, ensure_len};
 use crate::ode::OdeSystem;
@@ -111,7 +112,8 @@ pub const SPARSE_MIN_STATES: usize = 10;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LinearSolver {
     /// Band below `SPARSE_MIN_STATES` states or when the band is narrow (`BAND_MAX`), else
-    /// sparse when the pattern is at most half full, else dense.
+    /// Krylov for large patterns that a direct LU would fill (`KRYLOV_MIN_STATES`,
+    /// `KRYLOV_MIN_FILL`), else sparse when the pattern is at most half full, else dense.
     #[default]
     Auto,
     /// Dense LU with partial pivoting (faer).
@@ -123,6 +125,10 @@ pub enum LinearSolver {
     /// algorithm, Anderson et al., *LAPACK Users' Guide*, §5.3.2), for patterns of small
     /// bandwidth (chains).
     Banded,
+    /// No factorization: restarted GMRES on M preconditioned by ILU(0) of M (see
+    /// `super::krylov`), with CVODE's linear tolerance; linear cost per step on patterns whose
+    /// direct LU fills superlinearly (2-D grids).
+    Krylov,
 }
 
 /// `Auto` factors M as a band matrix from `SPARSE_MIN_STATES` states on when its lower plus
@@ -132,6 +138,47 @@ pub enum LinearSolver {
 /// BDF solve; the band LU does a factorization in n·kl·(kl + ku) and a solve in n·(2kl + ku)
 /// multiply-adds with no symbolic bookkeeping.
 pub const BAND_MAX: usize = 16;
+
+/// `Auto` solves the Newton systems by GMRES (`LinearSolver::Krylov`) from this many states
+/// on, when M's pattern has no narrow band and its direct factorization would fill it by at
+/// least `KRYLOV_MIN_FILL` (see [`fill_ratio`]). Measured (`cargo bench --bench scale --
+/// --krylov`, bdf2 step, sparse LU against GMRES side by side, one loaded run): on the scale
+/// bench's grids GMRES took 0.36× the sparse LU's time at 994 states (the smallest measured),
+/// 0.25–0.53× up to 101,374; on its chains (fill ratio 1.00) 1.35–1.8×, so chains stay direct.
+pub const KRYLOV_MIN_STATES: usize = 900;
+/// Fill ratio from which `Auto` takes GMRES (with `KRYLOV_MIN_STATES`): nnz of the Cholesky
+/// factor of M's symmetrized pattern under AMD over nnz of that pattern's upper triangle.
+/// Measured: chains 1.00 at every size; grids 3.28 (994 states), 4.21, 5.51, 6.92, 10.62
+/// (101,374): growing like log n, as nested dissection's bound (George, 1973).
+pub const KRYLOV_MIN_FILL: f64 = 2.0;
+
+/// Structural fill of a direct factorization of a pattern: the Cholesky factor of the pattern
+/// of M + Mᵀ under faer's AMD ordering (symbolic only), over nnz of its upper triangle. The
+/// sparse LU pivots and orders by COLAMD, so this is an estimate of its fill, independent of
+/// the states' order. `None` if faer's analysis fails (out of memory).
+pub fn fill_ratio(p: &Pattern) -> Option<f64> {
+    use faer::Side;
+    use faer::sparse::linalg::SupernodalThreshold;
+    use faer::sparse::linalg::cholesky::{
+        CholeskySymbolicParams, SymmetricOrdering, factorize_symbolic_cholesky,
+    };
+    let n = p.n;
+    let mut entries = Vec::with_capacity(p.nonzeros() + n);
+    for j in 0..n {
+        entries.push((j, j));
+        for &i in p.column(j) {
+            entries.push((i.max(j), i.min(j)));
+        }
+    }
+    let upper = Pattern::from_entries(n, entries);
+    let a = SymbolicSparseColMatRef::new_checked(n, n, &upper.col_start, None, &upper.rows);
+    let params = CholeskySymbolicParams {
+        supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SIMPLICIAL,
+        ..Default::default()
+    };
+    let sym = factorize_symbolic_cholesky(a, Side::Upper, SymmetricOrdering::Amd, params).ok()?;
+    Some(sym.len_val() as f64 / upper.nonzeros() as f64)
+}
 
 /// Tolerances of the adaptive method (scalars, as in the model file's `[solver]`), set by
 /// [`Integrator::configure`] from the driver's [`StepControl`].
@@ -331,12 +378,29 @@ struct Workspace {
     band: Option<(usize, usize)>,
     ab: Vec<f64>,
     ipiv: Vec<usize>,
+    /// Krylov path: ILU(0) of M (M's values in `m_vals`), GMRES and its counters.
+    krylov: Option<Box<KrylovWs>>,
     /// Scratch of n for the row sums of `jacobian_radius_bound`.
     rowsum: Vec<f64>,
     /// The restored Jacobian did not fit the pattern: evaluate a new one at the next setup.
     force_jac: bool,
     rk4: Rk4,
 }
+
+struct KrylovWs {
+    ilu: Ilu0,
+    gmres: Gmres,
+    stats: KrylovStats,
+}
+
+/// CVODE's `eplifac`: the linear residual of a Newton iteration is held to this fraction of the
+/// Newton convergence tolerance, ‖b − Mx‖_WRMS ≤ 0.05·tq₄ (Hindmarsh et al., ACM TOMS 31 (2005),
+/// §2.1; cvLsSolve).
+const EPLIFAC: f64 = 0.05;
+/// The Krylov tolerance is never asked below this fraction of the right-hand side's norm: the
+/// fixed-order variants converge Newton to 1e-13 relative, where eplifac·tq₄ would lie under
+/// the round-off of the residual itself.
+const KRYLOV_MIN_REDUCTION: f64 = 1e-10;
 
 impl Clone for Workspace {
     fn clone(&self) -> Self {
@@ -371,6 +435,9 @@ pub struct Bdf {
     /// Dense or sparse factorization (a setting of this process, not saved).
     #[serde(skip)]
     linear: LinearSolver,
+    /// GMRES restart and restarts on the Krylov path (a setting of this process, not saved).
+    #[serde(skip)]
+    gmres_limits: GmresLimits,
     #[serde(skip)]
     ws: Box<Workspace>,
 }
@@ -547,6 +614,7 @@ impl Bdf {
             trial: Box::default(),
             last: LastStep::default(),
             linear: LinearSolver::Auto,
+            gmres_limits: GmresLimits::default(),
             ws: Box::default(),
         };
         b.hist.zn = vec![0.0; (MAX_ORDER + 1) * n];
@@ -619,6 +687,24 @@ impl Bdf {
         *self.ws = Workspace::default();
     }
 
+    /// GMRES's restart length and number of restarts on the Krylov path; drops the workspace.
+    pub fn set_gmres_limits(&mut self, limits: GmresLimits) {
+        self.gmres_limits = limits;
+        *self.ws = Workspace::default();
+    }
+
+    /// Whether the Newton systems are solved by GMRES (after the first step or
+    /// `jacobian_groups`).
+    pub fn uses_krylov(&self) -> bool {
+        self.ws.krylov.is_some()
+    }
+
+    /// Counters of the GMRES solves since the workspace was prepared (`None` off the Krylov
+    /// path). Not saved with the state.
+    pub fn krylov_stats(&self) -> Option<KrylovStats> {
+        self.ws.krylov.as_ref().map(|k| k.stats)
+    }
+
     /// Whether M is factored sparsely (after the first step or `jacobian_groups`).
     pub fn uses_sparse_lu(&self) -> bool {
         self.ws.sparse
@@ -668,7 +754,17 @@ impl Bdf {
             .collect();
         let nnz = m_pattern.nonzeros();
         let (kl, ku) = bandwidths(&m_pattern);
+        let krylov = match self.linear {
+            LinearSolver::Krylov => true,
+            LinearSolver::Auto => {
+                kl + ku > BAND_MAX
+                    && n >= KRYLOV_MIN_STATES
+                    && fill_ratio(&m_pattern).is_some_and(|f| f >= KRYLOV_MIN_FILL)
+            }
+            _ => false,
+        };
         ws.band = match self.linear {
+            LinearSolver::Krylov => None,
             LinearSolver::Banded => Some((kl, ku)),
             LinearSolver::Auto if n < SPARSE_MIN_STATES || kl + ku <= BAND_MAX => Some((kl, ku)),
             _ => None,
@@ -680,9 +776,11 @@ impl Bdf {
             ws.ipiv = vec![0; n];
         }
         ws.sparse = match self.linear {
-            LinearSolver::Dense | LinearSolver::Banded => false,
+            LinearSolver::Dense | LinearSolver::Banded | LinearSolver::Krylov => false,
             LinearSolver::Sparse => true,
-            LinearSolver::Auto => ws.band.is_none() && n >= SPARSE_MIN_STATES && 2 * nnz <= n * n,
+            LinearSolver::Auto => {
+                !krylov && ws.band.is_none() && n >= SPARSE_MIN_STATES && 2 * nnz <= n * n
+            }
         };
         ws.symbolic = None;
         ws.sp_mem = None;
@@ -711,11 +809,20 @@ impl Bdf {
                 Err(_) => ws.sparse = false,
             }
         }
+        ws.krylov = None;
+        if krylov {
+            ws.m_vals = vec![0.0; nnz];
+            ws.krylov = Some(Box::new(KrylovWs {
+                ilu: Ilu0::new(&m_pattern),
+                gmres: Gmres::new(n, self.gmres_limits),
+                stats: KrylovStats::default(),
+            }));
+        }
         // The dense path's n² matrix only where it is used.
         ws.lu = None;
         ws.rhs = None;
         ws.mem = None;
-        if !ws.sparse && ws.band.is_none() {
+        if !ws.sparse && ws.band.is_none() && ws.krylov.is_none() {
             ws.lu = Some(Mat::zeros(n, n));
             ws.rhs = Some(Mat::zeros(n, 1));
             ws.perm = vec![0; n];
@@ -759,6 +866,7 @@ impl Bdf {
             trial,
             last,
             linear: _,
+            gmres_limits: _,
             ws,
         } = self;
         *fixed = o.fixed;
@@ -801,6 +909,14 @@ impl Bdf {
             Some(p) => newton_groups(p).0.with_diagonal().0.nonzeros(),
             None => n * n,
         }
+    }
+
+    /// [`fill_ratio`] of the pattern of M for `sys`, as `Auto` computes it (`None` without a
+    /// pattern).
+    pub fn fill_ratio_of<S: OdeSystem>(sys: &S) -> Option<f64> {
+        let n = sys.dimension();
+        let p = sys.sparsity().filter(|p| p.n == n)?;
+        fill_ratio(&newton_groups(p).0.with_diagonal().0)
     }
 
     /// The committed history's saved Jacobian (tests that corrupt a state).
@@ -1286,6 +1402,16 @@ impl<S: OdeSystem> Step<'_, S> {
                 col[kv] += 1.0;
             }
             band_factor(&mut ws.ab, &mut ws.ipiv, n, kl, ku)
+        } else if let Some(k) = ws.krylov.as_mut() {
+            // The preconditioner: ILU(0) of M = I − γJ over M's pattern.
+            for (m, a) in ws.m_vals.iter_mut().zip(jac) {
+                *m = -gamma * a;
+            }
+            for &d in &ws.diag {
+                ws.m_vals[d] += 1.0;
+            }
+            k.stats.preconditioner_setups += 1;
+            k.ilu.factor(&ws.m_vals)
         } else if ws.sparse {
             for (m, a) in ws.m_vals.iter_mut().zip(jac) {
                 *m = -gamma * a;
@@ -1340,13 +1466,53 @@ impl<S: OdeSystem> Step<'_, S> {
         self.factor(self.s.gammap)
     }
 
-    /// Solve M x = tempv in place.
-    fn solve(&mut self) {
+    /// Solve M x = tempv in place. False when GMRES did not reach its tolerance (direct
+    /// solves always return true; their failures show as non-finite values).
+    fn solve(&mut self) -> bool {
         let n = self.n;
         let ws = &mut *self.ws;
         if let Some((kl, ku)) = ws.band {
             band_solve(&ws.ab, &ws.ipiv, n, kl, ku, &mut ws.tempv);
-            return;
+            return true;
+        }
+        if let Some(k) = ws.krylov.as_mut() {
+            // M·u with the current γ (CVODE's cvLsATimes), the preconditioner from γ_M.
+            let s = &*self.s;
+            let p = ws.m_pattern.as_ref().expect("workspace prepared");
+            let (gamma, jac) = (s.gamma, &s.jac);
+            let bnorm = wrms(&ws.tempv, &ws.ewt);
+            let tol = (EPLIFAC * s.tq[4]).max(KRYLOV_MIN_REDUCTION * bnorm);
+            let KrylovWs { ilu, gmres, stats } = &mut **k;
+            let r = gmres.solve(
+                &mut ws.tempv,
+                &ws.ewt,
+                tol,
+                |u, out| {
+                    out.copy_from_slice(u);
+                    for (j, &uj) in u.iter().enumerate() {
+                        let c = gamma * uj;
+                        if c != 0.0 {
+                            let range = p.col_start[j]..p.col_start[j + 1];
+                            for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
+                                out[i] -= c * a;
+                            }
+                        }
+                    }
+                },
+                |u| ilu.solve(u),
+            );
+            stats.solves += 1;
+            return match r {
+                Ok(it) => {
+                    stats.iterations += it;
+                    stats.max_iterations = stats.max_iterations.max(it);
+                    true
+                }
+                Err(GmresFailure::NotConverged { .. } | GmresFailure::NonFinite) => {
+                    stats.failures += 1;
+                    false
+                }
+            };
         }
         if ws.sparse {
             let sym = ws.symbolic.as_ref().expect("workspace prepared");
@@ -1354,7 +1520,7 @@ impl<S: OdeSystem> Step<'_, S> {
             let stack = MemStack::new(ws.sp_mem.as_mut().expect("workspace prepared"));
             let rhs = MatMut::from_column_major_slice_mut(&mut ws.tempv, n, 1);
             lu.solve_in_place_with_conj(Conj::No, rhs, Par::Seq, stack);
-            return;
+            return true;
         }
         let (lu, rhs) = (
             ws.lu.as_ref().expect("workspace prepared"),
@@ -1376,6 +1542,7 @@ impl<S: OdeSystem> Step<'_, S> {
         for i in 0..n {
             ws.tempv[i] = rhs[(i, 0)];
         }
+        true
     }
 
     /// CVODE's cvNewtonIteration.
@@ -1399,10 +1566,18 @@ impl<S: OdeSystem> Step<'_, S> {
                     *tv = s.gamma * f - t;
                 }
             }
-            self.solve();
+            let solved = self.solve();
             self.stats.newton_iterations += 1;
+            if !solved {
+                // CVODE (cvLsSolve, cvNewtonIteration): a linear solve that missed its
+                // tolerance is a recoverable Newton failure, retried with a fresh J if it was
+                // not fresh.
+                return if !jcur { Nls::TryAgain } else { Nls::ConvFail };
+            }
             let gamrat = self.s.gamrat;
-            if gamrat != 1.0 {
+            // The direct solvers factored M with γ_M and scale for the drift; GMRES applies M
+            // with the current γ itself (CVODE scales only for matrix-based solvers).
+            if gamrat != 1.0 && self.ws.krylov.is_none() {
                 let c = 2.0 / (1.0 + gamrat);
                 for v in &mut self.ws.tempv {
                     *v *= c;

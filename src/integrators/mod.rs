@@ -26,6 +26,7 @@ pub mod backward_euler;
 pub mod bdf;
 pub mod dopri5;
 pub mod euler;
+pub mod krylov;
 pub mod newton;
 pub mod rk4;
 
@@ -192,6 +193,16 @@ impl Method {
             (Method::BackwardEuler(d), Method::BackwardEuler(s)) => d.assign(s),
             (Method::Auto(d), Method::Auto(s)) => d.assign(s),
             (d, s) => d.clone_from(s),
+        }
+    }
+
+    /// How the BDF (`bdf`, `bdf1`..`bdf5`, `auto`'s) solves its Newton systems; other methods
+    /// have none to solve.
+    pub fn set_linear_solver(&mut self, linear: bdf::LinearSolver) {
+        match self {
+            Method::Bdf(b) => b.set_linear_solver(linear),
+            Method::Auto(a) => a.bdf_mut().set_linear_solver(linear),
+            _ => {}
         }
     }
 

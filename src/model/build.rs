@@ -7,6 +7,7 @@ use crate::components::{
     Valve, Wall,
 };
 use crate::gas::{IdealGas, species};
+use crate::integrators::bdf::LinearSolver;
 use crate::integrators::{
     DEFAULT_ATOL, DEFAULT_RTOL, Integrator, JacobianSource, Method, StepControl,
 };
@@ -213,9 +214,13 @@ pub fn build_simulation_of(
         .collect::<Result<Vec<_>, _>>()?;
     let dimension = network.layout.n_states * (1 + params.len());
     let name = method.unwrap_or(&spec.solver.method);
-    let integrator =
+    let mut integrator =
         Method::by_name(name, dimension).ok_or_else(|| format!("unknown method `{name}`"))?;
     let s = &spec.solver;
+    if let Some(l) = &s.linear_solver {
+        let l = linear_solver(l).ok_or_else(|| format!("unknown linear_solver `{l}`"))?;
+        integrator.set_linear_solver(l);
+    }
     if integrator.fixed_step() && s.step.is_none() {
         return Err(format!("method `{name}` needs solver.step"));
     }
@@ -244,6 +249,18 @@ pub fn build_simulation_of(
         spec.solver.t_start,
         Sensitivities { names, params },
     ))
+}
+
+/// The `[solver] linear_solver` setting by name.
+pub fn linear_solver(name: &str) -> Option<LinearSolver> {
+    match name {
+        "auto" => Some(LinearSolver::Auto),
+        "dense" => Some(LinearSolver::Dense),
+        "band" => Some(LinearSolver::Banded),
+        "sparse" => Some(LinearSolver::Sparse),
+        "krylov" => Some(LinearSolver::Krylov),
+        _ => None,
+    }
 }
 
 /// The `[solver] jacobian` setting by name.

@@ -170,6 +170,10 @@ pub struct SolverSection {
     /// "finite-difference".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jacobian: Option<String>,
+    /// How the BDF solves its Newton systems: "auto" (the default), "dense", "band", "sparse"
+    /// or "krylov".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_solver: Option<String>,
     #[serde(default)]
     pub t_start: f64,
     pub t_end: f64,

@@ -499,6 +499,14 @@ fn solver(c: &mut Check, spec: &ModelFile) {
             );
         }
     }
+    if let Some(l) = &s.linear_solver {
+        if crate::model::build::linear_solver(l).is_none() {
+            c.err(
+                &sect("solver", "linear_solver"),
+                format!("unknown linear_solver `{l}` (known: auto, dense, band, sparse, krylov)"),
+            );
+        }
+    }
     c.opt_positive(&sect("solver", "step"), s.step, " s");
     c.opt_positive(&sect("solver", "rtol"), s.rtol, "");
     c.opt_positive(&sect("solver", "atol"), s.atol, "");
