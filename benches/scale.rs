@@ -12,7 +12,8 @@
 //! on chains of 7 to 3,000 states with the dense and the sparse LU forced: where the sparse
 //! path starts to win, for `SPARSE_MIN_STATES`), `-- --krylov` (only the bdf2 step with
 //! the sparse LU and with GMRES forced side by side, and what `Auto` picks, on grids and
-//! chains: for `KRYLOV_MIN_STATES`; the full and quick runs print the same table for grids).
+//! chains (`Auto` keeps the direct solve; Krylov is opt-in); the full and quick runs print the
+//! same table for grids).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;

@@ -314,20 +314,23 @@ fn a_gmres_that_cannot_converge_fails_steps_cleanly() {
     assert!(sim.y.iter().all(|v| v.is_finite()));
 }
 
+/// `Auto` keeps a direct solve even on a grid that a direct LU fills (GMRES is opt-in: it
+/// conserves mass only to its tolerance), and `Krylov` is taken when asked for.
 #[test]
-fn auto_takes_krylov_on_a_large_grid_and_keeps_small_ones_direct() {
-    use plenum::integrators::bdf::{KRYLOV_MIN_FILL, KRYLOV_MIN_STATES};
-    for (side, krylov) in [(8, false), (18, true)] {
-        let mut sim = bdf_sim(&grid(side, true), LinearSolver::Auto, 1e-6);
+fn auto_stays_direct_on_a_large_grid_and_krylov_is_opt_in() {
+    for (linear, krylov) in [(LinearSolver::Auto, false), (LinearSolver::Krylov, true)] {
+        let mut sim = bdf_sim(&grid(18, true), linear, 1e-6);
         let fill = Bdf::fill_ratio_of(&sim.network).expect("pattern");
         sim.advance_to(1e-4).expect("runs");
         println!(
-            "grid {side}×{side}: {} states, fill ratio {fill:.2} (Krylov from {KRYLOV_MIN_STATES} \
-             states and {KRYLOV_MIN_FILL}): krylov {}",
+            "grid 18×18, {linear:?}: {} states, fill ratio {fill:.2}: krylov {}, sparse LU {}",
             sim.y.len(),
-            bdf(&sim).uses_krylov()
+            bdf(&sim).uses_krylov(),
+            bdf(&sim).uses_sparse_lu()
         );
+        assert!(fill > 2.0, "a grid fills its LU");
         assert_eq!(bdf(&sim).uses_krylov(), krylov);
+        assert_eq!(bdf(&sim).uses_sparse_lu(), !krylov);
     }
 }
 

@@ -112,8 +112,8 @@ pub const SPARSE_MIN_STATES: usize = 10;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LinearSolver {
     /// Band below `SPARSE_MIN_STATES` states or when the band is narrow (`BAND_MAX`), else
-    /// Krylov for large patterns that a direct LU would fill (`KRYLOV_MIN_STATES`,
-    /// `KRYLOV_MIN_FILL`), else sparse when the pattern is at most half full, else dense.
+    /// sparse when the pattern is at most half full, else dense. Never Krylov: a direct solve
+    /// keeps the network's mass and energy sums to round-off, GMRES only to its tolerance.
     #[default]
     Auto,
     /// Dense LU with partial pivoting (faer).
@@ -138,19 +138,6 @@ pub enum LinearSolver {
 /// BDF solve; the band LU does a factorization in n·kl·(kl + ku) and a solve in n·(2kl + ku)
 /// multiply-adds with no symbolic bookkeeping.
 pub const BAND_MAX: usize = 16;
-
-/// `Auto` solves the Newton systems by GMRES (`LinearSolver::Krylov`) from this many states
-/// on, when M's pattern has no narrow band and its direct factorization would fill it by at
-/// least `KRYLOV_MIN_FILL` (see [`fill_ratio`]). Measured (`cargo bench --bench scale --
-/// --krylov`, bdf2 step, sparse LU against GMRES side by side, one loaded run): on the scale
-/// bench's grids GMRES took 0.36× the sparse LU's time at 994 states (the smallest measured),
-/// 0.25–0.53× up to 101,374; on its chains (fill ratio 1.00) 1.35–1.8×, so chains stay direct.
-pub const KRYLOV_MIN_STATES: usize = 900;
-/// Fill ratio from which `Auto` takes GMRES (with `KRYLOV_MIN_STATES`): nnz of the Cholesky
-/// factor of M's symmetrized pattern under AMD over nnz of that pattern's upper triangle.
-/// Measured: chains 1.00 at every size; grids 3.28 (994 states), 4.21, 5.51, 6.92, 10.62
-/// (101,374): growing like log n, as nested dissection's bound (George, 1973).
-pub const KRYLOV_MIN_FILL: f64 = 2.0;
 
 /// Structural fill of a direct factorization of a pattern: the Cholesky factor of the pattern
 /// of M + Mᵀ under faer's AMD ordering (symbolic only), over nnz of its upper triangle. The
@@ -754,15 +741,10 @@ impl Bdf {
             .collect();
         let nnz = m_pattern.nonzeros();
         let (kl, ku) = bandwidths(&m_pattern);
-        let krylov = match self.linear {
-            LinearSolver::Krylov => true,
-            LinearSolver::Auto => {
-                kl + ku > BAND_MAX
-                    && n >= KRYLOV_MIN_STATES
-                    && fill_ratio(&m_pattern).is_some_and(|f| f >= KRYLOV_MIN_FILL)
-            }
-            _ => false,
-        };
+        // Krylov only when asked for: GMRES leaves its residual (up to the linear tolerance)
+        // in the conserved sums, where a direct solve leaves round-off (tests/krylov_bdf.rs
+        // prints both), and on the scale bench's grids it grew no slower than the sparse LU.
+        let krylov = self.linear == LinearSolver::Krylov;
         ws.band = match self.linear {
             LinearSolver::Krylov => None,
             LinearSolver::Banded => Some((kl, ku)),
