@@ -12,6 +12,15 @@
 //! - Newton: at most 3 iterations, convergence rate estimate with CRDOWN = 0.3, divergence when
 //!   a correction grows by RDIV = 2, test ‖Δ‖·min(1, rate) ≤ 0.1/tq₂ in the weighted RMS norm
 //!   with weights 1/(rtol·|y_i| + atol).
+//! - Pure quadratures — states no derivative depends on (empty columns of the system's
+//!   pattern: the network's mass and energy accumulators) — are kept out of every norm of the
+//!   adaptive method (weight 0, the RMS over the other states), as CVODES keeps quadrature
+//!   variables out of its error test by default (`errconQ = SUNFALSE`, cvodes.c; CVODES guide,
+//!   `CVodeSetQuadErrCon`). They never feed back, so their error cannot move the other states;
+//!   an accumulator starts at 0, and with atol ≪ its scale its weight 1/(rtol·|y| + atol) was
+//!   huge early in a run: it set a first step ~10⁻⁷ s and held the step small while it was
+//!   small against the states it integrates (measured: `BENCHMARKS.md`, "BDF steps against
+//!   CVODES"). Their value at a step is still the BDF formula's.
 //! - Iteration matrix M = I − γJ rebuilt and factored (LU with partial pivoting: as a band
 //!   matrix below `SPARSE_MIN_STATES` states and for narrow bands (chains), else `faer`'s sparse
 //!   LU over the pattern of M with the column order and symbolic analysis computed once, or
@@ -296,7 +305,13 @@ struct Workspace {
     /// The step being attempted is an RK4 start step.
     starter: bool,
     inc: Vec<f64>,
+    /// Error weights 1/(rtol·|y_i| + atol); 0 for the quadratures (`quad`).
     ewt: Vec<f64>,
+    /// States no derivative depends on (empty columns of the system's pattern: the network's
+    /// accumulators), kept out of the error norms by the adaptive method (`set_weights`).
+    quad: Vec<bool>,
+    /// Number of the other states: the divisor of the weighted RMS norms.
+    n_err: usize,
     acor: Vec<f64>,
     y: Vec<f64>,
     ftemp: Vec<f64>,
@@ -331,6 +346,8 @@ struct Workspace {
     band: Option<(usize, usize)>,
     ab: Vec<f64>,
     ipiv: Vec<usize>,
+    /// Nonzero extents of the band factors' columns (see `band_factor`).
+    band_counts: Vec<usize>,
     /// Scratch of n for the row sums of `jacobian_radius_bound`.
     rowsum: Vec<f64>,
     /// The restored Jacobian did not fit the pattern: evaluate a new one at the next setup.
@@ -430,9 +447,25 @@ fn bandwidths(p: &Pattern) -> (usize, usize) {
 /// U), in place, as LAPACK's unblocked `dgbtf2`: U gets upper bandwidth kl + ku, the
 /// multipliers of L stay below the diagonal, `ipiv[j]` is the row swapped with row j. False
 /// when a pivot is zero or not finite (M singular).
-fn band_factor(ab: &mut [f64], ipiv: &mut [usize], n: usize, kl: usize, ku: usize) -> bool {
+///
+/// `counts` (2n) records the extent of each column's nonzeros, for `band_solve` and the
+/// rank-1 updates here: `counts[j]` multipliers of column j of L (trailing exact zeros
+/// dropped), `counts[n + j]` entries of column j of U above the diagonal (leading exact zeros
+/// dropped). A chain's M has whole zero rows and columns inside its band (volumes without
+/// pistons), and without interchanges U keeps bandwidth ku, not kl + ku: skipping exact zeros
+/// performs the same operations on every other entry, in the same order.
+fn band_factor(
+    ab: &mut [f64],
+    ipiv: &mut [usize],
+    counts: &mut [usize],
+    n: usize,
+    kl: usize,
+    ku: usize,
+) -> bool {
     let ld = 2 * kl + ku + 1;
     let kv = kl + ku;
+    debug_assert!(ab.len() >= ld * n && ipiv.len() >= n && counts.len() >= 2 * n);
+    let (lcount, ucount) = counts.split_at_mut(n);
     // Last column touched by the row operations so far.
     let mut ju = 0;
     for j in 0..n {
@@ -458,54 +491,75 @@ fn band_factor(ab: &mut [f64], ipiv: &mut [usize], n: usize, kl: usize, ku: usiz
                 ab.swap(c * ld + kv + j - c, c * ld + kv + j + jp - c);
             }
         }
+        let mut lm = km;
         if km > 0 {
             let inv = 1.0 / ab[j * ld + kv];
-            for v in &mut ab[j * ld + kv + 1..j * ld + kv + km + 1] {
+            let mult = &mut ab[j * ld + kv + 1..j * ld + kv + km + 1];
+            for v in mult.iter_mut() {
                 *v *= inv;
             }
+            while lm > 0 && mult[lm - 1] == 0.0 {
+                lm -= 1;
+            }
+        }
+        lcount[j] = lm;
+        if lm > 0 {
             // Rank-1 update of the trailing band: A(j+r, c) −= l(j+r)·u(j, c).
-            for c in j + 1..=ju {
-                let (left, right) = ab.split_at_mut(c * ld);
-                let l = &left[j * ld + kv + 1..j * ld + kv + km + 1];
-                let top = kv + j - c;
-                let u = right[top];
+            let (left, right) = ab.split_at_mut((j + 1) * ld);
+            let l = &left[j * ld + kv + 1..j * ld + kv + 1 + lm];
+            for (k, colc) in right[..(ju - j) * ld].chunks_exact_mut(ld).enumerate() {
+                // Column c = j + 1 + k: u(j, c) sits k + 1 rows above its diagonal.
+                let top = kv - k - 1;
+                let u = colc[top];
                 if u != 0.0 {
-                    for (a, &m) in right[top + 1..top + 1 + km].iter_mut().zip(l) {
+                    for (a, &m) in colc[top + 1..top + 1 + lm].iter_mut().zip(l) {
                         *a -= m * u;
                     }
                 }
             }
         }
     }
+    for (j, (uc, colj)) in ucount.iter_mut().zip(ab.chunks_exact(ld)).enumerate() {
+        let above = &colj[kv - kv.min(j)..kv];
+        *uc = above.len() - above.iter().take_while(|&&v| v == 0.0).count();
+    }
     true
 }
 
 /// Solve A x = b in place with the factors of [`band_factor`] (LAPACK's `dgbtrs`, no transpose).
-fn band_solve(ab: &[f64], ipiv: &[usize], n: usize, kl: usize, ku: usize, b: &mut [f64]) {
+fn band_solve(
+    ab: &[f64],
+    ipiv: &[usize],
+    counts: &[usize],
+    n: usize,
+    kl: usize,
+    ku: usize,
+    b: &mut [f64],
+) {
     let ld = 2 * kl + ku + 1;
     let kv = kl + ku;
+    let (b, ab) = (&mut b[..n], &ab[..ld * n]);
+    let (lcount, ucount) = counts[..2 * n].split_at(n);
     // L: the row interchanges and the multipliers, column by column.
-    for j in 0..n {
-        let lm = kl.min(n - 1 - j);
-        let l = ipiv[j];
+    for (j, ((col, &l), &lm)) in ab.chunks_exact(ld).zip(&ipiv[..n]).zip(lcount).enumerate() {
         if l != j {
             b.swap(l, j);
         }
-        let bj = b[j];
+        let (done, rest) = b.split_at_mut(j + 1);
+        let bj = done[j];
         if lm > 0 && bj != 0.0 {
-            let m = &ab[j * ld + kv + 1..j * ld + kv + 1 + lm];
-            for (x, &mi) in b[j + 1..j + 1 + lm].iter_mut().zip(m) {
+            for (x, &mi) in rest[..lm].iter_mut().zip(&col[kv + 1..kv + 1 + lm]) {
                 *x -= mi * bj;
             }
         }
     }
     // U (upper bandwidth kv): back substitution by columns.
-    for j in (0..n).rev() {
-        b[j] /= ab[j * ld + kv];
-        let bj = b[j];
-        let i0 = j.saturating_sub(kv);
-        let u = &ab[j * ld + kv - (j - i0)..j * ld + kv];
-        for (x, &ui) in b[i0..j].iter_mut().zip(u) {
+    for (j, (col, &um)) in ab.chunks_exact(ld).zip(ucount).enumerate().rev() {
+        let (above, from_j) = b.split_at_mut(j);
+        from_j[0] /= col[kv];
+        let bj = from_j[0];
+        let len = above.len();
+        for (x, &ui) in above[len - um..].iter_mut().zip(&col[kv - um..kv]) {
             *x -= ui * bj;
         }
     }
@@ -519,10 +573,11 @@ fn column_pair(zn: &mut [f64], n: usize, j: usize) -> (&mut [f64], &[f64]) {
     (&mut lo[(j - 1) * n..], &hi[..n])
 }
 
+/// Weighted RMS norm over `len` states (the weights of the others are 0).
 #[inline]
-fn wrms(v: &[f64], w: &[f64]) -> f64 {
+fn wrms(v: &[f64], w: &[f64], len: usize) -> f64 {
     let s: f64 = v.iter().zip(w).map(|(a, b)| (a * b) * (a * b)).sum();
-    (s / v.len().max(1) as f64).sqrt()
+    (s / len.max(1) as f64).sqrt()
 }
 
 impl Bdf {
@@ -655,6 +710,10 @@ impl Bdf {
             .sparsity()
             .filter(|p| p.n == n)
             .unwrap_or_else(|| Pattern::dense(n));
+        ws.quad.clear();
+        ws.quad
+            .extend((0..n).map(|j| self.fixed.is_none() && pattern.column(j).is_empty()));
+        ws.n_err = ws.quad.iter().filter(|&&q| !q).count().max(1);
         // Quadrature rows (the accumulators) left out when they would multiply the groups.
         let (pattern, coloring) = newton_groups(pattern);
         let (m_pattern, jpos) = pattern.with_diagonal();
@@ -675,9 +734,11 @@ impl Bdf {
         };
         ws.ab = Vec::new();
         ws.ipiv = Vec::new();
+        ws.band_counts = Vec::new();
         if ws.band.is_some() {
             ws.ab = vec![0.0; (2 * kl + ku + 1) * n];
             ws.ipiv = vec![0; n];
+            ws.band_counts = vec![0; 2 * n];
         }
         ws.sparse = match self.linear {
             LinearSolver::Dense | LinearSolver::Banded => false,
@@ -881,7 +942,11 @@ impl<S: OdeSystem> Step<'_, S> {
             (self.tol.rtol, self.tol.atol)
         };
         for i in 0..self.n {
-            self.ws.ewt[i] = 1.0 / (rtol * self.s.zn[i].abs() + atol);
+            self.ws.ewt[i] = if self.ws.quad[i] {
+                0.0
+            } else {
+                1.0 / (rtol * self.s.zn[i].abs() + atol)
+            };
         }
     }
 
@@ -901,8 +966,8 @@ impl<S: OdeSystem> Step<'_, S> {
             return Ok(h0.min(h_cap));
         }
         let n = self.n;
-        let d0 = wrms(&self.s.zn[..n], &self.ws.ewt);
-        let d1 = wrms(&self.ws.ftemp, &self.ws.ewt);
+        let d0 = wrms(&self.s.zn[..n], &self.ws.ewt, self.ws.n_err);
+        let d1 = wrms(&self.ws.ftemp, &self.ws.ewt, self.ws.n_err);
         let h0 = if d0 < 1e-5 || d1 < 1e-5 {
             1e-6
         } else {
@@ -918,7 +983,7 @@ impl<S: OdeSystem> Step<'_, S> {
         for i in 0..n {
             self.ws.tempv[i] = (self.ws.fpert[i] - self.ws.ftemp[i]) / h0;
         }
-        let d2 = wrms(&self.ws.tempv, &self.ws.ewt);
+        let d2 = wrms(&self.ws.tempv, &self.ws.ewt, self.ws.n_err);
         let dm = d1.max(d2);
         let h1 = if dm <= 1e-15 {
             (h0 * 1e-3).max(1e-6)
@@ -1202,7 +1267,7 @@ impl<S: OdeSystem> Step<'_, S> {
         self.stats.jacobian_evaluations += 1;
         let tn = self.s.tn;
         let srur = f64::EPSILON.sqrt();
-        let fnorm = wrms(&self.ws.ftemp, &self.ws.ewt);
+        let fnorm = wrms(&self.ws.ftemp, &self.ws.ewt, self.ws.n_err);
         let min_inc = if fnorm != 0.0 {
             1000.0 * self.s.h.abs() * f64::EPSILON * n as f64 * fnorm
         } else {
@@ -1244,7 +1309,14 @@ impl<S: OdeSystem> Step<'_, S> {
             }
             self.ws.ypert.copy_from_slice(&self.ws.y);
             for &j in coloring.group(g) {
-                let inc = (srur * self.ws.y[j].abs()).max(min_inc / self.ws.ewt[j]);
+                let w = self.ws.ewt[j];
+                // A quadrature's weight is 0: its column is empty, any finite increment does.
+                let floor = if w > 0.0 {
+                    min_inc / w
+                } else {
+                    min_inc * (self.ws.y[j].abs() + 1.0)
+                };
+                let inc = (srur * self.ws.y[j].abs()).max(floor);
                 self.ws.ypert[j] += inc;
             }
             self.stats.jacobian_rhs_evaluations += 1;
@@ -1285,7 +1357,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 }
                 col[kv] += 1.0;
             }
-            band_factor(&mut ws.ab, &mut ws.ipiv, n, kl, ku)
+            band_factor(&mut ws.ab, &mut ws.ipiv, &mut ws.band_counts, n, kl, ku)
         } else if ws.sparse {
             for (m, a) in ws.m_vals.iter_mut().zip(jac) {
                 *m = -gamma * a;
@@ -1345,7 +1417,7 @@ impl<S: OdeSystem> Step<'_, S> {
         let n = self.n;
         let ws = &mut *self.ws;
         if let Some((kl, ku)) = ws.band {
-            band_solve(&ws.ab, &ws.ipiv, n, kl, ku, &mut ws.tempv);
+            band_solve(&ws.ab, &ws.ipiv, &ws.band_counts, n, kl, ku, &mut ws.tempv);
             return;
         }
         if ws.sparse {
@@ -1408,7 +1480,7 @@ impl<S: OdeSystem> Step<'_, S> {
                     *v *= c;
                 }
             }
-            let del = wrms(&self.ws.tempv, &self.ws.ewt);
+            let del = wrms(&self.ws.tempv, &self.ws.ewt, self.ws.n_err);
             if !del.is_finite() {
                 // A zero pivot of the sparse LU (or an overflow): like a singular M.
                 return Nls::ConvFail;
@@ -1435,7 +1507,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 self.s.acnrm = if m == 0 {
                     del
                 } else {
-                    wrms(&self.ws.acor, &self.ws.ewt)
+                    wrms(&self.ws.acor, &self.ws.ewt, self.ws.n_err)
                 };
                 return Nls::Success;
             }
@@ -1518,7 +1590,7 @@ impl<S: OdeSystem> Step<'_, S> {
             s.qwait = 2;
             let mut etaqm1 = 0.0;
             if q > 1 {
-                let ddn = wrms(&s.zn[q * n..(q + 1) * n], &self.ws.ewt) * s.tq[1];
+                let ddn = wrms(&s.zn[q * n..(q + 1) * n], &self.ws.ewt, self.ws.n_err) * s.tq[1];
                 etaqm1 = 1.0 / ((BIAS1 * ddn).powf(1.0 / q as f64) + ADDON);
             }
             let mut etaqp1 = 0.0;
@@ -1527,7 +1599,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 for i in 0..n {
                     self.ws.tempv[i] = self.ws.acor[i] - cquot * s.zn[qmax * n + i];
                 }
-                let dup = wrms(&self.ws.tempv, &self.ws.ewt) * s.tq[3];
+                let dup = wrms(&self.ws.tempv, &self.ws.ewt, self.ws.n_err) * s.tq[3];
                 etaqp1 = 1.0 / ((BIAS3 * dup).powf(1.0 / (big_l + 1.0)) + ADDON);
             }
             let etam = etaqm1.max(etaq.max(etaqp1));
@@ -2199,7 +2271,17 @@ mod tests {
     /// round-off. Truth: b = A·x_true, computed from the full matrix.
     #[test]
     fn band_lu_solves_band_systems() {
-        for &(n, kl, ku) in &[(1, 0, 0), (7, 1, 2), (12, 3, 1), (30, 4, 4), (9, 8, 8)] {
+        // `holes`: every third state couples to nothing but itself (a chamber volume without a
+        // piston): exact zeros inside the band, which the factors' extents skip.
+        for &(n, kl, ku, holes) in &[
+            (1, 0, 0, false),
+            (7, 1, 2, false),
+            (12, 3, 1, false),
+            (30, 4, 4, false),
+            (9, 8, 8, false),
+            (62, 4, 5, true),
+            (20, 2, 6, true),
+        ] {
             let ld = 2 * kl + ku + 1;
             let kv = kl + ku;
             // Deterministic entries in the band, diagonal small so that pivoting happens.
@@ -2213,7 +2295,8 @@ mod tests {
             };
             for (i, row) in full.iter_mut().enumerate() {
                 for (j, a) in row.iter_mut().enumerate() {
-                    if i <= j + kl && j <= i + ku {
+                    let hole = holes && i != j && (i % 3 == 2 || j % 3 == 2);
+                    if i <= j + kl && j <= i + ku && !hole {
                         *a = if i == j { 1e-3 * next() } else { next() };
                     }
                 }
@@ -2232,13 +2315,14 @@ mod tests {
                 .map(|row| row.iter().zip(&x_true).map(|(a, x)| a * x).sum())
                 .collect();
             let mut ipiv = vec![0; n];
+            let mut counts = vec![0; 2 * n];
             assert!(
-                band_factor(&mut ab, &mut ipiv, n, kl, ku),
+                band_factor(&mut ab, &mut ipiv, &mut counts, n, kl, ku),
                 "n {n}: singular"
             );
             let swaps = ipiv.iter().enumerate().filter(|(j, p)| *j != **p).count();
             let mut x = b.clone();
-            band_solve(&ab, &ipiv, n, kl, ku, &mut x);
+            band_solve(&ab, &ipiv, &counts, n, kl, ku, &mut x);
             let norm_a = full
                 .iter()
                 .map(|r| r.iter().map(|a| a.abs()).sum::<f64>())
@@ -2255,9 +2339,13 @@ mod tests {
                 .zip(&x_true)
                 .map(|(a, b)| (a - b).abs() / b)
                 .fold(0.0, f64::max);
+            let skipped: usize = (0..n)
+                .map(|j| (kl.min(n - 1 - j) - counts[j]) + ((kl + ku).min(j) - counts[n + j]))
+                .sum();
             println!(
-                "n {n}, kl {kl}, ku {ku}: {swaps} row swaps, relative residual {rel:.2e}, \
-                 max relative error in x {err:.2e}"
+                "n {n}, kl {kl}, ku {ku}, holes {holes}: {swaps} row swaps, {skipped} zero \
+                 entries of the factors skipped, relative residual {rel:.2e}, max relative error \
+                 in x {err:.2e}"
             );
             assert!(rel < 1e-14, "residual {rel:e}");
             assert!(err < 1e-9, "error {err:e}");
@@ -2266,6 +2354,7 @@ mod tests {
         let (n, kl, ku) = (3, 1, 1);
         let mut ab = vec![0.0; (2 * kl + ku + 1) * n];
         let mut ipiv = vec![0; n];
-        assert!(!band_factor(&mut ab, &mut ipiv, n, kl, ku));
+        let mut counts = vec![0; 2 * n];
+        assert!(!band_factor(&mut ab, &mut ipiv, &mut counts, n, kl, ku));
     }
 }
