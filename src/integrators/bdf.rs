@@ -12,15 +12,6 @@
 //! - Newton: at most 3 iterations, convergence rate estimate with CRDOWN = 0.3, divergence when
 //!   a correction grows by RDIV = 2, test ‖Δ‖·min(1, rate) ≤ 0.1/tq₂ in the weighted RMS norm
 //!   with weights 1/(rtol·|y_i| + atol).
-//! - Pure quadratures — states no derivative depends on (empty columns of the system's
-//!   pattern: the network's mass and energy accumulators) — are kept out of every norm of the
-//!   adaptive method (weight 0, the RMS over the other states), as CVODES keeps quadrature
-//!   variables out of its error test by default (`errconQ = SUNFALSE`, cvodes.c; CVODES guide,
-//!   `CVodeSetQuadErrCon`). They never feed back, so their error cannot move the other states;
-//!   an accumulator starts at 0, and with atol ≪ its scale its weight 1/(rtol·|y| + atol) was
-//!   huge early in a run: it set a first step ~10⁻⁷ s and held the step small while it was
-//!   small against the states it integrates (measured: `BENCHMARKS.md`, "BDF steps against
-//!   CVODES"). Their value at a step is still the BDF formula's.
 //! - Iteration matrix M = I − γJ rebuilt and factored (LU with partial pivoting: as a band
 //!   matrix below `SPARSE_MIN_STATES` states and for narrow bands (chains), else `faer`'s sparse
 //!   LU over the pattern of M with the column order and symbolic analysis computed once, or
@@ -305,13 +296,7 @@ struct Workspace {
     /// The step being attempted is an RK4 start step.
     starter: bool,
     inc: Vec<f64>,
-    /// Error weights 1/(rtol·|y_i| + atol); 0 for the quadratures (`quad`).
     ewt: Vec<f64>,
-    /// States no derivative depends on (empty columns of the system's pattern: the network's
-    /// accumulators), kept out of the error norms by the adaptive method (`set_weights`).
-    quad: Vec<bool>,
-    /// Number of the other states: the divisor of the weighted RMS norms.
-    n_err: usize,
     acor: Vec<f64>,
     y: Vec<f64>,
     ftemp: Vec<f64>,
@@ -573,11 +558,10 @@ fn column_pair(zn: &mut [f64], n: usize, j: usize) -> (&mut [f64], &[f64]) {
     (&mut lo[(j - 1) * n..], &hi[..n])
 }
 
-/// Weighted RMS norm over `len` states (the weights of the others are 0).
 #[inline]
-fn wrms(v: &[f64], w: &[f64], len: usize) -> f64 {
+fn wrms(v: &[f64], w: &[f64]) -> f64 {
     let s: f64 = v.iter().zip(w).map(|(a, b)| (a * b) * (a * b)).sum();
-    (s / len.max(1) as f64).sqrt()
+    (s / v.len().max(1) as f64).sqrt()
 }
 
 impl Bdf {
@@ -710,10 +694,6 @@ impl Bdf {
             .sparsity()
             .filter(|p| p.n == n)
             .unwrap_or_else(|| Pattern::dense(n));
-        ws.quad.clear();
-        ws.quad
-            .extend((0..n).map(|j| self.fixed.is_none() && pattern.column(j).is_empty()));
-        ws.n_err = ws.quad.iter().filter(|&&q| !q).count().max(1);
         // Quadrature rows (the accumulators) left out when they would multiply the groups.
         let (pattern, coloring) = newton_groups(pattern);
         let (m_pattern, jpos) = pattern.with_diagonal();
@@ -942,11 +922,7 @@ impl<S: OdeSystem> Step<'_, S> {
             (self.tol.rtol, self.tol.atol)
         };
         for i in 0..self.n {
-            self.ws.ewt[i] = if self.ws.quad[i] {
-                0.0
-            } else {
-                1.0 / (rtol * self.s.zn[i].abs() + atol)
-            };
+            self.ws.ewt[i] = 1.0 / (rtol * self.s.zn[i].abs() + atol);
         }
     }
 
@@ -966,8 +942,8 @@ impl<S: OdeSystem> Step<'_, S> {
             return Ok(h0.min(h_cap));
         }
         let n = self.n;
-        let d0 = wrms(&self.s.zn[..n], &self.ws.ewt, self.ws.n_err);
-        let d1 = wrms(&self.ws.ftemp, &self.ws.ewt, self.ws.n_err);
+        let d0 = wrms(&self.s.zn[..n], &self.ws.ewt);
+        let d1 = wrms(&self.ws.ftemp, &self.ws.ewt);
         let h0 = if d0 < 1e-5 || d1 < 1e-5 {
             1e-6
         } else {
@@ -983,7 +959,7 @@ impl<S: OdeSystem> Step<'_, S> {
         for i in 0..n {
             self.ws.tempv[i] = (self.ws.fpert[i] - self.ws.ftemp[i]) / h0;
         }
-        let d2 = wrms(&self.ws.tempv, &self.ws.ewt, self.ws.n_err);
+        let d2 = wrms(&self.ws.tempv, &self.ws.ewt);
         let dm = d1.max(d2);
         let h1 = if dm <= 1e-15 {
             (h0 * 1e-3).max(1e-6)
@@ -1267,7 +1243,7 @@ impl<S: OdeSystem> Step<'_, S> {
         self.stats.jacobian_evaluations += 1;
         let tn = self.s.tn;
         let srur = f64::EPSILON.sqrt();
-        let fnorm = wrms(&self.ws.ftemp, &self.ws.ewt, self.ws.n_err);
+        let fnorm = wrms(&self.ws.ftemp, &self.ws.ewt);
         let min_inc = if fnorm != 0.0 {
             1000.0 * self.s.h.abs() * f64::EPSILON * n as f64 * fnorm
         } else {
@@ -1309,14 +1285,7 @@ impl<S: OdeSystem> Step<'_, S> {
             }
             self.ws.ypert.copy_from_slice(&self.ws.y);
             for &j in coloring.group(g) {
-                let w = self.ws.ewt[j];
-                // A quadrature's weight is 0: its column is empty, any finite increment does.
-                let floor = if w > 0.0 {
-                    min_inc / w
-                } else {
-                    min_inc * (self.ws.y[j].abs() + 1.0)
-                };
-                let inc = (srur * self.ws.y[j].abs()).max(floor);
+                let inc = (srur * self.ws.y[j].abs()).max(min_inc / self.ws.ewt[j]);
                 self.ws.ypert[j] += inc;
             }
             self.stats.jacobian_rhs_evaluations += 1;
@@ -1480,7 +1449,7 @@ impl<S: OdeSystem> Step<'_, S> {
                     *v *= c;
                 }
             }
-            let del = wrms(&self.ws.tempv, &self.ws.ewt, self.ws.n_err);
+            let del = wrms(&self.ws.tempv, &self.ws.ewt);
             if !del.is_finite() {
                 // A zero pivot of the sparse LU (or an overflow): like a singular M.
                 return Nls::ConvFail;
@@ -1507,7 +1476,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 self.s.acnrm = if m == 0 {
                     del
                 } else {
-                    wrms(&self.ws.acor, &self.ws.ewt, self.ws.n_err)
+                    wrms(&self.ws.acor, &self.ws.ewt)
                 };
                 return Nls::Success;
             }
@@ -1590,7 +1559,7 @@ impl<S: OdeSystem> Step<'_, S> {
             s.qwait = 2;
             let mut etaqm1 = 0.0;
             if q > 1 {
-                let ddn = wrms(&s.zn[q * n..(q + 1) * n], &self.ws.ewt, self.ws.n_err) * s.tq[1];
+                let ddn = wrms(&s.zn[q * n..(q + 1) * n], &self.ws.ewt) * s.tq[1];
                 etaqm1 = 1.0 / ((BIAS1 * ddn).powf(1.0 / q as f64) + ADDON);
             }
             let mut etaqp1 = 0.0;
@@ -1599,7 +1568,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 for i in 0..n {
                     self.ws.tempv[i] = self.ws.acor[i] - cquot * s.zn[qmax * n + i];
                 }
-                let dup = wrms(&self.ws.tempv, &self.ws.ewt, self.ws.n_err) * s.tq[3];
+                let dup = wrms(&self.ws.tempv, &self.ws.ewt) * s.tq[3];
                 etaqp1 = 1.0 / ((BIAS3 * dup).powf(1.0 / (big_l + 1.0)) + ADDON);
             }
             let etam = etaqm1.max(etaq.max(etaqp1));
