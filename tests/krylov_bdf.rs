@@ -4,8 +4,6 @@
 //! allocations in the step loop, bit-for-bit continuation after a bincode round trip, a GMRES
 //! that cannot converge failing the step cleanly, and the model file's `linear_solver` key.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::fmt::Write as _;
 
 use plenum::integrators::Method;
@@ -14,44 +12,9 @@ use plenum::integrators::krylov::GmresLimits;
 use plenum::model::{ModelFile, build_simulation, parse_str};
 use plenum::simulation::Simulation;
 
-/// The system allocator, counting `alloc`, `alloc_zeroed` and `realloc` per thread.
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn bump() {
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: forwards every call to the system allocator unchanged.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        bump();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        bump();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        bump();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations_in(f: impl FnOnce()) -> u64 {
-    let before = ALLOCATIONS.with(Cell::get);
-    f();
-    ALLOCATIONS.with(Cell::get) - before
-}
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocations_in;
 
 /// side × side chambers (1 L, 2–3 bar in a pattern) joined to their right and lower
 /// neighbours by orifices; `vented`: a piston on the first chamber and an orifice from the
