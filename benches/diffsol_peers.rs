@@ -60,7 +60,7 @@ fn output_times(spec: &ModelFile) -> Vec<f64> {
 }
 
 fn pressures_of(net: &Network, y: &[f64]) -> Vec<f64> {
-    (0..net.chambers.len())
+    (0..net.chambers().len())
         .map(|i| {
             let o = i * chamber::STATES;
             net.gas

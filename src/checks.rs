@@ -121,7 +121,7 @@ impl Checks {
 
     /// Codes 2 and 3: a candidate state that must not be accepted.
     pub fn hard_failure(net: &Network, y: &[f64]) -> Option<u8> {
-        let nc = net.chambers.len();
+        let nc = net.chambers().len();
         for i in 0..nc {
             if y[i * chamber::STATES + chamber::MASS] < 0.0 {
                 return Some(NEGATIVE_MASS);
@@ -166,7 +166,7 @@ impl Checks {
             return gradient_code;
         }
         if let Some(pc) = net.gas.p_critical_pa {
-            for i in 0..net.chambers.len() {
+            for i in 0..net.chambers().len() {
                 let o = i * chamber::STATES;
                 let p = net
                     .gas
@@ -186,7 +186,7 @@ impl Checks {
     /// max over chambers of |V_state − V_geometric| / (threshold·Σ boundary areas); > 1 fires 9.
     pub fn max_desync_ratio(&self, net: &Network, y: &[f64]) -> f64 {
         let mut worst: f64 = 0.0;
-        for i in 0..net.chambers.len() {
+        for i in 0..net.chambers().len() {
             let area: f64 = net.chamber_boundaries(i).iter().map(|b| b.area_m2).sum();
             if area == 0.0 {
                 continue;

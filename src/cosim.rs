@@ -753,11 +753,11 @@ fn check_fits(a: &Snapshot, expected: &Simulation, n_inputs: usize) -> Result<()
         }
     }
     let network = &expected.network;
-    if a.exited.len() != network.pistons.len() {
+    if a.exited.len() != network.pistons().len() {
         return Err(format!(
             "{} exit flags for {} pistons",
             a.exited.len(),
-            network.pistons.len()
+            network.pistons().len()
         ));
     }
     if !a.segment_start_s.is_finite() {
@@ -1399,7 +1399,7 @@ impl Instance {
                     let name = self
                         .sim
                         .network
-                        .pistons
+                        .pistons()
                         .get(piston)
                         .map_or("?", |p| p.name.as_str());
                     report.log.push(LogLine {

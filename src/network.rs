@@ -240,16 +240,19 @@ macro_rules! param_lookup {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Network {
     pub gas: IdealGas,
-    pub chambers: Vec<Chamber>,
-    pub reservoirs: Vec<Reservoir>,
-    pub orifices: Vec<Orifice>,
-    pub valves: Vec<Valve>,
-    pub pistons: Vec<Piston>,
-    pub walls: Vec<Wall>,
-    pub mass_flows: Vec<MassFlow>,
-    pub restrictors: Vec<Restrictor>,
-    pub tubes: Vec<Tube>,
-    pub inertance_valves: Vec<InertanceValve>,
+    // The components are private: their parameters change only through `set_scalar`,
+    // `adopt_input` and the `_mut` accessors, which drop the cached next breakpoint, so no
+    // write can leave it stale. Read them through the accessors of the same name.
+    chambers: Vec<Chamber>,
+    reservoirs: Vec<Reservoir>,
+    orifices: Vec<Orifice>,
+    valves: Vec<Valve>,
+    pistons: Vec<Piston>,
+    walls: Vec<Wall>,
+    mass_flows: Vec<MassFlow>,
+    restrictors: Vec<Restrictor>,
+    tubes: Vec<Tube>,
+    inertance_valves: Vec<InertanceValve>,
     /// Chambers hold their initial temperature (see the module documentation).
     pub isothermal: bool,
     /// Exit flags of the pistons (discrete state).
@@ -272,9 +275,9 @@ pub struct Network {
     scratch: Scratch<f64>,
     #[serde(skip)]
     dual: DualScratch,
-    /// See [`Self::next_breakpoint`]; dropped by every change of a run-time parameter through
-    /// [`Self::set_scalar`] / [`Self::adopt_input`]. (Code that writes a parameter field
-    /// directly after the first step must call [`Self::forget_breakpoints`].)
+    /// See [`Self::next_breakpoint`]; dropped by every writer of a parameter
+    /// ([`Self::set_scalar`], [`Self::adopt_input`], [`Self::pistons_mut`]); the components
+    /// are private, so there is no other way to write one.
     #[serde(skip)]
     breakpoints: BreakpointCache,
 }
@@ -531,10 +534,68 @@ impl Network {
         next_s
     }
 
-    /// Drop the cached next breakpoint (after a parameter was changed other than by
-    /// [`Self::set_scalar`] or [`Self::adopt_input`], which drop it themselves).
-    pub fn forget_breakpoints(&mut self) {
+    /// Drop the cached next breakpoint: called by every writer of a parameter.
+    fn forget_breakpoints(&mut self) {
         self.breakpoints.valid = false;
+    }
+
+    // ---- The components, read-only ------------------------------------------------------
+
+    #[inline]
+    pub fn chambers(&self) -> &[Chamber] {
+        &self.chambers
+    }
+
+    #[inline]
+    pub fn reservoirs(&self) -> &[Reservoir] {
+        &self.reservoirs
+    }
+
+    #[inline]
+    pub fn orifices(&self) -> &[Orifice] {
+        &self.orifices
+    }
+
+    #[inline]
+    pub fn valves(&self) -> &[Valve] {
+        &self.valves
+    }
+
+    #[inline]
+    pub fn pistons(&self) -> &[Piston] {
+        &self.pistons
+    }
+
+    #[inline]
+    pub fn walls(&self) -> &[Wall] {
+        &self.walls
+    }
+
+    #[inline]
+    pub fn mass_flows(&self) -> &[MassFlow] {
+        &self.mass_flows
+    }
+
+    #[inline]
+    pub fn restrictors(&self) -> &[Restrictor] {
+        &self.restrictors
+    }
+
+    #[inline]
+    pub fn tubes(&self) -> &[Tube] {
+        &self.tubes
+    }
+
+    #[inline]
+    pub fn inertance_valves(&self) -> &[InertanceValve] {
+        &self.inertance_valves
+    }
+
+    /// The pistons, to change a parameter in place (the sensitivity tests perturb a mass):
+    /// drops the cached next breakpoint, as every writer of a parameter does.
+    pub fn pistons_mut(&mut self) -> &mut [Piston] {
+        self.forget_breakpoints();
+        &mut self.pistons
     }
 
     /// Fill the node states (pressure, temperature) at (t, y).

@@ -439,7 +439,7 @@ impl Simulation {
     /// Pistons that have an exit and have not passed it yet.
     fn pending_exits(&self) -> bool {
         self.network
-            .pistons
+            .pistons()
             .iter()
             .zip(&self.network.exited)
             .any(|(p, &e)| p.x_exit.is_some() && !e)

@@ -233,21 +233,21 @@ pub fn newton_groups(p: Pattern) -> (Pattern, Coloring) {
 /// The structural Jacobian pattern of a network, or `None` when the network holds components
 /// this function does not know (then the Jacobian is computed densely, column by column).
 pub fn network_pattern(net: &Network) -> Option<Pattern> {
-    let nc = net.chambers.len();
+    let nc = net.chambers().len();
     let layout = &net.layout;
-    let ni = net.inertance_valves.len();
+    let ni = net.inertance_valves().len();
     let known_states =
-        nc * chamber::STATES + net.pistons.len() * piston::STATES + net.walls.len() + ni + 2;
-    let flow_links = net.orifices.len()
-        + net.valves.len()
-        + net.mass_flows.len()
-        + net.restrictors.len()
-        + net.tubes.len();
+        nc * chamber::STATES + net.pistons().len() * piston::STATES + net.walls().len() + ni + 2;
+    let flow_links = net.orifices().len()
+        + net.valves().len()
+        + net.mass_flows().len()
+        + net.restrictors().len()
+        + net.tubes().len();
     if layout.n_states != known_states
-        || net.n_links() != flow_links + ni + net.pistons.len()
+        || net.n_links() != flow_links + ni + net.pistons().len()
         || layout.piston_offset != nc * chamber::STATES
-        || layout.wall_offset != layout.piston_offset + net.pistons.len() * piston::STATES
-        || layout.inertance_offset != layout.wall_offset + net.walls.len()
+        || layout.wall_offset != layout.piston_offset + net.pistons().len() * piston::STATES
+        || layout.inertance_offset != layout.wall_offset + net.walls().len()
         || layout.accumulator_offset != layout.inertance_offset + ni
     {
         return None;
@@ -286,20 +286,20 @@ pub fn network_pattern(net: &Network) -> Option<Pattern> {
         clique(&s, &mut dep, false);
     }
     let links = net
-        .orifices
+        .orifices()
         .iter()
         .map(|o| (o.from, o.to))
-        .chain(net.valves.iter().map(|v| (v.from, v.to)))
-        .chain(net.mass_flows.iter().map(|m| (m.from, m.to)))
-        .chain(net.restrictors.iter().map(|r| (r.from, r.to)))
-        .chain(net.tubes.iter().map(|x| (x.from, x.to)));
+        .chain(net.valves().iter().map(|v| (v.from, v.to)))
+        .chain(net.mass_flows().iter().map(|m| (m.from, m.to)))
+        .chain(net.restrictors().iter().map(|r| (r.from, r.to)))
+        .chain(net.tubes().iter().map(|x| (x.from, x.to)));
     for (a, b) in links {
         s.clear();
         node_states(a, &mut s);
         node_states(b, &mut s);
         clique(&s, &mut dep, a >= nc || b >= nc);
     }
-    for (k, iv) in net.inertance_valves.iter().enumerate() {
+    for (k, iv) in net.inertance_valves().iter().enumerate() {
         // q depends on itself and on the pressures of its two nodes.
         s.clear();
         s.push(layout.inertance_offset + k);
@@ -307,7 +307,7 @@ pub fn network_pattern(net: &Network) -> Option<Pattern> {
         node_states(iv.to, &mut s);
         clique(&s, &mut dep, false);
     }
-    for (j, p) in net.pistons.iter().enumerate() {
+    for (j, p) in net.pistons().iter().enumerate() {
         // Before the exit: x, v and both chambers (forces, boundary work, friction heat);
         // after it, the bore is an orifice between the same chambers: a subset.
         s.clear();
@@ -317,7 +317,7 @@ pub fn network_pattern(net: &Network) -> Option<Pattern> {
         node_states(p.ahead, &mut s);
         clique(&s, &mut dep, true);
     }
-    for (k, w) in net.walls.iter().enumerate() {
+    for (k, w) in net.walls().iter().enumerate() {
         s.clear();
         s.push(layout.wall_offset + k);
         node_states(w.left, &mut s);

@@ -80,7 +80,7 @@ pub fn output_variables(sim: &Simulation) -> Vec<OutputVariable> {
 /// [`output_variables`] of a network.
 pub fn output_variables_of(net: &crate::network::Network) -> Vec<OutputVariable> {
     let mut v = vec![var("time".into(), Unit::time(), "simulation time".into())];
-    for c in &net.chambers {
+    for c in net.chambers() {
         let n = &c.name;
         v.push(var(
             format!("{n}.p"),
@@ -116,14 +116,14 @@ pub fn output_variables_of(net: &crate::network::Network) -> Vec<OutputVariable>
             format!("mass flow through {name} (from → to)"),
         ));
     }
-    for x in &net.inertance_valves {
+    for x in net.inertance_valves() {
         v.push(var(
             format!("{}.q", x.name),
             Unit::volume_rate(),
             format!("volume flow through {} (from → to)", x.name),
         ));
     }
-    for p in &net.pistons {
+    for p in net.pistons() {
         let n = &p.name;
         v.push(var(
             format!("{n}.x"),
@@ -162,7 +162,7 @@ pub fn output_variables_of(net: &crate::network::Network) -> Vec<OutputVariable>
 /// Index in the output table of the first `<link>.mdot` output (after `time` and the five
 /// outputs per chamber); the named links follow in link order.
 pub fn first_link_output(net: &crate::network::Network) -> usize {
-    1 + 5 * net.chambers.len()
+    1 + 5 * net.chambers().len()
 }
 
 /// Whether output `k` (in [`output_variables`] order) depends directly, at the current instant
@@ -188,9 +188,9 @@ pub fn output_depends_on(
     }
     // A block is the plain outputs without time, rc and the exit flags: the chambers' five,
     // then the links, as in `write_sensitivities`.
-    let block = n_plain - 2 - net.pistons.len();
+    let block = n_plain - 2 - net.pistons().len();
     let j = (k - n_plain) % block;
-    let first = 5 * net.chambers.len();
+    let first = 5 * net.chambers().len();
     j >= first && j < first + n_links && net.link_depends_on(j - first, component, key)
 }
 
@@ -209,7 +209,7 @@ pub fn write_outputs(sim: &mut Simulation, out: &mut [f64]) {
         k += 1;
     };
     put(sim.t_s);
-    for i in 0..sim.network.chambers.len() {
+    for i in 0..sim.network.chambers().len() {
         for x in sim.chamber_state(i) {
             put(x);
         }
@@ -217,10 +217,10 @@ pub fn write_outputs(sim: &mut Simulation, out: &mut [f64]) {
     for l in 0..sim.network.n_named_links() {
         put(sim.network.link_mass_flow(l));
     }
-    for k in 0..sim.network.inertance_valves.len() {
+    for k in 0..sim.network.inertance_valves().len() {
         put(sim.network.inertance_flow_m3_per_s(k, &sim.y));
     }
-    for j in 0..sim.network.pistons.len() {
+    for j in 0..sim.network.pistons().len() {
         let o = sim.network.layout.piston_offset + j * piston::STATES;
         put(sim.y[o + piston::POSITION]);
         put(sim.y[o + piston::VELOCITY]);
@@ -305,7 +305,7 @@ fn write_sensitivities<'a>(
         let si = s(i);
         net.sensitivity_rhs(t, y, si, p, &mut f, &mut ds);
         net.last_dual_link_flow_derivatives(&mut dflow);
-        for i in 0..net.chambers.len() {
+        for i in 0..net.chambers().len() {
             let o = i * chamber::STATES;
             let d = |j: usize| num_dual::Dual64::new(y[o + j], si[o + j]);
             let (m, u, v) = (d(chamber::MASS), d(chamber::ENERGY), d(chamber::VOLUME));
@@ -318,10 +318,10 @@ fn write_sensitivities<'a>(
         for x in &dflow {
             put(*x);
         }
-        for k in 0..net.inertance_valves.len() {
+        for k in 0..net.inertance_valves().len() {
             put(si[net.layout.inertance_offset + k]);
         }
-        for j in 0..net.pistons.len() {
+        for j in 0..net.pistons().len() {
             let o = net.layout.piston_offset + j * piston::STATES;
             put(si[o + piston::POSITION]);
             put(si[o + piston::VELOCITY]);

@@ -89,7 +89,7 @@ fn bdf(sim: &Simulation) -> &Bdf {
 
 /// Largest relative difference of any chamber pressure between two runs, in units of rtol.
 fn pressure_difference(a: &Simulation, b: &Simulation, rtol: f64) -> f64 {
-    (0..a.network.chambers.len())
+    (0..a.network.chambers().len())
         .map(|i| {
             let (pa, pb) = (a.chamber_state(i)[0], b.chamber_state(i)[0]);
             (pa - pb).abs() / pb.abs() / rtol

@@ -475,7 +475,7 @@ fn totals_gradient_against_central_differences(spec: &ModelFile, names: &[String
             let total_at = |sign: f64| {
                 let mut net = net.clone();
                 if let plenum::network::SensitivityParameter::PistonMass(j) = p {
-                    net.pistons[j].mass.value += sign * h;
+                    net.pistons_mut()[j].mass.value += sign * h;
                 }
                 let y: Vec<f64> = sample
                     .y

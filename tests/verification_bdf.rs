@@ -310,7 +310,7 @@ fn stiff_network_bdf_needs_under_a_hundredth_of_the_explicit_work() {
     let t_end = spec.solver.t_end;
     let mut net = plenum::model::build_network(&spec);
     let n = net.dimension();
-    let nc = net.chambers.len();
+    let nc = net.chambers().len();
 
     // Time constants from the Jacobian's diagonal at t = 0 (printed for the record).
     let mut pert = net.initial_state();
@@ -615,7 +615,7 @@ fn compare_with_diffsol(spec: &ModelFile, what: &str) {
     let (rtol, atol) = (1e-8, 1e-14);
     let mut net = plenum::model::build_network(spec);
     let n = net.dimension();
-    let nc = net.chambers.len();
+    let nc = net.chambers().len();
     let t_end = spec.solver.t_end;
     let times: Vec<f64> = (1..=20).map(|k| t_end * k as f64 / 20.0).collect();
     let peer = diffsol_solution(&net, rtol, atol, &times);
