@@ -16,11 +16,19 @@ error at its step (FONSim networks); the errors are printed next to the times.
 
 Time: the solve only (Cantera: `ReactorNet.advance` over the output times; FONSim:
 `Simulation.run`; Plenum: `plenum run --repeat N`'s `solve_s`, the `advance_to` calls only),
-best of N repeats (FONSim: of at most 3), on one core (this process and its children pinned to CPU 0, one thread).
+best of N repeats (FONSim: of at most 3), on one core (this process and its children pinned to
+`--cpu`, default CPU 0, one thread). Plenum's three methods are timed interleaved (rounds of
+auto, dopri5, bdf in turn, best of all rounds each), so that a change of load during the run
+affects all three alike: their ratio (auto / best) is what the "Automatic method" table checks.
+
+`--instructions` adds the load-free figure: callgrind's count of instructions inside
+`Simulation::advance_to` (one solve at each method's picked rtol; needs valgrind), and auto /
+best by that count.
 
 Usage (shared venv with cantera and fonsim; release binary built):
     cargo build --release --bin plenum
     taskset -c 0 $PY benches/peers.py            # full: prints the tables
+    $PY benches/peers.py --cpu 1 --instructions --only source_tube_container
     $PY benches/peers.py --quick                   # CI: one repeat, coarse ladder, no timing claims
 """
 
@@ -28,6 +36,7 @@ import argparse
 import contextlib
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -81,6 +90,39 @@ def run_plenum(model, method, rtol, atol, repeat, sets=()):
     return {h: data[:, i] for i, h in enumerate(header)}, solve_s
 
 
+def plenum_instructions(model, method, rtol, atol, sets=()):
+    """Instructions executed inside `Simulation::advance_to` for one solve (callgrind)."""
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "callgrind.out"
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+               "--toggle-collect=*advance_to*", plenum_bin(), "run", str(model),
+               "--method", method, "--set", f"solver.rtol={rtol!r}",
+               "--set", f"solver.atol={atol!r}", "--quiet"]
+        for s in sets:
+            cmd += ["--set", s]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0 or not out.is_file():
+            return math.nan
+        # The "summary:" line of the output file: the events collected (Ir only by default).
+        for ln in out.read_text().splitlines():
+            if ln.startswith("summary:") or ln.startswith("totals:"):
+                return float(ln.split()[1])
+    return math.nan
+
+
+def time_interleaved(runs, repeat, rounds):
+    """Best solve time of each of `runs` (name -> callable(repeat) -> seconds), timed in
+    `rounds` rounds that run each in turn (rotating the order), `repeat // rounds` repeats a
+    call: load that comes and goes hits every run alike."""
+    best = {name: math.inf for name in runs}
+    names = list(runs)
+    per_call = max(1, repeat // rounds)
+    for k in range(rounds):
+        for name in names[k % len(names):] + names[:k % len(names)]:
+            best[name] = min(best[name], runs[name](per_call))
+    return best
+
+
 def rel_error(cols, ref, names):
     return max(float(np.max(np.abs(cols[n] - ref[n]) / np.abs(ref[n]))) for n in names)
 
@@ -131,7 +173,7 @@ def cantera_pressures(spec, times, rtol, atol):
     return {f"{n}.p": arr[:, i] for i, n in enumerate(names)}, solve_s
 
 
-def cantera_case(case, target, repeat, quick, table, auto_table):
+def cantera_case(case, target, repeat, rounds, quick, instructions, table, auto_table):
     from plenum_cli import load_model
 
     model = PEERS / "models" / f"{case}.toml"
@@ -146,14 +188,20 @@ def cantera_case(case, target, repeat, quick, table, auto_table):
                            lambda c: rel_error(c, ct_ref, names), target, quick)
     ct_time = min(cantera_pressures(spec, times, ct_rtol, ATOL)[1] for _ in range(repeat))
 
-    results = {}
+    picked = {}
     for method in PLENUM_METHODS:
-        rtol, err = pick(lambda r: run_plenum(model, method, r, ATOL, 1)[0],
-                         lambda c: rel_error(c, ref_cols, names), target, quick)
-        _, t = run_plenum(model, method, rtol, ATOL, repeat)
-        results[method] = (rtol, err, t)
+        picked[method] = pick(lambda r: run_plenum(model, method, r, ATOL, 1)[0],
+                              lambda c: rel_error(c, ref_cols, names), target, quick)
+    times = time_interleaved(
+        {m: (lambda k, m=m: run_plenum(model, m, picked[m][0], ATOL, k)[1]) for m in picked},
+        repeat, rounds)
+    results = {}
+    for method, (rtol, err) in picked.items():
+        t = times[method]
+        ir = plenum_instructions(model, method, rtol, ATOL) if instructions else math.nan
+        results[method] = (rtol, err, t, ir)
         table.append((case, "Cantera", ct_rtol, ct_time, ct_err, method, rtol, t, err, ct_time / t))
-    auto_table.append((case, results))
+    auto_table.append((case, "Cantera", results))
     print(f"  {case}: Plenum bdf and Cantera references (rtol 1e-12) differ by {ref_gap:.2e}",
           flush=True)
 
@@ -162,7 +210,8 @@ def cantera_case(case, target, repeat, quick, table, auto_table):
 # FONSim
 
 
-def fonsim_case(name, column, duration, h, repeat, quick, table, auto_table):
+def fonsim_case(name, column, duration, h, repeat, rounds, quick, instructions, table,
+                auto_table):
     import compare
 
     model = FONSIM_DIR / "models" / f"{name}.toml"
@@ -184,15 +233,21 @@ def fonsim_case(name, column, duration, h, repeat, quick, table, auto_table):
     runs = [fonsim_err_time() for _ in range(min(repeat, 3))]
     fs_err = runs[0][0]
     fs_time = min(t for _, t in runs)
-    results = {}
+    picked = {}
     for method in PLENUM_METHODS:
-        rtol, err = pick(
+        picked[method] = pick(
             lambda r: run_plenum(model, method, r, 1e-12, 1)[0],
             lambda c: float(np.max(np.abs(c[column] - p_ref)) / span), fs_err, quick)
-        _, t = run_plenum(model, method, rtol, 1e-12, repeat)
-        results[method] = (rtol, err, t)
+    times = time_interleaved(
+        {m: (lambda k, m=m: run_plenum(model, m, picked[m][0], 1e-12, k)[1]) for m in picked},
+        repeat, rounds)
+    results = {}
+    for method, (rtol, err) in picked.items():
+        t = times[method]
+        ir = plenum_instructions(model, method, rtol, 1e-12) if instructions else math.nan
+        results[method] = (rtol, err, t, ir)
         table.append((name, f"FONSim h={h:g}", h, fs_time, fs_err, method, rtol, t, err, fs_time / t))
-    auto_table.append((name, results))
+    auto_table.append((name, "FONSim", results))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -204,25 +259,36 @@ def main():
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--target", type=float, default=1e-6, help="error target, Cantera networks")
     ap.add_argument("--only", default="", help="comma-separated network names")
+    ap.add_argument("--cpu", type=int, default=0, help="the one CPU to run on (default 0)")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="interleaved rounds of Plenum's three methods (repeats split among them)")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count instructions of each Plenum solve with callgrind (valgrind)")
     args = ap.parse_args()
     try:
-        os.sched_setaffinity(0, {0})
+        os.sched_setaffinity(0, {args.cpu})
     except (AttributeError, OSError):
         pass
+    if args.instructions and shutil.which("valgrind") is None:
+        sys.exit("--instructions needs valgrind")
     repeat = 1 if args.quick else args.repeat
+    rounds = 1 if args.quick else max(1, min(args.rounds, repeat))
     only = set(filter(None, args.only.split(",")))
     table, auto_table = [], []
-    print(f"plenum: {plenum_bin()}; repeats {repeat}; one core", flush=True)
+    print(f"plenum: {plenum_bin()}; repeats {repeat} ({rounds} interleaved rounds); one core "
+          f"(CPU {args.cpu}); load average {os.getloadavg()[0]:.1f}", flush=True)
 
     for case in CANTERA_CASES:
         if not only or case in only:
-            cantera_case(case, args.target, repeat, args.quick, table, auto_table)
+            cantera_case(case, args.target, repeat, rounds, args.quick, args.instructions, table,
+                         auto_table)
     import compare
 
     h = 1e-3 if args.quick else compare.H
     for name, column, duration in compare.CASES:
         if not only or name in only:
-            fonsim_case(name, column, duration, h, repeat, args.quick, table, auto_table)
+            fonsim_case(name, column, duration, h, repeat, rounds, args.quick, args.instructions,
+                        table, auto_table)
 
     print("\n## Against the peers (solve only, best of %d, one core)\n" % repeat)
     print("| network | peer | peer tol | peer time (s) | peer error | Plenum method | Plenum rtol "
@@ -233,16 +299,32 @@ def main():
               f"| {e:.1e} | {ratio:.0f}× |")
 
     print("\n## Automatic method (time at equal error; ratio = auto / better of dopri5 and bdf, "
-          "target ≤ 1.5)\n")
-    print("| network | auto (s) | dopri5 (s) | bdf (s) | auto / best |")
-    print("|---|---|---|---|---|")
-    worst = 0.0
-    for net, res in auto_table:
-        a, d, b = res["auto"][2], res["dopri5"][2], res["bdf"][2]
+          "target ≤ 1.5; the three timed interleaved)\n")
+    ir_cols = args.instructions
+    print("| network | auto (s) | dopri5 (s) | bdf (s) | auto / best |"
+          + (" auto Ir | dopri5 Ir | bdf Ir | auto / best (Ir) |" if ir_cols else ""))
+    print("|---|---|---|---|---|" + ("---|---|---|---|" if ir_cols else ""))
+    worst = {}
+    for net, group, res in auto_table:
+        a, d, b = (res[m][2] for m in PLENUM_METHODS)
         r = a / min(d, b)
-        worst = max(worst, r)
-        print(f"| {net} | {a:.3e} | {d:.3e} | {b:.3e} | {r:.2f} |")
-    print(f"\nworst auto / best: {worst:.2f}")
+        line = f"| {net} | {a:.3e} | {d:.3e} | {b:.3e} | {r:.2f} |"
+        ratios = {"time": r}
+        if ir_cols:
+            ia, id_, ib = (res[m][3] for m in PLENUM_METHODS)
+            ri = ia / min(id_, ib)
+            ratios["Ir"] = ri
+            line += f" {ia:.4g} | {id_:.4g} | {ib:.4g} | {ri:.3f} |"
+        print(line)
+        for what, x in ratios.items():
+            for key in ((what, group), (what, "all")):
+                if key not in worst or x > worst[key][0]:
+                    worst[key] = (x, net)
+    # Every figure below is the largest ratio of the table above, per group and over all.
+    print()
+    for (what, group), (x, net) in sorted(worst.items()):
+        label = "time" if what == "time" else "instructions"
+        print(f"worst auto / best by {label}, {group} networks: {x:.2f} ({net})")
     for row in table:
         assert math.isfinite(row[7]) and math.isfinite(row[8]), f"a Plenum run failed: {row}"
 
