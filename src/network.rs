@@ -1128,6 +1128,12 @@ impl OdeSystem for Network {
         crate::sparsity::network_pattern(self)
     }
 
+    /// The two accumulators (mass and energy that left): integrated for checks 4 and 5, read
+    /// by nothing else.
+    fn quadratures(&self) -> std::ops::Range<usize> {
+        self.layout.accumulator_offset..self.layout.n_states
+    }
+
     fn rhs(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
         debug_assert_eq!(y.len(), self.layout.n_states);
         debug_assert_eq!(dy.len(), self.layout.n_states);

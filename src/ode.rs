@@ -11,6 +11,12 @@ pub trait OdeSystem {
     fn sparsity(&self) -> Option<crate::sparsity::Pattern> {
         None
     }
+    /// States that are pure quadratures: no derivative depends on them (their columns of the
+    /// Jacobian are empty) and they feed nothing back, so the adaptive BDF keeps them out of its
+    /// error test, as CVODES does by default (`errconQ = false`). Empty by default.
+    fn quadratures(&self) -> std::ops::Range<usize> {
+        0..0
+    }
     /// Exact directional derivative: f(t, y) into `dydt` and J(t, y)·v into `jv`, where
     /// J = ∂f/∂y (forward-mode dual numbers, no truncation error). Returns false when the system
     /// provides none; implicit methods then use finite differences. Must not allocate.

@@ -85,6 +85,12 @@ impl OdeSystem for System<'_> {
     fn jvp(&mut self, t: f64, y: &[f64], v: &[f64], dydt: &mut [f64], jv: &mut [f64]) -> bool {
         self.params.is_empty() && self.net.jvp(t, y, v, dydt, jv)
     }
+
+    /// The network's accumulators, which come first (the sensitivities of the accumulators
+    /// stay in the error test).
+    fn quadratures(&self) -> std::ops::Range<usize> {
+        self.net.quadratures()
+    }
 }
 
 /// `$sim.integrator.$method(system, args…)` with the network itself as the system when there

@@ -12,6 +12,15 @@
 //! - Newton: at most 3 iterations, convergence rate estimate with CRDOWN = 0.3, divergence when
 //!   a correction grows by RDIV = 2, test ‖Δ‖·min(1, rate) ≤ 0.1/tq₂ in the weighted RMS norm
 //!   with weights 1/(rtol·|y_i| + atol).
+//! - Pure quadratures — the states the system names in `OdeSystem::quadratures`, on which no
+//!   derivative depends (the network's mass and energy accumulators) — are kept out of every
+//!   norm of the adaptive method (weight 0, the RMS over the other states), as CVODES keeps quadrature
+//!   variables out of its error test by default (`errconQ = SUNFALSE`, cvodes.c; CVODES guide,
+//!   `CVodeSetQuadErrCon`). They never feed back, so their error cannot move the other states;
+//!   an accumulator starts at 0, and with atol ≪ its scale its weight 1/(rtol·|y| + atol) was
+//!   huge early in a run: it set a first step ~10⁻⁷ s and held the step small while it was
+//!   small against the states it integrates (measured: `BENCHMARKS.md`, "BDF steps against
+//!   CVODES"). Their value at a step is still the BDF formula's.
 //! - Iteration matrix M = I − γJ rebuilt and factored (LU with partial pivoting: as a band
 //!   matrix below `SPARSE_MIN_STATES` states and for narrow bands (chains), else `faer`'s sparse
 //!   LU over the pattern of M with the column order and symbolic analysis computed once, or
@@ -330,7 +339,13 @@ struct Workspace {
     /// The step being attempted is an RK4 start step.
     starter: bool,
     inc: Vec<f64>,
+    /// Error weights 1/(rtol·|y_i| + atol); 0 for the quadratures (`quad`).
     ewt: Vec<f64>,
+    /// The system's quadratures (`OdeSystem::quadratures`: the network's accumulators), kept
+    /// out of the error norms by the adaptive method (`set_weights`).
+    quad: Vec<bool>,
+    /// Number of the other states: the divisor of the weighted RMS norms.
+    n_err: usize,
     acor: Vec<f64>,
     y: Vec<f64>,
     ftemp: Vec<f64>,
@@ -612,10 +627,11 @@ fn column_pair(zn: &mut [f64], n: usize, j: usize) -> (&mut [f64], &[f64]) {
     (&mut lo[(j - 1) * n..], &hi[..n])
 }
 
+/// Weighted RMS norm over `len` states (the weights of the others are 0).
 #[inline]
-fn wrms(v: &[f64], w: &[f64]) -> f64 {
+fn wrms(v: &[f64], w: &[f64], len: usize) -> f64 {
     let s: f64 = v.iter().zip(w).map(|(a, b)| (a * b) * (a * b)).sum();
-    (s / v.len().max(1) as f64).sqrt()
+    (s / len.max(1) as f64).sqrt()
 }
 
 impl Bdf {
@@ -767,6 +783,14 @@ impl Bdf {
             .sparsity()
             .filter(|p| p.n == n)
             .unwrap_or_else(|| Pattern::dense(n));
+        // The quadratures the system names, out of the adaptive method's norms (not on the
+        // Krylov path, whose GMRES scales by the weights; not in the fixed-order variants).
+        let quadratures = sys.quadratures();
+        let quad_out = self.fixed.is_none() && self.linear != LinearSolver::Krylov;
+        ws.quad.clear();
+        ws.quad
+            .extend((0..n).map(|j| quad_out && quadratures.contains(&j)));
+        ws.n_err = ws.quad.iter().filter(|&&q| !q).count().max(1);
         // Quadrature rows (the accumulators) left out when they would multiply the groups.
         let (pattern, coloring) = newton_groups(pattern);
         let (m_pattern, jpos) = pattern.with_diagonal();
@@ -1020,7 +1044,11 @@ impl<S: OdeSystem> Step<'_, S> {
             (self.tol.rtol, self.tol.atol)
         };
         for i in 0..self.n {
-            self.ws.ewt[i] = 1.0 / (rtol * self.s.zn[i].abs() + atol);
+            self.ws.ewt[i] = if self.ws.quad[i] {
+                0.0
+            } else {
+                1.0 / (rtol * self.s.zn[i].abs() + atol)
+            };
         }
     }
 
@@ -1040,8 +1068,8 @@ impl<S: OdeSystem> Step<'_, S> {
             return Ok(h0.min(h_cap));
         }
         let n = self.n;
-        let d0 = wrms(&self.s.zn[..n], &self.ws.ewt);
-        let d1 = wrms(&self.ws.ftemp, &self.ws.ewt);
+        let d0 = wrms(&self.s.zn[..n], &self.ws.ewt, self.ws.n_err);
+        let d1 = wrms(&self.ws.ftemp, &self.ws.ewt, self.ws.n_err);
         let h0 = if d0 < 1e-5 || d1 < 1e-5 {
             1e-6
         } else {
@@ -1057,7 +1085,7 @@ impl<S: OdeSystem> Step<'_, S> {
         for i in 0..n {
             self.ws.tempv[i] = (self.ws.fpert[i] - self.ws.ftemp[i]) / h0;
         }
-        let d2 = wrms(&self.ws.tempv, &self.ws.ewt);
+        let d2 = wrms(&self.ws.tempv, &self.ws.ewt, self.ws.n_err);
         let dm = d1.max(d2);
         let h1 = if dm <= 1e-15 {
             (h0 * 1e-3).max(1e-6)
@@ -1341,7 +1369,7 @@ impl<S: OdeSystem> Step<'_, S> {
         self.stats.jacobian_evaluations += 1;
         let tn = self.s.tn;
         let srur = f64::EPSILON.sqrt();
-        let fnorm = wrms(&self.ws.ftemp, &self.ws.ewt);
+        let fnorm = wrms(&self.ws.ftemp, &self.ws.ewt, self.ws.n_err);
         let min_inc = if fnorm != 0.0 {
             1000.0 * self.s.h.abs() * f64::EPSILON * n as f64 * fnorm
         } else {
@@ -1383,7 +1411,14 @@ impl<S: OdeSystem> Step<'_, S> {
             }
             self.ws.ypert.copy_from_slice(&self.ws.y);
             for &j in coloring.group(g) {
-                let inc = (srur * self.ws.y[j].abs()).max(min_inc / self.ws.ewt[j]);
+                let w = self.ws.ewt[j];
+                // A quadrature's weight is 0: its column is empty, any finite increment does.
+                let floor = if w > 0.0 {
+                    min_inc / w
+                } else {
+                    min_inc * (self.ws.y[j].abs() + 1.0)
+                };
+                let inc = (srur * self.ws.y[j].abs()).max(floor);
                 self.ws.ypert[j] += inc;
             }
             self.stats.jacobian_rhs_evaluations += 1;
@@ -1503,7 +1538,7 @@ impl<S: OdeSystem> Step<'_, S> {
             let s = &*self.s;
             let p = ws.m_pattern.as_ref().expect("workspace prepared");
             let (gamma, jac) = (s.gamma, &s.jac);
-            let bnorm = wrms(&ws.tempv, &ws.ewt);
+            let bnorm = wrms(&ws.tempv, &ws.ewt, ws.n_err);
             let tol = (EPLIFAC * s.tq[4]).max(KRYLOV_MIN_REDUCTION * bnorm);
             let KrylovWs { ilu, gmres, stats } = &mut **k;
             let r = gmres.solve(
@@ -1606,7 +1641,7 @@ impl<S: OdeSystem> Step<'_, S> {
                     *v *= c;
                 }
             }
-            let del = wrms(&self.ws.tempv, &self.ws.ewt);
+            let del = wrms(&self.ws.tempv, &self.ws.ewt, self.ws.n_err);
             if !del.is_finite() {
                 // A zero pivot of the sparse LU (or an overflow): like a singular M.
                 return Nls::ConvFail;
@@ -1633,7 +1668,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 self.s.acnrm = if m == 0 {
                     del
                 } else {
-                    wrms(&self.ws.acor, &self.ws.ewt)
+                    wrms(&self.ws.acor, &self.ws.ewt, self.ws.n_err)
                 };
                 return Nls::Success;
             }
@@ -1716,7 +1751,7 @@ impl<S: OdeSystem> Step<'_, S> {
             s.qwait = 2;
             let mut etaqm1 = 0.0;
             if q > 1 {
-                let ddn = wrms(&s.zn[q * n..(q + 1) * n], &self.ws.ewt) * s.tq[1];
+                let ddn = wrms(&s.zn[q * n..(q + 1) * n], &self.ws.ewt, self.ws.n_err) * s.tq[1];
                 etaqm1 = 1.0 / ((BIAS1 * ddn).powf(1.0 / q as f64) + ADDON);
             }
             let mut etaqp1 = 0.0;
@@ -1725,7 +1760,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 for i in 0..n {
                     self.ws.tempv[i] = self.ws.acor[i] - cquot * s.zn[qmax * n + i];
                 }
-                let dup = wrms(&self.ws.tempv, &self.ws.ewt) * s.tq[3];
+                let dup = wrms(&self.ws.tempv, &self.ws.ewt, self.ws.n_err) * s.tq[3];
                 etaqp1 = 1.0 / ((BIAS3 * dup).powf(1.0 / (big_l + 1.0)) + ADDON);
             }
             let etam = etaqm1.max(etaq.max(etaqp1));
@@ -2391,6 +2426,66 @@ impl Integrator for Bdf {
 #[cfg(test)]
 mod tests {
     use super::{band_factor, band_solve};
+
+    /// y' = −y with its quadrature q' = y (q feeds nothing back), from (1, 0) to t = 5: with q
+    /// named a quadrature the adaptive BDF leaves it out of its error test, as CVODES does.
+    /// Truth: y = e^(−t), q = 1 − e^(−t), and y + q = 1 (a linear invariant every linear
+    /// multistep method keeps whatever its steps).
+    #[test]
+    fn quadratures_leave_the_error_test_and_keep_their_accuracy() {
+        use super::{Bdf, Tolerances};
+        use crate::integrators::Integrator;
+        use crate::ode::OdeSystem;
+        struct Decay {
+            named: bool,
+        }
+        impl OdeSystem for Decay {
+            fn dimension(&self) -> usize {
+                2
+            }
+            fn rhs(&mut self, _t: f64, y: &[f64], dy: &mut [f64]) {
+                dy[0] = -y[0];
+                dy[1] = y[0];
+            }
+            fn quadratures(&self) -> std::ops::Range<usize> {
+                if self.named { 1..2 } else { 0..0 }
+            }
+        }
+        let rtol = 1e-8;
+        let mut steps = [0usize; 2];
+        for (k, named) in [false, true].into_iter().enumerate() {
+            let mut sys = Decay { named };
+            let mut b = Bdf::adaptive(2);
+            b.tolerances = Tolerances {
+                rtol,
+                atol: 1e-15,
+                ..Tolerances::default()
+            };
+            let (mut t, mut y, mut inc) = (0.0, vec![1.0, 0.0], vec![0.0; 2]);
+            while t < 5.0 {
+                let h = b.attempt(&mut sys, t, &y, 5.0 - t, &mut inc).expect("step");
+                for (a, d) in y.iter_mut().zip(&inc) {
+                    *a += d;
+                }
+                t += h;
+                b.commit(&mut sys, t, &y);
+                steps[k] += 1;
+            }
+            let exact = (-t).exp();
+            let (ey, eq) = ((y[0] - exact).abs() / exact, (y[1] - (1.0 - exact)).abs());
+            let inv = (y[0] + y[1] - 1.0).abs();
+            println!(
+                "quadrature named {named}: {} steps, y error {ey:.2e} (relative), q error \
+                 {eq:.2e}, |y + q − 1| {inv:.1e}",
+                steps[k]
+            );
+            assert!(ey < 100.0 * rtol, "y error {ey:e}");
+            assert!(eq < 100.0 * rtol, "q error {eq:e}");
+            assert!(inv < 1e-14, "invariant {inv:e}");
+        }
+        // q starts at 0: with atol ≪ 1 its weight is huge at first and holds the steps small.
+        assert!(steps[1] < steps[0], "{steps:?}");
+    }
 
     /// The band LU solves A x = b: for band matrices whose pivots need row interchanges
     /// (small diagonals), x is recovered and the residual ‖A x − b‖∞ / (‖A‖∞‖x‖∞) is at
