@@ -137,9 +137,6 @@ impl Checks {
 
     /// Codes 4–9 on an accepted state (6 and 7 only with sensitivity parameters, whose
     /// sensitivities follow the states in `y`): the smallest code that fires, or 0.
-    /// Inlined: it runs after every step and at every output time, and its body without
-    /// sensitivities is a few sums.
-    #[inline]
     pub fn warnings(&mut self, net: &Network, y: &[f64], params: &[SensitivityParameter]) -> u8 {
         let gradient_code = if params.is_empty() {
             0
