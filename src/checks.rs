@@ -138,18 +138,11 @@ impl Checks {
     /// Codes 4–9 on an accepted state (6 and 7 only with sensitivity parameters, whose
     /// sensitivities follow the states in `y`): the smallest code that fires, or 0.
     pub fn warnings(&mut self, net: &Network, y: &[f64], params: &[SensitivityParameter]) -> u8 {
-        let mut gradient_code = 0;
-        if !params.is_empty() {
-            let (rm, re) = self.gradient_drifts(net, y, params);
-            let m = &mut self.max_gradient_drift;
-            m[0] = m[0].max(rm);
-            m[1] = m[1].max(re);
-            if rm > self.thresholds.mass_gradient_drift {
-                gradient_code = MASS_GRADIENT_DRIFT;
-            } else if re > self.thresholds.energy_gradient_drift {
-                gradient_code = ENERGY_GRADIENT_DRIFT;
-            }
-        }
+        let gradient_code = if params.is_empty() {
+            0
+        } else {
+            self.gradient_code(net, y, params)
+        };
         let m = net.mass_total_kg(y);
         if self.mass0_kg > 0.0
             && ((m - self.mass0_kg) / self.mass0_kg).abs() > self.thresholds.mass_drift
@@ -181,6 +174,25 @@ impl Checks {
             return PISTON_DESYNC;
         }
         0
+    }
+
+    /// Checks 6 and 7, with the largest drifts recorded: out of line, so that the common
+    /// run without sensitivities (this runs after every step and at every output time) does
+    /// not pay for its registers.
+    #[cold]
+    #[inline(never)]
+    fn gradient_code(&mut self, net: &Network, y: &[f64], params: &[SensitivityParameter]) -> u8 {
+        let (rm, re) = self.gradient_drifts(net, y, params);
+        let m = &mut self.max_gradient_drift;
+        m[0] = m[0].max(rm);
+        m[1] = m[1].max(re);
+        if rm > self.thresholds.mass_gradient_drift {
+            MASS_GRADIENT_DRIFT
+        } else if re > self.thresholds.energy_gradient_drift {
+            ENERGY_GRADIENT_DRIFT
+        } else {
+            0
+        }
     }
 
     /// max over chambers of |V_state − V_geometric| / (threshold·Σ boundary areas); > 1 fires 9.

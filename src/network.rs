@@ -14,6 +14,8 @@
 //! surroundings exchange to hold T₀) goes into `energy_left`, so `energy_total` = ΣU + piston
 //! energy + energy_left stays closed then too.
 
+use std::cell::RefCell;
+
 use num_dual::Dual64;
 use serde::{Deserialize, Serialize};
 
@@ -271,8 +273,10 @@ pub struct Network {
     #[doc(hidden)]
     #[serde(skip)]
     pub test_sink: Option<TestSink>,
+    /// In a cell so that `rhs` lends it to `eval` (which borrows the network immutably)
+    /// without moving the buffers out and back on every call.
     #[serde(skip)]
-    scratch: Scratch<f64>,
+    scratch: RefCell<Scratch<f64>>,
     #[serde(skip)]
     dual: DualScratch,
     /// See [`Self::next_breakpoint`]; dropped by every writer of a parameter
@@ -398,7 +402,7 @@ impl Network {
             segment_start_s: 0.0,
             rhs_evaluations: 0,
             test_sink: None,
-            scratch: Scratch::default(),
+            scratch: RefCell::default(),
             dual: DualScratch::default(),
             breakpoints: BreakpointCache::default(),
         };
@@ -409,7 +413,7 @@ impl Network {
     fn ensure_scratch(&mut self) {
         let nn = self.chambers.len() + self.reservoirs.len();
         let nl = self.n_links();
-        self.scratch.ensure(nn, nl);
+        self.scratch.get_mut().ensure(nn, nl);
     }
 
     /// Flow links: those with a `<name>.mdot` output (orifices, valves, mass flows, restrictors,
@@ -642,12 +646,12 @@ impl Network {
 
     /// Node state as computed by the last right-hand-side evaluation.
     pub fn node_state(&self, node: usize) -> NodeState {
-        self.scratch.nodes[node]
+        self.scratch.borrow().nodes[node]
     }
 
     /// Mass flow of link `l` (orifices, valves, piston bores) at the last evaluation, kg/s.
     pub fn link_mass_flow(&self, l: usize) -> f64 {
-        self.scratch.link_mdot[l]
+        self.scratch.borrow().link_mdot[l]
     }
 
     /// Move `mdot` (kg/s, signed) from node `from` to node `to`, carrying the upstream enthalpy.
@@ -1138,17 +1142,17 @@ impl OdeSystem for Network {
         debug_assert_eq!(y.len(), self.layout.n_states);
         debug_assert_eq!(dy.len(), self.layout.n_states);
         self.rhs_evaluations += 1;
-        if !self.scratch.sized {
+        if !self.scratch.get_mut().sized {
             self.ensure_scratch();
         }
-        debug_assert!(
-            self.scratch.nodes.len() == self.chambers.len() + self.reservoirs.len()
-                && self.scratch.link_mdot.len() == self.n_links()
-        );
-        // Moving the buffers out (no allocation) lets `eval` borrow the network immutably.
-        let mut sc = std::mem::take(&mut self.scratch);
+        debug_assert!({
+            let (nn, nl) = (self.chambers.len() + self.reservoirs.len(), self.n_links());
+            let sc = self.scratch.get_mut();
+            sc.nodes.len() == nn && sc.link_mdot.len() == nl
+        });
+        // `&mut self`: no other borrow of the cell exists, so this cannot fail.
+        let mut sc = self.scratch.borrow_mut();
         self.eval(t, y, dy, &mut sc, &[]);
-        self.scratch = sc;
     }
 
     /// f(t, y) and J·v in one dual-number evaluation (each state y_i + v_i·ε). The f64
