@@ -13,7 +13,10 @@
 //! path starts to win, for `SPARSE_MIN_STATES`), `-- --krylov` (only the bdf2 step with
 //! the sparse LU and with GMRES forced side by side, and what `Auto` picks, on grids and
 //! chains (`Auto` keeps the direct solve; Krylov is opt-in); the full and quick runs print the
-//! same table for grids).
+//! same table for grids), `-- --interleaved` (only the interleaved-size table: all sizes built
+//! first, then rounds over the sizes, best per size, with the work counters per bdf2 step; the
+//! full and quick runs end with it), `-- --one chain|grid SIZE direct|krylov STEPS` (one bdf2
+//! run for callgrind: `valgrind --tool=callgrind --toggle-collect='*bdf_steps*'`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
@@ -797,10 +800,10 @@ fn interleaved(quick: bool) {
                 b.components as f64 / a.components as f64,
                 g(0),
                 g(1),
-                if shape == Shape::Chain {
-                    "band LU"
-                } else {
-                    "sparse LU"
+                match &b.bdf[0].integrator {
+                    plenum::integrators::Method::Bdf(x) if x.uses_band_lu() => "band LU",
+                    plenum::integrators::Method::Bdf(x) if x.uses_sparse_lu() => "sparse LU",
+                    _ => "direct",
                 },
                 g(2),
                 g(3)
