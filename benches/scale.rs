@@ -13,7 +13,10 @@
 //! path starts to win, for `SPARSE_MIN_STATES`), `-- --krylov` (only the bdf2 step with
 //! the sparse LU and with GMRES forced side by side, and what `Auto` picks, on grids and
 //! chains (`Auto` keeps the direct solve; Krylov is opt-in); the full and quick runs print the
-//! same table for grids).
+//! same table for grids), `-- --interleaved` (only the interleaved-size table: all sizes built
+//! first, then rounds over the sizes, best per size, with the work counters per bdf2 step; the
+//! full and quick runs end with it), `-- --one chain|grid SIZE direct|krylov STEPS` (one bdf2
+//! run for callgrind: `valgrind --tool=callgrind --toggle-collect='*bdf_steps*'`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
@@ -204,6 +207,14 @@ fn main() {
         return;
     }
     let quick = args.iter().any(|a| a == "--quick");
+    if let Some(i) = args.iter().position(|a| a == "--one") {
+        one(&args[i + 1..]);
+        return;
+    }
+    if args.iter().any(|a| a == "--interleaved") {
+        interleaved(quick);
+        return;
+    }
     if args.iter().any(|a| a == "--krylov") {
         let sizes: &[usize] = if quick {
             &[100, 1_000]
@@ -339,6 +350,7 @@ fn main() {
         &[1_000, 10_000, 100_000]
     };
     linear_solvers(Shape::Grid, grid_sizes, quick);
+    interleaved(quick);
     if let Some(path) = svg {
         plot(&rows, &path).expect("plot");
         println!("plot: {path}");
@@ -535,4 +547,267 @@ fn plot(rows: &[Row], path: &str) -> Result<(), Box<dyn std::error::Error>> {
         .draw()?;
     root.present()?;
     Ok(())
+}
+
+/// The linear solvers of the interleaved BDF table: what `Auto` picks (band on chains, sparse
+/// LU on grids) and GMRES with ILU(0).
+const KINDS: [(&str, plenum::integrators::bdf::LinearSolver); 2] = [
+    ("direct", plenum::integrators::bdf::LinearSolver::Auto),
+    ("Krylov", plenum::integrators::bdf::LinearSolver::Krylov),
+];
+
+/// bdf2 steps per timed batch: a multiple of the BDF's setup (20 steps) and Jacobian (50 steps)
+/// periods, so that every batch, at every size, holds the same 5 factorizations and 2 Jacobians.
+const BDF_BATCH: usize = 100;
+
+/// `n` bdf2 steps of 0.1 µs; a function of its own so that callgrind can collect it alone
+/// (`--toggle-collect='*scale*bdf_steps*'`).
+#[inline(never)]
+fn bdf_steps(sim: &mut Simulation, n: usize) {
+    for _ in 0..n {
+        let t = sim.t_s;
+        black_box(sim.advance_to(t + 1e-7).expect("bdf step"));
+    }
+}
+
+/// Load-independent work counters of a BDF run so far.
+#[derive(Clone, Copy, Default)]
+struct Work {
+    steps: u64,
+    newton: u64,
+    jvps: u64,
+    jacobians: u64,
+    factorizations: u64,
+    gmres: u64,
+}
+
+fn work(sim: &Simulation) -> Work {
+    use plenum::integrators::Method;
+    match &sim.integrator {
+        Method::Bdf(b) => Work {
+            steps: b.stats.steps,
+            newton: b.stats.newton_iterations,
+            jvps: b.stats.jacobian_rhs_evaluations,
+            jacobians: b.stats.jacobian_evaluations,
+            factorizations: b.stats.factorizations,
+            gmres: b.krylov_stats().map_or(0, |k| k.iterations),
+        },
+        _ => unreachable!("bdf2"),
+    }
+}
+
+/// A bdf2 simulation of `shape` at `size` with `linear`, past its start-up steps and first
+/// Jacobian; the heap bytes it holds then.
+fn bdf_sim(
+    shape: Shape,
+    size: usize,
+    linear: plenum::integrators::bdf::LinearSolver,
+) -> (Simulation, usize, isize) {
+    let (text, components) = generate(shape, size, "bdf2");
+    let live0 = LIVE_BYTES.load(Ordering::Relaxed);
+    let (mut sim, _, _) = build(&text);
+    sim.integrator.set_linear_solver(linear);
+    sim.advance_to(3e-7).expect("bdf warm-up");
+    let bytes = LIVE_BYTES.load(Ordering::Relaxed) - live0;
+    (sim, components, bytes)
+}
+
+/// `--one chain|grid SIZE direct|krylov STEPS`: warm up, then `STEPS` bdf2 steps in
+/// `bdf_steps` (for callgrind: instructions of the steps alone), and the counters.
+fn one(args: &[String]) {
+    let shape = match args.first().map(String::as_str) {
+        Some("grid") => Shape::Grid,
+        _ => Shape::Chain,
+    };
+    let size = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1_000);
+    let kind = usize::from(args.get(2).map(String::as_str) == Some("krylov"));
+    let steps = args
+        .get(3)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(BDF_BATCH);
+    let (mut sim, components, _) = bdf_sim(shape, size, KINDS[kind].1);
+    let w0 = work(&sim);
+    let t0 = Instant::now();
+    bdf_steps(&mut sim, steps);
+    let dt = t0.elapsed().as_secs_f64();
+    let w1 = work(&sim);
+    let per = |a: u64, b: u64| (b - a) as f64 / steps.max(1) as f64;
+    println!(
+        "{components} components ({} states), {}: {steps} steps, {} per step; per step: \
+         Newton {:.2}, jvp {:.2}, Jacobians {:.3}, LU {:.3}, GMRES {:.2}",
+        sim.y.len(),
+        KINDS[kind].0,
+        fmt_time(dt / steps.max(1) as f64),
+        per(w0.newton, w1.newton),
+        per(w0.jvps, w1.jvps),
+        per(w0.jacobians, w1.jacobians),
+        per(w0.factorizations, w1.factorizations),
+        per(w0.gmres, w1.gmres),
+    );
+}
+
+/// Per-size times with the sizes interleaved: every simulation is built first, then in each
+/// round every size is timed once (the order reversed every other round), best of the rounds per
+/// size; a burst of load on this shared machine then hits all sizes alike instead of one.
+/// Timed: the rhs, one rk4 step, and bdf2 batches of `BDF_BATCH` steps with the direct solver
+/// `Auto` picks and with GMRES; the counters per step (Newton iterations, Jacobian-vector
+/// products, Jacobians, factorizations, GMRES iterations) do not depend on the load.
+fn interleaved(quick: bool) {
+    let sizes: &[usize] = if quick {
+        &[100, 1_000]
+    } else {
+        &[1_000, 10_000, 100_000]
+    };
+    let rounds = if quick { 2 } else { 5 };
+    println!(
+        "\n### Interleaved sizes ({rounds} rounds, best per size; bdf2 batches of {BDF_BATCH} \
+         steps of 0.1 µs)\n"
+    );
+    println!(
+        "| network | components | states | B/component (rk4, bdf direct) | rhs | rk4 step | \
+         solver | bdf2 step | Newton / step | jvp / step | LU / step | GMRES / step | step / rhs |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|");
+    for shape in [Shape::Chain, Shape::Grid] {
+        let label = match shape {
+            Shape::Chain => "chain",
+            Shape::Grid => "grid",
+        };
+        struct Sized {
+            components: usize,
+            explicit: Simulation,
+            bdf: Vec<Simulation>,
+            bytes: [isize; 2],
+            best: [f64; 4],
+            work: [Work; 2],
+            timed_steps: [u64; 2],
+        }
+        let mut all: Vec<Sized> = sizes
+            .iter()
+            .map(|&size| {
+                let (text, components) = generate(shape, size, "rk4");
+                let live0 = LIVE_BYTES.load(Ordering::Relaxed);
+                let (mut explicit, _, _) = build(&text);
+                let bytes = LIVE_BYTES.load(Ordering::Relaxed) - live0;
+                explicit.advance_to(1e-7).expect("warm-up step");
+                let mut bdf = Vec::new();
+                let mut direct_bytes = 0;
+                for (k, (_, linear)) in KINDS.iter().enumerate() {
+                    let (sim, _, b) = bdf_sim(shape, size, *linear);
+                    if k == 0 {
+                        direct_bytes = b;
+                    }
+                    bdf.push(sim);
+                }
+                Sized {
+                    components,
+                    explicit,
+                    bdf,
+                    bytes: [bytes, direct_bytes],
+                    best: [f64::INFINITY; 4],
+                    work: [Work::default(); 2],
+                    timed_steps: [0; 2],
+                }
+            })
+            .collect();
+        for round in 0..rounds {
+            let order: Vec<usize> = if round % 2 == 0 {
+                (0..all.len()).collect()
+            } else {
+                (0..all.len()).rev().collect()
+            };
+            for &i in &order {
+                let s = &mut all[i];
+                let n = s.explicit.y.len();
+                // About 10⁶ state updates per rhs and rk4 batch.
+                let calls = (1_000_000 / n).clamp(3, 10_000);
+                let calls = if quick { calls.min(50) } else { calls };
+                let y = s.explicit.y.clone();
+                let mut dydt = vec![0.0; n];
+                let sim = &mut s.explicit;
+                s.best[0] = s.best[0].min(best_s(1, calls, || {
+                    sim.network.rhs(0.0, &y, &mut dydt);
+                    black_box(&dydt);
+                }));
+                s.best[1] = s.best[1].min(best_s(1, calls.div_ceil(4), || {
+                    let t = sim.t_s;
+                    black_box(sim.advance_to(t + 1e-7).expect("rk4 step"));
+                }));
+                // Small sizes: several batches per round (the best kept), ~the 100k batch's work.
+                let batches = if quick {
+                    1
+                } else {
+                    (100_000 / s.components).clamp(1, 20)
+                };
+                for k in 0..KINDS.len() {
+                    let sim = &mut s.bdf[k];
+                    for _ in 0..batches {
+                        let w0 = work(sim);
+                        let t0 = Instant::now();
+                        bdf_steps(sim, BDF_BATCH);
+                        let dt = t0.elapsed().as_secs_f64() / BDF_BATCH as f64;
+                        let w1 = work(sim);
+                        s.best[2 + k] = s.best[2 + k].min(dt);
+                        let acc = &mut s.work[k];
+                        acc.steps += w1.steps - w0.steps;
+                        acc.newton += w1.newton - w0.newton;
+                        acc.jvps += w1.jvps - w0.jvps;
+                        acc.jacobians += w1.jacobians - w0.jacobians;
+                        acc.factorizations += w1.factorizations - w0.factorizations;
+                        acc.gmres += w1.gmres - w0.gmres;
+                        s.timed_steps[k] += BDF_BATCH as u64;
+                    }
+                }
+            }
+        }
+        for s in &all {
+            for (k, (name, _)) in KINDS.iter().enumerate() {
+                let w = s.work[k];
+                let per = |v: u64| v as f64 / s.timed_steps[k] as f64;
+                let solver = match (k, &s.bdf[k].integrator) {
+                    (0, plenum::integrators::Method::Bdf(b)) if b.uses_band_lu() => "band LU",
+                    (0, plenum::integrators::Method::Bdf(b)) if b.uses_sparse_lu() => "sparse LU",
+                    _ => name,
+                };
+                debug_assert_eq!(w.steps, s.timed_steps[k]);
+                println!(
+                    "| {label} | {} | {} | {:.0}, {:.0} | {} | {} | {solver} | {} | {:.2} | {:.2} | \
+                     {:.2} | {:.2} | {:.1} |",
+                    s.components,
+                    s.explicit.y.len(),
+                    s.bytes[0] as f64 / s.components as f64,
+                    s.bytes[1] as f64 / s.components as f64,
+                    fmt_time(s.best[0]),
+                    fmt_time(s.best[1]),
+                    fmt_time(s.best[2 + k]),
+                    per(w.newton),
+                    per(w.jvps),
+                    per(w.factorizations),
+                    per(w.gmres),
+                    s.best[2 + k] / s.best[0],
+                );
+            }
+        }
+        if let (Some(a), Some(b)) = (all.first(), all.last())
+            && b.components > a.components
+        {
+            let g = |k: usize| b.best[k] / a.best[k];
+            println!(
+                "{label}: {} → {} components ({:.0}×): rhs {:.0}×, rk4 step {:.0}×, bdf2 step \
+                 {} {:.0}×, Krylov {:.0}× (limit 150× for 100×)",
+                a.components,
+                b.components,
+                b.components as f64 / a.components as f64,
+                g(0),
+                g(1),
+                match &b.bdf[0].integrator {
+                    plenum::integrators::Method::Bdf(x) if x.uses_band_lu() => "band LU",
+                    plenum::integrators::Method::Bdf(x) if x.uses_sparse_lu() => "sparse LU",
+                    _ => "direct",
+                },
+                g(2),
+                g(3)
+            );
+        }
+    }
 }

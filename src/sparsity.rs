@@ -75,6 +75,23 @@ impl Pattern {
         self.rows.len()
     }
 
+    /// out += α·A·u for the matrix A with this pattern and the values `vals` (one per entry,
+    /// in the pattern's order): the CSC product, by columns, skipping the columns where α·u_j
+    /// is zero (the BDF's GMRES applies M = I − γJ through it, the Krylov tests their matrices).
+    pub fn mul_add(&self, vals: &[f64], alpha: f64, u: &[f64], out: &mut [f64]) {
+        debug_assert_eq!(vals.len(), self.nonzeros());
+        debug_assert!(u.len() == self.n && out.len() == self.n);
+        for (j, &uj) in u.iter().enumerate() {
+            let c = alpha * uj;
+            if c != 0.0 {
+                let range = self.col_start[j]..self.col_start[j + 1];
+                for (&i, a) in self.rows[range.clone()].iter().zip(&vals[range]) {
+                    out[i] += c * a;
+                }
+            }
+        }
+    }
+
     pub fn contains(&self, i: usize, j: usize) -> bool {
         self.column(j).binary_search(&i).is_ok()
     }

@@ -151,7 +151,9 @@ pub const BAND_MAX: usize = 16;
 /// Structural fill of a direct factorization of a pattern: the Cholesky factor of the pattern
 /// of M + Mᵀ under faer's AMD ordering (symbolic only), over nnz of its upper triangle. The
 /// sparse LU pivots and orders by COLAMD, so this is an estimate of its fill, independent of
-/// the states' order. `None` if faer's analysis fails (out of memory).
+/// the states' order. `None` if faer's analysis fails (out of memory). A diagnostic: no solver
+/// choice depends on it since `Auto` stopped taking Krylov; the scale bench (`--krylov`) and
+/// `tests/krylov_bdf.rs` print it.
 pub fn fill_ratio(p: &Pattern) -> Option<f64> {
     use faer::Side;
     use faer::sparse::linalg::SupernodalThreshold;
@@ -264,6 +266,16 @@ struct History {
 impl History {
     /// `self = other` without allocating once the vectors have their sizes.
     fn assign(&mut self, o: &History) {
+        self.assign_live(o, None);
+    }
+
+    /// `assign` between the committed and the working copy of one run of the fixed order k
+    /// (`fixed = Some(k)`): only what such a run can have written since the last full copy.
+    /// Its Nordsieck columns k + 1..=MAX_ORDER are never written (predict, correct, rescale and
+    /// the start all stop at column q = k), and the start points are never written once the
+    /// start is over (start_len > k in both; a restart sets start_len to 0 first). On 10⁵
+    /// states the full copy moved 9n values twice a step for bdf2 where 3n change.
+    fn assign_live(&mut self, o: &History, fixed: Option<usize>) {
         let History {
             started,
             tn,
@@ -318,7 +330,13 @@ impl History {
         *nst = o.nst;
         *nstlp = o.nstlp;
         *nstlj = o.nstlj;
-        zn.clone_from(&o.zn);
+        match fixed {
+            Some(k) if zn.len() == o.zn.len() => {
+                let live = (k + 1) * (o.zn.len() / (MAX_ORDER + 1));
+                zn[..live].copy_from_slice(&o.zn[..live]);
+            }
+            _ => zn.clone_from(&o.zn),
+        }
         // The Jacobian is copied only when it is another one: `jac_count` names its contents
         // (every evaluation, even a failed one, takes a new number before writing a column).
         if *jac_count != o.jac_count || jac.len() != o.jac.len() {
@@ -326,7 +344,10 @@ impl History {
         }
         *jac_count = o.jac_count;
         *start_t = o.start_t;
-        start_y.clone_from(&o.start_y);
+        let start_over = fixed.is_some_and(|k| *start_len == o.start_len && o.start_len > k);
+        if !start_over || start_y.len() != o.start_y.len() {
+            start_y.clone_from(&o.start_y);
+        }
         *start_len = o.start_len;
     }
 }
@@ -619,12 +640,70 @@ fn band_solve(
     }
 }
 
+/// Elements per block of the Nordsieck sweeps (`predict_with_increment`, `complete_step`): the
+/// q + 1 columns' slices of one block (≤ 6 × 4 KiB) stay in L1 while every column pass runs
+/// over them, so the array is read and written once per sweep instead of once per pass. On
+/// 10⁵ states the array (7 MB) does not fit L2, and the unblocked passes made the bdf2 step
+/// grow faster than the states (`cargo bench --bench scale -- --interleaved`).
+const NORDSIECK_BLOCK: usize = 512;
+
 /// Nordsieck columns j − 1 (mutable) and j of `zn` (n values each), for the Pascal-triangle
 /// sums of `predict` and `restore` without per-element bounds checks.
 #[inline]
 fn column_pair(zn: &mut [f64], n: usize, j: usize) -> (&mut [f64], &[f64]) {
     let (lo, hi) = zn.split_at_mut(j * n);
     (&mut lo[(j - 1) * n..], &hi[..n])
+}
+
+/// inc = Σ_{j=1..q} z_j, then CVODE's predictor (cvPredict: z_{j−1} += z_j for k = 1..=q, j = q
+/// down to k) on the q + 1 columns of `zn`, block by block.
+fn predict_blocked(zn: &mut [f64], inc: &mut [f64], n: usize, q: usize) {
+    let mut lo = 0;
+    while lo < n {
+        let hi = (lo + NORDSIECK_BLOCK).min(n);
+        let inc = &mut inc[lo..hi];
+        inc.fill(0.0);
+        for j in 1..=q {
+            for (a, b) in inc.iter_mut().zip(&zn[j * n + lo..j * n + hi]) {
+                *a += *b;
+            }
+        }
+        for k in 1..=q {
+            for j in (k..=q).rev() {
+                let (prev, next) = column_pair(zn, n, j);
+                for (a, b) in prev[lo..hi].iter_mut().zip(&next[lo..hi]) {
+                    *a += *b;
+                }
+            }
+        }
+        lo = hi;
+    }
+}
+
+/// The corrector's update of the Nordsieck array (cvCompleteStep: z_j += ℓ_j·acor for
+/// j = 0..=q) and inc += acor, block by block.
+fn correct_blocked(
+    zn: &mut [f64],
+    l: &[f64; MAX_ORDER + 1],
+    acor: &[f64],
+    inc: &mut [f64],
+    n: usize,
+    q: usize,
+) {
+    let mut lo = 0;
+    while lo < n {
+        let hi = (lo + NORDSIECK_BLOCK).min(n);
+        let acor = &acor[lo..hi];
+        for (j, &lj) in l.iter().enumerate().take(q + 1) {
+            for (a, &c) in zn[j * n + lo..j * n + hi].iter_mut().zip(acor) {
+                *a += lj * c;
+            }
+        }
+        for (a, &c) in inc[lo..hi].iter_mut().zip(acor) {
+            *a += c;
+        }
+        lo = hi;
+    }
 }
 
 /// Weighted RMS norm over `len` states (the weights of the others are 0).
@@ -958,8 +1037,7 @@ impl Bdf {
         }
     }
 
-    /// [`fill_ratio`] of the pattern of M for `sys`, as `Auto` computes it (`None` without a
-    /// pattern).
+    /// [`fill_ratio`] of the pattern of M for `sys` (`None` without a pattern); a diagnostic.
     pub fn fill_ratio_of<S: OdeSystem>(sys: &S) -> Option<f64> {
         let n = sys.dimension();
         let p = sys.sparsity().filter(|p| p.n == n)?;
@@ -1133,18 +1211,6 @@ impl<S: OdeSystem> Step<'_, S> {
         s.gammap = 0.0;
         s.gamrat = 1.0;
         Ok(())
-    }
-
-    fn predict(&mut self) {
-        let (n, q) = (self.n, self.s.q);
-        for k in 1..=q {
-            for j in (k..=q).rev() {
-                let (prev, next) = column_pair(&mut self.s.zn, n, j);
-                for (a, b) in prev.iter_mut().zip(next) {
-                    *a += *b;
-                }
-            }
-        }
     }
 
     fn restore(&mut self, saved_t: f64) {
@@ -1546,16 +1612,9 @@ impl<S: OdeSystem> Step<'_, S> {
                 &ws.ewt,
                 tol,
                 |u, out| {
+                    // out = u − γ·J·u: out + (−γu_j)·a is out − (γu_j)·a bit for bit.
                     out.copy_from_slice(u);
-                    for (j, &uj) in u.iter().enumerate() {
-                        let c = gamma * uj;
-                        if c != 0.0 {
-                            let range = p.col_start[j]..p.col_start[j + 1];
-                            for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
-                                out[i] -= c * a;
-                            }
-                        }
-                    }
+                    p.mul_add(jac, -gamma, u, out);
                 },
                 |u| ilu.solve(u),
             );
@@ -1684,16 +1743,13 @@ impl<S: OdeSystem> Step<'_, S> {
         }
     }
 
-    /// Increment of the predictor: Σ_{j=1..q} z_j (the Pascal sum of the prediction, kept apart
-    /// from z_0 so that the driver's compensated sum sees the small increment exactly).
-    fn predicted_increment(&mut self) {
+    /// Increment of the predictor, Σ_{j=1..q} z_j (the Pascal sum of the prediction, kept apart
+    /// from z_0 so that the driver's compensated sum sees the small increment exactly), then the
+    /// prediction itself (`predict`), block by block (`NORDSIECK_BLOCK`): per element the same
+    /// operations in the same order as the column passes, so the same bits.
+    fn predict_with_increment(&mut self) {
         let (n, q) = (self.n, self.s.q);
-        self.ws.inc.fill(0.0);
-        for z in self.s.zn[n..(q + 1) * n].chunks_exact(n) {
-            for (a, b) in self.ws.inc.iter_mut().zip(z) {
-                *a += *b;
-            }
-        }
+        predict_blocked(&mut self.s.zn[..(q + 1) * n], &mut self.ws.inc, n, q);
     }
 
     fn complete_step(&mut self) {
@@ -1709,14 +1765,7 @@ impl<S: OdeSystem> Step<'_, S> {
             s.tau[2] = s.tau[1];
         }
         s.tau[1] = s.h;
-        for (z, &lj) in s.zn[..(q + 1) * n].chunks_exact_mut(n).zip(&s.l) {
-            for (a, &c) in z.iter_mut().zip(&self.ws.acor) {
-                *a += lj * c;
-            }
-        }
-        for (a, &c) in self.ws.inc.iter_mut().zip(&self.ws.acor) {
-            *a += c;
-        }
+        correct_blocked(&mut s.zn, &s.l, &self.ws.acor, &mut self.ws.inc, n, q);
         if self.fixed.is_some() {
             return;
         }
@@ -1812,9 +1861,8 @@ impl<S: OdeSystem> Step<'_, S> {
         let mut nflag = NFlag::FirstCall;
         let dsm;
         loop {
-            self.predicted_increment();
             self.s.tn = saved_t + self.s.h;
-            self.predict();
+            self.predict_with_increment();
             self.set_coefficients();
             if self.nls(nflag) != Nls::Success {
                 self.stats.convergence_failures += 1;
@@ -1902,9 +1950,8 @@ impl<S: OdeSystem> Step<'_, S> {
         }
         self.s.h = h;
         self.set_weights();
-        self.predicted_increment();
         self.s.tn = t + h;
-        self.predict();
+        self.predict_with_increment();
         self.set_coefficients();
         let mut nflag = NFlag::FirstCall;
         for _ in 0..2 {
@@ -2052,7 +2099,7 @@ impl Bdf {
         let n = self.n;
         self.last.valid = false;
         self.last.pending = false;
-        self.trial.assign(&self.hist);
+        self.trial.assign_live(&self.hist, self.fixed);
         let fixed = self.fixed;
         let h_cap = match self.tolerances.max_step {
             Some(m) if fixed.is_none() => h_max.min(m),
@@ -2231,7 +2278,7 @@ impl Integrator for Bdf {
         }
         // Copy (not swap): the trial stays, so `dense` over the committed step keeps working
         // until the next attempt.
-        self.hist.assign(&self.trial);
+        self.hist.assign_live(&self.trial, self.fixed);
     }
     /// See `check_history` for what each of the committed and working histories must satisfy;
     /// besides: `fixed` is None or 1..=5, `n` is the model's, the tolerances are finite (rtol,
@@ -2425,7 +2472,74 @@ impl Integrator for Bdf {
 
 #[cfg(test)]
 mod tests {
-    use super::{band_factor, band_solve};
+    use super::{
+        MAX_ORDER, NORDSIECK_BLOCK, band_factor, band_solve, correct_blocked, predict_blocked,
+    };
+
+    /// The blocked Nordsieck sweeps give the bits of the column passes they replace (CVODE's
+    /// cvPredict and cvCompleteStep loop orders, written out here as the truth), for every order
+    /// and sizes below, at and across the block length.
+    #[test]
+    fn blocked_nordsieck_sweeps_equal_the_column_passes() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut draw = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        let mut checked = 0;
+        for n in [
+            1,
+            7,
+            NORDSIECK_BLOCK,
+            NORDSIECK_BLOCK + 1,
+            3 * NORDSIECK_BLOCK - 5,
+        ] {
+            for q in 1..=MAX_ORDER {
+                let zn0: Vec<f64> = (0..(q + 1) * n).map(|_| draw() * 1e3).collect();
+                let acor: Vec<f64> = (0..n).map(|_| draw() * 1e-3).collect();
+                let mut l = [0.0; MAX_ORDER + 1];
+                for v in l.iter_mut().take(q + 1) {
+                    *v = draw();
+                }
+                // Truth: the column passes.
+                let mut zt = zn0.clone();
+                let mut inct = vec![0.0; n];
+                for z in zt[n..].chunks_exact(n) {
+                    for (a, b) in inct.iter_mut().zip(z) {
+                        *a += *b;
+                    }
+                }
+                for k in 1..=q {
+                    for j in (k..=q).rev() {
+                        for i in 0..n {
+                            zt[(j - 1) * n + i] += zt[j * n + i];
+                        }
+                    }
+                }
+                let (mut zb, mut incb) = (zn0.clone(), vec![f64::NAN; n]);
+                predict_blocked(&mut zb, &mut incb, n, q);
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&zb), bits(&zt), "predict n {n} q {q}");
+                assert_eq!(bits(&incb), bits(&inct), "increment n {n} q {q}");
+                for (j, &lj) in l.iter().enumerate().take(q + 1) {
+                    for i in 0..n {
+                        zt[j * n + i] += lj * acor[i];
+                    }
+                }
+                for i in 0..n {
+                    inct[i] += acor[i];
+                }
+                correct_blocked(&mut zb, &l, &acor, &mut incb, n, q);
+                assert_eq!(bits(&zb), bits(&zt), "correct n {n} q {q}");
+                assert_eq!(bits(&incb), bits(&inct), "correct inc n {n} q {q}");
+                checked += zb.len() + incb.len();
+            }
+        }
+        println!("blocked sweeps: {checked} values equal to the column passes bit for bit");
+        assert!(checked > 0);
+    }
 
     /// y' = −y with its quadrature q' = y (q feeds nothing back), from (1, 0) to t = 5: with q
     /// named a quadrature the adaptive BDF leaves it out of its error test, as CVODES does.

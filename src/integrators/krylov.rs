@@ -424,11 +424,7 @@ mod tests {
 
     fn matvec(p: &Pattern, vals: &[f64], u: &[f64], out: &mut [f64]) {
         out.fill(0.0);
-        for j in 0..p.n {
-            for k in p.col_start[j]..p.col_start[j + 1] {
-                out[p.rows[k]] += vals[k] * u[j];
-            }
-        }
+        p.mul_add(vals, 1.0, u, out);
     }
 
     #[test]
