@@ -318,7 +318,8 @@ def main():
         print(line)
         for what, x in ratios.items():
             for key in ((what, group), (what, "all")):
-                if key not in worst or x > worst[key][0]:
+                # `not x <= w`: a NaN ratio (a failed count) is the worst, never skipped.
+                if key not in worst or not x <= worst[key][0]:
                     worst[key] = (x, net)
     # Every figure below is the largest ratio of the table above, per group and over all.
     print()

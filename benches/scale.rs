@@ -549,8 +549,9 @@ fn plot(rows: &[Row], path: &str) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// The linear solvers of the interleaved BDF table: what `Auto` picks (band on chains, sparse
-/// LU on grids) and GMRES with ILU(0).
+/// The linear solvers of the interleaved BDF table: what `Auto` picks (the sparse LU at these
+/// sizes, on chains too: the piston states after all chambers widen the band) and GMRES with
+/// ILU(0).
 const KINDS: [(&str, plenum::integrators::bdf::LinearSolver); 2] = [
     ("direct", plenum::integrators::bdf::LinearSolver::Auto),
     ("Krylov", plenum::integrators::bdf::LinearSolver::Krylov),

@@ -1132,8 +1132,9 @@ impl OdeSystem for Network {
         crate::sparsity::network_pattern(self)
     }
 
-    /// The two accumulators (mass and energy that left): integrated for checks 4 and 5, read
-    /// by nothing else.
+    /// The two accumulators (mass and energy that left): integrated for checks 4 and 5 and the
+    /// `mass_total` / `energy_total` outputs; no derivative reads them. Out of BDF's error test,
+    /// they are accurate to the BDF formula's truncation of integrals of controlled states.
     fn quadratures(&self) -> std::ops::Range<usize> {
         self.layout.accumulator_offset..self.layout.n_states
     }

@@ -14,7 +14,8 @@
 //!   with weights 1/(rtol·|y_i| + atol).
 //! - Pure quadratures — the states the system names in `OdeSystem::quadratures`, on which no
 //!   derivative depends (the network's mass and energy accumulators) — are kept out of every
-//!   norm of the adaptive method (weight 0, the RMS over the other states), as CVODES keeps quadrature
+//!   norm of the adaptive method with a direct linear solver (weight 0, the RMS over the other
+//!   states; the Krylov path and `jacobian_radius_bound` keep them), as CVODES keeps quadrature
 //!   variables out of its error test by default (`errconQ = SUNFALSE`, cvodes.c; CVODES guide,
 //!   `CVodeSetQuadErrCon`). They never feed back, so their error cannot move the other states;
 //!   an accumulator starts at 0, and with atol ≪ its scale its weight 1/(rtol·|y| + atol) was
