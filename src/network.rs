@@ -814,6 +814,7 @@ impl Network {
 
     /// Number of event functions (active or not): per piston its exit, its `x_max` and its
     /// `x_min` stop.
+    #[inline]
     pub fn n_events(&self) -> usize {
         3 * self.pistons.len() + 2 * self.inertance_valves.len()
     }

@@ -361,14 +361,21 @@ impl Simulation {
         sim
     }
 
+    #[inline]
     fn ensure_scratch(&mut self) {
-        let n = self.y.len();
-        if self.y_new.len() != n {
-            self.y_new = vec![0.0; n];
-            self.compensation_new = vec![0.0; n];
-            self.increment = vec![0.0; n];
-            self.dy = vec![0.0; n];
+        if self.y_new.len() != self.y.len() {
+            self.size_scratch();
         }
+    }
+
+    /// Once per run (and after a restore, whose scratch is not serialized).
+    #[cold]
+    fn size_scratch(&mut self) {
+        let n = self.y.len();
+        self.y_new = vec![0.0; n];
+        self.compensation_new = vec![0.0; n];
+        self.increment = vec![0.0; n];
+        self.dy = vec![0.0; n];
     }
 
     fn set_rc(&mut self, rc: u8) {
@@ -700,7 +707,22 @@ impl Simulation {
 
     /// The earliest event crossing (k, step size to it) in the step of size `h` from the
     /// current point whose end state is in `y_new`: g_k(old) < 0 ≤ g_k(new).
+    #[inline]
     fn earliest_event(
+        &mut self,
+        t: f64,
+        h: f64,
+        inc: &mut [f64],
+        adaptive: bool,
+    ) -> Result<Option<(usize, f64)>, StepFailure> {
+        // Networks without pistons or inertance valves have no event functions: no call.
+        if self.network.n_events() == 0 {
+            return Ok(None);
+        }
+        self.earliest_event_of_all(t, h, inc, adaptive)
+    }
+
+    fn earliest_event_of_all(
         &mut self,
         t: f64,
         h: f64,
@@ -887,23 +909,24 @@ impl Simulation {
         i.pending_event = event.map(|(k, _)| k);
         i.at_breakpoint = event.is_none() && breakpoint == Some(t_new);
         self.stats.steps += 1;
+        // The checks run once per step, here; every reported time inside this step carries
+        // their code (`rc`) instead of running them again on an interpolated state.
         let rc = self
             .checks
             .warnings(&self.network, &self.internal.y, &self.sensitivities.params);
+        self.rc = rc;
         self.note_fired(rc, t_new);
         Ok(())
     }
 
-    /// The reported point catches up with the internal one.
+    /// The reported point catches up with the internal one, whose checks ran on its step
+    /// (`rc` holds their code).
     fn report_internal(&mut self) {
         let i = &self.internal;
         self.t_s = i.t_s;
         self.y.copy_from_slice(&i.y);
         self.y_compensation.copy_from_slice(&i.compensation);
-        let rc = self
-            .checks
-            .warnings(&self.network, &self.y, &self.sensitivities.params);
-        self.set_rc(rc);
+        self.note_fired(self.rc, self.t_s);
     }
 
     /// Report the state at `target` in the last step (t_prev, t] by dense output.
@@ -923,10 +946,9 @@ impl Simulation {
             &mut self.y_compensation,
         );
         self.t_s = target;
-        let rc = self
-            .checks
-            .warnings(&self.network, &self.y, &self.sensitivities.params);
-        self.set_rc(rc);
+        // The step's code, not the checks again on the interpolated state; noted at the
+        // reported time so that a window opened since (one fmi2DoStep) sees it.
+        self.note_fired(self.rc, target);
         Ok(())
     }
 

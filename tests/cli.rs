@@ -98,3 +98,41 @@ fn check_rejects_an_invalid_model_with_exit_code_2() {
         .unwrap();
     assert!(ok.status.success());
 }
+
+/// `--repeat N`: the first solve records, the other N − 1 are only timed. The summary (final
+/// values, counters, codes) must be that of a single run, line for line, whatever `solve_s`
+/// reads; the projectile's exit event goes through the timed loop's `Exit` arm.
+#[test]
+fn repeat_reports_the_single_run_and_a_positive_solve_time() {
+    let run = |repeat: &str| {
+        let out = plenum()
+            .args(["run", &repo("models/projectile.toml"), "--repeat", repeat])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let (one, three) = (run("1"), run("3"));
+    let split = |s: &str| -> (Vec<String>, f64) {
+        let mut t = f64::NAN;
+        let mut lines = Vec::new();
+        for l in s.lines() {
+            match l.strip_prefix("solve_s") {
+                Some(v) => t = v.trim().parse().unwrap(),
+                None => lines.push(l.to_string()),
+            }
+        }
+        (lines, t)
+    };
+    let ((l1, t1), (l3, t3)) = (split(&one), split(&three));
+    println!(
+        "{} summary lines; solve_s {t1:e} s (--repeat 1), {t3:e} s (--repeat 3)",
+        l1.len()
+    );
+    assert_eq!(l1, l3);
+    assert!(t1 > 0.0 && t1.is_finite() && t3 > 0.0 && t3.is_finite());
+}
