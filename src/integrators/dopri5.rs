@@ -97,6 +97,11 @@ pub struct Dopri5 {
     /// scratch, read right after `attempt`).
     #[serde(skip)]
     h_lambda: f64,
+    /// (facold, ln facold): the logarithm of the controller's previous error, from the step
+    /// that set it (scratch: recomputed whenever it belongs to another `facold`, as after a
+    /// restore or a restart).
+    #[serde(skip)]
+    ln_facold: (f64, f64),
     #[serde(skip)]
     k: Box<Stages>,
 }
@@ -139,6 +144,7 @@ impl Dopri5 {
             accepted,
             rejected,
             h_lambda,
+            ln_facold: _,
             k: _,
         } = self;
         *n = o.n;
@@ -174,6 +180,7 @@ impl Dopri5 {
             accepted: 0,
             rejected: 0,
             h_lambda: 0.0,
+            ln_facold: (0.0, 0.0),
             k: Box::default(),
         };
         // The stages sized with the method, not in the first step (a restored method sizes
@@ -487,11 +494,20 @@ impl Integrator for Dopri5 {
             }
             match self.trial(sys, t, y, h, inc) {
                 Some(err) => {
-                    let fac11 = err.powf(EXPO1);
-                    // Lund stabilization: h_new = h / (err^expo1 / err_old^β / safe), bounded.
-                    let fac = (fac11 / self.facold.powf(BETA) / SAFE).clamp(1.0 / FAC2, 1.0 / FAC1);
+                    // Lund stabilization: h_new = h / (err^expo1 / err_old^β / safe), bounded;
+                    // the quotient of powers as one exp of logarithms (ln err_old kept from
+                    // its step): equal to round-off, half the cost of two `powf`.
+                    let ln_err = err.ln();
+                    if self.ln_facold.0 != self.facold {
+                        self.ln_facold = (self.facold, self.facold.ln());
+                    }
+                    let fac = ((EXPO1 * ln_err - BETA * self.ln_facold.1).exp() / SAFE)
+                        .clamp(1.0 / FAC2, 1.0 / FAC1);
                     if err <= 1.0 {
                         self.facold = err.max(1e-4);
+                        if self.facold == err {
+                            self.ln_facold = (err, ln_err);
+                        }
                         let mut h_new = h / fac;
                         if self.last_rejected {
                             h_new = h_new.min(h);
@@ -503,7 +519,7 @@ impl Integrator for Dopri5 {
                         self.store_dense(h, inc);
                         return Ok(h);
                     }
-                    self.h_next = h / (1.0 / FAC1).min(fac11 / SAFE);
+                    self.h_next = h / (1.0 / FAC1).min((EXPO1 * ln_err).exp() / SAFE);
                 }
                 None => {
                     // A stage left the model's domain: shrink hard and retry.
