@@ -659,6 +659,17 @@ fn column_pair(zn: &mut [f64], n: usize, j: usize) -> (&mut [f64], &[f64]) {
 /// inc = Σ_{j=1..q} z_j, then CVODE's predictor (cvPredict: z_{j−1} += z_j for k = 1..=q, j = q
 /// down to k) on the q + 1 columns of `zn`, block by block.
 fn predict_blocked(zn: &mut [f64], inc: &mut [f64], n: usize, q: usize) {
+    if n <= NORDSIECK_BLOCK {
+        // One block: element by element with the order a constant (see `predict_small`).
+        match q {
+            1 => return predict_small::<1>(zn, inc, n),
+            2 => return predict_small::<2>(zn, inc, n),
+            3 => return predict_small::<3>(zn, inc, n),
+            4 => return predict_small::<4>(zn, inc, n),
+            5 => return predict_small::<5>(zn, inc, n),
+            _ => {}
+        }
+    }
     let mut lo = 0;
     while lo < n {
         let hi = (lo + NORDSIECK_BLOCK).min(n);
@@ -681,6 +692,56 @@ fn predict_blocked(zn: &mut [f64], inc: &mut [f64], n: usize, q: usize) {
     }
 }
 
+/// `predict_blocked` for n ≤ one block and order Q, element by element: each element's Q + 1
+/// Nordsieck values are loaded once, summed and run through the Pascal triangle in registers
+/// (the same additions in the same order, so the same bits). On the small networks the
+/// column passes cost about 1,000 instructions a step for 4 states, mostly the q(q + 1)/2
+/// passes' own loop set-up (callgrind, cantera_vent).
+fn predict_small<const Q: usize>(zn: &mut [f64], inc: &mut [f64], n: usize) {
+    debug_assert!(zn.len() >= (Q + 1) * n && inc.len() >= n);
+    for (i, inc) in inc[..n].iter_mut().enumerate() {
+        let mut z = [0.0; MAX_ORDER + 1];
+        for (j, v) in z.iter_mut().enumerate().take(Q + 1) {
+            *v = zn[j * n + i];
+        }
+        let mut sum = 0.0;
+        for v in &z[1..Q + 1] {
+            sum += *v;
+        }
+        *inc = sum;
+        // Half-open constant ranges (not `(k..=Q).rev()`), which the compiler unrolls with z
+        // in registers.
+        for k in 1..Q + 1 {
+            for jj in 0..Q + 1 - k {
+                let j = Q - jj;
+                z[j - 1] += z[j];
+            }
+        }
+        // z_Q is unchanged by the predictor.
+        for (j, v) in z.iter().enumerate().take(Q) {
+            zn[j * n + i] = *v;
+        }
+    }
+}
+
+/// `correct_blocked` for n ≤ one block and order Q, element by element (same operations, same
+/// order, same bits).
+fn correct_small<const Q: usize>(
+    zn: &mut [f64],
+    l: &[f64; MAX_ORDER + 1],
+    acor: &[f64],
+    inc: &mut [f64],
+    n: usize,
+) {
+    debug_assert!(zn.len() >= (Q + 1) * n && inc.len() >= n && acor.len() >= n);
+    for (i, (inc, &c)) in inc[..n].iter_mut().zip(&acor[..n]).enumerate() {
+        for (j, &lj) in l.iter().enumerate().take(Q + 1) {
+            zn[j * n + i] += lj * c;
+        }
+        *inc += c;
+    }
+}
+
 /// The corrector's update of the Nordsieck array (cvCompleteStep: z_j += ℓ_j·acor for
 /// j = 0..=q) and inc += acor, block by block.
 fn correct_blocked(
@@ -691,6 +752,16 @@ fn correct_blocked(
     n: usize,
     q: usize,
 ) {
+    if n <= NORDSIECK_BLOCK {
+        match q {
+            1 => return correct_small::<1>(zn, l, acor, inc, n),
+            2 => return correct_small::<2>(zn, l, acor, inc, n),
+            3 => return correct_small::<3>(zn, l, acor, inc, n),
+            4 => return correct_small::<4>(zn, l, acor, inc, n),
+            5 => return correct_small::<5>(zn, l, acor, inc, n),
+            _ => {}
+        }
+    }
     let mut lo = 0;
     while lo < n {
         let hi = (lo + NORDSIECK_BLOCK).min(n);
@@ -1122,11 +1193,17 @@ impl<S: OdeSystem> Step<'_, S> {
         } else {
             (self.tol.rtol, self.tol.atol)
         };
-        for i in 0..self.n {
-            self.ws.ewt[i] = if self.ws.quad[i] {
+        let n = self.n;
+        let ws = &mut *self.ws;
+        for ((e, &q), z) in ws.ewt[..n]
+            .iter_mut()
+            .zip(&ws.quad[..n])
+            .zip(&self.s.zn[..n])
+        {
+            *e = if q {
                 0.0
             } else {
-                1.0 / (rtol * self.s.zn[i].abs() + atol)
+                1.0 / (rtol * z.abs() + atol)
             };
         }
     }
@@ -1695,30 +1772,36 @@ impl<S: OdeSystem> Step<'_, S> {
             let gamrat = self.s.gamrat;
             // The direct solvers factored M with γ_M and scale for the drift; GMRES applies M
             // with the current γ itself (CVODE scales only for matrix-based solvers).
-            if gamrat != 1.0 && self.ws.krylov.is_none() {
-                let c = 2.0 / (1.0 + gamrat);
-                for v in &mut self.ws.tempv {
-                    *v *= c;
-                }
-            }
-            let del = wrms(&self.ws.tempv, &self.ws.ewt, self.ws.n_err);
-            if !del.is_finite() {
-                // A zero pivot of the sparse LU (or an overflow): like a singular M.
-                return Nls::ConvFail;
-            }
-            {
+            let scale = gamrat != 1.0 && self.ws.krylov.is_none();
+            let c = if scale { 2.0 / (1.0 + gamrat) } else { 1.0 };
+            // One pass: the drift scaling, the weighted norm of the correction (`wrms`'s sum,
+            // in its order) and the update acor += δ, y = z_0 + acor. A non-finite δ leaves
+            // acor and y spoiled, which the failure's retry overwrites (`nls`).
+            let del = {
                 let s = &*self.s;
                 let ws = &mut *self.ws;
-                for (((a, y), &tv), &z) in ws
+                let mut sum = 0.0;
+                for ((((a, y), tv), &z), &w) in ws
                     .acor
                     .iter_mut()
                     .zip(&mut ws.y)
-                    .zip(&ws.tempv)
+                    .zip(&mut ws.tempv)
                     .zip(&s.zn[..n])
+                    .zip(&ws.ewt)
                 {
-                    *a += tv;
+                    if scale {
+                        *tv *= c;
+                    }
+                    let d = *tv * w;
+                    sum += d * d;
+                    *a += *tv;
                     *y = z + *a;
                 }
+                (sum / ws.n_err.max(1) as f64).sqrt()
+            };
+            if !del.is_finite() {
+                // A zero pivot of the sparse LU (or an overflow): like a singular M.
+                return Nls::ConvFail;
             }
             if m > 0 {
                 self.s.crate_ = (CRDOWN * self.s.crate_).max(del / delp);
@@ -2492,7 +2575,9 @@ mod tests {
         let mut checked = 0;
         for n in [
             1,
+            4,
             7,
+            62,
             NORDSIECK_BLOCK,
             NORDSIECK_BLOCK + 1,
             3 * NORDSIECK_BLOCK - 5,
