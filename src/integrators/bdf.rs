@@ -15,7 +15,7 @@
 //! - Pure quadratures — the states the system names in `OdeSystem::quadratures`, on which no
 //!   derivative depends (the network's mass and energy accumulators) — are kept out of every
 //!   norm of the adaptive method with a direct linear solver (weight 0, the RMS over the other
-//!   states; the Krylov path and `jacobian_radius_bound` keep them), as CVODES keeps quadrature
+//!   states; the Krylov path keeps them; `jacobian_radius_bound` leaves them out), as CVODES keeps quadrature
 //!   variables out of its error test by default (`errconQ = SUNFALSE`, cvodes.c; CVODES guide,
 //!   `CVodeSetQuadErrCon`). They never feed back, so their error cannot move the other states;
 //!   an accumulator starts at 0, and with atol ≪ its scale its weight 1/(rtol·|y| + atol) was
@@ -368,6 +368,8 @@ struct Workspace {
     quad: Vec<bool>,
     /// Number of the other states: the divisor of the weighted RMS norms.
     n_err: usize,
+    /// The system's quadratures whatever the path: `jacobian_radius_bound` leaves them out.
+    quad_states: std::ops::Range<usize>,
     acor: Vec<f64>,
     y: Vec<f64>,
     ftemp: Vec<f64>,
@@ -839,7 +841,10 @@ impl Bdf {
 
     /// An upper bound on the spectral radius of the saved Jacobian: the smaller of Gershgorin's
     /// row and column bounds of W·J·W⁻¹, W = diag(1/(rtol·|y_i| + atol)) (a similarity, so the
-    /// eigenvalues are J's; the scaling makes the bound independent of the states' units).
+    /// eigenvalues are J's; the scaling makes the bound independent of the states' units),
+    /// over the states other than the system's quadratures: their columns of J are empty, so
+    /// J is block-triangular and its eigenvalues are those of the other block and zeros. (Their
+    /// rows would count, weighted by 1/(rtol·|q| + atol) of accumulators that start at 0.)
     /// `None` before the first Jacobian.
     pub(crate) fn jacobian_radius_bound(&mut self) -> Option<f64> {
         let n = self.n;
@@ -854,15 +859,19 @@ impl Bdf {
         }
         let (rtol, atol) = (self.tolerances.rtol, self.tolerances.atol);
         let zn = &self.hist.zn;
+        let quad = ws.quad_states.clone();
         let w = |i: usize| 1.0 / (rtol * zn[i].abs() + atol);
         let mut col_max = 0.0f64;
         ws.rowsum.fill(0.0);
         // Column sums directly, row sums accumulated (J is stored by columns).
-        for j in 0..n {
+        for j in (0..n).filter(|j| !quad.contains(j)) {
             let wj = w(j);
             let range = p.col_start[j]..p.col_start[j + 1];
             let mut s = 0.0;
             for (&i, a) in p.rows[range.clone()].iter().zip(&self.hist.jac[range]) {
+                if quad.contains(&i) {
+                    continue;
+                }
                 s += a.abs() * w(i);
                 ws.rowsum[i] += a.abs() / wj;
             }
@@ -942,6 +951,7 @@ impl Bdf {
         ws.quad
             .extend((0..n).map(|j| quad_out && quadratures.contains(&j)));
         ws.n_err = ws.quad.iter().filter(|&&q| !q).count().max(1);
+        ws.quad_states = quadratures.clone();
         // Quadrature rows (the accumulators) left out when they would multiply the groups.
         let (pattern, coloring) = newton_groups(pattern);
         let (m_pattern, jpos) = pattern.with_diagonal();
