@@ -643,8 +643,8 @@ fn one(args: &[String]) {
         "{components} components ({} states), {}: {:.0} B/component; {steps} steps, {} per step; \
          per step: Newton {:.2}, jvp {:.2}, Jacobians {:.3}, LU {:.3}, GMRES {:.2}",
         sim.y.len(),
-        bytes as f64 / components as f64,
         KINDS[kind].0,
+        bytes as f64 / components as f64,
         fmt_time(dt / steps.max(1) as f64),
         per(w0.newton, w1.newton),
         per(w0.jvps, w1.jvps),

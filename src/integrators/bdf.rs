@@ -934,8 +934,9 @@ impl Bdf {
         ws.ab = Vec::new();
         ws.ipiv = Vec::new();
         ws.band_counts = Vec::new();
-        if ws.band.is_some() {
-            ws.ab = vec![0.0; (2 * kl + ku + 1) * n];
+        if let Some((bkl, bku)) = ws.band {
+            // The band's own widths (the reordered ones when reordered).
+            ws.ab = vec![0.0; (2 * bkl + bku + 1) * n];
             ws.ipiv = vec![0; n];
             ws.band_counts = vec![0; 2 * n];
         }
