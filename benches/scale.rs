@@ -15,7 +15,7 @@
 //! chains (`Auto` keeps the direct solve; Krylov is opt-in); the full and quick runs print the
 //! same table for grids), `-- --interleaved` (only the interleaved-size table: all sizes built
 //! first, then rounds over the sizes, best per size, with the work counters per bdf2 step; the
-//! full and quick runs end with it), `-- --one chain|grid SIZE direct|krylov STEPS` (one bdf2
+//! full and quick runs end with it), `-- --one chain|grid SIZE direct|krylov|sparse STEPS` (one bdf2
 //! run for callgrind: `valgrind --tool=callgrind --toggle-collect='*bdf_steps*'`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
