@@ -15,7 +15,7 @@
 //! chains (`Auto` keeps the direct solve; Krylov is opt-in); the full and quick runs print the
 //! same table for grids), `-- --interleaved` (only the interleaved-size table: all sizes built
 //! first, then rounds over the sizes, best per size, with the work counters per bdf2 step; the
-//! full and quick runs end with it), `-- --one chain|grid SIZE direct|krylov STEPS` (one bdf2
+//! full and quick runs end with it), `-- --one chain|grid SIZE direct|krylov|sparse STEPS` (one bdf2
 //! run for callgrind: `valgrind --tool=callgrind --toggle-collect='*bdf_steps*'`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -549,12 +549,14 @@ fn plot(rows: &[Row], path: &str) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// The linear solvers of the interleaved BDF table: what `Auto` picks (the sparse LU at these
-/// sizes, on chains too: the piston states after all chambers widen the band) and GMRES with
-/// ILU(0).
-const KINDS: [(&str, plenum::integrators::bdf::LinearSolver); 2] = [
+/// The linear solvers of the interleaved BDF table: what `Auto` picks (on chains the band LU in
+/// reverse Cuthill–McKee order: in the states' own order the piston states after all chambers
+/// widen the band; on grids the sparse LU), GMRES with ILU(0), and on chains the sparse LU
+/// forced (what `Auto` took before the reordering: the A/B in one run).
+const KINDS: [(&str, plenum::integrators::bdf::LinearSolver); 3] = [
     ("direct", plenum::integrators::bdf::LinearSolver::Auto),
     ("Krylov", plenum::integrators::bdf::LinearSolver::Krylov),
+    ("sparse LU", plenum::integrators::bdf::LinearSolver::Sparse),
 ];
 
 /// bdf2 steps per timed batch: a multiple of the BDF's setup (20 steps) and Jacobian (50 steps)
@@ -621,12 +623,16 @@ fn one(args: &[String]) {
         _ => Shape::Chain,
     };
     let size = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1_000);
-    let kind = usize::from(args.get(2).map(String::as_str) == Some("krylov"));
+    let kind = match args.get(2).map(String::as_str) {
+        Some("krylov") => 1,
+        Some("sparse") => 2,
+        _ => 0,
+    };
     let steps = args
         .get(3)
         .and_then(|a| a.parse().ok())
         .unwrap_or(BDF_BATCH);
-    let (mut sim, components, _) = bdf_sim(shape, size, KINDS[kind].1);
+    let (mut sim, components, bytes) = bdf_sim(shape, size, KINDS[kind].1);
     let w0 = work(&sim);
     let t0 = Instant::now();
     bdf_steps(&mut sim, steps);
@@ -634,10 +640,11 @@ fn one(args: &[String]) {
     let w1 = work(&sim);
     let per = |a: u64, b: u64| (b - a) as f64 / steps.max(1) as f64;
     println!(
-        "{components} components ({} states), {}: {steps} steps, {} per step; per step: \
-         Newton {:.2}, jvp {:.2}, Jacobians {:.3}, LU {:.3}, GMRES {:.2}",
+        "{components} components ({} states), {}: {:.0} B/component; {steps} steps, {} per step; \
+         per step: Newton {:.2}, jvp {:.2}, Jacobians {:.3}, LU {:.3}, GMRES {:.2}",
         sim.y.len(),
         KINDS[kind].0,
+        bytes as f64 / components as f64,
         fmt_time(dt / steps.max(1) as f64),
         per(w0.newton, w1.newton),
         per(w0.jvps, w1.jvps),
@@ -674,14 +681,16 @@ fn interleaved(quick: bool) {
             Shape::Chain => "chain",
             Shape::Grid => "grid",
         };
+        // The forced sparse LU only where `Auto` takes something else (chains).
+        let n_kinds = if shape == Shape::Chain { 3 } else { 2 };
         struct Sized {
             components: usize,
             explicit: Simulation,
             bdf: Vec<Simulation>,
             bytes: [isize; 2],
-            best: [f64; 4],
-            work: [Work; 2],
-            timed_steps: [u64; 2],
+            best: [f64; 2 + KINDS.len()],
+            work: [Work; KINDS.len()],
+            timed_steps: [u64; KINDS.len()],
         }
         let mut all: Vec<Sized> = sizes
             .iter()
@@ -693,7 +702,7 @@ fn interleaved(quick: bool) {
                 explicit.advance_to(1e-7).expect("warm-up step");
                 let mut bdf = Vec::new();
                 let mut direct_bytes = 0;
-                for (k, (_, linear)) in KINDS.iter().enumerate() {
+                for (k, (_, linear)) in KINDS[..n_kinds].iter().enumerate() {
                     let (sim, _, b) = bdf_sim(shape, size, *linear);
                     if k == 0 {
                         direct_bytes = b;
@@ -705,9 +714,9 @@ fn interleaved(quick: bool) {
                     explicit,
                     bdf,
                     bytes: [bytes, direct_bytes],
-                    best: [f64::INFINITY; 4],
-                    work: [Work::default(); 2],
-                    timed_steps: [0; 2],
+                    best: [f64::INFINITY; 2 + KINDS.len()],
+                    work: [Work::default(); KINDS.len()],
+                    timed_steps: [0; KINDS.len()],
                 }
             })
             .collect();
@@ -740,7 +749,7 @@ fn interleaved(quick: bool) {
                 } else {
                     (100_000 / s.components).clamp(1, 20)
                 };
-                for k in 0..KINDS.len() {
+                for k in 0..n_kinds {
                     let sim = &mut s.bdf[k];
                     for _ in 0..batches {
                         let w0 = work(sim);
@@ -762,10 +771,13 @@ fn interleaved(quick: bool) {
             }
         }
         for s in &all {
-            for (k, (name, _)) in KINDS.iter().enumerate() {
+            for (k, (name, _)) in KINDS[..n_kinds].iter().enumerate() {
                 let w = s.work[k];
                 let per = |v: u64| v as f64 / s.timed_steps[k] as f64;
                 let solver = match (k, &s.bdf[k].integrator) {
+                    (0, plenum::integrators::Method::Bdf(b)) if b.uses_reordered_band_lu() => {
+                        "band LU (RCM)"
+                    }
                     (0, plenum::integrators::Method::Bdf(b)) if b.uses_band_lu() => "band LU",
                     (0, plenum::integrators::Method::Bdf(b)) if b.uses_sparse_lu() => "sparse LU",
                     _ => name,
@@ -795,19 +807,27 @@ fn interleaved(quick: bool) {
             let g = |k: usize| b.best[k] / a.best[k];
             println!(
                 "{label}: {} → {} components ({:.0}×): rhs {:.0}×, rk4 step {:.0}×, bdf2 step \
-                 {} {:.0}×, Krylov {:.0}× (limit 150× for 100×)",
+                 {} {:.0}×, Krylov {:.0}×{} (limit 150× for 100×)",
                 a.components,
                 b.components,
                 b.components as f64 / a.components as f64,
                 g(0),
                 g(1),
                 match &b.bdf[0].integrator {
+                    plenum::integrators::Method::Bdf(x) if x.uses_reordered_band_lu() => {
+                        "band LU (RCM)"
+                    }
                     plenum::integrators::Method::Bdf(x) if x.uses_band_lu() => "band LU",
                     plenum::integrators::Method::Bdf(x) if x.uses_sparse_lu() => "sparse LU",
                     _ => "direct",
                 },
                 g(2),
-                g(3)
+                g(3),
+                if n_kinds > 2 {
+                    format!(", sparse LU forced {:.0}×", g(4))
+                } else {
+                    String::new()
+                }
             );
         }
     }

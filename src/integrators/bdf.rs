@@ -74,7 +74,7 @@ use super::krylov::{Gmres, GmresFailure, GmresLimits, Ilu0, KrylovStats};
 use super::rk4::Rk4;
 use super::{Integrator, JacobianSource, SolverError, StepControl, check_finite, ensure_len};
 use crate::ode::OdeSystem;
-use crate::sparsity::{Coloring, Pattern, newton_groups};
+use crate::sparsity::{Coloring, Pattern, bandwidths_under, newton_groups, reverse_cuthill_mckee};
 
 pub const MAX_ORDER: usize = 5;
 
@@ -121,8 +121,9 @@ pub const SPARSE_MIN_STATES: usize = 10;
 /// integrator uses `Auto`, which depends on n and the pattern only, so it continues bit for bit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LinearSolver {
-    /// Band below `SPARSE_MIN_STATES` states or when the band is narrow (`BAND_MAX`), else
-    /// sparse when the pattern is at most half full, else dense. Never Krylov: a direct solve
+    /// Band below `SPARSE_MIN_STATES` states or when the band is narrow (`BAND_MAX`) in the
+    /// states' own order or in reverse Cuthill–McKee order, else sparse when the pattern is at
+    /// most half full, else dense. Never Krylov: a direct solve
     /// keeps the network's mass and energy sums to round-off, GMRES only to its tolerance.
     #[default]
     Auto,
@@ -406,6 +407,12 @@ struct Workspace {
     ipiv: Vec<usize>,
     /// Nonzero extents of the band factors' columns (see `band_factor`).
     band_counts: Vec<usize>,
+    /// Band path in a reordered numbering (`reverse_cuthill_mckee`; empty: the states' own
+    /// order): the state at each band position, each state's band position, and the right-hand
+    /// side gathered into that order.
+    band_perm: Vec<usize>,
+    band_pos: Vec<usize>,
+    band_rhs: Vec<f64>,
     /// Krylov path: ILU(0) of M (M's values in `m_vals`), GMRES and its counters.
     krylov: Option<Box<KrylovWs>>,
     /// Scratch of n for the row sums of `jacobian_radius_bound`.
@@ -917,6 +924,11 @@ impl Bdf {
         self.ws.band.is_some()
     }
 
+    /// Whether the band LU factors M in reverse Cuthill–McKee order (not the states' own).
+    pub fn uses_reordered_band_lu(&self) -> bool {
+        self.ws.band.is_some() && !self.ws.band_perm.is_empty()
+    }
+
     fn prepare<S: OdeSystem>(&mut self, sys: &S) {
         let n = self.n;
         let ws = &mut self.ws;
@@ -965,6 +977,30 @@ impl Bdf {
             .collect();
         let nnz = m_pattern.nonzeros();
         let (kl, ku) = bandwidths(&m_pattern);
+        // A band in another order: a network numbers its states by component kind (every
+        // chamber, then every piston), so a chain with pistons has a wide band in its own order
+        // and a narrow one in reverse Cuthill–McKee order. Only for `Auto` above
+        // `SPARSE_MIN_STATES` states when the own order's band is wide, so that every network
+        // that took the band or sparse LU in its own order before and still does factors the
+        // same matrix in the same order (same bits).
+        ws.band_perm = Vec::new();
+        ws.band_pos = Vec::new();
+        ws.band_rhs = Vec::new();
+        let mut reordered = None;
+        if self.linear == LinearSolver::Auto && n >= SPARSE_MIN_STATES && kl + ku > BAND_MAX {
+            let perm = reverse_cuthill_mckee(&m_pattern);
+            let mut pos = vec![0; n];
+            for (k, &i) in perm.iter().enumerate() {
+                pos[i] = k;
+            }
+            let (pkl, pku) = bandwidths_under(&m_pattern, &pos);
+            if pkl + pku <= BAND_MAX {
+                reordered = Some((pkl, pku));
+                ws.band_perm = perm;
+                ws.band_pos = pos;
+                ws.band_rhs = vec![0.0; n];
+            }
+        }
         // Krylov only when asked for: GMRES leaves its residual (up to the linear tolerance)
         // in the conserved sums, where a direct solve leaves round-off (tests/krylov_bdf.rs
         // prints both), and on the scale bench's grids it grew no slower than the sparse LU.
@@ -973,13 +1009,15 @@ impl Bdf {
             LinearSolver::Krylov => None,
             LinearSolver::Banded => Some((kl, ku)),
             LinearSolver::Auto if n < SPARSE_MIN_STATES || kl + ku <= BAND_MAX => Some((kl, ku)),
+            LinearSolver::Auto => reordered,
             _ => None,
         };
         ws.ab = Vec::new();
         ws.ipiv = Vec::new();
         ws.band_counts = Vec::new();
-        if ws.band.is_some() {
-            ws.ab = vec![0.0; (2 * kl + ku + 1) * n];
+        if let Some((bkl, bku)) = ws.band {
+            // The band's own widths (the reordered ones when reordered).
+            ws.ab = vec![0.0; (2 * bkl + bku + 1) * n];
             ws.ipiv = vec![0; n];
             ws.band_counts = vec![0; 2 * n];
         }
@@ -1605,13 +1643,27 @@ impl<S: OdeSystem> Step<'_, S> {
             let ld = 2 * kl + ku + 1;
             let kv = kl + ku;
             ws.ab.fill(0.0);
-            for j in 0..n {
-                let range = p.col_start[j]..p.col_start[j + 1];
-                let col = &mut ws.ab[j * ld..(j + 1) * ld];
-                for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
-                    col[kv + i - j] = -gamma * a;
+            if ws.band_pos.is_empty() {
+                for j in 0..n {
+                    let range = p.col_start[j]..p.col_start[j + 1];
+                    let col = &mut ws.ab[j * ld..(j + 1) * ld];
+                    for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
+                        col[kv + i - j] = -gamma * a;
+                    }
+                    col[kv] += 1.0;
                 }
-                col[kv] += 1.0;
+            } else {
+                // M reordered: entry (i, j) at band position (pos[i], pos[j]).
+                let pos = &ws.band_pos;
+                for j in 0..n {
+                    let range = p.col_start[j]..p.col_start[j + 1];
+                    let pj = pos[j];
+                    let col = &mut ws.ab[pj * ld..(pj + 1) * ld];
+                    for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
+                        col[kv + pos[i] - pj] = -gamma * a;
+                    }
+                    col[kv] += 1.0;
+                }
             }
             band_factor(&mut ws.ab, &mut ws.ipiv, &mut ws.band_counts, n, kl, ku)
         } else if let Some(k) = ws.krylov.as_mut() {
@@ -1684,7 +1736,26 @@ impl<S: OdeSystem> Step<'_, S> {
         let n = self.n;
         let ws = &mut *self.ws;
         if let Some((kl, ku)) = ws.band {
-            band_solve(&ws.ab, &ws.ipiv, &ws.band_counts, n, kl, ku, &mut ws.tempv);
+            if ws.band_perm.is_empty() {
+                band_solve(&ws.ab, &ws.ipiv, &ws.band_counts, n, kl, ku, &mut ws.tempv);
+            } else {
+                // P M Pᵀ (P x) = P b: gather b into the band order, scatter x back.
+                for (r, &i) in ws.band_rhs.iter_mut().zip(&ws.band_perm) {
+                    *r = ws.tempv[i];
+                }
+                band_solve(
+                    &ws.ab,
+                    &ws.ipiv,
+                    &ws.band_counts,
+                    n,
+                    kl,
+                    ku,
+                    &mut ws.band_rhs,
+                );
+                for (&r, &i) in ws.band_rhs.iter().zip(&ws.band_perm) {
+                    ws.tempv[i] = r;
+                }
+            }
             return true;
         }
         if let Some(k) = ws.krylov.as_mut() {
