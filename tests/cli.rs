@@ -3,11 +3,7 @@
 
 mod common;
 
-use std::process::Command;
-
-fn plenum() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_plenum"))
-}
+use common::{output_ok, plenum_command as plenum};
 
 fn repo(rel: &str) -> String {
     format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
@@ -18,18 +14,13 @@ fn run_prints_a_summary_and_writes_a_full_precision_csv() {
     let dir = std::env::temp_dir().join(format!("plenum-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let csv_path = dir.join("projectile.csv");
-    let out = plenum()
-        .args(["run", &repo("models/projectile.toml"), "--csv"])
-        .arg(&csv_path)
-        .output()
-        .unwrap();
+    let out = output_ok(
+        plenum()
+            .args(["run", &repo("models/projectile.toml"), "--csv"])
+            .arg(&csv_path),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     for needle in ["projectile.v", "rc", "steps", "rhs_evaluations", "solve_s"] {
         assert!(stdout.contains(needle), "summary lacks {needle}");
     }
@@ -105,15 +96,8 @@ fn check_rejects_an_invalid_model_with_exit_code_2() {
 #[test]
 fn repeat_reports_the_single_run_and_a_positive_solve_time() {
     let run = |repeat: &str| {
-        let out = plenum()
-            .args(["run", &repo("models/projectile.toml"), "--repeat", repeat])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out =
+            output_ok(plenum().args(["run", &repo("models/projectile.toml"), "--repeat", repeat]));
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let (one, three) = (run("1"), run("3"));

@@ -2,8 +2,11 @@
 //! reservoir and one edge per link, piston and wall, each edge between declared nodes; the text
 //! listing names every component with its units.
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::process::Command;
+
+use common::{output_ok, plenum_command};
 
 fn repo(rel: &str) -> String {
     format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
@@ -14,7 +17,7 @@ fn describe(model: &str, dot: bool) -> String {
 }
 
 fn describe_with(model: &str, dot: bool, set: &[&str]) -> String {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_plenum"));
+    let mut cmd = plenum_command();
     cmd.args(["describe", model]);
     for s in set {
         cmd.args(["--set", s]);
@@ -22,13 +25,7 @@ fn describe_with(model: &str, dot: bool, set: &[&str]) -> String {
     if dot {
         cmd.arg("--dot");
     }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    String::from_utf8(output_ok(&mut cmd).stdout).unwrap()
 }
 
 /// The shipped models and the two test fixtures that, together, have every component kind.

@@ -7,13 +7,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::Csv;
+use common::{Csv, output_ok, plenum_command as plenum};
 
 use plotters::style::{Color, Palette};
-
-fn plenum() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_plenum"))
-}
 
 fn repo(rel: &str) -> String {
     format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
@@ -52,18 +48,13 @@ fn elements<'a>(svg: &'a str, name: &str) -> Vec<(&'a str, &'a str)> {
 fn svg_plot_polyline_extremes_map_back_to_the_csv_extremes() {
     let dir = temp_dir("svg");
     let (svg_path, csv_path) = (dir.join("p.svg"), dir.join("p.csv"));
-    let out = plenum()
-        .args(["run", &repo("models/projectile.toml"), "--vars", "barrel.p"])
-        .arg("--plot")
-        .arg(&svg_path)
-        .arg("--csv")
-        .arg(&csv_path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    output_ok(
+        plenum()
+            .args(["run", &repo("models/projectile.toml"), "--vars", "barrel.p"])
+            .arg("--plot")
+            .arg(&svg_path)
+            .arg("--csv")
+            .arg(&csv_path),
     );
     let svg = std::fs::read_to_string(&svg_path).unwrap();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
@@ -156,21 +147,16 @@ fn svg_plot_polyline_extremes_map_back_to_the_csv_extremes() {
 fn png_plot_has_the_stated_size_and_every_panel_holds_its_series() {
     let dir = temp_dir("png");
     let png_path = dir.join("p.png");
-    let out = plenum()
-        .args([
-            "run",
-            &repo("models/projectile.toml"),
-            "--plot-size",
-            "800x1000",
-        ])
-        .arg("--plot")
-        .arg(&png_path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    output_ok(
+        plenum()
+            .args([
+                "run",
+                &repo("models/projectile.toml"),
+                "--plot-size",
+                "800x1000",
+            ])
+            .arg("--plot")
+            .arg(&png_path),
     );
     let img = image::open(&png_path).unwrap().to_rgb8();
     println!("PNG {}x{}", img.width(), img.height());

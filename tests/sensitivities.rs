@@ -242,17 +242,12 @@ fn cli_csv_has_the_sensitivity_columns() {
     )
     .unwrap();
     let csv_path = dir.join("out.csv");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_plenum"))
-        .arg("run")
-        .arg(&model)
-        .arg("--csv")
-        .arg(&csv_path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    output_ok(
+        plenum_command()
+            .arg("run")
+            .arg(&model)
+            .arg("--csv")
+            .arg(&csv_path),
     );
     let csv = Csv::read(&csv_path);
     let (header, rows) = (&csv.header, &csv.rows);

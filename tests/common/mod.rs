@@ -247,3 +247,20 @@ pub fn observed_order(h: &[f64], err: &[f64]) -> f64 {
     let sxx: f64 = lx.iter().map(|x| (x - mx) * (x - mx)).sum();
     sxy / sxx
 }
+
+/// The `plenum` binary of this build, as a user runs it.
+pub fn plenum_command() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_plenum"))
+}
+
+/// Runs `cmd` and fails the test with the command's stderr unless it exits successfully.
+pub fn output_ok(cmd: &mut std::process::Command) -> std::process::Output {
+    let out = cmd.output().expect("the command could not be started");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
