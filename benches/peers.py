@@ -192,12 +192,12 @@ def cantera_case(case, target, repeat, rounds, quick, instructions, table, auto_
     for method in PLENUM_METHODS:
         picked[method] = pick(lambda r: run_plenum(model, method, r, ATOL, 1)[0],
                               lambda c: rel_error(c, ref_cols, names), target, quick)
-    times = time_interleaved(
+    solve_s = time_interleaved(
         {m: (lambda k, m=m: run_plenum(model, m, picked[m][0], ATOL, k)[1]) for m in picked},
         repeat, rounds)
     results = {}
     for method, (rtol, err) in picked.items():
-        t = times[method]
+        t = solve_s[method]
         ir = plenum_instructions(model, method, rtol, ATOL) if instructions else math.nan
         results[method] = (rtol, err, t, ir)
         table.append((case, "Cantera", ct_rtol, ct_time, ct_err, method, rtol, t, err, ct_time / t))
@@ -238,12 +238,12 @@ def fonsim_case(name, column, duration, h, repeat, rounds, quick, instructions, 
         picked[method] = pick(
             lambda r: run_plenum(model, method, r, 1e-12, 1)[0],
             lambda c: float(np.max(np.abs(c[column] - p_ref)) / span), fs_err, quick)
-    times = time_interleaved(
+    solve_s = time_interleaved(
         {m: (lambda k, m=m: run_plenum(model, m, picked[m][0], 1e-12, k)[1]) for m in picked},
         repeat, rounds)
     results = {}
     for method, (rtol, err) in picked.items():
-        t = times[method]
+        t = solve_s[method]
         ir = plenum_instructions(model, method, rtol, 1e-12) if instructions else math.nan
         results[method] = (rtol, err, t, ir)
         table.append((name, f"FONSim h={h:g}", h, fs_time, fs_err, method, rtol, t, err, fs_time / t))

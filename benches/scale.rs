@@ -60,6 +60,16 @@ enum Shape {
     Grid,
 }
 
+impl Shape {
+    /// The name the tables and the plot use.
+    fn label(self) -> &'static str {
+        match self {
+            Shape::Chain => "chain",
+            Shape::Grid => "grid",
+        }
+    }
+}
+
 /// Model text of about `target` components (chambers + orifices + pistons + 1 reservoir);
 /// returns the text and the exact component count. One piston per ~100 components (at
 /// least one), on evenly spaced chambers, venting to the atmosphere `atm`.
@@ -238,7 +248,8 @@ fn main() {
     // `SPARSE_MIN_STATES` on) every size; the quick run stays small.
     let bdf_max_states = if quick { 1_000 } else { 1_000_000 };
     let mut rows = Vec::new();
-    for (shape, label) in [(Shape::Chain, "chain"), (Shape::Grid, "grid")] {
+    for shape in [Shape::Chain, Shape::Grid] {
+        let label = shape.label();
         for &size in sizes {
             let (text, components) = generate(shape, size, "rk4");
             let live0 = LIVE_BYTES.load(Ordering::Relaxed);
@@ -362,10 +373,7 @@ fn main() {
 fn linear_solvers(shape: Shape, sizes: &[usize], quick: bool) {
     use plenum::integrators::Method;
     use plenum::integrators::bdf::{Bdf, LinearSolver};
-    let label = match shape {
-        Shape::Chain => "chain",
-        Shape::Grid => "grid",
-    };
+    let label = shape.label();
     println!(
         "\n| {label} | components | states | fill ratio | sparse LU step | Krylov step | Krylov / \
          sparse | GMRES iterations per Newton solve (max) | Auto picks | Auto step |"
@@ -677,10 +685,7 @@ fn interleaved(quick: bool) {
     );
     println!("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|");
     for shape in [Shape::Chain, Shape::Grid] {
-        let label = match shape {
-            Shape::Chain => "chain",
-            Shape::Grid => "grid",
-        };
+        let label = shape.label();
         // The forced sparse LU only where `Auto` takes something else (chains).
         let n_kinds = if shape == Shape::Chain { 3 } else { 2 };
         struct Sized {
