@@ -397,6 +397,14 @@ impl Dopri5 {
         }
     }
 
+    /// The cached ln facold after a restore or a restart. Out of line: inlined, LLVM hoists
+    /// the `ln` above its test and pays for it on every step.
+    #[cold]
+    #[inline(never)]
+    fn refresh_ln_facold(&mut self) {
+        self.ln_facold = (self.facold, self.facold.ln());
+    }
+
     /// h·|λ| estimated on the last accepted step (valid between `attempt` and the next one).
     pub(crate) fn last_stiffness(&self) -> f64 {
         self.h_lambda
@@ -499,7 +507,7 @@ impl Integrator for Dopri5 {
                     // its step): equal to round-off, half the cost of two `powf`.
                     let ln_err = err.ln();
                     if self.ln_facold.0 != self.facold {
-                        self.ln_facold = (self.facold, self.facold.ln());
+                        self.refresh_ln_facold();
                     }
                     let fac = ((EXPO1 * ln_err - BETA * self.ln_facold.1).exp() / SAFE)
                         .clamp(1.0 / FAC2, 1.0 / FAC1);
