@@ -292,94 +292,35 @@ impl Dopri5 {
         inc: &mut [f64],
     ) -> Option<f64> {
         let n = self.n;
-        let k = &mut *self.k;
-        // Every vector re-sliced to n: the loops below index without bounds checks (the
-        // arithmetic is unchanged, term for term).
-        let (y, k1, inc) = (&y[..n], &self.f0[..n], &mut inc[..n]);
-        {
-            let ytmp = &mut k.ytmp[..n];
-            for i in 0..n {
-                ytmp[i] = y[i] + h * A21 * k1[i];
-            }
-        }
-        sys.rhs(t + C2 * h, &k.ytmp, &mut k.k2);
-        {
-            let (ytmp, k2) = (&mut k.ytmp[..n], &k.k2[..n]);
-            for i in 0..n {
-                ytmp[i] = y[i] + h * (A31 * k1[i] + A32 * k2[i]);
-            }
-        }
-        sys.rhs(t + C3 * h, &k.ytmp, &mut k.k3);
-        {
-            let (ytmp, k2, k3) = (&mut k.ytmp[..n], &k.k2[..n], &k.k3[..n]);
-            for i in 0..n {
-                ytmp[i] = y[i] + h * (A41 * k1[i] + A42 * k2[i] + A43 * k3[i]);
-            }
-        }
-        sys.rhs(t + C4 * h, &k.ytmp, &mut k.k4);
-        {
-            let (ytmp, k2, k3, k4) = (&mut k.ytmp[..n], &k.k2[..n], &k.k3[..n], &k.k4[..n]);
-            for i in 0..n {
-                ytmp[i] = y[i] + h * (A51 * k1[i] + A52 * k2[i] + A53 * k3[i] + A54 * k4[i]);
-            }
-        }
-        sys.rhs(t + C5 * h, &k.ytmp, &mut k.k5);
-        {
-            let (ysti, k2, k3, k4, k5) = (
-                &mut k.ysti[..n],
-                &k.k2[..n],
-                &k.k3[..n],
-                &k.k4[..n],
-                &k.k5[..n],
-            );
-            for i in 0..n {
-                ysti[i] = y[i]
-                    + h * (A61 * k1[i] + A62 * k2[i] + A63 * k3[i] + A64 * k4[i] + A65 * k5[i]);
-            }
-        }
-        sys.rhs(t + h, &k.ysti, &mut k.k6);
-        {
-            let (ytmp, k3, k4, k5, k6) = (
-                &mut k.ytmp[..n],
-                &k.k3[..n],
-                &k.k4[..n],
-                &k.k5[..n],
-                &k.k6[..n],
-            );
-            for i in 0..n {
-                inc[i] = h * (A71 * k1[i] + A73 * k3[i] + A74 * k4[i] + A75 * k5[i] + A76 * k6[i]);
-                ytmp[i] = y[i] + inc[i];
-            }
-        }
-        sys.rhs(t + h, &k.ytmp, &mut k.k7);
-        let mut err = 0.0;
-        let (mut num, mut den) = (0.0, 0.0);
-        {
-            let (ytmp, ysti, k3, k4, k5, k6, k7) = (
-                &k.ytmp[..n],
-                &k.ysti[..n],
-                &k.k3[..n],
-                &k.k4[..n],
-                &k.k5[..n],
-                &k.k6[..n],
-                &k.k7[..n],
-            );
-            for i in 0..n {
-                let e = h
-                    * (E1 * k1[i] + E3 * k3[i] + E4 * k4[i] + E5 * k5[i] + E6 * k6[i] + E7 * k7[i]);
-                let sk = self.atol + self.rtol * y[i].abs().max(ytmp[i].abs());
-                err += (e / sk).powi(2);
-                num += (k7[i] - k6[i]).powi(2);
-                den += (ytmp[i] - ysti[i]).powi(2);
-            }
-        }
-        (k.stiff_num, k.stiff_den) = (num, den);
+        let (atol, rtol) = (self.atol, self.rtol);
+        let Stages {
+            k2,
+            k3,
+            k4,
+            k5,
+            k6,
+            k7,
+            ytmp,
+            ysti,
+            stiff_num,
+            stiff_den,
+            ..
+        } = &mut *self.k;
+        // Every vector cut to n once, here, not per stage: no bounds checks in the loops and
+        // no reloads of the vectors after each right-hand side. Arithmetic unchanged.
+        let (err, num, den, finite) = stages(
+            sys,
+            t,
+            h,
+            atol,
+            rtol,
+            &y[..n],
+            &self.f0[..n],
+            &mut inc[..n],
+            [k2, k3, k4, k5, k6, k7, ytmp, ysti].map(|v| &mut v[..n]),
+        );
+        (*stiff_num, *stiff_den) = (num, den);
         let err = (err / n.max(1) as f64).sqrt();
-        // Every stage finite, tested through the error: each of k1, k3..k7 enters every e_i
-        // with a nonzero weight (h > 0), so a non-finite entry makes its e_i, and err, ±inf or
-        // NaN (sk ignores a NaN ytmp, `max`; an infinite one gives inf/inf = NaN). Only k2
-        // (E2 = 0) needs its own test. Same verdict as testing all six, fewer passes.
-        let finite = k.k2[..n].iter().all(|x| x.is_finite());
         (finite && err.is_finite()).then_some(err)
     }
 
@@ -395,6 +336,14 @@ impl Dopri5 {
         } else {
             0.0
         }
+    }
+
+    /// The cached ln facold after a restore or a restart. Out of line: inlined, LLVM hoists
+    /// the `ln` above its test and pays for it on every step.
+    #[cold]
+    #[inline(never)]
+    fn refresh_ln_facold(&mut self) {
+        self.ln_facold = (self.facold, self.facold.ln());
     }
 
     /// h·|λ| estimated on the last accepted step (valid between `attempt` and the next one).
@@ -434,6 +383,66 @@ impl Dopri5 {
         }
         self.h_dense = h;
     }
+}
+
+/// The stages of [`Dopri5::trial`]: (Σ (e_i/sk_i)², ‖k7 − k6‖², ‖ytmp − ysti‖², k2 finite).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn stages<S: OdeSystem>(
+    sys: &mut S,
+    t: f64,
+    h: f64,
+    atol: f64,
+    rtol: f64,
+    y: &[f64],
+    k1: &[f64],
+    inc: &mut [f64],
+    [k2, k3, k4, k5, k6, k7, ytmp, ysti]: [&mut [f64]; 8],
+) -> (f64, f64, f64, bool) {
+    let n = y.len();
+    let (k1, inc) = (&k1[..n], &mut inc[..n]);
+    let (k2, k3, k4, k5) = (&mut k2[..n], &mut k3[..n], &mut k4[..n], &mut k5[..n]);
+    let (k6, k7, ytmp, ysti) = (&mut k6[..n], &mut k7[..n], &mut ytmp[..n], &mut ysti[..n]);
+    for i in 0..n {
+        ytmp[i] = y[i] + h * A21 * k1[i];
+    }
+    sys.rhs(t + C2 * h, ytmp, k2);
+    for i in 0..n {
+        ytmp[i] = y[i] + h * (A31 * k1[i] + A32 * k2[i]);
+    }
+    sys.rhs(t + C3 * h, ytmp, k3);
+    for i in 0..n {
+        ytmp[i] = y[i] + h * (A41 * k1[i] + A42 * k2[i] + A43 * k3[i]);
+    }
+    sys.rhs(t + C4 * h, ytmp, k4);
+    for i in 0..n {
+        ytmp[i] = y[i] + h * (A51 * k1[i] + A52 * k2[i] + A53 * k3[i] + A54 * k4[i]);
+    }
+    sys.rhs(t + C5 * h, ytmp, k5);
+    for i in 0..n {
+        ysti[i] = y[i] + h * (A61 * k1[i] + A62 * k2[i] + A63 * k3[i] + A64 * k4[i] + A65 * k5[i]);
+    }
+    sys.rhs(t + h, ysti, k6);
+    for i in 0..n {
+        inc[i] = h * (A71 * k1[i] + A73 * k3[i] + A74 * k4[i] + A75 * k5[i] + A76 * k6[i]);
+        ytmp[i] = y[i] + inc[i];
+    }
+    sys.rhs(t + h, ytmp, k7);
+    let mut err = 0.0;
+    let (mut num, mut den) = (0.0, 0.0);
+    for i in 0..n {
+        let e = h * (E1 * k1[i] + E3 * k3[i] + E4 * k4[i] + E5 * k5[i] + E6 * k6[i] + E7 * k7[i]);
+        let sk = atol + rtol * y[i].abs().max(ytmp[i].abs());
+        err += (e / sk).powi(2);
+        num += (k7[i] - k6[i]).powi(2);
+        den += (ytmp[i] - ysti[i]).powi(2);
+    }
+    // Every stage finite, tested through the error: each of k1, k3..k7 enters every e_i with
+    // a nonzero weight (h > 0), so a non-finite entry makes its e_i, and err, ±inf or NaN (sk
+    // ignores a NaN ytmp, `max`; an infinite one gives inf/inf = NaN). Only k2 (E2 = 0) needs
+    // its own test. Same verdict as testing all six, fewer passes.
+    let finite = k2.iter().all(|x| x.is_finite());
+    (err, num, den, finite)
 }
 
 impl Integrator for Dopri5 {
@@ -499,7 +508,7 @@ impl Integrator for Dopri5 {
                     // its step): equal to round-off, half the cost of two `powf`.
                     let ln_err = err.ln();
                     if self.ln_facold.0 != self.facold {
-                        self.ln_facold = (self.facold, self.facold.ln());
+                        self.refresh_ln_facold();
                     }
                     let fac = ((EXPO1 * ln_err - BETA * self.ln_facold.1).exp() / SAFE)
                         .clamp(1.0 / FAC2, 1.0 / FAC1);
