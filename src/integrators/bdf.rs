@@ -364,13 +364,14 @@ struct Workspace {
     inc: Vec<f64>,
     /// Error weights 1/(rtol·|y_i| + atol); 0 for the quadratures (`quad`).
     ewt: Vec<f64>,
-    /// The system's quadratures (`OdeSystem::quadratures`: the network's accumulators), kept
-    /// out of the error norms by the adaptive method (`set_weights`).
+    /// The system's quadratures (`OdeSystem::quadratures`: the network's accumulators), per
+    /// state whatever the path: `jacobian_radius_bound` leaves them out.
     quad: Vec<bool>,
-    /// Number of the other states: the divisor of the weighted RMS norms.
+    /// The adaptive method with a direct solver keeps `quad` out of the error norms
+    /// (`set_weights`).
+    quad_out: bool,
+    /// Number of the states in the norms: the divisor of the weighted RMS norms.
     n_err: usize,
-    /// The system's quadratures whatever the path: `jacobian_radius_bound` leaves them out.
-    quad_states: std::ops::Range<usize>,
     acor: Vec<f64>,
     y: Vec<f64>,
     ftemp: Vec<f64>,
@@ -550,36 +551,40 @@ fn band_factor(
     let ld = 2 * kl + ku + 1;
     let kv = kl + ku;
     debug_assert!(ab.len() >= ld * n && ipiv.len() >= n && counts.len() >= 2 * n);
-    let (lcount, ucount) = counts.split_at_mut(n);
+    let ab = &mut ab[..ld * n];
+    let (lcount, ucount) = counts[..2 * n].split_at_mut(n);
     // Last column touched by the row operations so far.
     let mut ju = 0;
-    for j in 0..n {
+    for (j, (piv, lc)) in ipiv[..n].iter_mut().zip(lcount.iter_mut()).enumerate() {
         let km = kl.min(n - 1 - j);
-        let col = &ab[j * ld + kv..j * ld + kv + km + 1];
+        let (left, right) = ab.split_at_mut((j + 1) * ld);
+        let colj = &mut left[j * ld + kv..j * ld + kv + km + 1];
         let mut jp = 0;
-        let mut big = col[0].abs();
-        for (r, v) in col.iter().enumerate().skip(1) {
+        let mut big = colj[0].abs();
+        for (r, v) in colj.iter().enumerate().skip(1) {
             if v.abs() > big {
                 big = v.abs();
                 jp = r;
             }
         }
-        ipiv[j] = j + jp;
-        let pivot = col[jp];
+        *piv = j + jp;
+        let pivot = colj[jp];
         if pivot == 0.0 || !pivot.is_finite() {
             return false;
         }
         ju = ju.max((j + ku + jp).min(n - 1));
         if jp != 0 {
             // Swap rows j and j + jp in columns j..=ju.
-            for c in j..=ju {
-                ab.swap(c * ld + kv + j - c, c * ld + kv + j + jp - c);
+            colj.swap(0, jp);
+            for c in j + 1..=ju {
+                let k = (c - j - 1) * ld;
+                right.swap(k + kv + j - c, k + kv + j + jp - c);
             }
         }
         let mut lm = km;
         if km > 0 {
-            let inv = 1.0 / ab[j * ld + kv];
-            let mult = &mut ab[j * ld + kv + 1..j * ld + kv + km + 1];
+            let inv = 1.0 / colj[0];
+            let mult = &mut colj[1..];
             for v in mult.iter_mut() {
                 *v *= inv;
             }
@@ -587,18 +592,28 @@ fn band_factor(
                 lm -= 1;
             }
         }
-        lcount[j] = lm;
+        *lc = lm;
         if lm > 0 {
             // Rank-1 update of the trailing band: A(j+r, c) −= l(j+r)·u(j, c).
-            let (left, right) = ab.split_at_mut((j + 1) * ld);
-            let l = &left[j * ld + kv + 1..j * ld + kv + 1 + lm];
-            for (k, colc) in right[..(ju - j) * ld].chunks_exact_mut(ld).enumerate() {
-                // Column c = j + 1 + k: u(j, c) sits k + 1 rows above its diagonal.
-                let top = kv - k - 1;
-                let u = colc[top];
-                if u != 0.0 {
-                    for (a, &m) in colc[top + 1..top + 1 + lm].iter_mut().zip(l) {
-                        *a -= m * u;
+            let l = &colj[1..1 + lm];
+            let cols = &mut right[..(ju - j) * ld];
+            // One dispatch on the multipliers' count per column of L, not one per update.
+            match lm {
+                1 => rank1_update::<1>(cols, l, ld, kv),
+                2 => rank1_update::<2>(cols, l, ld, kv),
+                3 => rank1_update::<3>(cols, l, ld, kv),
+                4 => rank1_update::<4>(cols, l, ld, kv),
+                5 => rank1_update::<5>(cols, l, ld, kv),
+                6 => rank1_update::<6>(cols, l, ld, kv),
+                7 => rank1_update::<7>(cols, l, ld, kv),
+                8 => rank1_update::<8>(cols, l, ld, kv),
+                _ => {
+                    for (k, colc) in cols.chunks_exact_mut(ld).enumerate() {
+                        let top = kv - k - 1;
+                        let u = colc[top];
+                        if u != 0.0 {
+                            sub_scaled(&mut colc[top + 1..top + 1 + lm], l, u);
+                        }
                     }
                 }
             }
@@ -609,6 +624,56 @@ fn band_factor(
         *uc = above.len() - above.iter().take_while(|&&v| v == 0.0).count();
     }
     true
+}
+
+/// a −= x·u element by element (a and x of one length). The band's columns are short (at most
+/// kl multipliers, kl + ku entries of U), so a generic loop's set-up cost more than its work:
+/// lengths up to 8 take a loop of constant length, unrolled, the same operations in the same
+/// order (the same bits). (Up to 16 cost more instructions on the 20-tank chain.)
+#[inline(always)]
+fn sub_scaled(a: &mut [f64], x: &[f64], u: f64) {
+    macro_rules! by_len {
+        ($($k:literal)*) => {
+            match a.len() {
+                $($k => sub_scaled_n::<$k>(a, x, u),)*
+                _ => {
+                    for (a, &x) in a.iter_mut().zip(x) {
+                        *a -= x * u;
+                    }
+                }
+            }
+        };
+    }
+    by_len!(1 2 3 4 5 6 7 8)
+}
+
+/// The rank-1 update of `band_factor` with M multipliers `l`: in each column c = j + 1 + k of
+/// `cols`, the M entries below u(j, c) (k + 1 rows above c's diagonal) −= l·u(j, c).
+#[inline(always)]
+fn rank1_update<const M: usize>(cols: &mut [f64], l: &[f64], ld: usize, kv: usize) {
+    let Ok(l) = <&[f64; M]>::try_from(l) else {
+        return;
+    };
+    for (k, colc) in cols.chunks_exact_mut(ld).enumerate() {
+        let top = kv - k - 1;
+        let u = colc[top];
+        if u != 0.0 {
+            if let Ok(a) = <&mut [f64; M]>::try_from(&mut colc[top + 1..top + 1 + M]) {
+                for (a, &m) in a.iter_mut().zip(l) {
+                    *a -= m * u;
+                }
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn sub_scaled_n<const N: usize>(a: &mut [f64], x: &[f64], u: f64) {
+    if let (Ok(a), Ok(x)) = (<&mut [f64; N]>::try_from(a), <&[f64; N]>::try_from(x)) {
+        for (a, &x) in a.iter_mut().zip(x) {
+            *a -= x * u;
+        }
+    }
 }
 
 /// Solve A x = b in place with the factors of [`band_factor`] (LAPACK's `dgbtrs`, no transpose).
@@ -633,9 +698,7 @@ fn band_solve(
         let (done, rest) = b.split_at_mut(j + 1);
         let bj = done[j];
         if lm > 0 && bj != 0.0 {
-            for (x, &mi) in rest[..lm].iter_mut().zip(&col[kv + 1..kv + 1 + lm]) {
-                *x -= mi * bj;
-            }
+            sub_scaled(&mut rest[..lm], &col[kv + 1..kv + 1 + lm], bj);
         }
     }
     // U (upper bandwidth kv): back substitution by columns.
@@ -644,9 +707,7 @@ fn band_solve(
         from_j[0] /= col[kv];
         let bj = from_j[0];
         let len = above.len();
-        for (x, &ui) in above[len - um..].iter_mut().zip(&col[kv - um..kv]) {
-            *x -= ui * bj;
-        }
+        sub_scaled(&mut above[len - um..], &col[kv - um..kv], bj);
     }
 }
 
@@ -866,17 +927,20 @@ impl Bdf {
         }
         let (rtol, atol) = (self.tolerances.rtol, self.tolerances.atol);
         let zn = &self.hist.zn;
-        let quad = ws.quad_states.clone();
+        let quad = &ws.quad;
+        if quad.len() != n {
+            return None;
+        }
         let w = |i: usize| 1.0 / (rtol * zn[i].abs() + atol);
         let mut col_max = 0.0f64;
         ws.rowsum.fill(0.0);
         // Column sums directly, row sums accumulated (J is stored by columns).
-        for j in (0..n).filter(|j| !quad.contains(j)) {
+        for j in (0..n).filter(|&j| !quad[j]) {
             let wj = w(j);
             let range = p.col_start[j]..p.col_start[j + 1];
             let mut s = 0.0;
             for (&i, a) in p.rows[range.clone()].iter().zip(&self.hist.jac[range]) {
-                if quad.contains(&i) {
+                if quad[i] {
                     continue;
                 }
                 s += a.abs() * w(i);
@@ -958,12 +1022,11 @@ impl Bdf {
         // The quadratures the system names, out of the adaptive method's norms (not on the
         // Krylov path, whose GMRES scales by the weights; not in the fixed-order variants).
         let quadratures = sys.quadratures();
-        let quad_out = self.fixed.is_none() && self.linear != LinearSolver::Krylov;
+        ws.quad_out = self.fixed.is_none() && self.linear != LinearSolver::Krylov;
         ws.quad.clear();
-        ws.quad
-            .extend((0..n).map(|j| quad_out && quadratures.contains(&j)));
-        ws.n_err = ws.quad.iter().filter(|&&q| !q).count().max(1);
-        ws.quad_states = quadratures.clone();
+        ws.quad.extend((0..n).map(|j| quadratures.contains(&j)));
+        let in_norms = ws.quad.iter().filter(|&&q| !(q && ws.quad_out)).count();
+        ws.n_err = in_norms.max(1);
         // Quadrature rows (the accumulators) left out when they would multiply the groups.
         let (pattern, coloring) = newton_groups(pattern);
         let (m_pattern, jpos) = pattern.with_diagonal();
@@ -1243,12 +1306,13 @@ impl<S: OdeSystem> Step<'_, S> {
         };
         let n = self.n;
         let ws = &mut *self.ws;
+        let quad_out = ws.quad_out;
         for ((e, &q), z) in ws.ewt[..n]
             .iter_mut()
             .zip(&ws.quad[..n])
             .zip(&self.s.zn[..n])
         {
-            *e = if q {
+            *e = if q && quad_out {
                 0.0
             } else {
                 1.0 / (rtol * z.abs() + atol)
@@ -1642,11 +1706,21 @@ impl<S: OdeSystem> Step<'_, S> {
         let ok = if let Some((kl, ku)) = ws.band {
             let ld = 2 * kl + ku + 1;
             let kv = kl + ku;
-            ws.ab.fill(0.0);
+            // Above 2 KiB (glibc's `rep stosb` threshold) each column is zeroed as it is filled
+            // (every column once, in either order): one memset of the whole band is a `rep
+            // stosb` that callgrind counts byte by byte (4 % of the 20-tank chain's
+            // instructions); below it one memset is fewer instructions than n calls.
+            let by_column = ws.ab.len() >= 256;
+            if !by_column {
+                ws.ab.fill(0.0);
+            }
             if ws.band_pos.is_empty() {
                 for j in 0..n {
                     let range = p.col_start[j]..p.col_start[j + 1];
                     let col = &mut ws.ab[j * ld..(j + 1) * ld];
+                    if by_column {
+                        col.fill(0.0);
+                    }
                     for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
                         col[kv + i - j] = -gamma * a;
                     }
@@ -1659,6 +1733,9 @@ impl<S: OdeSystem> Step<'_, S> {
                     let range = p.col_start[j]..p.col_start[j + 1];
                     let pj = pos[j];
                     let col = &mut ws.ab[pj * ld..(pj + 1) * ld];
+                    if by_column {
+                        col.fill(0.0);
+                    }
                     for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
                         col[kv + pos[i] - pj] = -gamma * a;
                     }
@@ -2766,6 +2843,174 @@ mod tests {
         }
         // q starts at 0: with atol ≪ 1 its weight is huge at first and holds the steps small.
         assert!(steps[1] < steps[0], "{steps:?}");
+    }
+
+    /// The band kernels of the previous commit (generic loops over the short columns), kept
+    /// as the reference the unrolled ones must match bit for bit.
+    fn band_factor_generic(
+        ab: &mut [f64],
+        ipiv: &mut [usize],
+        counts: &mut [usize],
+        n: usize,
+        kl: usize,
+        ku: usize,
+    ) -> bool {
+        let ld = 2 * kl + ku + 1;
+        let kv = kl + ku;
+        debug_assert!(ab.len() >= ld * n && ipiv.len() >= n && counts.len() >= 2 * n);
+        let (lcount, ucount) = counts.split_at_mut(n);
+        // Last column touched by the row operations so far.
+        let mut ju = 0;
+        for j in 0..n {
+            let km = kl.min(n - 1 - j);
+            let col = &ab[j * ld + kv..j * ld + kv + km + 1];
+            let mut jp = 0;
+            let mut big = col[0].abs();
+            for (r, v) in col.iter().enumerate().skip(1) {
+                if v.abs() > big {
+                    big = v.abs();
+                    jp = r;
+                }
+            }
+            ipiv[j] = j + jp;
+            let pivot = col[jp];
+            if pivot == 0.0 || !pivot.is_finite() {
+                return false;
+            }
+            ju = ju.max((j + ku + jp).min(n - 1));
+            if jp != 0 {
+                // Swap rows j and j + jp in columns j..=ju.
+                for c in j..=ju {
+                    ab.swap(c * ld + kv + j - c, c * ld + kv + j + jp - c);
+                }
+            }
+            let mut lm = km;
+            if km > 0 {
+                let inv = 1.0 / ab[j * ld + kv];
+                let mult = &mut ab[j * ld + kv + 1..j * ld + kv + km + 1];
+                for v in mult.iter_mut() {
+                    *v *= inv;
+                }
+                while lm > 0 && mult[lm - 1] == 0.0 {
+                    lm -= 1;
+                }
+            }
+            lcount[j] = lm;
+            if lm > 0 {
+                // Rank-1 update of the trailing band: A(j+r, c) −= l(j+r)·u(j, c).
+                let (left, right) = ab.split_at_mut((j + 1) * ld);
+                let l = &left[j * ld + kv + 1..j * ld + kv + 1 + lm];
+                for (k, colc) in right[..(ju - j) * ld].chunks_exact_mut(ld).enumerate() {
+                    // Column c = j + 1 + k: u(j, c) sits k + 1 rows above its diagonal.
+                    let top = kv - k - 1;
+                    let u = colc[top];
+                    if u != 0.0 {
+                        for (a, &m) in colc[top + 1..top + 1 + lm].iter_mut().zip(l) {
+                            *a -= m * u;
+                        }
+                    }
+                }
+            }
+        }
+        for (j, (uc, colj)) in ucount.iter_mut().zip(ab.chunks_exact(ld)).enumerate() {
+            let above = &colj[kv - kv.min(j)..kv];
+            *uc = above.len() - above.iter().take_while(|&&v| v == 0.0).count();
+        }
+        true
+    }
+
+    fn band_solve_generic(
+        ab: &[f64],
+        ipiv: &[usize],
+        counts: &[usize],
+        n: usize,
+        kl: usize,
+        ku: usize,
+        b: &mut [f64],
+    ) {
+        let ld = 2 * kl + ku + 1;
+        let kv = kl + ku;
+        let (b, ab) = (&mut b[..n], &ab[..ld * n]);
+        let (lcount, ucount) = counts[..2 * n].split_at(n);
+        // L: the row interchanges and the multipliers, column by column.
+        for (j, ((col, &l), &lm)) in ab.chunks_exact(ld).zip(&ipiv[..n]).zip(lcount).enumerate() {
+            if l != j {
+                b.swap(l, j);
+            }
+            let (done, rest) = b.split_at_mut(j + 1);
+            let bj = done[j];
+            if lm > 0 && bj != 0.0 {
+                for (x, &mi) in rest[..lm].iter_mut().zip(&col[kv + 1..kv + 1 + lm]) {
+                    *x -= mi * bj;
+                }
+            }
+        }
+        // U (upper bandwidth kv): back substitution by columns.
+        for (j, (col, &um)) in ab.chunks_exact(ld).zip(ucount).enumerate().rev() {
+            let (above, from_j) = b.split_at_mut(j);
+            from_j[0] /= col[kv];
+            let bj = from_j[0];
+            let len = above.len();
+            for (x, &ui) in above[len - um..].iter_mut().zip(&col[kv - um..kv]) {
+                *x -= ui * bj;
+            }
+        }
+    }
+
+    /// The unrolled band kernels perform the same operations in the same order as the generic
+    /// loops: identical bits of the factors, pivots, extents and solutions, with and without
+    /// row interchanges and zeros inside the band.
+    #[test]
+    fn band_kernels_match_generic_loops_bit_for_bit() {
+        let mut seed = 987654321u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        };
+        for &(n, kl, ku) in &[
+            (1, 0, 0),
+            (7, 1, 2),
+            (30, 4, 4),
+            (62, 5, 5),
+            (40, 9, 3),
+            (25, 2, 12),
+        ] {
+            for (diag, holes) in [(1e-3, false), (10.0, false), (1e-3, true), (10.0, true)] {
+                let ld = 2 * kl + ku + 1;
+                let kv = kl + ku;
+                let mut ab = vec![0.0; ld * n];
+                for j in 0..n {
+                    for i in j.saturating_sub(ku)..(j + kl + 1).min(n) {
+                        let hole = holes && i != j && (i % 3 == 2 || j % 3 == 2);
+                        if !hole {
+                            ab[j * ld + kv + i - j] = if i == j { diag * next() } else { next() };
+                        }
+                    }
+                }
+                let b: Vec<f64> = (0..n).map(|_| next()).collect();
+                let (mut ab2, mut x, mut x2) = (ab.clone(), b.clone(), b);
+                let (mut ipiv, mut ipiv2) = (vec![0; n], vec![0; n]);
+                let (mut counts, mut counts2) = (vec![0; 2 * n], vec![0; 2 * n]);
+                assert!(band_factor(&mut ab, &mut ipiv, &mut counts, n, kl, ku));
+                assert!(band_factor_generic(
+                    &mut ab2,
+                    &mut ipiv2,
+                    &mut counts2,
+                    n,
+                    kl,
+                    ku
+                ));
+                band_solve(&ab, &ipiv, &counts, n, kl, ku, &mut x);
+                band_solve_generic(&ab2, &ipiv2, &counts2, n, kl, ku, &mut x2);
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(ipiv, ipiv2, "n {n} kl {kl} ku {ku}");
+                assert_eq!(counts, counts2, "n {n} kl {kl} ku {ku}");
+                assert_eq!(bits(&ab), bits(&ab2), "n {n} kl {kl} ku {ku}");
+                assert_eq!(bits(&x), bits(&x2), "n {n} kl {kl} ku {ku}");
+            }
+        }
     }
 
     /// The band LU solves A x = b: for band matrices whose pivots need row interchanges
