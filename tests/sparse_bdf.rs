@@ -274,6 +274,29 @@ fn a_chain_with_pistons_takes_the_reordered_band_lu() {
     );
 }
 
+/// Above `BAND_RCM_MAX_STATES` states `Auto` takes the sparse LU, not the reordered band, on the
+/// same kind of chain (the band's substitutions through memory are the slower there).
+#[test]
+fn a_long_chain_with_pistons_takes_the_sparse_lu() {
+    use plenum::integrators::bdf::BAND_RCM_MAX_STATES;
+    // Three states per chamber, two per piston: enough chambers for the limit.
+    let m = BAND_RCM_MAX_STATES / 3 + 100;
+    let spec = chain_with_pistons(m, 100);
+    let mut auto = bdf_sim(&spec, LinearSolver::Auto);
+    let _ = auto.advance_to(1e-6).expect("runs");
+    let n = auto.y.len();
+    println!(
+        "chain of {m}, {} pistons ({n} states, limit {BAND_RCM_MAX_STATES}): sparse {}, \
+         reordered band {}",
+        m.div_ceil(100),
+        bdf(&auto).uses_sparse_lu(),
+        bdf(&auto).uses_reordered_band_lu()
+    );
+    assert!(n >= BAND_RCM_MAX_STATES);
+    assert!(bdf(&auto).uses_sparse_lu() && !bdf(&auto).uses_reordered_band_lu());
+    assert!(bdf(&auto).stats.steps >= 1);
+}
+
 /// The network, with its pattern as given or with a structural diagonal entry on every empty
 /// column (so that no state is a quadrature to `newton_groups`: J's accumulator rows are
 /// evaluated and coloured too, as before the quadrature rows were left out).

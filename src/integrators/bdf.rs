@@ -122,7 +122,7 @@ pub const SPARSE_MIN_STATES: usize = 10;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LinearSolver {
     /// Band below `SPARSE_MIN_STATES` states or when the band is narrow (`BAND_MAX`) in the
-    /// states' own order or in reverse Cuthill–McKee order, else sparse when the pattern is at
+    /// states' own order or (below `BAND_RCM_MAX_STATES`) in reverse Cuthill–McKee order, else sparse when the pattern is at
     /// most half full, else dense. Never Krylov: a direct solve
     /// keeps the network's mass and energy sums to round-off, GMRES only to its tolerance.
     #[default]
@@ -149,6 +149,13 @@ pub enum LinearSolver {
 /// BDF solve; the band LU does a factorization in n·kl·(kl + ku) and a solve in n·(2kl + ku)
 /// multiply-adds with no symbolic bookkeeping.
 pub const BAND_MAX: usize = 16;
+
+/// `Auto` takes the band LU in reverse Cuthill–McKee order only below this many states; above
+/// it, the sparse LU. Measured on chains with pistons (bdf2 step, idle machine, CPU 0,
+/// BENCHMARKS.md "Scale, part 4"): the reordered band is 6–7 % faster at 1.5k and 15k states,
+/// even at ~50k (2.28 against 2.30 ms) and 13–29 % slower at 100k–150k, where its serial
+/// substitutions through memory cost more than the sparse LU's bookkeeping.
+pub const BAND_RCM_MAX_STATES: usize = 50_000;
 
 /// Structural fill of a direct factorization of a pattern: the Cholesky factor of the pattern
 /// of M + Mᵀ under faer's AMD ordering (symbolic only), over nnz of its upper triangle. The
@@ -1042,15 +1049,19 @@ impl Bdf {
         let (kl, ku) = bandwidths(&m_pattern);
         // A band in another order: a network numbers its states by component kind (every
         // chamber, then every piston), so a chain with pistons has a wide band in its own order
-        // and a narrow one in reverse Cuthill–McKee order. Only for `Auto` above
-        // `SPARSE_MIN_STATES` states when the own order's band is wide, so that every network
+        // and a narrow one in reverse Cuthill–McKee order. Only for `Auto` from
+        // `SPARSE_MIN_STATES` to `BAND_RCM_MAX_STATES` states (above, the sparse LU is faster)
+        // when the own order's band is wide, so that every network
         // that took the band or sparse LU in its own order before and still does factors the
         // same matrix in the same order (same bits).
         ws.band_perm = Vec::new();
         ws.band_pos = Vec::new();
         ws.band_rhs = Vec::new();
         let mut reordered = None;
-        if self.linear == LinearSolver::Auto && n >= SPARSE_MIN_STATES && kl + ku > BAND_MAX {
+        if self.linear == LinearSolver::Auto
+            && (SPARSE_MIN_STATES..BAND_RCM_MAX_STATES).contains(&n)
+            && kl + ku > BAND_MAX
+        {
             let perm = reverse_cuthill_mckee(&m_pattern);
             let mut pos = vec![0; n];
             for (k, &i) in perm.iter().enumerate() {
