@@ -157,6 +157,43 @@ pub const BAND_MAX: usize = 16;
 /// substitutions through memory cost more than the sparse LU's bookkeeping.
 pub const BAND_RCM_MAX_STATES: usize = 50_000;
 
+/// Most values the band or dense LU may store (2^27 f64 = 1 GiB). A band as wide as the
+/// system (a chain with pistons in its own order) or a dense M on a large network would ask
+/// for n·(2kl + ku + 1) or n² values — ~61 GB at 50k states — and the allocation would abort
+/// the process; above this the setup fails with a message instead.
+pub const MAX_FACTOR_VALUES: usize = 1 << 27;
+
+impl LinearSolver {
+    /// The `[solver] linear_solver` value that selects it.
+    pub fn setting(self) -> &'static str {
+        match self {
+            LinearSolver::Auto => "auto",
+            LinearSolver::Dense => "dense",
+            LinearSolver::Sparse => "sparse",
+            LinearSolver::Banded => "band",
+            LinearSolver::Krylov => "krylov",
+        }
+    }
+}
+
+/// The error of a band or dense LU of `values` values (None: more than `usize` holds) for n
+/// states, above `MAX_FACTOR_VALUES`.
+fn too_large(linear: LinearSolver, what: &str, n: usize, values: Option<usize>) -> SolverError {
+    let size = match values {
+        Some(v) => format!(
+            "{v} values ({:.1} GiB)",
+            v as f64 * 8.0 / (1u64 << 30) as f64
+        ),
+        None => "more values than memory can address".to_string(),
+    };
+    SolverError::Setup(format!(
+        "linear_solver = \"{}\": the {what} LU of M = I − γJ for {n} states would store {size}, \
+         above the limit of {MAX_FACTOR_VALUES} values (1 GiB); use linear_solver = \"auto\" or \
+         \"sparse\"",
+        linear.setting()
+    ))
+}
+
 /// Structural fill of a direct factorization of a pattern: the Cholesky factor of the pattern
 /// of M + Mᵀ under faer's AMD ordering (symbolic only), over nnz of its upper triangle. The
 /// sparse LU pivots and orders by COLAMD, so this is an estimate of its fill, independent of
@@ -656,30 +693,39 @@ fn sub_scaled(a: &mut [f64], x: &[f64], u: f64) {
 
 /// The rank-1 update of `band_factor` with M multipliers `l`: in each column c = j + 1 + k of
 /// `cols`, the M entries below u(j, c) (k + 1 rows above c's diagonal) −= l·u(j, c).
+/// `l` has exactly M values (the caller dispatches on its length); a mismatch is a bug in the
+/// caller and panics rather than leaving the factor silently unupdated.
 #[inline(always)]
 fn rank1_update<const M: usize>(cols: &mut [f64], l: &[f64], ld: usize, kv: usize) {
+    debug_assert_eq!(l.len(), M);
     let Ok(l) = <&[f64; M]>::try_from(l) else {
-        return;
+        unreachable!("rank1_update::<{M}> with {} multipliers", l.len())
     };
     for (k, colc) in cols.chunks_exact_mut(ld).enumerate() {
         let top = kv - k - 1;
         let u = colc[top];
         if u != 0.0 {
-            if let Ok(a) = <&mut [f64; M]>::try_from(&mut colc[top + 1..top + 1 + M]) {
-                for (a, &m) in a.iter_mut().zip(l) {
-                    *a -= m * u;
-                }
+            // A range of constant length M: the conversion cannot fail.
+            let Ok(a) = <&mut [f64; M]>::try_from(&mut colc[top + 1..top + 1 + M]) else {
+                unreachable!()
+            };
+            for (a, &m) in a.iter_mut().zip(l) {
+                *a -= m * u;
             }
         }
     }
 }
 
+/// `a` and `x` have exactly N values (`sub_scaled` dispatches on `a`'s length and the callers
+/// pass slices of one length); a mismatch panics, never skips the update.
 #[inline(always)]
 fn sub_scaled_n<const N: usize>(a: &mut [f64], x: &[f64], u: f64) {
-    if let (Ok(a), Ok(x)) = (<&mut [f64; N]>::try_from(a), <&[f64; N]>::try_from(x)) {
-        for (a, &x) in a.iter_mut().zip(x) {
-            *a -= x * u;
-        }
+    debug_assert!(a.len() == N && x.len() == N);
+    let (Ok(a), Ok(x)) = (<&mut [f64; N]>::try_from(a), <&[f64; N]>::try_from(x)) else {
+        unreachable!("sub_scaled_n::<{N}> on slices of other lengths")
+    };
+    for (a, &x) in a.iter_mut().zip(x) {
+        *a -= x * u;
     }
 }
 
@@ -1000,11 +1046,14 @@ impl Bdf {
         self.ws.band.is_some() && !self.ws.band_perm.is_empty()
     }
 
-    fn prepare<S: OdeSystem>(&mut self, sys: &S) {
+    /// Size the workspace for `sys` (once; again after `set_linear_solver`). Fails, before
+    /// allocating the factors, when the band or dense LU would store more than
+    /// `MAX_FACTOR_VALUES` values; the column groups are set up even then.
+    fn prepare<S: OdeSystem>(&mut self, sys: &S) -> Result<(), SolverError> {
         let n = self.n;
         let ws = &mut self.ws;
         if ws.n == n && ws.m_pattern.is_some() {
-            return;
+            return Ok(());
         }
         ws.n = n;
         for v in [
@@ -1090,6 +1139,11 @@ impl Bdf {
         ws.ipiv = Vec::new();
         ws.band_counts = Vec::new();
         if let Some((bkl, bku)) = ws.band {
+            let values = (2 * bkl + bku + 1).checked_mul(n);
+            if values.is_none_or(|v| v > MAX_FACTOR_VALUES) {
+                ws.band = None;
+                return Err(too_large(self.linear, "band", n, values));
+            }
             // The band's own widths (the reordered ones when reordered).
             ws.ab = vec![0.0; (2 * bkl + bku + 1) * n];
             ws.ipiv = vec![0; n];
@@ -1143,6 +1197,10 @@ impl Bdf {
         ws.rhs = None;
         ws.mem = None;
         if !ws.sparse && ws.band.is_none() && ws.krylov.is_none() {
+            let values = n.checked_mul(n);
+            if values.is_none_or(|v| v > MAX_FACTOR_VALUES) {
+                return Err(too_large(self.linear, "dense", n, values));
+            }
             ws.lu = Some(Mat::zeros(n, n));
             ws.rhs = Some(Mat::zeros(n, 1));
             ws.perm = vec![0; n];
@@ -1169,6 +1227,7 @@ impl Bdf {
         self.trial.assign(&self.hist);
         ws.rk4 = Rk4::new(n);
         ws.rk4.ensure(n);
+        Ok(())
     }
 
     /// `self = o` without allocating once the histories have their sizes (fmi2SetFMUstate into
@@ -1251,7 +1310,8 @@ impl Bdf {
 
     /// Number of column groups of the finite-difference Jacobian and the number of columns.
     pub fn jacobian_groups<S: OdeSystem>(&mut self, sys: &S) -> (usize, usize) {
-        self.prepare(sys);
+        // The groups are set up even when the factors' storage is refused.
+        let _ = self.prepare(sys);
         let (_, c) = self.ws.groups.as_ref().unwrap();
         (c.n_colors(), self.n)
     }
@@ -2348,7 +2408,7 @@ impl Bdf {
         y: &[f64],
         h_max: f64,
     ) -> Result<f64, SolverError> {
-        self.prepare(sys);
+        self.prepare(sys)?;
         let n = self.n;
         self.last.valid = false;
         self.last.pending = false;
@@ -2466,7 +2526,7 @@ impl Integrator for Bdf {
         }
         let n = self.n;
         if self.last.starter {
-            self.prepare(sys);
+            self.prepare(sys)?;
             let k1 = self.ws.rk4.k1_mut();
             sys.rhs(t, y, k1);
             check_finite(t, k1)?;

@@ -52,6 +52,9 @@ pub enum SolverError {
     /// An implicit method's Newton iteration did not converge at t, the last try with step
     /// size h (its smallest step, its limit on retries, or the fixed step given).
     NewtonFailed { t: f64, h: f64 },
+    /// The method could not be set up for this system (e.g. a linear solver that would need
+    /// more memory than allowed); the message says why.
+    Setup(String),
 }
 
 /// Default relative tolerance of the adaptive methods (`[solver] rtol`).
@@ -115,6 +118,7 @@ impl std::fmt::Display for SolverError {
                 f,
                 "Newton's iteration did not converge at t = {t} s (last step size {h:e} s)"
             ),
+            SolverError::Setup(why) => f.write_str(why),
         }
     }
 }
