@@ -452,6 +452,11 @@ struct Workspace {
     ipiv: Vec<usize>,
     /// Nonzero extents of the band factors' columns (see `band_factor`).
     band_counts: Vec<usize>,
+    /// Band path for n ≤ `SMALL_MAX` in the states' own order: the same LU in a fixed-size
+    /// dense array (`small_factor`), column-major, with its row interchanges.
+    small: bool,
+    small_lu: [[f64; SMALL_MAX]; SMALL_MAX],
+    small_piv: [usize; SMALL_MAX],
     /// Band path in a reordered numbering (`reverse_cuthill_mckee`; empty: the states' own
     /// order): the state at each band position, each state's band position, and the right-hand
     /// side gathered into that order.
@@ -464,6 +469,9 @@ struct Workspace {
     rowsum: Vec<f64>,
     /// The restored Jacobian did not fit the pattern: evaluate a new one at the next setup.
     force_jac: bool,
+    /// The working history equals the committed one (set by `commit`'s copy, cleared by
+    /// anything that changes either alone): the next attempt need not copy it again.
+    trial_synced: bool,
     rk4: Rk4,
 }
 
@@ -471,6 +479,33 @@ struct KrylovWs {
     ilu: Ilu0,
     gmres: Gmres,
     stats: KrylovStats,
+}
+
+/// `ETA_SCREEN[L]` = 1.001·(2/3)^L: when x = bias·‖·‖ exceeds it, the step ratio
+/// η = 1/(x^(1/L) + ADDON) is below THRESH = 1.5 by a margin of at least 1.6·10⁻⁴ relative
+/// (x^(1/L) > 1.001^(1/6)·2/3), far beyond the rounding of `powf`.
+const ETA_SCREEN: [f64; MAX_ORDER + 2] = {
+    let mut t = [0.0; MAX_ORDER + 2];
+    let mut p = 1.001;
+    let mut i = 0;
+    while i < t.len() {
+        t[i] = p;
+        p *= 2.0 / 3.0;
+        i += 1;
+    }
+    t
+};
+
+/// The step ratio 1/(x^(1/L) + ADDON) that `prepare_next_step` compares with THRESH, or 0 when
+/// it is surely below THRESH (`ETA_SCREEN`): every use there then makes the same choice
+/// (η < THRESH keeps the step, and a ratio below THRESH is never the largest one taken), and
+/// libm's `pow` (~140 instructions) is skipped on steps that keep their size.
+#[inline]
+fn eta_or_below_thresh(x: f64, big_l: usize) -> f64 {
+    if x > ETA_SCREEN[big_l] {
+        return 0.0;
+    }
+    1.0 / (x.powf(1.0 / big_l as f64) + ADDON)
 }
 
 /// CVODE's `eplifac`: the linear residual of a Newton iteration is held to this fraction of the
@@ -764,6 +799,94 @@ fn band_solve(
     }
 }
 
+/// Up to this many states the band LU (in the states' own order) runs on a fixed-size dense
+/// array, monomorphized on n (`small_factor`, `small_solve`): on the 5-state vent the band
+/// kernels' index arithmetic cost ~1,700 instructions per factorization and ~430 per solve,
+/// a quarter of the BDF solve (callgrind).
+const SMALL_MAX: usize = 12;
+
+/// `band_factor` on the N×N matrix `a` (column-major: a[c][r]) held densely: the same pivot
+/// choice (the first largest |value| in the column), the same interchanges of the trailing
+/// columns only (L's multipliers stay where they were computed, as LAPACK's band storage keeps
+/// them), the same multipliers and rank-1 updates, skipping u(j, c) = 0 as it does. Every
+/// nonzero of the factors comes from the same operations in the same order; the band kernel
+/// skips work on exact zeros outside the band or at the ends of its columns that this does
+/// (x − 0·u), which can only change the sign of a zero: a signed zero in the factors or the
+/// solution never reaches the Newton iterate (acor starts at +0 and +0 + (−0) = +0).
+fn small_factor<const N: usize>(
+    a: &mut [[f64; SMALL_MAX]; SMALL_MAX],
+    piv: &mut [usize; SMALL_MAX],
+) -> bool {
+    const { assert!(N <= SMALL_MAX) };
+    for j in 0..N {
+        let mut jp = j;
+        let mut big = a[j][j].abs();
+        for r in j + 1..N {
+            if a[j][r].abs() > big {
+                big = a[j][r].abs();
+                jp = r;
+            }
+        }
+        piv[j] = jp;
+        let pivot = a[j][jp];
+        if pivot == 0.0 || !pivot.is_finite() {
+            return false;
+        }
+        if jp != j {
+            for col in &mut a[j..N] {
+                col.swap(j, jp);
+            }
+        }
+        let (left, right) = a.split_at_mut(j + 1);
+        let l = &mut left[j];
+        let inv = 1.0 / l[j];
+        for v in &mut l[j + 1..N] {
+            *v *= inv;
+        }
+        for col in &mut right[..N - j - 1] {
+            let u = col[j];
+            if u != 0.0 {
+                for (c, &m) in col[j + 1..N].iter_mut().zip(&l[j + 1..N]) {
+                    *c -= m * u;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Solve A x = b in place with the factors of `small_factor` (`band_solve`'s order of
+/// operations: interchanges and L column by column, then U by columns from the last).
+fn small_solve<const N: usize>(
+    a: &[[f64; SMALL_MAX]; SMALL_MAX],
+    piv: &[usize; SMALL_MAX],
+    b: &mut [f64],
+) {
+    const { assert!(N <= SMALL_MAX) };
+    let Ok(b) = <&mut [f64; N]>::try_from(&mut b[..N]) else {
+        unreachable!()
+    };
+    for j in 0..N {
+        let p = piv[j];
+        if p != j {
+            b.swap(p, j);
+        }
+        let bj = b[j];
+        if bj != 0.0 {
+            for r in j + 1..N {
+                b[r] -= a[j][r] * bj;
+            }
+        }
+    }
+    for j in (0..N).rev() {
+        b[j] /= a[j][j];
+        let bj = b[j];
+        for r in 0..j {
+            b[r] -= a[j][r] * bj;
+        }
+    }
+}
+
 /// Elements per block of the Nordsieck sweeps (`predict_with_increment`, `complete_step`): the
 /// q + 1 columns' slices of one block (≤ 6 × 4 KiB) stay in L1 while every column pass runs
 /// over them, so the array is read and written once per sweep instead of once per pass. On
@@ -785,11 +908,11 @@ fn predict_blocked(zn: &mut [f64], inc: &mut [f64], n: usize, q: usize) {
     if n <= NORDSIECK_BLOCK {
         // One block: element by element with the order a constant (see `predict_small`).
         match q {
-            1 => return predict_small::<1>(zn, inc, n),
-            2 => return predict_small::<2>(zn, inc, n),
-            3 => return predict_small::<3>(zn, inc, n),
-            4 => return predict_small::<4>(zn, inc, n),
-            5 => return predict_small::<5>(zn, inc, n),
+            1 => return predict_small::<1, 2>(zn, inc, n),
+            2 => return predict_small::<2, 3>(zn, inc, n),
+            3 => return predict_small::<3, 4>(zn, inc, n),
+            4 => return predict_small::<4, 5>(zn, inc, n),
+            5 => return predict_small::<5, 6>(zn, inc, n),
             _ => {}
         }
     }
@@ -820,12 +943,13 @@ fn predict_blocked(zn: &mut [f64], inc: &mut [f64], n: usize, q: usize) {
 /// (the same additions in the same order, so the same bits). On the small networks the
 /// column passes cost about 1,000 instructions a step for 4 states, mostly the q(q + 1)/2
 /// passes' own loop set-up (callgrind, cantera_vent).
-fn predict_small<const Q: usize>(zn: &mut [f64], inc: &mut [f64], n: usize) {
-    debug_assert!(zn.len() >= (Q + 1) * n && inc.len() >= n);
+fn predict_small<const Q: usize, const K: usize>(zn: &mut [f64], inc: &mut [f64], n: usize) {
+    const { assert!(K == Q + 1) };
+    let mut cols = columns_mut::<K>(zn, n);
     for (i, inc) in inc[..n].iter_mut().enumerate() {
         let mut z = [0.0; MAX_ORDER + 1];
-        for (j, v) in z.iter_mut().enumerate().take(Q + 1) {
-            *v = zn[j * n + i];
+        for (v, col) in z.iter_mut().zip(&cols) {
+            *v = col[i];
         }
         let mut sum = 0.0;
         for v in &z[1..Q + 1] {
@@ -841,25 +965,63 @@ fn predict_small<const Q: usize>(zn: &mut [f64], inc: &mut [f64], n: usize) {
             }
         }
         // z_Q is unchanged by the predictor.
-        for (j, v) in z.iter().enumerate().take(Q) {
-            zn[j * n + i] = *v;
+        for (col, v) in cols.iter_mut().zip(&z).take(Q) {
+            col[i] = *v;
         }
     }
 }
 
+/// Dense output's increment inc = last + Σ_{j=1..Q} z_j·σ^j (`z` from column 1, `pw[j]` = σ^j)
+/// element by element: per element the same additions in the same order as the column passes
+/// (inc = last, then += z_j·σ^j for j = 1..Q), so the same bits, in one sweep.
+fn dense_sum<const Q: usize>(
+    z: &[f64],
+    pw: &[f64; MAX_ORDER + 1],
+    last: &[f64],
+    inc: &mut [f64],
+    n: usize,
+) {
+    let mut rest = z;
+    let cols: [&[f64]; Q] = std::array::from_fn(|_| {
+        let (col, r) = rest.split_at(n);
+        rest = r;
+        col
+    });
+    for (i, (inc, &l)) in inc[..n].iter_mut().zip(&last[..n]).enumerate() {
+        let mut acc = l;
+        for (col, &p) in cols.iter().zip(&pw[1..]) {
+            acc += col[i] * p;
+        }
+        *inc = acc;
+    }
+}
+
+/// The first K columns (n values each) of a Nordsieck array, as K slices: the element-wise
+/// sweeps index each by i < n, without a multiplication and a bounds check per value (about
+/// 60 % of `predict_small`'s and `correct_small`'s instructions with `zn[j·n + i]`).
+#[inline(always)]
+fn columns_mut<const K: usize>(zn: &mut [f64], n: usize) -> [&mut [f64]; K] {
+    let mut rest = zn;
+    std::array::from_fn(|_| {
+        let (col, r) = std::mem::take(&mut rest).split_at_mut(n);
+        rest = r;
+        col
+    })
+}
+
 /// `correct_blocked` for n ≤ one block and order Q, element by element (same operations, same
 /// order, same bits).
-fn correct_small<const Q: usize>(
+fn correct_small<const K: usize>(
     zn: &mut [f64],
     l: &[f64; MAX_ORDER + 1],
     acor: &[f64],
     inc: &mut [f64],
     n: usize,
 ) {
-    debug_assert!(zn.len() >= (Q + 1) * n && inc.len() >= n && acor.len() >= n);
+    let mut cols = columns_mut::<K>(zn, n);
     for (i, (inc, &c)) in inc[..n].iter_mut().zip(&acor[..n]).enumerate() {
-        for (j, &lj) in l.iter().enumerate().take(Q + 1) {
-            zn[j * n + i] += lj * c;
+        for (col, &lj) in cols.iter_mut().zip(l) {
+            col[i] += lj * c;
         }
         *inc += c;
     }
@@ -877,11 +1039,11 @@ fn correct_blocked(
 ) {
     if n <= NORDSIECK_BLOCK {
         match q {
-            1 => return correct_small::<1>(zn, l, acor, inc, n),
-            2 => return correct_small::<2>(zn, l, acor, inc, n),
-            3 => return correct_small::<3>(zn, l, acor, inc, n),
-            4 => return correct_small::<4>(zn, l, acor, inc, n),
-            5 => return correct_small::<5>(zn, l, acor, inc, n),
+            1 => return correct_small::<2>(zn, l, acor, inc, n),
+            2 => return correct_small::<3>(zn, l, acor, inc, n),
+            3 => return correct_small::<4>(zn, l, acor, inc, n),
+            4 => return correct_small::<5>(zn, l, acor, inc, n),
+            5 => return correct_small::<6>(zn, l, acor, inc, n),
             _ => {}
         }
     }
@@ -1138,6 +1300,7 @@ impl Bdf {
         ws.ab = Vec::new();
         ws.ipiv = Vec::new();
         ws.band_counts = Vec::new();
+        ws.small = false;
         if let Some((bkl, bku)) = ws.band {
             let values = (2 * bkl + bku + 1).checked_mul(n);
             if values.is_none_or(|v| v > MAX_FACTOR_VALUES) {
@@ -1145,9 +1308,12 @@ impl Bdf {
                 return Err(too_large(self.linear, "band", n, values));
             }
             // The band's own widths (the reordered ones when reordered).
-            ws.ab = vec![0.0; (2 * bkl + bku + 1) * n];
-            ws.ipiv = vec![0; n];
-            ws.band_counts = vec![0; 2 * n];
+            ws.small = ws.band_perm.is_empty() && n <= SMALL_MAX;
+            if !ws.small {
+                ws.ab = vec![0.0; (2 * bkl + bku + 1) * n];
+                ws.ipiv = vec![0; n];
+                ws.band_counts = vec![0; 2 * n];
+            }
         }
         ws.sparse = match self.linear {
             LinearSolver::Dense | LinearSolver::Banded | LinearSolver::Krylov => false,
@@ -1265,6 +1431,7 @@ impl Bdf {
         last.inc.clone_from(&o.last.inc);
         ws.lu_tag = None;
         ws.force_jac = false;
+        ws.trial_synced = false;
         if *n != o.n {
             *n = o.n;
             **ws = Workspace::default();
@@ -1300,6 +1467,7 @@ impl Bdf {
     /// The committed history's saved Jacobian (tests that corrupt a state).
     #[cfg(test)]
     pub(crate) fn saved_jacobian_mut(&mut self) -> &mut Vec<f64> {
+        self.ws.trial_synced = false;
         &mut self.hist.jac
     }
 
@@ -1774,7 +1942,33 @@ impl<S: OdeSystem> Step<'_, S> {
         let ws = &mut *self.ws;
         let p = ws.m_pattern.as_ref().expect("workspace prepared");
         let jac = &self.s.jac;
-        let ok = if let Some((kl, ku)) = ws.band {
+        let ok = if ws.small {
+            let a = &mut ws.small_lu;
+            for (j, col) in a.iter_mut().enumerate().take(n) {
+                col.fill(0.0);
+                let range = p.col_start[j]..p.col_start[j + 1];
+                for (&i, v) in p.rows[range.clone()].iter().zip(&jac[range]) {
+                    col[i] = -gamma * v;
+                }
+                col[j] += 1.0;
+            }
+            let piv = &mut ws.small_piv;
+            match n {
+                1 => small_factor::<1>(a, piv),
+                2 => small_factor::<2>(a, piv),
+                3 => small_factor::<3>(a, piv),
+                4 => small_factor::<4>(a, piv),
+                5 => small_factor::<5>(a, piv),
+                6 => small_factor::<6>(a, piv),
+                7 => small_factor::<7>(a, piv),
+                8 => small_factor::<8>(a, piv),
+                9 => small_factor::<9>(a, piv),
+                10 => small_factor::<10>(a, piv),
+                11 => small_factor::<11>(a, piv),
+                12 => small_factor::<12>(a, piv),
+                _ => unreachable!("small LU for {n} states"),
+            }
+        } else if let Some((kl, ku)) = ws.band {
             let ld = 2 * kl + ku + 1;
             let kv = kl + ku;
             // Above 2 KiB (glibc's `rep stosb` threshold) each column is zeroed as it is filled
@@ -1883,6 +2077,25 @@ impl<S: OdeSystem> Step<'_, S> {
     fn solve(&mut self) -> bool {
         let n = self.n;
         let ws = &mut *self.ws;
+        if ws.small {
+            let (a, piv, b) = (&ws.small_lu, &ws.small_piv, &mut ws.tempv);
+            match n {
+                1 => small_solve::<1>(a, piv, b),
+                2 => small_solve::<2>(a, piv, b),
+                3 => small_solve::<3>(a, piv, b),
+                4 => small_solve::<4>(a, piv, b),
+                5 => small_solve::<5>(a, piv, b),
+                6 => small_solve::<6>(a, piv, b),
+                7 => small_solve::<7>(a, piv, b),
+                8 => small_solve::<8>(a, piv, b),
+                9 => small_solve::<9>(a, piv, b),
+                10 => small_solve::<10>(a, piv, b),
+                11 => small_solve::<11>(a, piv, b),
+                12 => small_solve::<12>(a, piv, b),
+                _ => unreachable!("small LU for {n} states"),
+            }
+            return true;
+        }
         if let Some((kl, ku)) = ws.band {
             if ws.band_perm.is_empty() {
                 band_solve(&ws.ab, &ws.ipiv, &ws.band_counts, n, kl, ku, &mut ws.tempv);
@@ -2097,7 +2310,6 @@ impl<S: OdeSystem> Step<'_, S> {
         let hmax_inv = self.tol.max_step.map_or(0.0, |m| 1.0 / m);
         let s = &mut *self.s;
         let q = s.q;
-        let big_l = (q + 1) as f64;
         if s.etamax == 1.0 {
             s.qwait = s.qwait.max(2);
             s.qprime = q;
@@ -2105,7 +2317,7 @@ impl<S: OdeSystem> Step<'_, S> {
             s.eta = 1.0;
             return;
         }
-        let etaq = 1.0 / ((BIAS2 * dsm).powf(1.0 / big_l) + ADDON);
+        let etaq = eta_or_below_thresh(BIAS2 * dsm, q + 1);
         if s.qwait != 0 {
             s.eta = etaq;
             s.qprime = q;
@@ -2114,7 +2326,7 @@ impl<S: OdeSystem> Step<'_, S> {
             let mut etaqm1 = 0.0;
             if q > 1 {
                 let ddn = wrms(&s.zn[q * n..(q + 1) * n], &self.ws.ewt, self.ws.n_err) * s.tq[1];
-                etaqm1 = 1.0 / ((BIAS1 * ddn).powf(1.0 / q as f64) + ADDON);
+                etaqm1 = eta_or_below_thresh(BIAS1 * ddn, q);
             }
             let mut etaqp1 = 0.0;
             if q != qmax && s.saved_tq5 != 0.0 {
@@ -2123,7 +2335,7 @@ impl<S: OdeSystem> Step<'_, S> {
                     self.ws.tempv[i] = self.ws.acor[i] - cquot * s.zn[qmax * n + i];
                 }
                 let dup = wrms(&self.ws.tempv, &self.ws.ewt, self.ws.n_err) * s.tq[3];
-                etaqp1 = 1.0 / ((BIAS3 * dup).powf(1.0 / (big_l + 1.0)) + ADDON);
+                etaqp1 = eta_or_below_thresh(BIAS3 * dup, q + 2);
             }
             let etam = etaqm1.max(etaq.max(etaqp1));
             if etam < THRESH {
@@ -2412,7 +2624,10 @@ impl Bdf {
         let n = self.n;
         self.last.valid = false;
         self.last.pending = false;
-        self.trial.assign_live(&self.hist, self.fixed);
+        if !self.ws.trial_synced {
+            self.trial.assign_live(&self.hist, self.fixed);
+        }
+        self.ws.trial_synced = false;
         let fixed = self.fixed;
         let h_cap = match self.tolerances.max_step {
             Some(m) if fixed.is_none() => h_max.min(m),
@@ -2495,6 +2710,7 @@ impl Integrator for Bdf {
         self.stats.error_test_failures + self.stats.convergence_failures
     }
     fn restart(&mut self) {
+        self.ws.trial_synced = false;
         self.hist.started = false;
         self.last.valid = false;
         self.last.pending = false;
@@ -2539,19 +2755,26 @@ impl Integrator for Bdf {
         // p(t_n+1 + s·h) = Σ z_j s^j with z_0 = y + inc: the increment is inc + Σ_{j≥1} z_j s^j.
         let s = &self.trial;
         let sigma = (h - self.last.h) / s.h;
-        inc.copy_from_slice(&self.last.inc);
+        let mut pw = [0.0; MAX_ORDER + 1];
         let mut p = 1.0;
-        for j in 1..=s.q {
+        for v in &mut pw[1..=s.q] {
             p *= sigma;
-            let z = &s.zn[j * n..(j + 1) * n];
-            for i in 0..n {
-                inc[i] += z[i] * p;
-            }
+            *v = p;
+        }
+        let (z, last) = (&s.zn[n..], &self.last.inc);
+        match s.q {
+            1 => dense_sum::<1>(z, &pw, last, inc, n),
+            2 => dense_sum::<2>(z, &pw, last, inc, n),
+            3 => dense_sum::<3>(z, &pw, last, inc, n),
+            4 => dense_sum::<4>(z, &pw, last, inc, n),
+            5 => dense_sum::<5>(z, &pw, last, inc, n),
+            q => unreachable!("BDF order {q}"),
         }
         Ok(())
     }
     fn commit<S: OdeSystem>(&mut self, sys: &mut S, t_new: f64, y_new: &[f64]) {
         let n = self.n;
+        self.ws.trial_synced = false;
         if !self.last.pending {
             self.hist.started = false;
             return;
@@ -2592,6 +2815,7 @@ impl Integrator for Bdf {
         // Copy (not swap): the trial stays, so `dense` over the committed step keeps working
         // until the next attempt.
         self.hist.assign_live(&self.trial, self.fixed);
+        self.ws.trial_synced = true;
     }
     /// See `check_history` for what each of the committed and working histories must satisfy;
     /// besides: `fixed` is None or 1..=5, `n` is the model's, the tolerances are finite (rtol,
