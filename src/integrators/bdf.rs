@@ -1391,8 +1391,11 @@ impl Bdf {
             self.hist.jac.resize(nnz, 0.0);
         }
         self.trial.assign(&self.hist);
-        ws.rk4 = Rk4::new(n);
-        ws.rk4.ensure(n);
+        // The RK4 start steps are the fixed-order variants' (bdf2..bdf5) only.
+        if self.fixed.is_some_and(|k| k > 1) {
+            ws.rk4 = Rk4::new(n);
+            ws.rk4.ensure(n);
+        }
         Ok(())
     }
 
