@@ -407,6 +407,21 @@ pub fn newton_groups(p: Pattern) -> (Pattern, Coloring) {
     if !p.rows.iter().any(|&i| quad[i]) {
         return (p, full);
     }
+    // Any colouring of the reduced pattern needs at least as many colours as its longest row
+    // has entries (and at least 1): when the full colouring has no more, the reduced one
+    // cannot have fewer, and is not computed (on the small networks, half of this function).
+    let mut row_len = vec![0usize; p.n];
+    for &i in &p.rows {
+        row_len[i] += 1;
+    }
+    let longest = (0..p.n)
+        .filter(|&i| !quad[i])
+        .map(|i| row_len[i])
+        .max()
+        .unwrap_or(0);
+    if full.n_colors() <= longest.max(1) {
+        return (p, full);
+    }
     let reduced = p.without_rows(&quad);
     let colors = color_columns(&reduced);
     if colors.n_colors() < full.n_colors() {

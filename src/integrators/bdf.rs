@@ -1948,7 +1948,7 @@ impl<S: OdeSystem> Step<'_, S> {
         let ok = if ws.small {
             let a = &mut ws.small_lu;
             for (j, col) in a.iter_mut().enumerate().take(n) {
-                col.fill(0.0);
+                col[..n].fill(0.0);
                 let range = p.col_start[j]..p.col_start[j + 1];
                 for (&i, v) in p.rows[range.clone()].iter().zip(&jac[range]) {
                     col[i] = -gamma * v;
