@@ -178,20 +178,40 @@ impl LinearSolver {
 
 /// The error of a band or dense LU of `values` values (None: more than `usize` holds) for n
 /// states, above `MAX_FACTOR_VALUES`.
-fn too_large(linear: LinearSolver, what: &str, n: usize, values: Option<usize>) -> SolverError {
-    let size = match values {
-        Some(v) => format!(
-            "{v} values ({:.1} GiB)",
-            v as f64 * 8.0 / (1u64 << 30) as f64
-        ),
-        None => "more values than memory can address".to_string(),
-    };
-    SolverError::Setup(format!(
-        "linear_solver = \"{}\": the {what} LU of M = I − γJ for {n} states would store {size}, \
-         above the limit of {MAX_FACTOR_VALUES} values (1 GiB); use linear_solver = \"auto\" or \
-         \"sparse\"",
-        linear.setting()
-    ))
+fn too_large(linear: LinearSolver, band: bool, n: usize, values: Option<usize>) -> SolverError {
+    SolverError::FactorTooLarge {
+        linear,
+        band,
+        n,
+        values: values.unwrap_or(usize::MAX),
+    }
+}
+
+/// The message of `SolverError::FactorTooLarge`.
+pub(crate) fn write_factor_too_large(
+    f: &mut std::fmt::Formatter<'_>,
+    linear: LinearSolver,
+    band: bool,
+    n: usize,
+    values: usize,
+) -> std::fmt::Result {
+    write!(
+        f,
+        "linear_solver = \"{}\": the {} LU of M = I − γJ for {n} states would store ",
+        linear.setting(),
+        if band { "band" } else { "dense" }
+    )?;
+    if values == usize::MAX {
+        f.write_str("more values than memory can address")?;
+    } else {
+        let gib = values as f64 * 8.0 / (1u64 << 30) as f64;
+        write!(f, "{values} values ({gib:.1} GiB)")?;
+    }
+    write!(
+        f,
+        ", above the limit of {MAX_FACTOR_VALUES} values (1 GiB); use linear_solver = \"auto\" \
+         or \"sparse\""
+    )
 }
 
 /// Structural fill of a direct factorization of a pattern: the Cholesky factor of the pattern
@@ -1305,7 +1325,7 @@ impl Bdf {
             let values = (2 * bkl + bku + 1).checked_mul(n);
             if values.is_none_or(|v| v > MAX_FACTOR_VALUES) {
                 ws.band = None;
-                return Err(too_large(self.linear, "band", n, values));
+                return Err(too_large(self.linear, true, n, values));
             }
             // The band's own widths (the reordered ones when reordered).
             ws.small = ws.band_perm.is_empty() && n <= SMALL_MAX;
@@ -1365,7 +1385,7 @@ impl Bdf {
         if !ws.sparse && ws.band.is_none() && ws.krylov.is_none() {
             let values = n.checked_mul(n);
             if values.is_none_or(|v| v > MAX_FACTOR_VALUES) {
-                return Err(too_large(self.linear, "dense", n, values));
+                return Err(too_large(self.linear, false, n, values));
             }
             ws.lu = Some(Mat::zeros(n, n));
             ws.rhs = Some(Mat::zeros(n, 1));

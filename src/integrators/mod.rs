@@ -52,9 +52,15 @@ pub enum SolverError {
     /// An implicit method's Newton iteration did not converge at t, the last try with step
     /// size h (its smallest step, its limit on retries, or the fixed step given).
     NewtonFailed { t: f64, h: f64 },
-    /// The method could not be set up for this system (e.g. a linear solver that would need
-    /// more memory than allowed); the message says why.
-    Setup(String),
+    /// The BDF's band or dense LU of M = I − γJ (`band`: which) for `n` states would store
+    /// `values` values (`usize::MAX`: more than that), above `bdf::MAX_FACTOR_VALUES`: refused
+    /// at setup (plain fields, so that the error type needs no drop).
+    FactorTooLarge {
+        linear: bdf::LinearSolver,
+        band: bool,
+        n: usize,
+        values: usize,
+    },
 }
 
 /// Default relative tolerance of the adaptive methods (`[solver] rtol`).
@@ -118,7 +124,12 @@ impl std::fmt::Display for SolverError {
                 f,
                 "Newton's iteration did not converge at t = {t} s (last step size {h:e} s)"
             ),
-            SolverError::Setup(why) => f.write_str(why),
+            SolverError::FactorTooLarge {
+                linear,
+                band,
+                n,
+                values,
+            } => bdf::write_factor_too_large(f, *linear, *band, *n, *values),
         }
     }
 }
