@@ -3033,7 +3033,8 @@ impl Integrator for Bdf {
 #[cfg(test)]
 mod tests {
     use super::{
-        MAX_ORDER, NORDSIECK_BLOCK, band_factor, band_solve, correct_blocked, predict_blocked,
+        MAX_ORDER, NORDSIECK_BLOCK, SMALL_MAX, band_factor, band_solve, correct_blocked,
+        predict_blocked, small_factor, small_solve,
     };
 
     /// The blocked Nordsieck sweeps give the bits of the column passes they replace (CVODE's
@@ -3421,5 +3422,71 @@ mod tests {
         let mut ipiv = vec![0; n];
         let mut counts = vec![0; 2 * n];
         assert!(!band_factor(&mut ab, &mut ipiv, &mut counts, n, kl, ku));
+    }
+
+    /// The small dense LU (`small_factor`, `small_solve`) against the band kernels it replaces
+    /// for n ≤ SMALL_MAX: the same pivots and the same solution bits (== also equates ±0, the
+    /// only difference the extra x − 0·u can make), on band systems with interchanges and with
+    /// exact zeros inside the band; and the solution against the x that made b (relative error
+    /// ≤ 1e-10, the systems' condition allowing).
+    #[test]
+    fn small_lu_gives_the_band_lu_bits() {
+        fn run<const N: usize>(kl: usize, ku: usize, holes: bool, seed: &mut u64) {
+            let n = N;
+            let mut next = || {
+                *seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+            };
+            let (ld, kv) = (2 * kl + ku + 1, kl + ku);
+            let mut ab = vec![0.0; ld * n];
+            let mut small = [[0.0; SMALL_MAX]; SMALL_MAX];
+            let mut full = vec![vec![0.0; n]; n];
+            for (i, row) in full.iter_mut().enumerate() {
+                for (j, a) in row.iter_mut().enumerate() {
+                    let hole = holes && i != j && (i % 3 == 2 || j % 3 == 2);
+                    if i <= j + kl && j <= i + ku && !hole {
+                        // Small diagonal: pivoting happens.
+                        *a = if i == j { 1e-3 * next() } else { next() };
+                        ab[j * ld + kv + i - j] = *a;
+                        small[j][i] = *a;
+                    }
+                }
+            }
+            let x_true: Vec<f64> = (0..n).map(|i| 1.0 + i as f64 / 3.0).collect();
+            let b: Vec<f64> = full
+                .iter()
+                .map(|row| row.iter().zip(&x_true).map(|(a, x)| a * x).sum())
+                .collect();
+            let (mut ipiv, mut counts, mut piv) = (vec![0; n], vec![0; 2 * n], [0; SMALL_MAX]);
+            assert!(band_factor(&mut ab, &mut ipiv, &mut counts, n, kl, ku));
+            assert!(small_factor::<N>(&mut small, &mut piv));
+            assert_eq!(ipiv[..], piv[..n], "n {n}, kl {kl}, ku {ku}: pivots");
+            let (mut xb, mut xs) = (b.clone(), b.clone());
+            band_solve(&ab, &ipiv, &counts, n, kl, ku, &mut xb);
+            small_solve::<N>(&small, &piv, &mut xs);
+            assert_eq!(xb, xs, "n {n}, kl {kl}, ku {ku}, holes {holes}: solutions");
+            let err = xs
+                .iter()
+                .zip(&x_true)
+                .map(|(a, b)| (a - b).abs() / b)
+                .fold(0.0, f64::max);
+            let swaps = (0..n).filter(|&j| ipiv[j] != j).count();
+            println!("n {n}, kl {kl}, ku {ku}, holes {holes}: {swaps} swaps, error {err:.1e}");
+            assert!(err < 1e-10, "n {n}: error {err:e}");
+        }
+        let mut seed = 7u64;
+        for holes in [false, true] {
+            run::<1>(0, 0, holes, &mut seed);
+            run::<2>(1, 1, holes, &mut seed);
+            run::<5>(4, 2, holes, &mut seed);
+            run::<5>(1, 1, holes, &mut seed);
+            run::<6>(5, 5, holes, &mut seed);
+            run::<8>(2, 3, holes, &mut seed);
+            run::<9>(8, 1, holes, &mut seed);
+            run::<12>(11, 11, holes, &mut seed);
+            run::<12>(3, 4, holes, &mut seed);
+        }
     }
 }
