@@ -76,6 +76,13 @@ struct Scratch<T> {
     /// Sized for this network (a network's node and link counts never change after it is
     /// built; a deserialized or moved-out scratch is the empty default, not sized).
     sized: bool,
+    /// The network has links or boundaries beyond orifices and valves (see
+    /// [`Network::eval_more`]): one test skips six empty kinds on the small Cantera networks.
+    more: bool,
+    /// The reservoir nodes hold their constant pressure and temperature already (the plain
+    /// f64 right-hand side only, see [`Network::rhs`]): every parameter is constant and none
+    /// was written since ([`Network::param_mut`] clears it).
+    reservoirs_fresh: bool,
 }
 
 impl<T> Default for Scratch<T> {
@@ -84,14 +91,19 @@ impl<T> Default for Scratch<T> {
             nodes: Vec::new(),
             link_mdot: Vec::new(),
             sized: false,
+            more: false,
+            reservoirs_fresh: false,
         }
     }
 }
 
 impl<T: Scalar> Scratch<T> {
-    /// Sized for `nn` nodes and `nl` links; allocates only when the sizes change.
-    fn ensure(&mut self, nn: usize, nl: usize) {
+    /// Sized for `nn` nodes and `nl` links (`more`: see the field); allocates only when the
+    /// sizes change.
+    fn ensure(&mut self, nn: usize, nl: usize, more: bool) {
+        self.more = more;
         if self.nodes.len() != nn || self.link_mdot.len() != nl {
+            self.reservoirs_fresh = false;
             let z = NodeState {
                 pressure_pa: T::zero(),
                 temperature_k: T::zero(),
@@ -413,7 +425,18 @@ impl Network {
     fn ensure_scratch(&mut self) {
         let nn = self.chambers.len() + self.reservoirs.len();
         let nl = self.n_links();
-        self.scratch.get_mut().ensure(nn, nl);
+        let more = self.has_more_kinds();
+        self.scratch.get_mut().ensure(nn, nl, more);
+    }
+
+    /// Whether any link or boundary other than orifices and valves exists (see `eval_more`).
+    fn has_more_kinds(&self) -> bool {
+        !(self.mass_flows.is_empty()
+            && self.restrictors.is_empty()
+            && self.tubes.is_empty()
+            && self.inertance_valves.is_empty()
+            && self.pistons.is_empty()
+            && self.walls.is_empty())
     }
 
     /// Flow links: those with a `<name>.mdot` output (orifices, valves, mass flows, restrictors,
@@ -602,30 +625,51 @@ impl Network {
         &mut self.pistons
     }
 
-    /// Fill the node states (pressure, temperature) at (t, y).
+    /// Fill the node states (pressure, temperature) at (t, y) (the reservoirs' unless
+    /// `reservoirs_fresh`), and zero dy.
     #[inline]
     fn update_nodes<T: Scalar>(
         &self,
         y: &[T],
+        dy: &mut [T],
         nodes: &mut [NodeState<T>],
         pv: &impl Fn(&ParamValue) -> T,
+        reservoirs_fresh: bool,
     ) {
         let gas = &self.gas;
         let nc = self.chambers.len();
         debug_assert!(y.len() >= nc * chamber::STATES);
         // Each chamber's states as a chunk zipped with its node: the indexed form made LLVM
         // set up a bounds-checked trip count (~60 instructions per right-hand side, as much as
-        // a one-chamber network's arithmetic).
+        // a one-chamber network's arithmetic). Its dy entries are zeroed here too: a `fill`
+        // of all of dy is a memset call, as dear as a one-chamber network's arithmetic. The
+        // zero is opaque to LLVM, which would otherwise turn these stores back into memsets.
+        let zero = std::hint::black_box(T::zero());
         let (chamber_nodes, reservoir_nodes) = nodes.split_at_mut(nc);
-        for (node, s) in chamber_nodes
+        let (dy_chambers, dy_rest) = dy.split_at_mut(nc * chamber::STATES);
+        for ((node, s), d) in chamber_nodes
             .iter_mut()
             .zip(y.chunks_exact(chamber::STATES))
+            .zip(dy_chambers.chunks_exact_mut(chamber::STATES))
         {
             let (m, u, v) = (s[chamber::MASS], s[chamber::ENERGY], s[chamber::VOLUME]);
             *node = NodeState {
                 pressure_pa: gas.pressure_pa(u, v),
                 temperature_k: gas.temperature_k(m, u),
             };
+            d[chamber::MASS] = zero;
+            d[chamber::ENERGY] = zero;
+            d[chamber::VOLUME] = zero;
+        }
+        if let [mass_left, energy_left] = dy_rest {
+            // Only the two accumulators (no pistons, walls, inertance valves): two stores.
+            *mass_left = zero;
+            *energy_left = zero;
+        } else {
+            dy_rest.fill(T::zero());
+        }
+        if reservoirs_fresh {
+            return;
         }
         for (node, r) in reservoir_nodes.iter_mut().zip(&self.reservoirs) {
             *node = NodeState {
@@ -778,8 +822,10 @@ impl Network {
     /// The parameter `<component>.<key>` that may change during a run (by the model file's
     /// names), if there is one.
     fn param_mut(&mut self, component: &str, key: &str) -> Option<&mut ParamValue> {
-        // The caller may change the parameter, and with it the breakpoints.
+        // The caller may change the parameter, and with it the breakpoints and the reservoir
+        // nodes the right-hand side keeps.
         self.forget_breakpoints();
+        self.scratch.get_mut().reservoirs_fresh = false;
         param_lookup!(self, component, key, iter_mut, mut)
     }
 
@@ -1157,7 +1203,11 @@ impl OdeSystem for Network {
         });
         // `&mut self`: no other borrow of the cell exists, so this cannot fail.
         let mut sc = self.scratch.borrow_mut();
-        self.eval(t, y, dy, &mut sc, &[]);
+        let fresh = sc.reservoirs_fresh;
+        self.eval_with(t, y, dy, &mut sc, &[], fresh);
+        if !fresh {
+            sc.reservoirs_fresh = self.reservoirs_constant();
+        }
     }
 
     /// f(t, y) and J·v in one dual-number evaluation (each state y_i + v_i·ε). The f64
@@ -1166,7 +1216,11 @@ impl OdeSystem for Network {
         let n = self.layout.n_states;
         debug_assert!(y.len() == n && v.len() == n && dydt.len() == n && jv.len() == n);
         let mut d = std::mem::take(&mut self.dual);
-        d.sc.ensure(self.chambers.len() + self.reservoirs.len(), self.n_links());
+        d.sc.ensure(
+            self.chambers.len() + self.reservoirs.len(),
+            self.n_links(),
+            self.has_more_kinds(),
+        );
         if d.y.len() != n {
             d.y = vec![Dual64::from(0.0); n];
             d.dy = vec![Dual64::from(0.0); n];
@@ -1184,12 +1238,31 @@ impl OdeSystem for Network {
     }
 }
 
+/// A parameter's value at (t, segment start `seg`), or its seed's if `seeds` has one for it
+/// (matched by address).
+#[inline(always)]
+fn param_value<T: Scalar>(p: &ParamValue, seeds: &[(&ParamValue, T)], t: f64, seg: f64) -> T {
+    for (q, v) in seeds {
+        if std::ptr::eq(*q, p) {
+            return *v;
+        }
+    }
+    c(p.value(t, seg))
+}
+
 /// The right-hand side, once, for any scalar (see [`crate::ad`]).
 impl Network {
-    /// dy/dt at (t, y) into `dy`, with the node states and link flows left in `sc`.
-    ///
-    /// `seeds` replace parameters' values (matched by address) with given scalars: a dual
-    /// seed differentiates with respect to that parameter.
+    /// Every reservoir's pressure and temperature is a constant: its node state can be kept
+    /// from one right-hand side to the next (the vent's two `ParamValue` reads per evaluation).
+    #[cold]
+    fn reservoirs_constant(&self) -> bool {
+        let c = |p: &ParamValue| matches!(p, ParamValue::Const(_));
+        self.reservoirs
+            .iter()
+            .all(|r| c(&r.pressure_pa) && c(&r.temperature_k))
+    }
+
+    /// [`Self::eval_with`] with every node state computed.
     #[inline]
     fn eval<T: Scalar>(
         &self,
@@ -1199,17 +1272,28 @@ impl Network {
         sc: &mut Scratch<T>,
         seeds: &[(&ParamValue, T)],
     ) {
+        self.eval_with(t, y, dy, sc, seeds, false);
+    }
+
+    /// dy/dt at (t, y) into `dy`, with the node states and link flows left in `sc`.
+    ///
+    /// `seeds` replace parameters' values (matched by address) with given scalars: a dual
+    /// seed differentiates with respect to that parameter. `reservoirs_fresh`: the reservoir
+    /// nodes in `sc` are up to date (constants, no seeds), not computed again.
+    #[inline]
+    fn eval_with<T: Scalar>(
+        &self,
+        t: f64,
+        y: &[T],
+        dy: &mut [T],
+        sc: &mut Scratch<T>,
+        seeds: &[(&ParamValue, T)],
+        reservoirs_fresh: bool,
+    ) {
         let seg = self.segment_start_s;
-        let pv = |p: &ParamValue| -> T {
-            for (q, v) in seeds {
-                if std::ptr::eq(*q, p) {
-                    return *v;
-                }
-            }
-            c(p.value(t, seg))
-        };
-        self.update_nodes(y, &mut sc.nodes, &pv);
-        dy.fill(T::zero());
+        let pv = |p: &ParamValue| param_value(p, seeds, t, seg);
+        self.update_nodes(y, dy, &mut sc.nodes, &pv, reservoirs_fresh);
+        let more = sc.more;
         let nodes = &sc.nodes;
         let link_mdot = &mut sc.link_mdot;
         let mut link = 0;
@@ -1231,6 +1315,49 @@ impl Network {
             link_mdot[link] = mdot;
             link += 1;
         }
+        if more {
+            self.eval_more(t, y, dy, nodes, link_mdot, link, seeds);
+        }
+
+        if let Some(k) = &self.test_sink {
+            // Unaccounted losses (not in the accumulators): the totals are not conserved.
+            let o = k.chamber * chamber::STATES;
+            dy[o + chamber::MASS] -= y[o + chamber::MASS] * k.mass_rate_per_s;
+            dy[o + chamber::ENERGY] -= y[o + chamber::ENERGY] * k.energy_rate_per_s;
+        }
+
+        if self.isothermal {
+            // dU/dt = c_v·T₀·dm/dt; the heat that holds T₀ is counted as energy that left.
+            let acc = self.layout.accumulator_offset;
+            let cv = self.gas.cv_j_per_kg_k;
+            for (i, ch) in self.chambers.iter().enumerate() {
+                let o = i * chamber::STATES;
+                let du = dy[o + chamber::MASS] * (cv * ch.initial_temperature.value);
+                dy[acc + 1] += dy[o + chamber::ENERGY] - du;
+                dy[o + chamber::ENERGY] = du;
+            }
+        }
+    }
+
+    /// The links and boundaries beyond orifices and valves (from link index `link` on): out
+    /// of line, so that networks of orifices and valves alone skip six empty kinds with one
+    /// test and carry none of their registers.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn eval_more<T: Scalar>(
+        &self,
+        t: f64,
+        y: &[T],
+        dy: &mut [T],
+        nodes: &[NodeState<T>],
+        link_mdot: &mut [T],
+        mut link: usize,
+        seeds: &[(&ParamValue, T)],
+    ) {
+        let seg = self.segment_start_s;
+        // Its own closure (not the caller's by reference, which would put that one's captures
+        // in memory and cost the caller's loops their constant folding).
+        let pv = |p: &ParamValue| param_value(p, seeds, t, seg);
         for m in &self.mass_flows {
             let mdot = max0(pv(&m.rate_kg_per_s));
             self.transfer(nodes, m.from, m.to, mdot, dy);
@@ -1333,24 +1460,6 @@ impl Network {
             // A massless wall stores nothing: (p_l − p_r)·dV/dt is dissipated.
             dy[acc + 1] += (nl.pressure_pa - nr.pressure_pa) * dvdt;
         }
-
-        if let Some(k) = &self.test_sink {
-            // Unaccounted losses (not in the accumulators): the totals are not conserved.
-            let o = k.chamber * chamber::STATES;
-            dy[o + chamber::MASS] -= y[o + chamber::MASS] * k.mass_rate_per_s;
-            dy[o + chamber::ENERGY] -= y[o + chamber::ENERGY] * k.energy_rate_per_s;
-        }
-
-        if self.isothermal {
-            // dU/dt = c_v·T₀·dm/dt; the heat that holds T₀ is counted as energy that left.
-            let cv = self.gas.cv_j_per_kg_k;
-            for (i, ch) in self.chambers.iter().enumerate() {
-                let o = i * chamber::STATES;
-                let du = dy[o + chamber::MASS] * (cv * ch.initial_temperature.value);
-                dy[acc + 1] += dy[o + chamber::ENERGY] - du;
-                dy[o + chamber::ENERGY] = du;
-            }
-        }
     }
 }
 
@@ -1394,7 +1503,11 @@ impl Network {
                 None => dual_seeds.push((p, Dual64::new(p.value(t, seg), dir))),
             }
         }
-        d.sc.ensure(self.chambers.len() + self.reservoirs.len(), self.n_links());
+        d.sc.ensure(
+            self.chambers.len() + self.reservoirs.len(),
+            self.n_links(),
+            self.has_more_kinds(),
+        );
         if d.y.len() != n {
             d.y = vec![Dual64::from(0.0); n];
             d.dy = vec![Dual64::from(0.0); n];
@@ -1588,7 +1701,11 @@ impl Network {
         debug_assert!(y.len() == n && s.len() == n && dydt.len() == n && ds.len() == n);
         self.rhs_evaluations += 1;
         let mut d = std::mem::take(&mut self.dual);
-        d.sc.ensure(self.chambers.len() + self.reservoirs.len(), self.n_links());
+        d.sc.ensure(
+            self.chambers.len() + self.reservoirs.len(),
+            self.n_links(),
+            self.has_more_kinds(),
+        );
         if d.y.len() != n {
             d.y = vec![Dual64::from(0.0); n];
             d.dy = vec![Dual64::from(0.0); n];
