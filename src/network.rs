@@ -79,6 +79,8 @@ struct Scratch<T> {
     /// The network has links or boundaries beyond orifices and valves (see
     /// [`Network::eval_more`]): one test skips six empty kinds on the small Cantera networks.
     more: bool,
+    /// The links are valves alone (no orifices, nothing `more`): see [`Network::rhs`].
+    valves_only: bool,
     /// The reservoir nodes hold their constant pressure and temperature already (the plain
     /// f64 right-hand side only, see [`Network::rhs`]): every parameter is constant and none
     /// was written since ([`Network::param_mut`] clears it).
@@ -92,6 +94,7 @@ impl<T> Default for Scratch<T> {
             link_mdot: Vec::new(),
             sized: false,
             more: false,
+            valves_only: false,
             reservoirs_fresh: false,
         }
     }
@@ -100,8 +103,9 @@ impl<T> Default for Scratch<T> {
 impl<T: Scalar> Scratch<T> {
     /// Sized for `nn` nodes and `nl` links (`more`: see the field); allocates only when the
     /// sizes change.
-    fn ensure(&mut self, nn: usize, nl: usize, more: bool) {
+    fn ensure(&mut self, nn: usize, nl: usize, more: bool, no_orifices: bool) {
         self.more = more;
+        self.valves_only = !more && no_orifices;
         if self.nodes.len() != nn || self.link_mdot.len() != nl {
             self.reservoirs_fresh = false;
             let z = NodeState {
@@ -426,7 +430,8 @@ impl Network {
         let nn = self.chambers.len() + self.reservoirs.len();
         let nl = self.n_links();
         let more = self.has_more_kinds();
-        self.scratch.get_mut().ensure(nn, nl, more);
+        let no_orifices = self.orifices.is_empty();
+        self.scratch.get_mut().ensure(nn, nl, more, no_orifices);
     }
 
     /// Whether any link or boundary other than orifices and valves exists (see `eval_more`).
@@ -715,21 +720,20 @@ impl Network {
         let nc = self.chambers.len();
         let up = if mdot.re() >= 0.0 { from } else { to };
         let edot = mdot * self.gas.enthalpy_j_per_kg(nodes[up].temperature_k);
+        // A chamber's (m, U) and the accumulators (mass_left, energy_left) are both two
+        // adjacent states in this order: one index per end, no branches.
+        const _: () = assert!(chamber::MASS == 0 && chamber::ENERGY == 1);
         let acc = self.layout.accumulator_offset;
-        if from < nc {
-            dy[from * chamber::STATES + chamber::MASS] -= mdot;
-            dy[from * chamber::STATES + chamber::ENERGY] -= edot;
+        let f = if from < nc {
+            from * chamber::STATES
         } else {
-            dy[acc] -= mdot;
-            dy[acc + 1] -= edot;
-        }
-        if to < nc {
-            dy[to * chamber::STATES + chamber::MASS] += mdot;
-            dy[to * chamber::STATES + chamber::ENERGY] += edot;
-        } else {
-            dy[acc] += mdot;
-            dy[acc + 1] += edot;
-        }
+            acc
+        };
+        let t = if to < nc { to * chamber::STATES } else { acc };
+        dy[f] -= mdot;
+        dy[f + 1] -= edot;
+        dy[t] += mdot;
+        dy[t + 1] += edot;
     }
 
     /// Work rate `p·dV/dt` done by node `node` on a moving boundary (W, positive = node loses).
@@ -1204,7 +1208,14 @@ impl OdeSystem for Network {
         // `&mut self`: no other borrow of the cell exists, so this cannot fail.
         let mut sc = self.scratch.borrow_mut();
         let fresh = sc.reservoirs_fresh;
-        self.eval_with(t, y, dy, &mut sc, &[], fresh);
+        if sc.valves_only && self.test_sink.is_none() && !self.isothermal {
+            // Chambers, reservoirs and valves alone (the Cantera vent, two tanks and chain):
+            // the same arithmetic without the other kinds' code, whose registers and stack
+            // cost a small network's evaluation more than its physics.
+            self.eval_with::<f64, false>(t, y, dy, &mut sc, &[], fresh);
+        } else {
+            self.eval_f64_full(t, y, dy, &mut sc, fresh);
+        }
         if !fresh {
             sc.reservoirs_fresh = self.reservoirs_constant();
         }
@@ -1220,6 +1231,7 @@ impl OdeSystem for Network {
             self.chambers.len() + self.reservoirs.len(),
             self.n_links(),
             self.has_more_kinds(),
+            self.orifices.is_empty(),
         );
         if d.y.len() != n {
             d.y = vec![Dual64::from(0.0); n];
@@ -1272,16 +1284,32 @@ impl Network {
         sc: &mut Scratch<T>,
         seeds: &[(&ParamValue, T)],
     ) {
-        self.eval_with(t, y, dy, sc, seeds, false);
+        self.eval_with::<T, true>(t, y, dy, sc, seeds, false);
+    }
+
+    /// The plain right-hand side with every component kind: out of line, so that the
+    /// valves-only path in [`Self::rhs`] does not carry its registers.
+    #[inline(never)]
+    fn eval_f64_full(
+        &self,
+        t: f64,
+        y: &[f64],
+        dy: &mut [f64],
+        sc: &mut Scratch<f64>,
+        reservoirs_fresh: bool,
+    ) {
+        self.eval_with::<f64, true>(t, y, dy, sc, &[], reservoirs_fresh);
     }
 
     /// dy/dt at (t, y) into `dy`, with the node states and link flows left in `sc`.
     ///
     /// `seeds` replace parameters' values (matched by address) with given scalars: a dual
     /// seed differentiates with respect to that parameter. `reservoirs_fresh`: the reservoir
-    /// nodes in `sc` are up to date (constants, no seeds), not computed again.
+    /// nodes in `sc` are up to date (constants, no seeds), not computed again. `FULL`
+    /// false: the network has no links but valves and neither a test sink nor isothermal gas
+    /// (the caller checks), and the code for those is left out.
     #[inline]
-    fn eval_with<T: Scalar>(
+    fn eval_with<T: Scalar, const FULL: bool>(
         &self,
         t: f64,
         y: &[T],
@@ -1298,11 +1326,13 @@ impl Network {
         let link_mdot = &mut sc.link_mdot;
         let mut link = 0;
 
-        for o in &self.orifices {
-            let mdot = o.mass_flow_with(&self.gas, pv, nodes[o.from], nodes[o.to]);
-            self.transfer(nodes, o.from, o.to, mdot, dy);
-            link_mdot[link] = mdot;
-            link += 1;
+        if FULL {
+            for o in &self.orifices {
+                let mdot = o.mass_flow_with(&self.gas, pv, nodes[o.from], nodes[o.to]);
+                self.transfer(nodes, o.from, o.to, mdot, dy);
+                link_mdot[link] = mdot;
+                link += 1;
+            }
         }
         for v in &self.valves {
             let mdot = v.mass_flow_kg_per_s(
@@ -1314,6 +1344,9 @@ impl Network {
             self.transfer(nodes, v.from, v.to, mdot, dy);
             link_mdot[link] = mdot;
             link += 1;
+        }
+        if !FULL {
+            return;
         }
         if more {
             self.eval_more(t, y, dy, nodes, link_mdot, link, seeds);
@@ -1507,6 +1540,7 @@ impl Network {
             self.chambers.len() + self.reservoirs.len(),
             self.n_links(),
             self.has_more_kinds(),
+            self.orifices.is_empty(),
         );
         if d.y.len() != n {
             d.y = vec![Dual64::from(0.0); n];
@@ -1705,6 +1739,7 @@ impl Network {
             self.chambers.len() + self.reservoirs.len(),
             self.n_links(),
             self.has_more_kinds(),
+            self.orifices.is_empty(),
         );
         if d.y.len() != n {
             d.y = vec![Dual64::from(0.0); n];

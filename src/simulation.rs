@@ -707,7 +707,8 @@ impl Simulation {
 
     /// The earliest event crossing (k, step size to it) in the step of size `h` from the
     /// current point whose end state is in `y_new`: g_k(old) < 0 ≤ g_k(new).
-    #[inline]
+    // Always inlined: the test is three instructions, the call was ten.
+    #[inline(always)]
     fn earliest_event(
         &mut self,
         t: f64,

@@ -375,6 +375,7 @@ impl Dopri5 {
     }
 
     /// HNW's RCONT2..RCONT5 for the accepted step of size h with increment `inc`.
+    #[inline]
     fn store_dense(&mut self, h: f64, inc: &[f64]) {
         let n = self.n;
         let k = &self.k;
@@ -580,6 +581,7 @@ impl Integrator for Dopri5 {
             }
         }
     }
+    #[inline]
     fn dense<S: OdeSystem>(
         &mut self,
         _sys: &mut S,
