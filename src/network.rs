@@ -1193,6 +1193,7 @@ impl OdeSystem for Network {
         self.layout.accumulator_offset..self.layout.n_states
     }
 
+    #[inline(always)]
     fn rhs(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
         debug_assert_eq!(y.len(), self.layout.n_states);
         debug_assert_eq!(dy.len(), self.layout.n_states);
