@@ -81,6 +81,8 @@ struct Scratch<T> {
     more: bool,
     /// The links are valves alone (no orifices, nothing `more`): see [`Network::rhs`].
     valves_only: bool,
+    /// `valves_only` and `reservoirs_fresh` (and so sized): [`Network::rhs`]'s one test.
+    lean: bool,
     /// The reservoir nodes hold their constant pressure and temperature already (the plain
     /// f64 right-hand side only, see [`Network::rhs`]): every parameter is constant and none
     /// was written since ([`Network::param_mut`] clears it).
@@ -95,6 +97,7 @@ impl<T> Default for Scratch<T> {
             sized: false,
             more: false,
             valves_only: false,
+            lean: false,
             reservoirs_fresh: false,
         }
     }
@@ -106,6 +109,7 @@ impl<T: Scalar> Scratch<T> {
     fn ensure(&mut self, nn: usize, nl: usize, more: bool, no_orifices: bool) {
         self.more = more;
         self.valves_only = !more && no_orifices;
+        self.lean = false;
         if self.nodes.len() != nn || self.link_mdot.len() != nl {
             self.reservoirs_fresh = false;
             let z = NodeState {
@@ -718,8 +722,15 @@ impl Network {
         dy: &mut [T],
     ) {
         let nc = self.chambers.len();
-        let up = if mdot.re() >= 0.0 { from } else { to };
-        let edot = mdot * self.gas.enthalpy_j_per_kg(nodes[up].temperature_k);
+        // Both ends read (not nodes[upstream]): the callers read them already, so the bounds
+        // checks fold into theirs.
+        let (nf, nt) = (nodes[from], nodes[to]);
+        let t_up = if mdot.re() >= 0.0 {
+            nf.temperature_k
+        } else {
+            nt.temperature_k
+        };
+        let edot = mdot * self.gas.enthalpy_j_per_kg(t_up);
         // A chamber's (m, U) and the accumulators (mass_left, energy_left) are both two
         // adjacent states in this order: one index per end, no branches.
         const _: () = assert!(chamber::MASS == 0 && chamber::ENERGY == 1);
@@ -829,7 +840,9 @@ impl Network {
         // The caller may change the parameter, and with it the breakpoints and the reservoir
         // nodes the right-hand side keeps.
         self.forget_breakpoints();
-        self.scratch.get_mut().reservoirs_fresh = false;
+        let sc = self.scratch.get_mut();
+        sc.reservoirs_fresh = false;
+        sc.lean = false;
         param_lookup!(self, component, key, iter_mut, mut)
     }
 
@@ -1198,28 +1211,18 @@ impl OdeSystem for Network {
         debug_assert_eq!(y.len(), self.layout.n_states);
         debug_assert_eq!(dy.len(), self.layout.n_states);
         self.rhs_evaluations += 1;
-        if !self.scratch.get_mut().sized {
-            self.ensure_scratch();
-        }
-        debug_assert!({
-            let (nn, nl) = (self.chambers.len() + self.reservoirs.len(), self.n_links());
-            let sc = self.scratch.get_mut();
-            sc.nodes.len() == nn && sc.link_mdot.len() == nl
-        });
         // `&mut self`: no other borrow of the cell exists, so this cannot fail.
         let mut sc = self.scratch.borrow_mut();
-        let fresh = sc.reservoirs_fresh;
-        if sc.valves_only && self.test_sink.is_none() && !self.isothermal {
-            // Chambers, reservoirs and valves alone (the Cantera vent, two tanks and chain):
-            // the same arithmetic without the other kinds' code, whose registers and stack
-            // cost a small network's evaluation more than its physics.
-            self.eval_with::<f64, false>(t, y, dy, &mut sc, &[], fresh);
-        } else {
-            self.eval_f64_full(t, y, dy, &mut sc, fresh);
+        if sc.lean && self.test_sink.is_none() && !self.isothermal {
+            // Chambers, reservoirs and valves alone (the Cantera vent, two tanks and chain),
+            // the reservoirs' nodes kept: the same arithmetic without the other kinds' code,
+            // whose registers and stack cost a small network's evaluation more than its
+            // physics, and with one flag for the three tests.
+            self.eval_with::<f64, false>(t, y, dy, &mut sc, &[], true);
+            return;
         }
-        if !fresh {
-            sc.reservoirs_fresh = self.reservoirs_constant();
-        }
+        drop(sc);
+        self.rhs_general(t, y, dy);
     }
 
     /// f(t, y) and J·v in one dual-number evaluation (each state y_i + v_i·ε). The f64
@@ -1265,6 +1268,31 @@ fn param_value<T: Scalar>(p: &ParamValue, seeds: &[(&ParamValue, T)], t: f64, se
 
 /// The right-hand side, once, for any scalar (see [`crate::ad`]).
 impl Network {
+    /// [`OdeSystem::rhs`] off its valves-only path: sizes the scratch, and keeps the reservoir
+    /// nodes from here on when their parameters are constants.
+    #[inline(never)]
+    fn rhs_general(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
+        if !self.scratch.get_mut().sized {
+            self.ensure_scratch();
+        }
+        debug_assert!({
+            let (nn, nl) = (self.chambers.len() + self.reservoirs.len(), self.n_links());
+            let sc = self.scratch.get_mut();
+            sc.nodes.len() == nn && sc.link_mdot.len() == nl
+        });
+        let mut sc = self.scratch.borrow_mut();
+        let fresh = sc.reservoirs_fresh;
+        if sc.valves_only && self.test_sink.is_none() && !self.isothermal {
+            self.eval_with::<f64, false>(t, y, dy, &mut sc, &[], fresh);
+        } else {
+            self.eval_f64_full(t, y, dy, &mut sc, fresh);
+        }
+        if !fresh {
+            sc.reservoirs_fresh = self.reservoirs_constant();
+        }
+        sc.lean = sc.valves_only && sc.reservoirs_fresh;
+    }
+
     /// Every reservoir's pressure and temperature is a constant: its node state can be kept
     /// from one right-hand side to the next (the vent's two `ParamValue` reads per evaluation).
     #[cold]

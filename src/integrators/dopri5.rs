@@ -375,7 +375,7 @@ impl Dopri5 {
     }
 
     /// HNW's RCONT2..RCONT5 for the accepted step of size h with increment `inc`.
-    #[inline]
+    #[inline(always)]
     fn store_dense(&mut self, h: f64, inc: &[f64]) {
         let n = self.n;
         let k = &self.k;
