@@ -1316,9 +1316,9 @@ impl Network {
         self.eval_with::<T, true>(t, y, dy, sc, seeds, false);
     }
 
-    /// The plain right-hand side with every component kind: out of line, so that the
-    /// valves-only path in [`Self::rhs`] does not carry its registers.
-    #[inline(never)]
+    /// The plain right-hand side with every component kind (in `rhs_general`, out of line:
+    /// the valves-only path in [`Self::rhs`] does not carry its registers).
+    #[inline]
     fn eval_f64_full(
         &self,
         t: f64,
