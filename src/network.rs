@@ -656,19 +656,12 @@ impl Network {
         let zero = std::hint::black_box(T::zero());
         let (chamber_nodes, reservoir_nodes) = nodes.split_at_mut(nc);
         let (dy_chambers, dy_rest) = dy.split_at_mut(nc * chamber::STATES);
-        for ((node, s), d) in chamber_nodes
-            .iter_mut()
-            .zip(y.chunks_exact(chamber::STATES))
-            .zip(dy_chambers.chunks_exact_mut(chamber::STATES))
-        {
-            let (m, u, v) = (s[chamber::MASS], s[chamber::ENERGY], s[chamber::VOLUME]);
-            *node = NodeState {
-                pressure_pa: gas.pressure_pa(u, v),
-                temperature_k: gas.temperature_k(m, u),
-            };
-            d[chamber::MASS] = zero;
-            d[chamber::ENERGY] = zero;
-            d[chamber::VOLUME] = zero;
+        // One or two chambers (the Cantera networks but the chain): the count a constant, the
+        // loop unrolled without its trip-count set-up.
+        match nc {
+            1 => chamber_nodes_n::<T, 1>(gas, y, dy_chambers, chamber_nodes, zero),
+            2 => chamber_nodes_n::<T, 2>(gas, y, dy_chambers, chamber_nodes, zero),
+            _ => chamber_nodes_n::<T, 0>(gas, y, dy_chambers, chamber_nodes, zero),
         }
         if let [mass_left, energy_left] = dy_rest {
             // Only the two accumulators (no pistons, walls, inertance valves): two stores.
@@ -1251,6 +1244,31 @@ impl OdeSystem for Network {
         }
         self.dual = d;
         true
+    }
+}
+
+/// The chambers' node states from their states in `y`, and their entries of `dy` zeroed,
+/// for `NC` chambers (0: `nodes.len()`).
+#[inline(always)]
+fn chamber_nodes_n<T: Scalar, const NC: usize>(
+    gas: &IdealGas,
+    y: &[T],
+    dy: &mut [T],
+    nodes: &mut [NodeState<T>],
+    zero: T,
+) {
+    let nc = if NC == 0 { nodes.len() } else { NC };
+    let (ys, _) = y.as_chunks::<{ chamber::STATES }>();
+    let (ds, _) = dy.as_chunks_mut::<{ chamber::STATES }>();
+    for ((node, s), d) in nodes[..nc].iter_mut().zip(&ys[..nc]).zip(&mut ds[..nc]) {
+        let (m, u, v) = (s[chamber::MASS], s[chamber::ENERGY], s[chamber::VOLUME]);
+        *node = NodeState {
+            pressure_pa: gas.pressure_pa(u, v),
+            temperature_k: gas.temperature_k(m, u),
+        };
+        d[chamber::MASS] = zero;
+        d[chamber::ENERGY] = zero;
+        d[chamber::VOLUME] = zero;
     }
 }
 
