@@ -1381,17 +1381,12 @@ impl Network {
                 link += 1;
             }
         }
-        for v in &self.valves {
-            let mdot = v.mass_flow_kg_per_s(
-                pv(&v.coefficient_kg_per_s_pa),
-                pv(&v.opening),
-                nodes[v.from].pressure_pa,
-                nodes[v.to].pressure_pa,
-            );
-            self.transfer(nodes, v.from, v.to, mdot, dy);
-            link_mdot[link] = mdot;
-            link += 1;
+        // One valve (the vent, the two tanks): a constant count, no loop.
+        match self.valves.len() {
+            1 => self.valve_links::<T, 1>(nodes, dy, &mut link_mdot[link..], &pv),
+            _ => self.valve_links::<T, 0>(nodes, dy, &mut link_mdot[link..], &pv),
         }
+        link += self.valves.len();
         if !FULL {
             return;
         }
@@ -1416,6 +1411,28 @@ impl Network {
                 dy[acc + 1] += dy[o + chamber::ENERGY] - du;
                 dy[o + chamber::ENERGY] = du;
             }
+        }
+    }
+
+    /// The valves' flows into `dy` and `link_mdot` (from its start), for `NV` valves (0: all).
+    #[inline(always)]
+    fn valve_links<T: Scalar, const NV: usize>(
+        &self,
+        nodes: &[NodeState<T>],
+        dy: &mut [T],
+        link_mdot: &mut [T],
+        pv: &impl Fn(&ParamValue) -> T,
+    ) {
+        let nv = if NV == 0 { self.valves.len() } else { NV };
+        for (v, out) in self.valves[..nv].iter().zip(&mut link_mdot[..nv]) {
+            let mdot = v.mass_flow_kg_per_s(
+                pv(&v.coefficient_kg_per_s_pa),
+                pv(&v.opening),
+                nodes[v.from].pressure_pa,
+                nodes[v.to].pressure_pa,
+            );
+            self.transfer(nodes, v.from, v.to, mdot, dy);
+            *out = mdot;
         }
     }
 
