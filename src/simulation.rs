@@ -470,7 +470,9 @@ impl Simulation {
             && !self.integrator.fixed_step()
         {
             let r = self.report_inside_step(t_target_s);
-            self.update_counters();
+            // `update_counters` without the integrator's count: no step was attempted here,
+            // and every attempt happens in `advance_general`, which updates both on return.
+            self.stats.rhs_evaluations = self.network.rhs_evaluations;
             return r;
         }
         self.advance_general(t_target_s)
