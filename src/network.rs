@@ -1258,9 +1258,11 @@ fn chamber_nodes_n<T: Scalar, const NC: usize>(
     zero: T,
 ) {
     let nc = if NC == 0 { nodes.len() } else { NC };
-    let (ys, _) = y.as_chunks::<{ chamber::STATES }>();
-    let (ds, _) = dy.as_chunks_mut::<{ chamber::STATES }>();
-    for ((node, s), d) in nodes[..nc].iter_mut().zip(&ys[..nc]).zip(&mut ds[..nc]) {
+    for ((node, s), d) in nodes[..nc]
+        .iter_mut()
+        .zip(y.chunks_exact(chamber::STATES))
+        .zip(dy.chunks_exact_mut(chamber::STATES))
+    {
         let (m, u, v) = (s[chamber::MASS], s[chamber::ENERGY], s[chamber::VOLUME]);
         *node = NodeState {
             pressure_pa: gas.pressure_pa(u, v),
