@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Integrator, SolverError, StepControl, ensure_len};
+use super::{Integrator, SolverError, StepControl, ensure_len, small_n};
 use crate::ode::OdeSystem;
 
 // Butcher tableau (HNW I, Table 5.2).
@@ -307,18 +307,30 @@ impl Dopri5 {
             ..
         } = &mut *self.k;
         // Every vector cut to n once, here, not per stage: no bounds checks in the loops and
-        // no reloads of the vectors after each right-hand side. Arithmetic unchanged.
-        let (err, num, den, finite) = stages(
+        // no reloads of the vectors after each right-hand side; n a constant on small networks
+        // (`small_n`). Arithmetic unchanged.
+        let f0 = &self.f0;
+        let (err, num, den, finite) = small_n!(n, N => stages(
+            sys,
+            t,
+            h,
+            atol,
+            rtol,
+            &y[..N],
+            &f0[..N],
+            &mut inc[..N],
+            [k2, k3, k4, k5, k6, k7, ytmp, ysti].map(|v| &mut v[..N]),
+        ), _ => stages(
             sys,
             t,
             h,
             atol,
             rtol,
             &y[..n],
-            &self.f0[..n],
+            &f0[..n],
             &mut inc[..n],
             [k2, k3, k4, k5, k6, k7, ytmp, ysti].map(|v| &mut v[..n]),
-        );
+        ));
         (*stiff_num, *stiff_den) = (num, den);
         let err = (err / n.max(1) as f64).sqrt();
         (finite && err.is_finite()).then_some(err)
@@ -363,14 +375,26 @@ impl Dopri5 {
     }
 
     /// HNW's RCONT2..RCONT5 for the accepted step of size h with increment `inc`.
+    #[inline(always)]
     fn store_dense(&mut self, h: f64, inc: &[f64]) {
         let n = self.n;
         let k = &self.k;
-        let (d2, rest) = self.dense.split_at_mut(n);
+        small_n!(n, N => store_dense_n::<N>(h, inc, &self.f0, k, &mut self.dense),
+            _ => store_dense_n::<0>(h, inc, &self.f0, k, &mut self.dense));
+        self.h_dense = h;
+    }
+}
+
+/// [`Dopri5::store_dense`] for `N` states (0: any number, `inc`'s length).
+#[inline(always)]
+fn store_dense_n<const N: usize>(h: f64, inc: &[f64], f0: &[f64], k: &Stages, dense: &mut [f64]) {
+    let n = if N == 0 { inc.len() } else { N };
+    {
+        let (d2, rest) = dense.split_at_mut(n);
         let (d3, rest) = rest.split_at_mut(n);
         let (d4, d5) = rest.split_at_mut(n);
-        let d5 = &mut d5[..n];
-        let (inc, f0) = (&inc[..n], &self.f0[..n]);
+        let (d2, d3, d4, d5) = (&mut d2[..n], &mut d3[..n], &mut d4[..n], &mut d5[..n]);
+        let (inc, f0) = (&inc[..n], &f0[..n]);
         let (k3, k4, k5, k6, k7) = (&k.k3[..n], &k.k4[..n], &k.k5[..n], &k.k6[..n], &k.k7[..n]);
         for i in 0..n {
             let ydiff = inc[i];
@@ -381,7 +405,21 @@ impl Dopri5 {
             d5[i] =
                 h * (D1 * f0[i] + D3 * k3[i] + D4 * k4[i] + D5 * k5[i] + D6 * k6[i] + D7 * k7[i]);
         }
-        self.h_dense = h;
+    }
+}
+
+/// The dense output at θ = h/h_dense into `inc` (its length n) from the 4n coefficients.
+#[inline(always)]
+fn dense_n(theta: f64, dense: &[f64], inc: &mut [f64]) {
+    let n = inc.len();
+    let theta1 = 1.0 - theta;
+    // The four coefficient blocks as slices of n: no bounds checks in the loop (the
+    // arithmetic is unchanged, term for term).
+    let (d2, rest) = dense[..4 * n].split_at(n);
+    let (d3, rest) = rest.split_at(n);
+    let (d4, d5) = rest.split_at(n);
+    for i in 0..n {
+        inc[i] = theta * (d2[i] + theta1 * (d3[i] + theta * (d4[i] + theta1 * d5[i])));
     }
 }
 
@@ -543,6 +581,7 @@ impl Integrator for Dopri5 {
             }
         }
     }
+    #[inline]
     fn dense<S: OdeSystem>(
         &mut self,
         _sys: &mut S,
@@ -553,16 +592,8 @@ impl Integrator for Dopri5 {
     ) -> Result<(), SolverError> {
         let n = self.n;
         let theta = h / self.h_dense;
-        let theta1 = 1.0 - theta;
-        // The four coefficient blocks as slices of n: no bounds checks in the loop (the
-        // arithmetic is unchanged, term for term).
-        let (d2, rest) = self.dense[..4 * n].split_at(n);
-        let (d3, rest) = rest.split_at(n);
-        let (d4, d5) = rest.split_at(n);
-        let inc = &mut inc[..n];
-        for i in 0..n {
-            inc[i] = theta * (d2[i] + theta1 * (d3[i] + theta * (d4[i] + theta1 * d5[i])));
-        }
+        small_n!(n, N => dense_n(theta, &self.dense[..4 * N], &mut inc[..N]),
+            _ => dense_n(theta, &self.dense[..4 * n], &mut inc[..n]));
         Ok(())
     }
     fn commit<S: OdeSystem>(&mut self, _sys: &mut S, _t_new: f64, _y_new: &[f64]) {

@@ -305,6 +305,56 @@ impl Method {
     }
 }
 
+/// `$small` with `$N` a constant equal to `$n` when `$n` is a small state count (every
+/// Cantera single-tank network and the FONSim ones have 5 to 9 states), else `$general`: with
+/// the length a constant, LLVM unrolls the per-state loops and drops their bounds checks and
+/// remainder loops, which cost more than the arithmetic at n ≈ 5. The arithmetic is the same,
+/// term for term, in either arm (no reassociation: results are bit-identical).
+macro_rules! small_n {
+    ($n:expr, $N:ident => $small:expr, _ => $general:expr) => {
+        match $n {
+            3 => {
+                const $N: usize = 3;
+                $small
+            }
+            4 => {
+                const $N: usize = 4;
+                $small
+            }
+            5 => {
+                const $N: usize = 5;
+                $small
+            }
+            6 => {
+                const $N: usize = 6;
+                $small
+            }
+            7 => {
+                const $N: usize = 7;
+                $small
+            }
+            8 => {
+                const $N: usize = 8;
+                $small
+            }
+            9 => {
+                const $N: usize = 9;
+                $small
+            }
+            10 => {
+                const $N: usize = 10;
+                $small
+            }
+            11 => {
+                const $N: usize = 11;
+                $small
+            }
+            _ => $general,
+        }
+    };
+}
+pub(crate) use small_n;
+
 macro_rules! dispatch {
     ($self:ident, $m:ident => $e:expr) => {
         match $self {
