@@ -77,7 +77,7 @@ struct Scratch<T> {
     /// built; a deserialized or moved-out scratch is the empty default, not sized).
     sized: bool,
     /// The network has links or boundaries beyond orifices and valves (see
-    /// [`Network::eval_more`]): one test skips six empty kinds on the small Cantera networks.
+    /// [`Network::eval_more`]): one test skips six empty kinds on networks of orifices and valves.
     more: bool,
     /// The links are valves alone (no orifices, nothing `more`): see [`Network::rhs`].
     valves_only: bool,
@@ -656,13 +656,7 @@ impl Network {
         let zero = std::hint::black_box(T::zero());
         let (chamber_nodes, reservoir_nodes) = nodes.split_at_mut(nc);
         let (dy_chambers, dy_rest) = dy.split_at_mut(nc * chamber::STATES);
-        // One or two chambers (the Cantera networks but the chain): the count a constant, the
-        // loop unrolled without its trip-count set-up.
-        match nc {
-            1 => chamber_nodes_n::<T, 1>(gas, y, dy_chambers, chamber_nodes, zero),
-            2 => chamber_nodes_n::<T, 2>(gas, y, dy_chambers, chamber_nodes, zero),
-            _ => chamber_nodes_n::<T, 0>(gas, y, dy_chambers, chamber_nodes, zero),
-        }
+        fill_chamber_nodes(gas, y, dy_chambers, chamber_nodes, zero);
         if let [mass_left, energy_left] = dy_rest {
             // Only the two accumulators (no pistons, walls, inertance valves): two stores.
             *mass_left = zero;
@@ -1207,7 +1201,7 @@ impl OdeSystem for Network {
         // `&mut self`: no other borrow of the cell exists, so this cannot fail.
         let mut sc = self.scratch.borrow_mut();
         if sc.lean && self.test_sink.is_none() && !self.isothermal {
-            // Chambers, reservoirs and valves alone (the Cantera vent, two tanks and chain),
+            // Chambers, reservoirs and valves alone (vents and chains of one-way valves),
             // the reservoirs' nodes kept: the same arithmetic without the other kinds' code,
             // whose registers and stack cost a small network's evaluation more than its
             // physics, and with one flag for the three tests.
@@ -1247,18 +1241,16 @@ impl OdeSystem for Network {
     }
 }
 
-/// The chambers' node states from their states in `y`, and their entries of `dy` zeroed,
-/// for `NC` chambers (0: `nodes.len()`).
+/// The chambers' node states from their states in `y`, and their entries of `dy` zeroed.
 #[inline(always)]
-fn chamber_nodes_n<T: Scalar, const NC: usize>(
+fn fill_chamber_nodes<T: Scalar>(
     gas: &IdealGas,
     y: &[T],
     dy: &mut [T],
     nodes: &mut [NodeState<T>],
     zero: T,
 ) {
-    let nc = if NC == 0 { nodes.len() } else { NC };
-    for ((node, s), d) in nodes[..nc]
+    for ((node, s), d) in nodes
         .iter_mut()
         .zip(y.chunks_exact(chamber::STATES))
         .zip(dy.chunks_exact_mut(chamber::STATES))
@@ -1383,11 +1375,7 @@ impl Network {
                 link += 1;
             }
         }
-        // One valve (the vent, the two tanks): a constant count, no loop.
-        match self.valves.len() {
-            1 => self.valve_links::<T, 1>(nodes, dy, &mut link_mdot[link..], &pv),
-            _ => self.valve_links::<T, 0>(nodes, dy, &mut link_mdot[link..], &pv),
-        }
+        self.valve_links(nodes, dy, &mut link_mdot[link..], &pv);
         link += self.valves.len();
         if !FULL {
             return;
@@ -1416,17 +1404,16 @@ impl Network {
         }
     }
 
-    /// The valves' flows into `dy` and `link_mdot` (from its start), for `NV` valves (0: all).
+    /// The valves' flows into `dy` and `link_mdot` (from its start).
     #[inline(always)]
-    fn valve_links<T: Scalar, const NV: usize>(
+    fn valve_links<T: Scalar>(
         &self,
         nodes: &[NodeState<T>],
         dy: &mut [T],
         link_mdot: &mut [T],
         pv: &impl Fn(&ParamValue) -> T,
     ) {
-        let nv = if NV == 0 { self.valves.len() } else { NV };
-        for (v, out) in self.valves[..nv].iter().zip(&mut link_mdot[..nv]) {
+        for (v, out) in self.valves.iter().zip(link_mdot.iter_mut()) {
             let mdot = v.mass_flow_kg_per_s(
                 pv(&v.coefficient_kg_per_s_pa),
                 pv(&v.opening),
