@@ -480,23 +480,13 @@ impl Simulation {
 
     /// [`Self::advance_to`] for a target inside the adaptive method's last step, after the
     /// reported time: what `advance_adaptive_inner` does there (`report_at`, then
-    /// `check_max_time`), with the vectors borrowed in place.
+    /// `check_max_time`).
     fn report_inside_step(&mut self, target: f64) -> Result<Advance, StepFailure> {
-        let i = &self.internal;
-        let h = target - i.t_prev_s;
-        let inc = &mut self.increment;
-        if let Err(e) = integ!(self.dense(i.t_prev_s, &i.y_prev, h, inc)) {
-            return Err(self.solver_failure(e));
-        }
-        kahan_add(
-            &i.y_prev,
-            &i.compensation_prev,
-            inc,
-            &mut self.y,
-            &mut self.y_compensation,
-        );
-        self.t_s = target;
-        self.note_fired(self.rc, target);
+        // The increment vector lent to `report_at` (a move of the Vec, no allocation).
+        let mut inc = std::mem::take(&mut self.increment);
+        let r = self.interpolate_to(target, &mut inc);
+        self.increment = inc;
+        r?;
         self.check_max_time();
         Ok(Advance::Reached)
     }
@@ -982,6 +972,12 @@ impl Simulation {
             self.report_internal();
             return Ok(());
         }
+        self.interpolate_to(target, inc)
+    }
+
+    /// The state at `target`, inside the last internal step, by the method's dense output.
+    #[inline(always)]
+    fn interpolate_to(&mut self, target: f64, inc: &mut [f64]) -> Result<(), StepFailure> {
         let i = &self.internal;
         let h = target - i.t_prev_s;
         integ!(self.dense(i.t_prev_s, &i.y_prev, h, inc)).map_err(|e| self.solver_failure(e))?;

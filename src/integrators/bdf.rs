@@ -1321,9 +1321,11 @@ impl Bdf {
         ws.ipiv = Vec::new();
         ws.band_counts = Vec::new();
         ws.small = false;
+        let forced = matches!(self.linear, LinearSolver::Dense | LinearSolver::Banded);
         if let Some((bkl, bku)) = ws.band {
             let values = (2 * bkl + bku + 1).checked_mul(n);
-            if values.is_none_or(|v| v > MAX_FACTOR_VALUES) {
+            // Only a forced choice is refused: `Auto` takes a band only when it is narrow.
+            if forced && values.is_none_or(|v| v > MAX_FACTOR_VALUES) {
                 ws.band = None;
                 return Err(too_large(self.linear, true, n, values));
             }
@@ -1384,7 +1386,9 @@ impl Bdf {
         ws.mem = None;
         if !ws.sparse && ws.band.is_none() && ws.krylov.is_none() {
             let values = n.checked_mul(n);
-            if values.is_none_or(|v| v > MAX_FACTOR_VALUES) {
+            // Only a forced choice is refused: `Auto` falls back to the dense LU where no
+            // other fits (e.g. the dense pattern of a system with sensitivities), as before.
+            if forced && values.is_none_or(|v| v > MAX_FACTOR_VALUES) {
                 return Err(too_large(self.linear, false, n, values));
             }
             ws.lu = Some(Mat::zeros(n, n));
@@ -2910,6 +2914,19 @@ impl Integrator for Bdf {
                 self.trial.start_len
             ));
         }
+        // What `dense` reads of the last step: the RK4 starter exists only for bdf2..bdf5
+        // (`prepare`), and an interpolation in the Nordsieck array needs an order.
+        if last.valid && last.starter && self.fixed.is_none_or(|k| k < 2) {
+            return Err(format!(
+                "{name} last step taken by a starter it does not have"
+            ));
+        }
+        if last.valid && !last.starter && !(1..=MAX_ORDER).contains(&self.trial.q) {
+            return Err(format!(
+                "{name} last step of order {} (1..={MAX_ORDER})",
+                self.trial.q
+            ));
+        }
         return Ok(());
 
         /// One Nordsieck history: zn of (MAX_ORDER + 1)·n, jac of none or n..=n², start_y of (k + 1)·n
@@ -3162,6 +3179,47 @@ mod tests {
         }
         // q starts at 0: with atol ≪ 1 its weight is huge at first and holds the steps small.
         assert!(steps[1] < steps[0], "{steps:?}");
+    }
+
+    /// A restored state whose last step `dense` could not interpolate (a starter step
+    /// without the starter's storage, or an order outside 1..=5) is refused by
+    /// `validate_state`, not met by a panic at the next output time.
+    #[test]
+    fn restored_last_steps_that_dense_cannot_read_are_refused() {
+        use super::Bdf;
+        use crate::integrators::Integrator;
+        use crate::ode::OdeSystem;
+        struct Decay;
+        impl OdeSystem for Decay {
+            fn dimension(&self) -> usize {
+                1
+            }
+            fn rhs(&mut self, _t: f64, y: &[f64], dy: &mut [f64]) {
+                dy[0] = -y[0];
+            }
+        }
+        let (mut sys, y) = (Decay, vec![1.0]);
+        let mut inc = vec![0.0];
+        let mut b = Bdf::adaptive(1);
+        let h = b.attempt(&mut sys, 0.0, &y, 0.1, &mut inc).expect("step");
+        assert!(h > 0.0 && b.last.valid && !b.last.starter);
+        assert_eq!(b.validate_state(1), Ok(()));
+        let mut starter = b.clone();
+        starter.last.starter = true;
+        let e = starter
+            .validate_state(1)
+            .expect_err("adaptive BDF has no starter");
+        println!("starter step on adaptive bdf: {e}");
+        assert!(e.contains("starter"), "{e}");
+        // Started or not: `check_history` checks the order of a started history only.
+        for (q, started) in [(0, true), (0, false), (6, false)] {
+            let mut bad = b.clone();
+            bad.trial.q = q;
+            bad.trial.started = started;
+            let e = bad.validate_state(1).expect_err("order out of range");
+            println!("trial order {q}, started {started}: {e}");
+            assert!(e.contains("order"), "{e}");
+        }
     }
 
     /// The band kernels of the previous commit (generic loops over the short columns), kept
