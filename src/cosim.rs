@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::checks;
-use crate::integrators::bdf::Bdf;
 use crate::integrators::{Integrator, Method};
 use crate::model::{LoadedModel, ModelFile};
 use crate::simulation::{Advance, Finish, Internal, Simulation, Stats, StepFailure};
@@ -738,12 +737,13 @@ fn check_fits(a: &Snapshot, expected: &Simulation, n_inputs: usize) -> Result<()
             expected.integrator.name()
         ));
     }
-    // A saved BDF Jacobian is its values over this model's pattern of M = I − γJ: any other
-    // length is not this model's J (none at all: saved before the first step).
+    // A saved BDF Jacobian is its values over this model's pattern of M = I − γJ (dense with
+    // sensitivities): any other length is not this model's J (none: saved before the first
+    // step).
     if let Some(bdf) = a.integrator.bdf() {
         let lens = bdf.saved_jacobian_lens();
         if lens.iter().any(|&l| l != 0) {
-            let nnz = Bdf::jacobian_len(&expected.network);
+            let nnz = expected.bdf_jacobian_len();
             if let Some(&l) = lens.iter().find(|&&l| l != 0 && l != nnz) {
                 return Err(format!(
                     "its BDF Jacobian has {l} values, this model's has {nnz} (the entries of \
@@ -1721,10 +1721,29 @@ mod instance_tests {
 
     #[test]
     fn restore_and_deserialize_continue_bit_for_bit_for_every_method() {
+        // With `[sensitivities]` too: the BDF then runs on the augmented system, whose saved
+        // Jacobian is dense (n·(1 + parameters))², not the network's pattern.
+        let sens = "\n[sensitivities]\nparameters = [\"projectile.mass\"]\n";
         for method in [
-            "euler", "rk4", "ab2", "ab3", "ab4", "ab5", "bdf1", "bdf3", "bdf", "dopri5", "auto",
+            "euler",
+            "rk4",
+            "ab2",
+            "ab3",
+            "ab4",
+            "ab5",
+            "bdf1",
+            "bdf3",
+            "bdf",
+            "dopri5",
+            "auto",
+            "bdf+sens",
+            "bdf3+sens",
+            "auto+sens",
         ] {
-            let src = with_method(PROJECTILE, method);
+            let src = match method.strip_suffix("+sens") {
+                Some(m) => with_method(PROJECTILE, m) + sens,
+                None => with_method(PROJECTILE, method),
+            };
             let mut a = initialized(&src);
             let h = 1e-4;
             run(&mut a, 5, h);
@@ -1787,7 +1806,7 @@ mod instance_tests {
         run(&mut a, 5, 1e-3);
         let s = a.snapshot().unwrap();
         let n = a.simulation().y.len();
-        let nnz = Bdf::jacobian_len(&a.simulation().network);
+        let nnz = a.simulation().bdf_jacobian_len();
         let ok = a.deserialize(&encode_snapshot(&s).unwrap());
         println!("blowdown bdf: n = {n}, J of {nnz} values (pattern of I − γJ) accepted");
         assert!(ok.is_ok(), "{:?}", ok.err());

@@ -284,6 +284,17 @@ pub struct Simulation {
 const STEP_SLACK: f64 = 1e-9;
 
 impl Simulation {
+    /// How many values a BDF Jacobian of this simulation's system holds: over the network's
+    /// pattern of M = I − γJ, or, with sensitivity parameters, n² of the augmented [`System`]
+    /// (which has no pattern: see its `sparsity`).
+    pub fn bdf_jacobian_len(&self) -> usize {
+        if self.sensitivities.params.is_empty() {
+            crate::integrators::bdf::Bdf::jacobian_len(&self.network)
+        } else {
+            self.y.len() * self.y.len()
+        }
+    }
+
     pub fn new(
         network: Network,
         integrator: Method,
