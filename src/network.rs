@@ -1297,7 +1297,9 @@ impl Network {
         if sc.valves_only && self.test_sink.is_none() && !self.isothermal {
             self.eval_with::<f64, false>(t, y, dy, &mut sc, &[], fresh);
         } else {
-            self.eval_f64_full(t, y, dy, &mut sc, fresh);
+            // Every component kind, here in `rhs_general` (out of line: the valves-only path
+            // in `rhs` does not carry its registers).
+            self.eval_with::<f64, true>(t, y, dy, &mut sc, &[], fresh);
         }
         if !fresh {
             sc.reservoirs_fresh = self.reservoirs_constant();
@@ -1326,20 +1328,6 @@ impl Network {
         seeds: &[(&ParamValue, T)],
     ) {
         self.eval_with::<T, true>(t, y, dy, sc, seeds, false);
-    }
-
-    /// The plain right-hand side with every component kind (in `rhs_general`, out of line:
-    /// the valves-only path in [`Self::rhs`] does not carry its registers).
-    #[inline]
-    fn eval_f64_full(
-        &self,
-        t: f64,
-        y: &[f64],
-        dy: &mut [f64],
-        sc: &mut Scratch<f64>,
-        reservoirs_fresh: bool,
-    ) {
-        self.eval_with::<f64, true>(t, y, dy, sc, &[], reservoirs_fresh);
     }
 
     /// dy/dt at (t, y) into `dy`, with the node states and link flows left in `sc`.
