@@ -16,7 +16,8 @@
 //! same table for grids), `-- --interleaved` (only the interleaved-size table: all sizes built
 //! first, then rounds over the sizes, best per size, with the work counters per bdf2 step; the
 //! full and quick runs end with it), `-- --one chain|grid SIZE direct|krylov|sparse STEPS` (one bdf2
-//! run for callgrind: `valgrind --tool=callgrind --toggle-collect='*bdf_steps*'`).
+//! run for callgrind: `valgrind --tool=callgrind --toggle-collect='*bdf_steps*'`), `-- --emit
+//! chain|grid SIZE` (print one generated model, method `bdf`, for `plenum run`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
@@ -219,6 +220,19 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     if let Some(i) = args.iter().position(|a| a == "--one") {
         one(&args[i + 1..]);
+        return;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--emit") {
+        // The model text of one network (method bdf), for `plenum run`.
+        let shape = match args.get(i + 1).map(String::as_str) {
+            Some("grid") => Shape::Grid,
+            _ => Shape::Chain,
+        };
+        let size = args
+            .get(i + 2)
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(1_000);
+        print!("{}", generate(shape, size, "bdf").0);
         return;
     }
     if args.iter().any(|a| a == "--interleaved") {
