@@ -268,14 +268,13 @@ impl Gmres {
                 let (head, tail) = self.v.split_at_mut((k + 1) * n);
                 let w = &mut tail[..n];
                 // w = S·M·P⁻¹·S⁻¹·v_k
-                for ((t, &v), &e) in self.t.iter_mut().zip(&head[k * n..]).zip(ewt) {
+                // The first preconditioned vector is kept (`z0`), the others are scratch.
+                let t = if k == 0 { &mut self.z0 } else { &mut self.t };
+                for ((t, &v), &e) in t.iter_mut().zip(&head[k * n..]).zip(ewt) {
                     *t = v / e;
                 }
-                psolve(&mut self.t);
-                if k == 0 {
-                    self.z0.copy_from_slice(&self.t);
-                }
-                matvec(&self.t, w);
+                psolve(t);
+                matvec(t, w);
                 for (a, &e) in w.iter_mut().zip(ewt) {
                     *a *= e;
                 }
@@ -337,6 +336,19 @@ impl Gmres {
             // (linear), without a second preconditioner solve.
             if k_end == 1 {
                 let g0 = self.g[0];
+                if converged && cycle == 0 {
+                    // x = g₀·z₀, straight into the solution.
+                    let mut finite = true;
+                    for (x, &z) in bx.iter_mut().zip(&self.z0) {
+                        *x = g0 * z;
+                        finite &= x.is_finite();
+                    }
+                    return if finite {
+                        Ok(iterations)
+                    } else {
+                        Err(GmresFailure::NonFinite)
+                    };
+                }
                 for (a, &z) in self.t.iter_mut().zip(&self.z0) {
                     *a = g0 * z;
                 }
