@@ -163,8 +163,9 @@ pub const BAND_RCM_MAX_STATES: usize = 50_000;
 /// `Auto` takes the Krylov path from this many states when `fill_ratio` ≥ `KRYLOV_MIN_FILL`.
 /// Measured on the scale bench's grids (`--emit grid SIZE`, `plenum run … --set
 /// solver.t_end=0.5 --set solver.rtol=1e-6`, sparse LU against Krylov, BENCHMARKS.md "Krylov
-/// by default on grids"): Krylov 1.4× faster at ~70 states, 2.1× at ~120, 4× at 400 and
-/// above; the fixed-step bench's bdf2 step 1.2× at 112 states.
+/// by default on grids"): Krylov 1.4× faster at 52 states, 2.1× at 112, 2.7× at 198, 4.0× at
+/// 373, 4–5× at 1k and 10k; the fixed-step bench's bdf2 step 1.2× at 112 states. Below 100
+/// states the gain is small and the direct solve (exact Newton systems) is kept.
 pub const KRYLOV_MIN_STATES: usize = 100;
 
 /// Least structural fill ratio (`fill_ratio`) at which `Auto` takes the Krylov path: a chain
