@@ -447,8 +447,7 @@ struct Workspace {
     /// The system's quadratures (`OdeSystem::quadratures`: the network's accumulators), per
     /// state whatever the path: `jacobian_radius_bound` leaves them out.
     quad: Vec<bool>,
-    /// The adaptive method with a direct solver keeps `quad` out of the error norms
-    /// (`set_weights`).
+    /// The adaptive method keeps `quad` out of the error norms (`set_weights`).
     quad_out: bool,
     /// Number of the states in the norms: the divisor of the weighted RMS norms.
     n_err: usize,
@@ -519,6 +518,12 @@ struct KrylovWs {
     /// sum of the right-hand side being solved.
     invariants: Vec<Vec<usize>>,
     inv_b: Vec<f64>,
+    /// The quadratures, out of the norms (weight 0) and so out of GMRES's weighted space: each
+    /// q with its row of J as (column, position in J's values), and b_q of the solve. Their
+    /// columns are empty (nothing depends on them), so M's row q gives them exactly:
+    /// x_q = b_q + γ·Σ_j J_qj·x_j.
+    quad_rows: Vec<(usize, Vec<(usize, usize)>)>,
+    quad_b: Vec<f64>,
 }
 
 /// `ETA_SCREEN[L]` = 1.001·(2/3)^L: when x = bias·‖·‖ exceeds it, the step ratio
@@ -1358,10 +1363,10 @@ impl Bdf {
             }
             _ => false,
         };
-        // The quadratures the system names, out of the adaptive method's norms (not on the
-        // Krylov path, whose GMRES scales by the weights; not in the fixed-order variants).
+        // The quadratures the system names, out of the adaptive method's norms (not in the
+        // fixed-order variants). The Krylov path solves them outside GMRES (`quad_rows`).
         let quadratures = sys.quadratures();
-        ws.quad_out = self.fixed.is_none() && !krylov;
+        ws.quad_out = self.fixed.is_none();
         ws.quad.clear();
         ws.quad.extend((0..n).map(|j| quadratures.contains(&j)));
         let in_norms = ws.quad.iter().filter(|&&q| !(q && ws.quad_out)).count();
@@ -1436,12 +1441,28 @@ impl Bdf {
                 .into_iter()
                 .filter(|set| !set.is_empty() && set.iter().all(|&i| i < n))
                 .collect();
+            let mut quad_rows: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
+            if ws.quad_out {
+                quad_rows = quadratures.clone().map(|q| (q, Vec::new())).collect();
+                for j in 0..n {
+                    let start = m_pattern.col_start[j];
+                    for (k, &i) in m_pattern.column(j).iter().enumerate() {
+                        if i != j
+                            && let Some(row) = quad_rows.iter_mut().find(|(q, _)| *q == i)
+                        {
+                            row.1.push((j, start + k));
+                        }
+                    }
+                }
+            }
             ws.krylov = Some(Box::new(KrylovWs {
                 ilu: Ilu0::new(&m_pattern),
                 gmres: Gmres::new(n, self.gmres_limits),
                 stats: KrylovStats::default(),
                 inv_b: vec![0.0; invariants.len()],
                 invariants,
+                quad_b: vec![0.0; quad_rows.len()],
+                quad_rows,
             }));
         }
         // The dense path's n² matrix only where it is used.
@@ -2223,9 +2244,14 @@ impl<S: OdeSystem> Step<'_, S> {
                 stats,
                 invariants,
                 inv_b,
+                quad_rows,
+                quad_b,
             } = &mut **k;
             for (b, set) in inv_b.iter_mut().zip(invariants.iter()) {
                 *b = set.iter().map(|&i| ws.tempv[i]).sum();
+            }
+            for (b, (q, _)) in quad_b.iter_mut().zip(quad_rows.iter()) {
+                *b = ws.tempv[*q];
             }
             let r = gmres.solve(
                 &mut ws.tempv,
@@ -2241,6 +2267,12 @@ impl<S: OdeSystem> Step<'_, S> {
             stats.solves += 1;
             return match r {
                 Ok(it) => {
+                    // The quadratures from their rows of M (GMRES left them at 0), then the
+                    // sums.
+                    for (&b, (q, row)) in quad_b.iter().zip(quad_rows.iter()) {
+                        let jx: f64 = row.iter().map(|&(j, pos)| jac[pos] * ws.tempv[j]).sum();
+                        ws.tempv[*q] = b + gamma * jx;
+                    }
                     correct_onto_invariants(&mut ws.tempv, &ws.ewt, invariants, inv_b);
                     stats.iterations += it;
                     stats.max_iterations = stats.max_iterations.max(it);

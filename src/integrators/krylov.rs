@@ -225,7 +225,9 @@ impl Gmres {
 
     /// Solve M x = b, `bx` holding b on entry and x on return, from x₀ = 0, until
     /// ‖b − Mx‖_WRMS ≤ `tol` (weights `ewt`). `matvec(u, out)`: out = M·u; `psolve(u)`:
-    /// u ← P⁻¹u. Returns the iterations taken; on failure `bx` is unspecified.
+    /// u ← P⁻¹u. Returns the iterations taken; on failure `bx` is unspecified. A component of
+    /// weight 0 is outside the weighted space: its residual is not minimized, and the caller
+    /// sets its x (the BDF's quadratures, whose rows of M give them directly).
     pub fn solve(
         &mut self,
         bx: &mut [f64],
@@ -271,7 +273,7 @@ impl Gmres {
                 // The first preconditioned vector is kept (`z0`), the others are scratch.
                 let t = if k == 0 { &mut self.z0 } else { &mut self.t };
                 for ((t, &v), &e) in t.iter_mut().zip(&head[k * n..]).zip(ewt) {
-                    *t = v / e;
+                    *t = unweight(v, e);
                 }
                 psolve(t);
                 matvec(t, w);
@@ -361,7 +363,7 @@ impl Gmres {
                     }
                 }
                 for (a, &e) in self.t.iter_mut().zip(ewt) {
-                    *a /= e;
+                    *a = unweight(*a, e);
                 }
                 psolve(&mut self.t);
             }
@@ -414,6 +416,13 @@ impl Gmres {
         }
         unreachable!("the last cycle returns")
     }
+}
+
+/// S⁻¹ of one component: v/e, and 0 for a weight of 0 (a component the caller keeps out of
+/// the weighted space: its entries of every Krylov vector are 0, and so is its share of x).
+#[inline]
+fn unweight(v: f64, e: f64) -> f64 {
+    if e > 0.0 { v / e } else { 0.0 }
 }
 
 #[inline]
