@@ -226,8 +226,8 @@ impl Gmres {
     /// Solve M x = b, `bx` holding b on entry and x on return, from x₀ = 0, until
     /// ‖b − Mx‖_WRMS ≤ `tol` (weights `ewt`). `matvec(u, out)`: out = M·u; `psolve(u)`:
     /// u ← P⁻¹u. Returns the iterations taken; on failure `bx` is unspecified. A component of
-    /// weight 0 is outside the weighted space: its residual is not minimized, and the caller
-    /// sets its x (the BDF's quadratures, whose rows of M give them directly).
+    /// weight 0 is outside the weighted space: its residual is not minimized and its x is
+    /// unspecified; the caller sets it (the BDF's quadratures, whose rows of M give them).
     pub fn solve(
         &mut self,
         bx: &mut [f64],
@@ -419,7 +419,7 @@ impl Gmres {
 }
 
 /// S⁻¹ of one component: v/e, and 0 for a weight of 0 (a component the caller keeps out of
-/// the weighted space: its entries of every Krylov vector are 0, and so is its share of x).
+/// the weighted space: its entry of every Krylov vector is 0).
 #[inline]
 fn unweight(v: f64, e: f64) -> f64 {
     if e > 0.0 { v / e } else { 0.0 }
@@ -556,6 +556,79 @@ mod tests {
         let plain = gm.solve(&mut x2, &ewt, tol, |u, o| matvec(&p, &vals, u, o), |_| {});
         println!("without ILU(0): {plain:?}");
         assert!(plain.map_or(true, |k| k > iters));
+    }
+
+    /// A component of weight 0 (the BDF's quadratures: a row that reads other states, a
+    /// column nothing reads) stays out of the weighted space: GMRES meets the tolerance on the
+    /// others, whose rows do not read it, and its row then gives it from theirs.
+    #[test]
+    fn a_zero_weight_component_is_left_to_the_caller() {
+        let side = 12;
+        let (lap, lap_vals) = shifted_laplacian(side, 20.0);
+        let n0 = lap.n;
+        let q = n0;
+        // The Laplacian's entries, and row q: 1 on the diagonal, −0.3 in columns 0..5.
+        let mut entries = Vec::new();
+        let mut values = std::collections::HashMap::new();
+        for j in 0..n0 {
+            for k in lap.col_start[j]..lap.col_start[j + 1] {
+                entries.push((j, lap.rows[k]));
+                values.insert((lap.rows[k], j), lap_vals[k]);
+            }
+        }
+        entries.push((q, q));
+        values.insert((q, q), 1.0);
+        for j in 0..5 {
+            entries.push((j, q));
+            values.insert((q, j), -0.3);
+        }
+        let p = Pattern::from_entries(n0 + 1, entries);
+        let n = p.n;
+        let mut vals = vec![0.0; p.nonzeros()];
+        for j in 0..n {
+            for k in p.col_start[j]..p.col_start[j + 1] {
+                vals[k] = values[&(p.rows[k], j)];
+            }
+        }
+        let x_true: Vec<f64> = (0..n).map(|i| 1.0 + (i as f64 * 0.37).sin()).collect();
+        let mut b = vec![0.0; n];
+        matvec(&p, &vals, &x_true, &mut b);
+        let mut ewt: Vec<f64> = (0..n).map(|i| 1.0 / (1e-6 * x_true[i].abs())).collect();
+        ewt[q] = 0.0;
+        let mut ilu = Ilu0::new(&p);
+        assert!(ilu.factor(&vals));
+        let mut gm = Gmres::new(n, GmresLimits::default());
+        let tol = 1e-3;
+        let mut x = b.clone();
+        let iters = gm
+            .solve(
+                &mut x,
+                &ewt,
+                tol,
+                |u, o| matvec(&p, &vals, u, o),
+                |u| ilu.solve(u),
+            )
+            .expect("converges");
+        let mut r = vec![0.0; n];
+        matvec(&p, &vals, &x, &mut r);
+        let res = (r[..n0]
+            .iter()
+            .zip(&b)
+            .zip(&ewt)
+            .map(|((a, b), w)| ((b - a) * w).powi(2))
+            .sum::<f64>()
+            / n0 as f64)
+            .sqrt();
+        let x_q = b[q] + 0.3 * x[..5].iter().sum::<f64>();
+        let err_q = (x_q - x_true[q]).abs() / x_true[q].abs();
+        println!(
+            "{iters} iterations; x_q left at {} (unspecified); residual of the other rows {res:.3e} WRMS \
+             (tolerance {tol}); x_q from its row {x_q} against {} ({err_q:.1e} relative)",
+            x[q], x_true[q]
+        );
+        assert!(res <= tol * (1.0 + 1e-6), "{res}");
+        // Each of x_0..x_4 is within about tol·1e-6 relative: so is x_q.
+        assert!(err_q <= 1e-8, "{err_q}");
     }
 
     #[test]
