@@ -16,7 +16,8 @@
 //! same table for grids), `-- --interleaved` (only the interleaved-size table: all sizes built
 //! first, then rounds over the sizes, best per size, with the work counters per bdf2 step; the
 //! full and quick runs end with it), `-- --one chain|grid SIZE direct|krylov|sparse STEPS` (one bdf2
-//! run for callgrind: `valgrind --tool=callgrind --toggle-collect='*bdf_steps*'`).
+//! run for callgrind: `valgrind --tool=callgrind --toggle-collect='*bdf_steps*'`), `-- --emit
+//! chain|grid SIZE` (print one generated model, method `bdf`, for `plenum run`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
@@ -219,6 +220,19 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     if let Some(i) = args.iter().position(|a| a == "--one") {
         one(&args[i + 1..]);
+        return;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--emit") {
+        // The model text of one network (method bdf), for `plenum run`.
+        let shape = match args.get(i + 1).map(String::as_str) {
+            Some("grid") => Shape::Grid,
+            _ => Shape::Chain,
+        };
+        let size = args
+            .get(i + 2)
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(1_000);
+        print!("{}", generate(shape, size, "bdf").0);
         return;
     }
     if args.iter().any(|a| a == "--interleaved") {
@@ -558,9 +572,10 @@ fn plot(rows: &[Row], path: &str) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// The linear solvers of the interleaved BDF table: what `Auto` picks (on chains the band LU in
-/// reverse Cuthill–McKee order: in the states' own order the piston states after all chambers
-/// widen the band; on grids the sparse LU), GMRES with ILU(0), and on chains the sparse LU
-/// forced (what `Auto` took before the reordering: the A/B in one run).
+/// reverse Cuthill–McKee order below 50,000 states, in the states' own order the piston states
+/// after all chambers widen the band; on grids GMRES, where a direct LU fills), GMRES with
+/// ILU(0) forced, and the sparse LU forced (what `Auto` took before the reordering on chains and
+/// before the Krylov path on grids: the A/B in one run).
 const KINDS: [(&str, plenum::integrators::bdf::LinearSolver); 3] = [
     ("direct", plenum::integrators::bdf::LinearSolver::Auto),
     ("Krylov", plenum::integrators::bdf::LinearSolver::Krylov),
@@ -686,8 +701,6 @@ fn interleaved(quick: bool) {
     println!("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|");
     for shape in [Shape::Chain, Shape::Grid] {
         let label = shape.label();
-        // The forced sparse LU only where `Auto` takes something else (chains).
-        let n_kinds = if shape == Shape::Chain { 3 } else { 2 };
         struct Sized {
             components: usize,
             explicit: Simulation,
@@ -707,7 +720,7 @@ fn interleaved(quick: bool) {
                 explicit.advance_to(1e-7).expect("warm-up step");
                 let mut bdf = Vec::new();
                 let mut direct_bytes = 0;
-                for (k, (_, linear)) in KINDS[..n_kinds].iter().enumerate() {
+                for (k, (_, linear)) in KINDS.iter().enumerate() {
                     let (sim, _, b) = bdf_sim(shape, size, *linear);
                     if k == 0 {
                         direct_bytes = b;
@@ -754,7 +767,7 @@ fn interleaved(quick: bool) {
                 } else {
                     (100_000 / s.components).clamp(1, 20)
                 };
-                for k in 0..n_kinds {
+                for k in 0..KINDS.len() {
                     let sim = &mut s.bdf[k];
                     for _ in 0..batches {
                         let w0 = work(sim);
@@ -776,7 +789,7 @@ fn interleaved(quick: bool) {
             }
         }
         for s in &all {
-            for (k, (name, _)) in KINDS[..n_kinds].iter().enumerate() {
+            for (k, (name, _)) in KINDS.iter().enumerate() {
                 let w = s.work[k];
                 let per = |v: u64| v as f64 / s.timed_steps[k] as f64;
                 let solver = match (k, &s.bdf[k].integrator) {
@@ -785,6 +798,7 @@ fn interleaved(quick: bool) {
                     }
                     (0, plenum::integrators::Method::Bdf(b)) if b.uses_band_lu() => "band LU",
                     (0, plenum::integrators::Method::Bdf(b)) if b.uses_sparse_lu() => "sparse LU",
+                    (0, plenum::integrators::Method::Bdf(b)) if b.uses_krylov() => "Krylov (Auto)",
                     _ => name,
                 };
                 debug_assert_eq!(w.steps, s.timed_steps[k]);
@@ -812,7 +826,8 @@ fn interleaved(quick: bool) {
             let g = |k: usize| b.best[k] / a.best[k];
             println!(
                 "{label}: {} → {} components ({:.0}×): rhs {:.0}×, rk4 step {:.0}×, bdf2 step \
-                 {} {:.0}×, Krylov {:.0}×{} (limit 150× for 100×)",
+                 {} (Auto) {:.0}×, Krylov forced {:.0}×, sparse LU forced {:.0}× (limit 150× for \
+                 100×)",
                 a.components,
                 b.components,
                 b.components as f64 / a.components as f64,
@@ -824,15 +839,12 @@ fn interleaved(quick: bool) {
                     }
                     plenum::integrators::Method::Bdf(x) if x.uses_band_lu() => "band LU",
                     plenum::integrators::Method::Bdf(x) if x.uses_sparse_lu() => "sparse LU",
+                    plenum::integrators::Method::Bdf(x) if x.uses_krylov() => "Krylov",
                     _ => "direct",
                 },
                 g(2),
                 g(3),
-                if n_kinds > 2 {
-                    format!(", sparse LU forced {:.0}×", g(4))
-                } else {
-                    String::new()
-                }
+                g(4),
             );
         }
     }

@@ -1193,6 +1193,18 @@ impl OdeSystem for Network {
         self.layout.accumulator_offset..self.layout.n_states
     }
 
+    /// Mass: every chamber's mass and `mass_left` (`mass_total`, check 4). Every flow leaves one
+    /// node and enters another through `transfer`, so the sum of their derivatives is zero
+    /// whatever the state. (Energy is not linear in the states when pistons move: their kinetic
+    /// energy.)
+    fn linear_invariants(&self) -> Vec<Vec<usize>> {
+        let mut mass: Vec<usize> = (0..self.chambers.len())
+            .map(|i| i * chamber::STATES + chamber::MASS)
+            .collect();
+        mass.push(self.layout.accumulator_offset);
+        vec![mass]
+    }
+
     #[inline(always)]
     fn rhs(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
         debug_assert_eq!(y.len(), self.layout.n_states);

@@ -17,6 +17,14 @@ pub trait OdeSystem {
     fn quadratures(&self) -> std::ops::Range<usize> {
         0..0
     }
+    /// Linear invariants: sets of states whose sum the system conserves, Σ_{i∈S} f_i(t, y) = 0
+    /// for every (t, y) up to round-off (the network's mass: every chamber's mass and the mass
+    /// that left). A direct solve of the BDF's Newton systems keeps such sums to round-off; an
+    /// iterative one corrects each solution onto them (see `Bdf`'s Krylov path). Empty by
+    /// default.
+    fn linear_invariants(&self) -> Vec<Vec<usize>> {
+        Vec::new()
+    }
     /// Exact directional derivative: f(t, y) into `dydt` and J(t, y)·v into `jv`, where
     /// J = ∂f/∂y (forward-mode dual numbers, no truncation error). Returns false when the system
     /// provides none; implicit methods then use finite differences. Must not allocate.

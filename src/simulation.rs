@@ -91,6 +91,12 @@ impl OdeSystem for System<'_> {
     fn quadratures(&self) -> std::ops::Range<usize> {
         self.net.quadratures()
     }
+
+    /// The network's, on its own states, which come first (the sensitivity blocks' sums are
+    /// conserved too, but not named).
+    fn linear_invariants(&self) -> Vec<Vec<usize>> {
+        self.net.linear_invariants()
+    }
 }
 
 /// `$sim.integrator.$method(system, args…)` with the network itself as the system when there

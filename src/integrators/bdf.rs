@@ -122,9 +122,10 @@ pub const SPARSE_MIN_STATES: usize = 10;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LinearSolver {
     /// Band below `SPARSE_MIN_STATES` states or when the band is narrow (`BAND_MAX`) in the
-    /// states' own order or (below `BAND_RCM_MAX_STATES`) in reverse Cuthill–McKee order, else sparse when the pattern is at
-    /// most half full, else dense. Never Krylov: a direct solve
-    /// keeps the network's mass and energy sums to round-off, GMRES only to its tolerance.
+    /// states' own order or (below `BAND_RCM_MAX_STATES`) in reverse Cuthill–McKee order;
+    /// else Krylov from `KRYLOV_MIN_STATES` states when a direct LU would fill M
+    /// (`fill_ratio` ≥ `KRYLOV_MIN_FILL`: 2-D grids); else sparse when the pattern is at most
+    /// half full, else dense.
     #[default]
     Auto,
     /// Dense LU with partial pivoting (faer).
@@ -138,7 +139,9 @@ pub enum LinearSolver {
     Banded,
     /// No factorization: restarted GMRES on M preconditioned by ILU(0) of M (see
     /// `super::krylov`), with CVODE's linear tolerance; linear cost per step on patterns whose
-    /// direct LU fills superlinearly (2-D grids).
+    /// direct LU fills superlinearly (2-D grids). Each solution is corrected onto the system's
+    /// linear invariants (`OdeSystem::linear_invariants`: the network's mass), which a direct
+    /// solve keeps to round-off and GMRES alone only to its tolerance.
     Krylov,
 }
 
@@ -156,6 +159,20 @@ pub const BAND_MAX: usize = 16;
 /// even at ~50k (2.28 against 2.30 ms) and 13–29 % slower at 100k–150k, where its serial
 /// substitutions through memory cost more than the sparse LU's bookkeeping.
 pub const BAND_RCM_MAX_STATES: usize = 50_000;
+
+/// `Auto` takes the Krylov path from this many states when `fill_ratio` ≥ `KRYLOV_MIN_FILL`.
+/// Measured on the scale bench's grids (`--emit grid SIZE`, `plenum run … --set
+/// solver.t_end=0.5 --set solver.rtol=1e-6`, sparse LU against Krylov, BENCHMARKS.md "Krylov
+/// by default on grids"): Krylov 1.4× faster at 52 states, 2.1× at 112, 2.7× at 198, 4.0× at
+/// 373, 4–5× at 1k and 10k; the fixed-step bench's bdf2 step 1.2× at 112 states. Below 100
+/// states the gain is small and the direct solve (exact Newton systems) is kept.
+pub const KRYLOV_MIN_STATES: usize = 100;
+
+/// Least structural fill ratio (`fill_ratio`) at which `Auto` takes the Krylov path: a chain
+/// or tree (1.0) factors without fill and its band or sparse LU is faster than GMRES (1.4–1.8×
+/// on chains, BENCHMARKS.md "Krylov BDF on grids"); a 2-D grid measures 3.3 at 1k states,
+/// 10.6 at 100k.
+pub const KRYLOV_MIN_FILL: f64 = 2.0;
 
 /// Most values the band or dense LU may store (2^27 f64 = 1 GiB). A band as wide as the
 /// system (a chain with pistons in its own order) or a dense M on a large network would ask
@@ -217,9 +234,8 @@ pub(crate) fn write_factor_too_large(
 /// Structural fill of a direct factorization of a pattern: the Cholesky factor of the pattern
 /// of M + Mᵀ under faer's AMD ordering (symbolic only), over nnz of its upper triangle. The
 /// sparse LU pivots and orders by COLAMD, so this is an estimate of its fill, independent of
-/// the states' order. `None` if faer's analysis fails (out of memory). A diagnostic: no solver
-/// choice depends on it since `Auto` stopped taking Krylov; the scale bench (`--krylov`) and
-/// `tests/krylov_bdf.rs` print it.
+/// the states' order. `None` if faer's analysis fails (out of memory). `Auto` takes the Krylov
+/// path at `KRYLOV_MIN_FILL`; the scale bench (`--krylov`) and `tests/krylov_bdf.rs` print it.
 pub fn fill_ratio(p: &Pattern) -> Option<f64> {
     use faer::Side;
     use faer::sparse::linalg::SupernodalThreshold;
@@ -431,8 +447,7 @@ struct Workspace {
     /// The system's quadratures (`OdeSystem::quadratures`: the network's accumulators), per
     /// state whatever the path: `jacobian_radius_bound` leaves them out.
     quad: Vec<bool>,
-    /// The adaptive method with a direct solver keeps `quad` out of the error norms
-    /// (`set_weights`).
+    /// The adaptive method keeps `quad` out of the error norms (`set_weights`).
     quad_out: bool,
     /// Number of the states in the norms: the divisor of the weighted RMS norms.
     n_err: usize,
@@ -499,6 +514,16 @@ struct KrylovWs {
     ilu: Ilu0,
     gmres: Gmres,
     stats: KrylovStats,
+    /// The system's linear invariants (state sets whose sum it conserves) and, per set, the
+    /// sum of the right-hand side being solved.
+    invariants: Vec<Vec<usize>>,
+    inv_b: Vec<f64>,
+    /// The quadratures, out of the norms (weight 0) and so out of GMRES's weighted space: each
+    /// q with its row of J as (column, position in J's values), and b_q of the solve. Their
+    /// columns are empty (nothing depends on them), so M's row q gives them exactly:
+    /// x_q = b_q + γ·Σ_j J_qj·x_j.
+    quad_rows: Vec<(usize, Vec<(usize, usize)>)>,
+    quad_b: Vec<f64>,
 }
 
 /// `ETA_SCREEN[L]` = 1.001·(2/3)^L: when x = bias·‖·‖ exceeds it, the step ratio
@@ -526,6 +551,33 @@ fn eta_or_below_thresh(x: f64, big_l: usize) -> f64 {
         return 0.0;
     }
     1.0 / (x.powf(1.0 / big_l as f64) + ADDON)
+}
+
+/// Correct a Newton solution x of M x = b onto the system's linear invariants: for each set S
+/// (Σ_{i∈S} f_i ≡ 0), make Σ_S x = Σ_S b (`b_sums`), the least change in the Newton test's
+/// weighted norm: x_i += w_i·d/Σ_S w, w_i = 1/ewt_i² (the squared tolerance of state i), d the
+/// shortfall. A direct solve does this by itself: Σ_S rows of M = I − γJ are Σ_S rows of I, so
+/// Σ_S x = Σ_S b. GMRES stops at its tolerance, and its residual's share in Σ_S would stay in
+/// the conserved sum (the BDF's Σ_S y_n moves by −Σ_S(b − Mx) each Newton iteration: a drift of
+/// ~1e-11 relative in 200 steps of a 10k-state grid, against round-off with the sparse LU).
+/// With the correction each Newton iterate keeps Σ_S G = 0 for the BDF residual G, whatever
+/// the linear residual, so the sum is conserved to round-off as with a direct solve.
+fn correct_onto_invariants(x: &mut [f64], ewt: &[f64], sets: &[Vec<usize>], b_sums: &[f64]) {
+    let w = |e: f64| if e > 0.0 { 1.0 / (e * e) } else { 0.0 };
+    for (set, &b) in sets.iter().zip(b_sums) {
+        let (mut xs, mut ws) = (0.0, 0.0);
+        for &i in set {
+            xs += x[i];
+            ws += w(ewt[i]);
+        }
+        if !(ws > 0.0 && ws.is_finite()) {
+            continue;
+        }
+        let k = (b - xs) / ws;
+        for &i in set {
+            x[i] += w(ewt[i]) * k;
+        }
+    }
 }
 
 /// CVODE's `eplifac`: the linear residual of a Newton iteration is held to this fraction of the
@@ -1257,14 +1309,6 @@ impl Bdf {
             .sparsity()
             .filter(|p| p.n == n)
             .unwrap_or_else(|| Pattern::dense(n));
-        // The quadratures the system names, out of the adaptive method's norms (not on the
-        // Krylov path, whose GMRES scales by the weights; not in the fixed-order variants).
-        let quadratures = sys.quadratures();
-        ws.quad_out = self.fixed.is_none() && self.linear != LinearSolver::Krylov;
-        ws.quad.clear();
-        ws.quad.extend((0..n).map(|j| quadratures.contains(&j)));
-        let in_norms = ws.quad.iter().filter(|&&q| !(q && ws.quad_out)).count();
-        ws.n_err = in_norms.max(1);
         // Quadrature rows (the accumulators) left out when they would multiply the groups.
         let (pattern, coloring) = newton_groups(pattern);
         let (m_pattern, jpos) = pattern.with_diagonal();
@@ -1306,14 +1350,32 @@ impl Bdf {
                 ws.band_rhs = vec![0.0; n];
             }
         }
-        // Krylov only when asked for: GMRES leaves its residual (up to the linear tolerance)
-        // in the conserved sums, where a direct solve leaves round-off (tests/krylov_bdf.rs
-        // prints both), and on the scale bench's grids it grew no slower than the sparse LU.
-        let krylov = self.linear == LinearSolver::Krylov;
+        // Krylov when asked for, or for `Auto` on a pattern whose direct LU fills (2-D grids):
+        // there GMRES is 2–4× faster per step than the sparse LU and grows linearly with the
+        // size, where any elimination order fills superlinearly (George 1973). The band choice
+        // comes first (a chain's fill ratio is 1.0 anyway).
+        let krylov = match self.linear {
+            LinearSolver::Krylov => true,
+            LinearSolver::Auto => {
+                n >= KRYLOV_MIN_STATES
+                    && !(kl + ku <= BAND_MAX || reordered.is_some())
+                    && fill_ratio(&m_pattern).is_some_and(|f| f >= KRYLOV_MIN_FILL)
+            }
+            _ => false,
+        };
+        // The quadratures the system names, out of the adaptive method's norms (not in the
+        // fixed-order variants). The Krylov path solves them outside GMRES (`quad_rows`).
+        let quadratures = sys.quadratures();
+        ws.quad_out = self.fixed.is_none();
+        ws.quad.clear();
+        ws.quad.extend((0..n).map(|j| quadratures.contains(&j)));
+        let in_norms = ws.quad.iter().filter(|&&q| !(q && ws.quad_out)).count();
+        ws.n_err = in_norms.max(1);
         ws.band = match self.linear {
             LinearSolver::Krylov => None,
             LinearSolver::Banded => Some((kl, ku)),
             LinearSolver::Auto if n < SPARSE_MIN_STATES || kl + ku <= BAND_MAX => Some((kl, ku)),
+            LinearSolver::Auto if krylov => None,
             LinearSolver::Auto => reordered,
             _ => None,
         };
@@ -1374,10 +1436,33 @@ impl Bdf {
         ws.krylov = None;
         if krylov {
             ws.m_vals = vec![0.0; nnz];
+            let invariants: Vec<Vec<usize>> = sys
+                .linear_invariants()
+                .into_iter()
+                .filter(|set| !set.is_empty() && set.iter().all(|&i| i < n))
+                .collect();
+            let mut quad_rows: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
+            if ws.quad_out {
+                quad_rows = quadratures.clone().map(|q| (q, Vec::new())).collect();
+                for j in 0..n {
+                    let start = m_pattern.col_start[j];
+                    for (k, &i) in m_pattern.column(j).iter().enumerate() {
+                        if i != j
+                            && let Some(row) = quad_rows.iter_mut().find(|(q, _)| *q == i)
+                        {
+                            row.1.push((j, start + k));
+                        }
+                    }
+                }
+            }
             ws.krylov = Some(Box::new(KrylovWs {
                 ilu: Ilu0::new(&m_pattern),
                 gmres: Gmres::new(n, self.gmres_limits),
                 stats: KrylovStats::default(),
+                inv_b: vec![0.0; invariants.len()],
+                invariants,
+                quad_b: vec![0.0; quad_rows.len()],
+                quad_rows,
             }));
         }
         // The dense path's n² matrix only where it is used.
@@ -2153,7 +2238,21 @@ impl<S: OdeSystem> Step<'_, S> {
             let (gamma, jac) = (s.gamma, &s.jac);
             let bnorm = wrms(&ws.tempv, &ws.ewt, ws.n_err);
             let tol = (EPLIFAC * s.tq[4]).max(KRYLOV_MIN_REDUCTION * bnorm);
-            let KrylovWs { ilu, gmres, stats } = &mut **k;
+            let KrylovWs {
+                ilu,
+                gmres,
+                stats,
+                invariants,
+                inv_b,
+                quad_rows,
+                quad_b,
+            } = &mut **k;
+            for (b, set) in inv_b.iter_mut().zip(invariants.iter()) {
+                *b = set.iter().map(|&i| ws.tempv[i]).sum();
+            }
+            for (b, (q, _)) in quad_b.iter_mut().zip(quad_rows.iter()) {
+                *b = ws.tempv[*q];
+            }
             let r = gmres.solve(
                 &mut ws.tempv,
                 &ws.ewt,
@@ -2168,6 +2267,13 @@ impl<S: OdeSystem> Step<'_, S> {
             stats.solves += 1;
             return match r {
                 Ok(it) => {
+                    // The quadratures from their rows of M (GMRES left them at 0), then the
+                    // sums.
+                    for (&b, (q, row)) in quad_b.iter().zip(quad_rows.iter()) {
+                        let jx: f64 = row.iter().map(|&(j, pos)| jac[pos] * ws.tempv[j]).sum();
+                        ws.tempv[*q] = b + gamma * jx;
+                    }
+                    correct_onto_invariants(&mut ws.tempv, &ws.ewt, invariants, inv_b);
                     stats.iterations += it;
                     stats.max_iterations = stats.max_iterations.max(it);
                     true
@@ -3051,8 +3157,36 @@ impl Integrator for Bdf {
 mod tests {
     use super::{
         MAX_ORDER, NORDSIECK_BLOCK, SMALL_MAX, band_factor, band_solve, correct_blocked,
-        predict_blocked, small_factor, small_solve,
+        correct_onto_invariants, predict_blocked, small_factor, small_solve,
     };
+
+    /// The correction onto a conserved sum is the least change in the weighted norm: by
+    /// Lagrange, Δ_i = w_i·d/Σw with w_i = 1/ewt_i² on the set, 0 off it, d the shortfall.
+    /// Checked against that closed form, and that it leaves the sum exact and other states alone.
+    #[test]
+    fn the_invariant_correction_is_the_least_weighted_change() {
+        let ewt = [1.0, 2.0, 4.0, 0.5, 0.0];
+        let x0 = [1.0, -2.0, 3.0, 0.25, 7.0];
+        let sets = vec![vec![0, 1, 2], vec![3, 4]];
+        let b = [5.0, 1.0];
+        let mut x = x0;
+        correct_onto_invariants(&mut x, &ewt, &sets, &b);
+        // Set 0: d = 5 − 2 = 3, w = (1, 1/4, 1/16), Σw = 21/16: Δ = (48/21, 12/21, 3/21).
+        let want0 = [1.0 + 48.0 / 21.0, -2.0 + 12.0 / 21.0, 3.0 + 3.0 / 21.0];
+        // Set 1: d = 1 − 7.25, w = (4, 0) (a zero weight takes nothing): Δ = (−6.25, 0).
+        let want1 = [0.25 - 6.25, 7.0];
+        println!("corrected {x:?}, want {want0:?} {want1:?}");
+        for (a, b) in x[..3].iter().zip(&want0) {
+            assert!((a - b).abs() <= 4.0 * f64::EPSILON * b.abs(), "{a} {b}");
+        }
+        assert_eq!(x[3], want1[0]);
+        assert_eq!(x[4], want1[1]);
+        assert!((x[0] + x[1] + x[2] - 5.0).abs() <= 8.0 * f64::EPSILON);
+        // A set whose weights are all zero is left as it is.
+        let mut y = x0;
+        correct_onto_invariants(&mut y, &[0.0; 5], &sets, &b);
+        assert_eq!(y, x0);
+    }
 
     /// The blocked Nordsieck sweeps give the bits of the column passes they replace (CVODE's
     /// cvPredict and cvCompleteStep loop orders, written out here as the truth), for every order
