@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Integrator, SolverError, StepControl, ensure_len, small_n};
+use super::{Integrator, SolverError, StepControl, ensure_len, fast_pow, small_n};
 use crate::ode::OdeSystem;
 
 // Butcher tableau (HNW I, Table 5.2).
@@ -61,6 +61,8 @@ const D7: f64 = 69997945.0 / 29380423.0;
 
 /// PI controller (dopri5.f defaults): β, safety factor, and the limits of h_new/h.
 const BETA: f64 = 0.04;
+// Read by the test of LOG2_SAFE only: the controller uses its logarithm.
+#[cfg_attr(not(test), allow(dead_code))]
 const SAFE: f64 = 0.9;
 /// h_new/h ≥ FAC1 = 0.2 (FACC1 = 1/FAC1 in the code's division form).
 const FAC1: f64 = 0.2;
@@ -68,6 +70,8 @@ const FAC1: f64 = 0.2;
 const FAC2: f64 = 10.0;
 /// Exponent of the error in the PI controller: 1/5 − 0.75·β.
 const EXPO1: f64 = 0.2 - BETA * 0.75;
+/// log₂ SAFE (the controller's powers are formed as one 2ʸ).
+const LOG2_SAFE: f64 = -0.152_003_093_445_049_95;
 /// Rejections in a row before the step is declared impossible.
 const MAX_REJECTIONS: u32 = 100;
 
@@ -97,11 +101,6 @@ pub struct Dopri5 {
     /// scratch, read right after `attempt`).
     #[serde(skip)]
     h_lambda: f64,
-    /// (facold, ln facold): the logarithm of the controller's previous error, from the step
-    /// that set it (scratch: recomputed whenever it belongs to another `facold`, as after a
-    /// restore or a restart).
-    #[serde(skip)]
-    ln_facold: (f64, f64),
     #[serde(skip)]
     k: Box<Stages>,
 }
@@ -123,6 +122,8 @@ struct Stages {
     /// gathered in the error loop's pass over the same vectors).
     stiff_num: f64,
     stiff_den: f64,
+    /// EXPO1·½·log₂ n (with `n`): the error norm's 1/n in the controller's power.
+    expo1_half_log2_n: f64,
 }
 
 impl Dopri5 {
@@ -144,7 +145,6 @@ impl Dopri5 {
             accepted,
             rejected,
             h_lambda,
-            ln_facold: _,
             k: _,
         } = self;
         *n = o.n;
@@ -180,7 +180,6 @@ impl Dopri5 {
             accepted: 0,
             rejected: 0,
             h_lambda: 0.0,
-            ln_facold: (0.0, 0.0),
             k: Box::default(),
         };
         // The stages sized with the method, not in the first step (a restored method sizes
@@ -220,6 +219,7 @@ impl Dopri5 {
             ensure_len(v, n);
         }
         k.n = n;
+        k.expo1_half_log2_n = EXPO1 * 0.5 * (n.max(1) as f64).log2();
     }
 
     #[inline]
@@ -282,7 +282,8 @@ impl Dopri5 {
     }
 
     /// The six new stages and the increment of a step of size h; returns the RMS error norm
-    /// (HNW I, eq. 4.11), or `None` if a stage was not finite.
+    /// (HNW I, eq. 4.11) and n times its square (the sum it is the root of), or `None` if a
+    /// stage was not finite.
     fn trial<S: OdeSystem>(
         &mut self,
         sys: &mut S,
@@ -290,7 +291,7 @@ impl Dopri5 {
         y: &[f64],
         h: f64,
         inc: &mut [f64],
-    ) -> Option<f64> {
+    ) -> Option<(f64, f64)> {
         let n = self.n;
         let (atol, rtol) = (self.atol, self.rtol);
         let Stages {
@@ -332,8 +333,9 @@ impl Dopri5 {
             [k2, k3, k4, k5, k6, k7, ytmp, ysti].map(|v| &mut v[..n]),
         ));
         (*stiff_num, *stiff_den) = (num, den);
+        let sum = err;
         let err = (err / n.max(1) as f64).sqrt();
-        (finite && err.is_finite()).then_some(err)
+        (finite && err.is_finite()).then_some((err, sum))
     }
 
     /// Hairer's stiffness estimate of the step just computed (HNW II, §IV.2 "Stiffness
@@ -348,14 +350,6 @@ impl Dopri5 {
         } else {
             0.0
         }
-    }
-
-    /// The cached ln facold after a restore or a restart. Out of line: inlined, LLVM hoists
-    /// the `ln` above its test and pays for it on every step.
-    #[cold]
-    #[inline(never)]
-    fn refresh_ln_facold(&mut self) {
-        self.ln_facold = (self.facold, self.facold.ln());
     }
 
     /// h·|λ| estimated on the last accepted step (valid between `attempt` and the next one).
@@ -441,35 +435,40 @@ fn stages<S: OdeSystem>(
     let (k1, inc) = (&k1[..n], &mut inc[..n]);
     let (k2, k3, k4, k5) = (&mut k2[..n], &mut k3[..n], &mut k4[..n], &mut k5[..n]);
     let (k6, k7, ytmp, ysti) = (&mut k6[..n], &mut k7[..n], &mut ytmp[..n], &mut ysti[..n]);
+    // The newest stage enters each sum last, as one product (h·a, formed once) and one sum:
+    // the chain from a right-hand side to the next one's argument is a multiply and an add,
+    // the older stages' part being ready by then (a step runs at that chain's latency).
+    let (h32, h43, h54, h65, h76, he7) = (h * A32, h * A43, h * A54, h * A65, h * A76, h * E7);
     for i in 0..n {
         ytmp[i] = y[i] + h * A21 * k1[i];
     }
     sys.rhs(t + C2 * h, ytmp, k2);
     for i in 0..n {
-        ytmp[i] = y[i] + h * (A31 * k1[i] + A32 * k2[i]);
+        ytmp[i] = (y[i] + h * (A31 * k1[i])) + h32 * k2[i];
     }
     sys.rhs(t + C3 * h, ytmp, k3);
     for i in 0..n {
-        ytmp[i] = y[i] + h * (A41 * k1[i] + A42 * k2[i] + A43 * k3[i]);
+        ytmp[i] = (y[i] + h * (A41 * k1[i] + A42 * k2[i])) + h43 * k3[i];
     }
     sys.rhs(t + C4 * h, ytmp, k4);
     for i in 0..n {
-        ytmp[i] = y[i] + h * (A51 * k1[i] + A52 * k2[i] + A53 * k3[i] + A54 * k4[i]);
+        ytmp[i] = (y[i] + h * (A51 * k1[i] + A52 * k2[i] + A53 * k3[i])) + h54 * k4[i];
     }
     sys.rhs(t + C5 * h, ytmp, k5);
     for i in 0..n {
-        ysti[i] = y[i] + h * (A61 * k1[i] + A62 * k2[i] + A63 * k3[i] + A64 * k4[i] + A65 * k5[i]);
+        ysti[i] =
+            (y[i] + h * (A61 * k1[i] + A62 * k2[i] + A63 * k3[i] + A64 * k4[i])) + h65 * k5[i];
     }
     sys.rhs(t + h, ysti, k6);
     for i in 0..n {
-        inc[i] = h * (A71 * k1[i] + A73 * k3[i] + A74 * k4[i] + A75 * k5[i] + A76 * k6[i]);
+        inc[i] = h * (A71 * k1[i] + A73 * k3[i] + A74 * k4[i] + A75 * k5[i]) + h76 * k6[i];
         ytmp[i] = y[i] + inc[i];
     }
     sys.rhs(t + h, ytmp, k7);
     let mut err = 0.0;
     let (mut num, mut den) = (0.0, 0.0);
     for i in 0..n {
-        let e = h * (E1 * k1[i] + E3 * k3[i] + E4 * k4[i] + E5 * k5[i] + E6 * k6[i] + E7 * k7[i]);
+        let e = h * (E1 * k1[i] + E3 * k3[i] + E4 * k4[i] + E5 * k5[i] + E6 * k6[i]) + he7 * k7[i];
         let sk = atol + rtol * y[i].abs().max(ytmp[i].abs());
         err += (e / sk).powi(2);
         num += (k7[i] - k6[i]).powi(2);
@@ -540,22 +539,21 @@ impl Integrator for Dopri5 {
                 return Err(SolverError::StepTooSmall { t, h });
             }
             match self.trial(sys, t, y, h, inc) {
-                Some(err) => {
-                    // Lund stabilization: h_new = h / (err^expo1 / err_old^β / safe), bounded;
-                    // the quotient of powers as one exp of logarithms (ln err_old kept from
-                    // its step): equal to round-off, half the cost of two `powf`.
-                    let ln_err = err.ln();
-                    if self.ln_facold.0 != self.facold {
-                        self.refresh_ln_facold();
-                    }
-                    let fac = ((EXPO1 * ln_err - BETA * self.ln_facold.1).exp() / SAFE)
-                        .clamp(1.0 / FAC2, 1.0 / FAC1);
+                Some((err, sum)) => {
+                    // Lund stabilization: h_new = h / (err^expo1 / err_old^β / safe), bounded,
+                    // formed as h·2^y, y = log₂ safe − expo1·log₂ err + β·log₂ err_old (the
+                    // same law). Its path from the error to the next step's stages is short:
+                    // log₂ err from the sum of squares (not from err's division and root),
+                    // inline log₂ and 2ˣ (`fast_pow`, 1e-14) instead of libm's `ln` and `exp`,
+                    // and products instead of two divisions; err_old's term, known since the
+                    // last step, is off that path.
+                    let log2_sum = fast_pow::log2(sum);
+                    let c = LOG2_SAFE + self.k.expo1_half_log2_n;
                     if err <= 1.0 {
+                        let c_old = c + BETA * fast_pow::log2(self.facold);
+                        let ratio = fast_pow::exp2(c_old - 0.5 * EXPO1 * log2_sum);
                         self.facold = err.max(1e-4);
-                        if self.facold == err {
-                            self.ln_facold = (err, ln_err);
-                        }
-                        let mut h_new = h / fac;
+                        let mut h_new = h * ratio.clamp(FAC1, FAC2);
                         if self.last_rejected {
                             h_new = h_new.min(h);
                         }
@@ -566,7 +564,7 @@ impl Integrator for Dopri5 {
                         self.store_dense(h, inc);
                         return Ok(h);
                     }
-                    self.h_next = h / (1.0 / FAC1).min((EXPO1 * ln_err).exp() / SAFE);
+                    self.h_next = h * FAC1.max(fast_pow::exp2(c - 0.5 * EXPO1 * log2_sum));
                 }
                 None => {
                     // A stage left the model's domain: shrink hard and retry.
@@ -703,6 +701,11 @@ mod tests {
         println!("slopes: error {se:.3} (≈1), steps {sn:.3} (≈ −1/5)");
         assert!((0.85..=1.15).contains(&se));
         assert!((-0.25..=-0.15).contains(&sn));
+    }
+
+    #[test]
+    fn log2_safe_is_log2_of_the_safety_factor() {
+        assert_eq!(LOG2_SAFE, SAFE.log2());
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub mod backward_euler;
 pub mod bdf;
 pub mod dopri5;
 pub mod euler;
+pub(crate) mod fast_pow;
 pub mod krylov;
 pub mod newton;
 pub mod rk4;
