@@ -327,6 +327,29 @@ struct History {
     start_t: [f64; MAX_ORDER + 1],
     start_y: Vec<f64>,
     start_len: usize,
+    /// The inputs of the ℓ_j and error constants held here (`set_coefficients`).
+    #[serde(skip)]
+    coef_key: CoefKey,
+}
+
+/// What `set_coefficients` read: q (0: nothing computed yet), h and τ (τ_1..τ_q are read), and
+/// whether tq₁ and tq₃ (computed only when qwait = 1) were computed from them. Equal inputs give
+/// equal outputs, so on a run of equal steps (about half the steps of a solve on the small
+/// networks) the computation is skipped. Not serialized: a restored history recomputes on its
+/// first step (same bits). Always equal to another key, so that histories compare by their
+/// data only.
+#[derive(Clone, Copy, Debug, Default)]
+struct CoefKey {
+    q: usize,
+    h: f64,
+    tau: [f64; MAX_ORDER + 2],
+    with_tq13: bool,
+}
+
+impl PartialEq for CoefKey {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl History {
@@ -372,6 +395,7 @@ impl History {
             start_t,
             start_y,
             start_len,
+            coef_key,
         } = self;
         *started = o.started;
         *tn = o.tn;
@@ -415,6 +439,7 @@ impl History {
             start_y.clone_from(&o.start_y);
         }
         *start_len = o.start_len;
+        *coef_key = o.coef_key;
     }
 }
 
@@ -1700,6 +1725,30 @@ impl<S: OdeSystem> Step<'_, S> {
         let s = &mut *self.s;
         let q = s.q;
         let h = s.h;
+        let wait1 = s.qwait == 1;
+        let k = &s.coef_key;
+        // f64 equality: a NaN never matches (computed again), ±0 cannot occur (τ_j, h > 0).
+        let same = k.q == q && k.h == h && k.tau[1..=q] == s.tau[1..=q] && (k.with_tq13 || !wait1);
+        if !same {
+            s.coef_key = CoefKey {
+                q,
+                h,
+                tau: s.tau,
+                with_tq13: wait1,
+            };
+            self.compute_coefficients();
+        }
+        let s = &mut *self.s;
+        if s.nst == 0 {
+            s.gammap = s.gamma;
+        }
+        s.gamrat = if s.nst > 0 { s.gamma / s.gammap } else { 1.0 };
+    }
+
+    fn compute_coefficients(&mut self) {
+        let s = &mut *self.s;
+        let q = s.q;
+        let h = s.h;
         s.l = [0.0; MAX_ORDER + 1];
         s.l[0] = 1.0;
         s.l[1] = 1.0;
@@ -1752,10 +1801,6 @@ impl<S: OdeSystem> Step<'_, S> {
         s.tq[4] = nlscoef / s.tq[2];
         s.rl1 = 1.0 / s.l[1];
         s.gamma = h * s.rl1;
-        if s.nst == 0 {
-            s.gammap = s.gamma;
-        }
-        s.gamrat = if s.nst > 0 { s.gamma / s.gammap } else { 1.0 };
     }
 
     /// CVODE's cvAdjustOrder for BDF (cvIncreaseBDF / cvDecreaseBDF), before q changes.
