@@ -332,17 +332,16 @@ struct History {
     coef_key: CoefKey,
 }
 
-/// What `set_coefficients` read: q (0: nothing computed yet), h and τ (τ_1..τ_q are read), and
-/// whether tq₁ and tq₃ (computed only when qwait = 1) were computed from them. Equal inputs give
-/// equal outputs, so on a run of equal steps (about half the steps of a solve on the small
-/// networks) the computation is skipped. Not serialized: a restored history recomputes on its
-/// first step (same bits). Always equal to another key, so that histories compare by their
-/// data only.
+/// The step (q, h) of the ℓ_j and error constants held here when they were computed on a
+/// uniform history (τ_1..τ_q all equal to h; q = 0: none), and whether tq₁ and tq₃ (computed
+/// only when qwait = 1) were. The same inputs give the same outputs, so on a run of equal steps
+/// (about half the steps of a solve on the small networks) the computation is skipped. Not
+/// serialized: a restored history recomputes on its first step (same bits). Always equal to
+/// another key, so that histories compare by their data only.
 #[derive(Clone, Copy, Debug, Default)]
 struct CoefKey {
     q: usize,
     h: f64,
-    tau: [f64; MAX_ORDER + 2],
     with_tq13: bool,
 }
 
@@ -1726,15 +1725,18 @@ impl<S: OdeSystem> Step<'_, S> {
         let q = s.q;
         let h = s.h;
         let wait1 = s.qwait == 1;
-        let k = &s.coef_key;
-        // f64 equality: a NaN never matches (computed again), ±0 cannot occur (τ_j, h > 0).
-        let same = k.q == q && k.h == h && k.tau[1..=q] == s.tau[1..=q] && (k.with_tq13 || !wait1);
-        if !same {
-            s.coef_key = CoefKey {
-                q,
-                h,
-                tau: s.tau,
-                with_tq13: wait1,
+        // f64 equality: a NaN never matches (computed again).
+        let uniform = s.tau[1..=q].iter().all(|&t| t == h);
+        let k = s.coef_key;
+        if !(uniform && k.q == q && k.h == h && (k.with_tq13 || !wait1)) {
+            s.coef_key = if uniform {
+                CoefKey {
+                    q,
+                    h,
+                    with_tq13: wait1,
+                }
+            } else {
+                CoefKey::default()
             };
             self.compute_coefficients();
         }
