@@ -343,6 +343,28 @@ struct History {
     start_t: [f64; MAX_ORDER + 1],
     start_y: Vec<f64>,
     start_len: usize,
+    /// The inputs of the ℓ_j and error constants held here (`set_coefficients`).
+    #[serde(skip)]
+    coef_key: CoefKey,
+}
+
+/// The step (q, h) of the ℓ_j and error constants held here when they were computed on a
+/// uniform history (τ_1..τ_q all equal to h; q = 0: none), and whether tq₁ and tq₃ (computed
+/// only when qwait = 1) were. The same inputs give the same outputs, so on a run of equal steps
+/// (about half the steps of a solve on the small networks) the computation is skipped. Not
+/// serialized: a restored history recomputes on its first step (same bits). Always equal to
+/// another key, so that histories compare by their data only.
+#[derive(Clone, Copy, Debug, Default)]
+struct CoefKey {
+    q: usize,
+    h: f64,
+    with_tq13: bool,
+}
+
+impl PartialEq for CoefKey {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl History {
@@ -388,6 +410,7 @@ impl History {
             start_t,
             start_y,
             start_len,
+            coef_key,
         } = self;
         *started = o.started;
         *tn = o.tn;
@@ -431,6 +454,7 @@ impl History {
             start_y.clone_from(&o.start_y);
         }
         *start_len = o.start_len;
+        *coef_key = o.coef_key;
     }
 }
 
@@ -912,19 +936,46 @@ fn small_factor<const N: usize>(
         let (left, right) = a.split_at_mut(j + 1);
         let l = &mut left[j];
         let inv = 1.0 / l[j];
-        for v in &mut l[j + 1..N] {
+        // The multipliers over all N rows, 0 at rows ≤ j: the updates below run over the whole
+        // column, a loop of constant length N (unrolled and vectorized; the variable-length
+        // one spent most of a 5-state factorization's ~1,300 instructions in loop control).
+        // Rows ≤ j get x − 0·u = x (up to the sign of a zero, harmless as above).
+        let mut m = [0.0; N];
+        for (v, mr) in l[j + 1..N].iter_mut().zip(&mut m[j + 1..]) {
             *v *= inv;
+            *mr = *v;
         }
         for col in &mut right[..N - j - 1] {
             let u = col[j];
             if u != 0.0 {
-                for (c, &m) in col[j + 1..N].iter_mut().zip(&l[j + 1..N]) {
-                    *c -= m * u;
+                for (c, &mr) in col[..N].iter_mut().zip(&m) {
+                    *c -= mr * u;
                 }
             }
         }
     }
     true
+}
+
+/// M = I − γJ (J's values `jac` over M's pattern `p`) into the N×N array, then `small_factor`.
+/// N a constant: the zeroing of each column is a few stores, not a `memset` call (~40 % of a
+/// 6-state factorization's instructions with the count a variable).
+fn small_lu<const N: usize>(
+    a: &mut [[f64; SMALL_MAX]; SMALL_MAX],
+    piv: &mut [usize; SMALL_MAX],
+    p: &Pattern,
+    jac: &[f64],
+    gamma: f64,
+) -> bool {
+    for (j, col) in a.iter_mut().enumerate().take(N) {
+        col[..N].fill(0.0);
+        let range = p.col_start[j]..p.col_start[j + 1];
+        for (&i, v) in p.rows[range.clone()].iter().zip(&jac[range]) {
+            col[i] = -gamma * v;
+        }
+        col[j] += 1.0;
+    }
+    small_factor::<N>(a, piv)
 }
 
 /// Solve A x = b in place with the factors of `small_factor` (`band_solve`'s order of
@@ -1785,6 +1836,33 @@ impl<S: OdeSystem> Step<'_, S> {
         let s = &mut *self.s;
         let q = s.q;
         let h = s.h;
+        let wait1 = s.qwait == 1;
+        // f64 equality: a NaN never matches (computed again).
+        let uniform = s.tau[1..=q].iter().all(|&t| t == h);
+        let k = s.coef_key;
+        if !(uniform && k.q == q && k.h == h && (k.with_tq13 || !wait1)) {
+            s.coef_key = if uniform {
+                CoefKey {
+                    q,
+                    h,
+                    with_tq13: wait1,
+                }
+            } else {
+                CoefKey::default()
+            };
+            self.compute_coefficients();
+        }
+        let s = &mut *self.s;
+        if s.nst == 0 {
+            s.gammap = s.gamma;
+        }
+        s.gamrat = if s.nst > 0 { s.gamma / s.gammap } else { 1.0 };
+    }
+
+    fn compute_coefficients(&mut self) {
+        let s = &mut *self.s;
+        let q = s.q;
+        let h = s.h;
         s.l = [0.0; MAX_ORDER + 1];
         s.l[0] = 1.0;
         s.l[1] = 1.0;
@@ -1837,10 +1915,6 @@ impl<S: OdeSystem> Step<'_, S> {
         s.tq[4] = nlscoef / s.tq[2];
         s.rl1 = 1.0 / s.l[1];
         s.gamma = h * s.rl1;
-        if s.nst == 0 {
-            s.gammap = s.gamma;
-        }
-        s.gamrat = if s.nst > 0 { s.gamma / s.gammap } else { 1.0 };
     }
 
     /// CVODE's cvAdjustOrder for BDF (cvIncreaseBDF / cvDecreaseBDF), before q changes.
@@ -2055,29 +2129,20 @@ impl<S: OdeSystem> Step<'_, S> {
         let p = ws.m_pattern.as_ref().expect("workspace prepared");
         let jac = &self.s.jac;
         let ok = if ws.small {
-            let a = &mut ws.small_lu;
-            for (j, col) in a.iter_mut().enumerate().take(n) {
-                col[..n].fill(0.0);
-                let range = p.col_start[j]..p.col_start[j + 1];
-                for (&i, v) in p.rows[range.clone()].iter().zip(&jac[range]) {
-                    col[i] = -gamma * v;
-                }
-                col[j] += 1.0;
-            }
-            let piv = &mut ws.small_piv;
+            let (a, piv) = (&mut ws.small_lu, &mut ws.small_piv);
             match n {
-                1 => small_factor::<1>(a, piv),
-                2 => small_factor::<2>(a, piv),
-                3 => small_factor::<3>(a, piv),
-                4 => small_factor::<4>(a, piv),
-                5 => small_factor::<5>(a, piv),
-                6 => small_factor::<6>(a, piv),
-                7 => small_factor::<7>(a, piv),
-                8 => small_factor::<8>(a, piv),
-                9 => small_factor::<9>(a, piv),
-                10 => small_factor::<10>(a, piv),
-                11 => small_factor::<11>(a, piv),
-                12 => small_factor::<12>(a, piv),
+                1 => small_lu::<1>(a, piv, p, jac, gamma),
+                2 => small_lu::<2>(a, piv, p, jac, gamma),
+                3 => small_lu::<3>(a, piv, p, jac, gamma),
+                4 => small_lu::<4>(a, piv, p, jac, gamma),
+                5 => small_lu::<5>(a, piv, p, jac, gamma),
+                6 => small_lu::<6>(a, piv, p, jac, gamma),
+                7 => small_lu::<7>(a, piv, p, jac, gamma),
+                8 => small_lu::<8>(a, piv, p, jac, gamma),
+                9 => small_lu::<9>(a, piv, p, jac, gamma),
+                10 => small_lu::<10>(a, piv, p, jac, gamma),
+                11 => small_lu::<11>(a, piv, p, jac, gamma),
+                12 => small_lu::<12>(a, piv, p, jac, gamma),
                 _ => unreachable!("small LU for {n} states"),
             }
         } else if let Some((kl, ku)) = ws.band {
