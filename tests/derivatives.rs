@@ -11,22 +11,7 @@ use plenum::ode::OdeSystem;
 use plenum::simulation::Simulation;
 
 fn models() -> Vec<(String, ModelFile)> {
-    let mut out = Vec::new();
-    for dir in ["models", "tests/fixtures/models"] {
-        let mut paths: Vec<_> = std::fs::read_dir(common::repo_path(dir))
-            .expect("model directory")
-            .map(|e| e.expect("entry").path())
-            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-            .collect();
-        paths.sort();
-        for p in paths {
-            // Fixtures that are invalid on purpose (empty, not UTF-8) are skipped.
-            if let Ok(m) = load_path(&p, &[]) {
-                out.push((p.display().to_string(), m.spec));
-            }
-        }
-    }
-    out
+    common::model_files(&["models", "tests/fixtures/models"])
 }
 
 /// Outcome of comparing J·e_j (dual numbers) with central differences at one state.

@@ -6,31 +6,16 @@
 
 mod common;
 
-use plenum::model::{ModelFile, build_simulation, load_path};
+use plenum::model::{ModelFile, build_simulation};
 use plenum::ode::OdeSystem;
 
 fn models() -> Vec<(String, ModelFile)> {
-    let mut out = Vec::new();
-    for dir in [
+    common::model_files(&[
         "models",
         "tests/fixtures/models",
         "compliance-tests/peers/models",
         "tests/fonsim/models",
-    ] {
-        let mut paths: Vec<_> = std::fs::read_dir(common::repo_path(dir))
-            .expect("model directory")
-            .map(|e| e.expect("entry").path())
-            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-            .collect();
-        paths.sort();
-        for p in paths {
-            // Fixtures that are invalid on purpose (empty, not UTF-8) are skipped.
-            if let Ok(m) = load_path(&p, &[]) {
-                out.push((p.display().to_string(), m.spec));
-            }
-        }
-    }
-    out
+    ])
 }
 
 /// |Σ_S f_i| over Σ_S |f_i| (0 when every term is 0).

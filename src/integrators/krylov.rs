@@ -486,6 +486,31 @@ mod tests {
         p.mul_add(vals, 1.0, u, out);
     }
 
+    /// GMRES preconditioned by ILU(0) of the matrix, to `tol`: the solution, the iterations
+    /// and the solver (to solve again).
+    fn ilu_gmres(
+        p: &Pattern,
+        vals: &[f64],
+        b: &[f64],
+        ewt: &[f64],
+        tol: f64,
+    ) -> (Vec<f64>, u64, Gmres) {
+        let mut ilu = Ilu0::new(p);
+        assert!(ilu.factor(vals));
+        let mut gm = Gmres::new(p.n, GmresLimits::default());
+        let mut x = b.to_vec();
+        let iters = gm
+            .solve(
+                &mut x,
+                ewt,
+                tol,
+                |u, o| matvec(p, vals, u, o),
+                |u| ilu.solve(u),
+            )
+            .expect("converges");
+        (x, iters, gm)
+    }
+
     #[test]
     fn ilu0_of_a_tridiagonal_matrix_is_its_exact_lu() {
         // No fill in a tridiagonal LU, so ILU(0) is exact: P⁻¹A x = x.
@@ -524,20 +549,8 @@ mod tests {
         let ewt: Vec<f64> = (0..n)
             .map(|i| 1.0 / (1e-6 * x_true[i].abs() + 1e-9))
             .collect();
-        let mut ilu = Ilu0::new(&p);
-        assert!(ilu.factor(&vals));
-        let mut gm = Gmres::new(n, GmresLimits::default());
         let tol = 1e-3;
-        let mut x = b.clone();
-        let iters = gm
-            .solve(
-                &mut x,
-                &ewt,
-                tol,
-                |u, o| matvec(&p, &vals, u, o),
-                |u| ilu.solve(u),
-            )
-            .expect("converges");
+        let (x, iters, mut gm) = ilu_gmres(&p, &vals, &b, &ewt, tol);
         // The true weighted residual, recomputed.
         let mut r = vec![0.0; n];
         matvec(&p, &vals, &x, &mut r);
@@ -595,20 +608,8 @@ mod tests {
         matvec(&p, &vals, &x_true, &mut b);
         let mut ewt: Vec<f64> = (0..n).map(|i| 1.0 / (1e-6 * x_true[i].abs())).collect();
         ewt[q] = 0.0;
-        let mut ilu = Ilu0::new(&p);
-        assert!(ilu.factor(&vals));
-        let mut gm = Gmres::new(n, GmresLimits::default());
         let tol = 1e-3;
-        let mut x = b.clone();
-        let iters = gm
-            .solve(
-                &mut x,
-                &ewt,
-                tol,
-                |u, o| matvec(&p, &vals, u, o),
-                |u| ilu.solve(u),
-            )
-            .expect("converges");
+        let (x, iters, _) = ilu_gmres(&p, &vals, &b, &ewt, tol);
         let mut r = vec![0.0; n];
         matvec(&p, &vals, &x, &mut r);
         let res = (r[..n0]

@@ -264,3 +264,23 @@ pub fn output_ok(cmd: &mut std::process::Command) -> std::process::Output {
     );
     out
 }
+
+/// Every valid model file in these repository directories (sorted by path within each), with
+/// its path; fixtures that are invalid on purpose (empty, not UTF-8) are skipped.
+pub fn model_files(dirs: &[&str]) -> Vec<(String, ModelFile)> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        let mut paths: Vec<_> = std::fs::read_dir(repo_path(dir))
+            .expect("model directory")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            if let Ok(m) = load_path(&p, &[]) {
+                out.push((p.display().to_string(), m.spec));
+            }
+        }
+    }
+    out
+}
