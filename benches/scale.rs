@@ -12,7 +12,7 @@
 //! on chains of 7 to 3,000 states with the dense and the sparse LU forced: where the sparse
 //! path starts to win, for `SPARSE_MIN_STATES`), `-- --krylov` (only the bdf2 step with
 //! the sparse LU and with GMRES forced side by side, and what `Auto` picks, on grids and
-//! chains (`Auto` keeps the direct solve; Krylov is opt-in); the full and quick runs print the
+//! chains (`Auto` takes Krylov on grids, a direct LU on chains); the full and quick runs print the
 //! same table for grids), `-- --interleaved` (only the interleaved-size table: all sizes built
 //! first, then rounds over the sizes, best per size, with the work counters per bdf2 step; the
 //! full and quick runs end with it), `-- --one chain|grid SIZE direct|krylov|sparse STEPS` (one bdf2
