@@ -1268,14 +1268,9 @@ fn fill_chamber_nodes<T: Scalar>(
         .zip(dy.chunks_exact_mut(chamber::STATES))
     {
         let (m, u, v) = (s[chamber::MASS], s[chamber::ENERGY], s[chamber::VOLUME]);
-        // p = U·((γ − 1)/V) and T = U·(1/(m·c_v)): the divisions wait for V and m only,
-        // which the stages form before U (V's derivative is a constant 0 for a rigid chamber,
-        // m's comes before the energy's enthalpy product), so U, the last to arrive on the
-        // stages' dependent chain, meets a product, not a division (vent auto −8 % in
-        // time). Equal to `IdealGas::pressure_pa`/`temperature_k` to round-off.
         *node = NodeState {
-            pressure_pa: u * (c::<T>(gas.gamma - 1.0) / v),
-            temperature_k: u * (c::<T>(1.0) / (m * gas.cv_j_per_kg_k)),
+            pressure_pa: gas.pressure_pa(u, v),
+            temperature_k: gas.temperature_k(m, u),
         };
         d[chamber::MASS] = zero;
         d[chamber::ENERGY] = zero;
