@@ -23,6 +23,7 @@
 pub mod adams_bashforth;
 pub mod auto;
 pub mod backward_euler;
+mod band;
 pub mod bdf;
 pub mod dopri5;
 pub mod euler;

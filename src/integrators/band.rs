@@ -1,0 +1,578 @@
+//! Band LU with partial pivoting for the BDF's iteration matrix M = I − γJ (LAPACK's band
+//! storage and `dgbtf2`/`dgbtrs` order of operations).
+//!
+//! `band_fill`, `band_factor` and `band_solve` take the band's widths at run time and dispatch
+//! to kernels monomorphized on them for the widths `Auto` meets on chains (kl = ku ≤
+//! `SPECIALISED_MAX`: the 20-tank chain's own order is 5/5, the scale bench's chains in reverse
+//! Cuthill–McKee order 7/7), else to the generic kernels (`factor_any`, `solve_any`). Both
+//! perform the same floating-point operations in the same order, so they give the same bits:
+//! with the widths constants the columns are fixed-size arrays, their index arithmetic folds
+//! and most bounds checks go (the generic kernel spent ~270 instructions of bookkeeping per
+//! column of the chain's factorization, callgrind).
+
+use crate::sparsity::Pattern;
+
+/// Widths kl = ku = 1..=SPECIALISED_MAX have their own kernels (kl + ku ≤ `BAND_MAX` = 16).
+pub(super) const SPECIALISED_MAX: usize = 8;
+
+/// Dispatch on (kl, ku) to a kernel monomorphized on (KL, KU, LD = 2KL + KU + 1), else the
+/// generic one.
+macro_rules! by_width {
+    ($kl:expr, $ku:expr, $k:ident::<..>($($arg:expr),*), $generic:expr) => {
+        match ($kl, $ku) {
+            (1, 1) => $k::<1, 1, 4>($($arg),*),
+            (2, 2) => $k::<2, 2, 7>($($arg),*),
+            (3, 3) => $k::<3, 3, 10>($($arg),*),
+            (4, 4) => $k::<4, 4, 13>($($arg),*),
+            (5, 5) => $k::<5, 5, 16>($($arg),*),
+            (6, 6) => $k::<6, 6, 19>($($arg),*),
+            (7, 7) => $k::<7, 7, 22>($($arg),*),
+            (8, 8) => $k::<8, 8, 25>($($arg),*),
+            _ => $generic,
+        }
+    };
+}
+
+/// M = I − γJ (J's values `jac` over M's pattern `p`) into the band storage `ab` (ld = 2kl +
+/// ku + 1 values per column), every column zeroed first. `pos` empty: the states' own order;
+/// else entry (i, j) goes to band position (pos[i], pos[j]).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn band_fill(
+    ab: &mut [f64],
+    n: usize,
+    kl: usize,
+    ku: usize,
+    p: &Pattern,
+    jac: &[f64],
+    gamma: f64,
+    pos: &[usize],
+) {
+    by_width!(
+        kl,
+        ku,
+        fill_k::<..>(ab, n, p, jac, gamma, pos),
+        fill_any(ab, n, kl, ku, p, jac, gamma, pos)
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn fill_any(
+    ab: &mut [f64],
+    n: usize,
+    kl: usize,
+    ku: usize,
+    p: &Pattern,
+    jac: &[f64],
+    gamma: f64,
+    pos: &[usize],
+) {
+    let ld = 2 * kl + ku + 1;
+    let kv = kl + ku;
+    // Above 2 KiB (glibc's `rep stosb` threshold) each column is zeroed as it is filled
+    // (every column once, in either order): one memset of the whole band is a `rep stosb`
+    // that callgrind counts byte by byte (4 % of the 20-tank chain's instructions); below it
+    // one memset is fewer instructions than n calls.
+    let ab = &mut ab[..ld * n];
+    let by_column = ab.len() >= 256;
+    if !by_column {
+        ab.fill(0.0);
+    }
+    for j in 0..n {
+        let range = p.col_start[j]..p.col_start[j + 1];
+        let pj = if pos.is_empty() { j } else { pos[j] };
+        let col = &mut ab[pj * ld..(pj + 1) * ld];
+        if by_column {
+            col.fill(0.0);
+        }
+        for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
+            let pi = if pos.is_empty() { i } else { pos[i] };
+            col[kv + pi - pj] = -gamma * a;
+        }
+        col[kv] += 1.0;
+    }
+}
+
+/// `fill_any` with the widths constants: a column's zeroing is a few stores, not a `memset`.
+fn fill_k<const KL: usize, const KU: usize, const LD: usize>(
+    ab: &mut [f64],
+    n: usize,
+    p: &Pattern,
+    jac: &[f64],
+    gamma: f64,
+    pos: &[usize],
+) {
+    const { assert!(LD == 2 * KL + KU + 1) };
+    let kv = KL + KU;
+    let (cols, _) = ab[..LD * n].as_chunks_mut::<LD>();
+    if pos.is_empty() {
+        for (j, col) in cols.iter_mut().enumerate() {
+            *col = [0.0; LD];
+            let range = p.col_start[j]..p.col_start[j + 1];
+            for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
+                col[kv + i - j] = -gamma * a;
+            }
+            col[kv] += 1.0;
+        }
+    } else {
+        for (j, &pj) in pos[..n].iter().enumerate() {
+            let col = &mut cols[pj];
+            *col = [0.0; LD];
+            let range = p.col_start[j]..p.col_start[j + 1];
+            for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
+                col[kv + pos[i] - pj] = -gamma * a;
+            }
+            col[kv] += 1.0;
+        }
+    }
+}
+
+/// LU with partial pivoting of the n×n band matrix in `ab` (LAPACK band storage: A(i, j) at
+/// `ab[j·ld + kv + i − j]`, ld = 2kl + ku + 1, kv = kl + ku; the top kl rows hold the fill of
+/// U), in place, as LAPACK's unblocked `dgbtf2`: U gets upper bandwidth kl + ku, the
+/// multipliers of L stay below the diagonal, `ipiv[j]` is the row swapped with row j. False
+/// when a pivot is zero or not finite (M singular).
+///
+/// `counts` (2n) records the extent of each column's nonzeros, for `band_solve` and the
+/// rank-1 updates here: `counts[j]` multipliers of column j of L (trailing exact zeros
+/// dropped), `counts[n + j]` entries of column j of U above the diagonal (leading exact zeros
+/// dropped). A chain's M has whole zero rows and columns inside its band (volumes without
+/// pistons), and without interchanges U keeps bandwidth ku, not kl + ku: skipping exact zeros
+/// performs the same operations on every other entry, in the same order.
+pub(super) fn band_factor(
+    ab: &mut [f64],
+    ipiv: &mut [usize],
+    counts: &mut [usize],
+    n: usize,
+    kl: usize,
+    ku: usize,
+) -> bool {
+    by_width!(
+        kl,
+        ku,
+        factor_k::<..>(ab, ipiv, counts, n),
+        factor_any(ab, ipiv, counts, n, kl, ku)
+    )
+}
+
+/// Solve A x = b in place with the factors of [`band_factor`] (LAPACK's `dgbtrs`, no transpose).
+pub(super) fn band_solve(
+    ab: &[f64],
+    ipiv: &[usize],
+    counts: &[usize],
+    n: usize,
+    kl: usize,
+    ku: usize,
+    b: &mut [f64],
+) {
+    by_width!(
+        kl,
+        ku,
+        solve_k::<..>(ab, ipiv, counts, n, b),
+        solve_any(ab, ipiv, counts, n, kl, ku, b)
+    )
+}
+
+/// `band_factor` for any widths.
+fn factor_any(
+    ab: &mut [f64],
+    ipiv: &mut [usize],
+    counts: &mut [usize],
+    n: usize,
+    kl: usize,
+    ku: usize,
+) -> bool {
+    let ld = 2 * kl + ku + 1;
+    let kv = kl + ku;
+    debug_assert!(ab.len() >= ld * n && ipiv.len() >= n && counts.len() >= 2 * n);
+    let ab = &mut ab[..ld * n];
+    let (lcount, ucount) = counts[..2 * n].split_at_mut(n);
+    // Last column touched by the row operations so far.
+    let mut ju = 0;
+    for (j, (piv, lc)) in ipiv[..n].iter_mut().zip(lcount.iter_mut()).enumerate() {
+        let km = kl.min(n - 1 - j);
+        let (left, right) = ab.split_at_mut((j + 1) * ld);
+        let colj = &mut left[j * ld + kv..j * ld + kv + km + 1];
+        let mut jp = 0;
+        let mut big = colj[0].abs();
+        for (r, v) in colj.iter().enumerate().skip(1) {
+            if v.abs() > big {
+                big = v.abs();
+                jp = r;
+            }
+        }
+        *piv = j + jp;
+        let pivot = colj[jp];
+        if pivot == 0.0 || !pivot.is_finite() {
+            return false;
+        }
+        ju = ju.max((j + ku + jp).min(n - 1));
+        if jp != 0 {
+            // Swap rows j and j + jp in columns j..=ju.
+            colj.swap(0, jp);
+            for c in j + 1..=ju {
+                let k = (c - j - 1) * ld;
+                right.swap(k + kv + j - c, k + kv + j + jp - c);
+            }
+        }
+        let mut lm = km;
+        if km > 0 {
+            let inv = 1.0 / colj[0];
+            let mult = &mut colj[1..];
+            for v in mult.iter_mut() {
+                *v *= inv;
+            }
+            while lm > 0 && mult[lm - 1] == 0.0 {
+                lm -= 1;
+            }
+        }
+        *lc = lm;
+        if lm > 0 {
+            // Rank-1 update of the trailing band: A(j+r, c) −= l(j+r)·u(j, c).
+            let l = &colj[1..1 + lm];
+            let cols = &mut right[..(ju - j) * ld];
+            // One dispatch on the multipliers' count per column of L, not one per update.
+            match lm {
+                1 => rank1_update::<1>(cols, l, ld, kv),
+                2 => rank1_update::<2>(cols, l, ld, kv),
+                3 => rank1_update::<3>(cols, l, ld, kv),
+                4 => rank1_update::<4>(cols, l, ld, kv),
+                5 => rank1_update::<5>(cols, l, ld, kv),
+                6 => rank1_update::<6>(cols, l, ld, kv),
+                7 => rank1_update::<7>(cols, l, ld, kv),
+                8 => rank1_update::<8>(cols, l, ld, kv),
+                _ => {
+                    for (k, colc) in cols.chunks_exact_mut(ld).enumerate() {
+                        let top = kv - k - 1;
+                        let u = colc[top];
+                        if u != 0.0 {
+                            sub_scaled(&mut colc[top + 1..top + 1 + lm], l, u);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (j, (uc, colj)) in ucount.iter_mut().zip(ab.chunks_exact(ld)).enumerate() {
+        let above = &colj[kv - kv.min(j)..kv];
+        *uc = above.len() - above.iter().take_while(|&&v| v == 0.0).count();
+    }
+    true
+}
+
+/// `factor_any` with the widths constants (LD = 2KL + KU + 1): the same pivots, interchanges,
+/// multipliers, rank-1 updates (skipping u(j, c) = 0) and extents, so the same bits.
+fn factor_k<const KL: usize, const KU: usize, const LD: usize>(
+    ab: &mut [f64],
+    ipiv: &mut [usize],
+    counts: &mut [usize],
+    n: usize,
+) -> bool {
+    const { assert!(LD == 2 * KL + KU + 1) };
+    let kv = KL + KU;
+    let (cols, _) = ab[..LD * n].as_chunks_mut::<LD>();
+    let (lcount, ucount) = counts[..2 * n].split_at_mut(n);
+    let ipiv = &mut ipiv[..n];
+    // Last column touched by the row operations so far.
+    let mut ju = 0;
+    for j in 0..n {
+        let km = KL.min(n - 1 - j);
+        let (left, right) = cols.split_at_mut(j + 1);
+        let colj = &mut left[j];
+        let mut jp = 0;
+        let mut big = colj[kv].abs();
+        for r in 1..=km {
+            let v = colj[kv + r].abs();
+            if v > big {
+                big = v;
+                jp = r;
+            }
+        }
+        ipiv[j] = j + jp;
+        let pivot = colj[kv + jp];
+        if pivot == 0.0 || !pivot.is_finite() {
+            return false;
+        }
+        ju = ju.max((j + KU + jp).min(n - 1));
+        // Columns j + 1..=ju, with the row of u(j, c) in each (kv − 1 − (c − j − 1)).
+        let trailing = &mut right[..ju - j];
+        if jp != 0 {
+            colj.swap(kv, kv + jp);
+            for (colc, top) in trailing.iter_mut().zip((0..kv).rev()) {
+                colc.swap(top, top + jp);
+            }
+        }
+        let mut lm = km;
+        if km > 0 {
+            let inv = 1.0 / colj[kv];
+            for v in &mut colj[kv + 1..=kv + km] {
+                *v *= inv;
+            }
+            while lm > 0 && colj[kv + lm] == 0.0 {
+                lm -= 1;
+            }
+        }
+        lcount[j] = lm;
+        if lm > 0 {
+            let l = &colj[kv + 1..kv + 1 + lm];
+            macro_rules! update {
+                ($($m:literal)*) => {
+                    match lm {
+                        $($m => rank1_k::<$m, LD>(trailing, l, kv),)*
+                        _ => {
+                            for (colc, top) in trailing.iter_mut().zip((0..kv).rev()) {
+                                let u = colc[top];
+                                if u != 0.0 {
+                                    sub_scaled(&mut colc[top + 1..top + 1 + lm], l, u);
+                                }
+                            }
+                        }
+                    }
+                };
+            }
+            update!(1 2 3 4 5 6 7 8);
+        }
+    }
+    for (j, (uc, colj)) in ucount.iter_mut().zip(cols.iter()).enumerate() {
+        let mut top = kv - kv.min(j);
+        while top < kv && colj[top] == 0.0 {
+            top += 1;
+        }
+        *uc = kv - top;
+    }
+    true
+}
+
+/// The rank-1 update of `factor_k` with M multipliers `l`: in each column of `cols`, below
+/// u(j, c) (row `top`), the M entries −= l·u(j, c), skipped when u(j, c) = 0.
+#[inline(always)]
+fn rank1_k<const M: usize, const LD: usize>(cols: &mut [[f64; LD]], l: &[f64], kv: usize) {
+    let Ok(l) = <&[f64; M]>::try_from(l) else {
+        unreachable!("rank1_k::<{M}> with {} multipliers", l.len())
+    };
+    for (colc, top) in cols.iter_mut().zip((0..kv).rev()) {
+        let u = colc[top];
+        if u != 0.0 {
+            let Ok(a) = <&mut [f64; M]>::try_from(&mut colc[top + 1..top + 1 + M]) else {
+                unreachable!()
+            };
+            for (a, &m) in a.iter_mut().zip(l) {
+                *a -= m * u;
+            }
+        }
+    }
+}
+
+/// a −= x·u element by element (a and x of one length). The band's columns are short (at most
+/// kl multipliers, kl + ku entries of U), so a generic loop's set-up cost more than its work:
+/// lengths up to 8 take a loop of constant length, unrolled, the same operations in the same
+/// order (the same bits). (Up to 16 cost more instructions on the 20-tank chain.)
+#[inline(always)]
+fn sub_scaled(a: &mut [f64], x: &[f64], u: f64) {
+    macro_rules! by_len {
+        ($($k:literal)*) => {
+            match a.len() {
+                $($k => sub_scaled_n::<$k>(a, x, u),)*
+                _ => {
+                    for (a, &x) in a.iter_mut().zip(x) {
+                        *a -= x * u;
+                    }
+                }
+            }
+        };
+    }
+    by_len!(1 2 3 4 5 6 7 8)
+}
+
+/// The rank-1 update of `factor_any` with M multipliers `l`: in each column c = j + 1 + k of
+/// `cols`, the M entries below u(j, c) (k + 1 rows above c's diagonal) −= l·u(j, c).
+/// `l` has exactly M values (the caller dispatches on its length); a mismatch is a bug in the
+/// caller and panics rather than leaving the factor silently unupdated.
+#[inline(always)]
+fn rank1_update<const M: usize>(cols: &mut [f64], l: &[f64], ld: usize, kv: usize) {
+    debug_assert_eq!(l.len(), M);
+    let Ok(l) = <&[f64; M]>::try_from(l) else {
+        unreachable!("rank1_update::<{M}> with {} multipliers", l.len())
+    };
+    for (k, colc) in cols.chunks_exact_mut(ld).enumerate() {
+        let top = kv - k - 1;
+        let u = colc[top];
+        if u != 0.0 {
+            // A range of constant length M: the conversion cannot fail.
+            let Ok(a) = <&mut [f64; M]>::try_from(&mut colc[top + 1..top + 1 + M]) else {
+                unreachable!()
+            };
+            for (a, &m) in a.iter_mut().zip(l) {
+                *a -= m * u;
+            }
+        }
+    }
+}
+
+/// `a` and `x` have exactly N values (`sub_scaled` dispatches on `a`'s length and the callers
+/// pass slices of one length); a mismatch panics, never skips the update.
+#[inline(always)]
+fn sub_scaled_n<const N: usize>(a: &mut [f64], x: &[f64], u: f64) {
+    debug_assert!(a.len() == N && x.len() == N);
+    let (Ok(a), Ok(x)) = (<&mut [f64; N]>::try_from(a), <&[f64; N]>::try_from(x)) else {
+        unreachable!("sub_scaled_n::<{N}> on slices of other lengths")
+    };
+    for (a, &x) in a.iter_mut().zip(x) {
+        *a -= x * u;
+    }
+}
+
+/// `band_solve` for any widths.
+fn solve_any(
+    ab: &[f64],
+    ipiv: &[usize],
+    counts: &[usize],
+    n: usize,
+    kl: usize,
+    ku: usize,
+    b: &mut [f64],
+) {
+    let ld = 2 * kl + ku + 1;
+    let kv = kl + ku;
+    let (b, ab) = (&mut b[..n], &ab[..ld * n]);
+    let (lcount, ucount) = counts[..2 * n].split_at(n);
+    // L: the row interchanges and the multipliers, column by column.
+    for (j, ((col, &l), &lm)) in ab.chunks_exact(ld).zip(&ipiv[..n]).zip(lcount).enumerate() {
+        if l != j {
+            b.swap(l, j);
+        }
+        let (done, rest) = b.split_at_mut(j + 1);
+        let bj = done[j];
+        if lm > 0 && bj != 0.0 {
+            sub_scaled(&mut rest[..lm], &col[kv + 1..kv + 1 + lm], bj);
+        }
+    }
+    // U (upper bandwidth kv): back substitution by columns.
+    for (j, (col, &um)) in ab.chunks_exact(ld).zip(ucount).enumerate().rev() {
+        let (above, from_j) = b.split_at_mut(j);
+        from_j[0] /= col[kv];
+        let bj = from_j[0];
+        let len = above.len();
+        sub_scaled(&mut above[len - um..], &col[kv - um..kv], bj);
+    }
+}
+
+/// `solve_any` with the widths constants: the same operations in the same order.
+fn solve_k<const KL: usize, const KU: usize, const LD: usize>(
+    ab: &[f64],
+    ipiv: &[usize],
+    counts: &[usize],
+    n: usize,
+    b: &mut [f64],
+) {
+    const { assert!(LD == 2 * KL + KU + 1) };
+    let kv = KL + KU;
+    let (cols, _) = ab[..LD * n].as_chunks::<LD>();
+    let b = &mut b[..n];
+    let (lcount, ucount) = counts[..2 * n].split_at(n);
+    // L: the row interchanges and the multipliers, column by column.
+    for (j, ((col, &l), &lm)) in cols.iter().zip(&ipiv[..n]).zip(lcount).enumerate() {
+        if l != j {
+            b.swap(l, j);
+        }
+        let (done, rest) = b.split_at_mut(j + 1);
+        let bj = done[j];
+        if lm > 0 && bj != 0.0 {
+            sub_scaled(&mut rest[..lm], &col[kv + 1..kv + 1 + lm], bj);
+        }
+    }
+    // U (upper bandwidth kv): back substitution by columns.
+    for (j, (col, &um)) in cols.iter().zip(ucount).enumerate().rev() {
+        let (above, from_j) = b.split_at_mut(j);
+        from_j[0] /= col[kv];
+        let bj = from_j[0];
+        let len = above.len();
+        sub_scaled(&mut above[len - um..], &col[kv - um..kv], bj);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{
+        SPECIALISED_MAX, band_factor, band_fill, band_solve, factor_any, fill_any, solve_any,
+    };
+    use crate::sparsity::Pattern;
+
+    /// The kernels monomorphized on the widths give the generic kernels' bits: factors, pivots,
+    /// extents and solutions, for every specialised width, on random bands with small
+    /// diagonals (row interchanges), with exact zeros inside the band (a chamber without a
+    /// piston) and with n from below the band's depth to well above it; and `band_fill`'s
+    /// storage is `fill_any`'s, in the own and in a permuted order.
+    #[test]
+    fn specialised_band_kernels_give_the_generic_bits() {
+        let mut seed = 2024u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        };
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let mut widths = Vec::new();
+        for k in 1..=SPECIALISED_MAX {
+            let (kl, ku) = (k, k);
+            widths.push(k);
+            let ld = 2 * kl + ku + 1;
+            let mut swaps = 0;
+            for n in [1, 2, k, k + 1, 3 * k + 2, 62, 200] {
+                for (diag, holes) in [(1e-3, false), (10.0, false), (1e-3, true), (1e-2, true)] {
+                    // M's pattern (every entry in the band but the holes) and values.
+                    let mut cols = Vec::new();
+                    for j in 0..n {
+                        let mut col = Vec::new();
+                        for i in j.saturating_sub(ku)..(j + kl + 1).min(n) {
+                            let hole = holes && i != j && (i % 3 == 2 || j % 3 == 2);
+                            if !hole {
+                                col.push((i, next()));
+                            }
+                        }
+                        cols.push(col);
+                    }
+                    let col_start: Vec<usize> = std::iter::once(0)
+                        .chain(cols.iter().scan(0, |s, c| {
+                            *s += c.len();
+                            Some(*s)
+                        }))
+                        .collect();
+                    let rows: Vec<usize> = cols.iter().flatten().map(|e| e.0).collect();
+                    let jac: Vec<f64> = cols.iter().flatten().map(|e| e.1).collect();
+                    let p = Pattern { n, col_start, rows };
+                    // γ: the diagonal of M = I − γJ is 1 − γ·J_jj; large γ, small diagonals.
+                    let gamma = 1.0 / diag;
+                    let mut ab = vec![f64::NAN; ld * n];
+                    let mut ab2 = vec![f64::NAN; ld * n];
+                    band_fill(&mut ab, n, kl, ku, &p, &jac, gamma, &[]);
+                    fill_any(&mut ab2, n, kl, ku, &p, &jac, gamma, &[]);
+                    assert_eq!(bits(&ab), bits(&ab2), "fill, n {n}, k {k}");
+                    // A permuted order: the reversal keeps the band's widths (swapped, equal).
+                    let rev: Vec<usize> = (0..n).rev().collect();
+                    let (mut ar, mut ar2) = (vec![f64::NAN; ld * n], vec![f64::NAN; ld * n]);
+                    band_fill(&mut ar, n, kl, ku, &p, &jac, gamma, &rev);
+                    fill_any(&mut ar2, n, kl, ku, &p, &jac, gamma, &rev);
+                    assert_eq!(bits(&ar), bits(&ar2), "fill reversed, n {n}, k {k}");
+                    let b: Vec<f64> = (0..n).map(|_| next()).collect();
+                    let (mut x, mut x2) = (b.clone(), b);
+                    let (mut ipiv, mut ipiv2) = (vec![0; n], vec![0; n]);
+                    let (mut counts, mut counts2) = (vec![0; 2 * n], vec![0; 2 * n]);
+                    let ok = band_factor(&mut ab, &mut ipiv, &mut counts, n, kl, ku);
+                    let ok2 = factor_any(&mut ab2, &mut ipiv2, &mut counts2, n, kl, ku);
+                    assert_eq!(ok, ok2, "n {n}, k {k}");
+                    assert!(ok, "n {n}, k {k}: singular");
+                    band_solve(&ab, &ipiv, &counts, n, kl, ku, &mut x);
+                    solve_any(&ab2, &ipiv2, &counts2, n, kl, ku, &mut x2);
+                    assert_eq!(ipiv, ipiv2, "n {n}, k {k}");
+                    assert_eq!(counts, counts2, "n {n}, k {k}");
+                    assert_eq!(bits(&ab), bits(&ab2), "factors, n {n}, k {k}");
+                    assert_eq!(bits(&x), bits(&x2), "solution, n {n}, k {k}");
+                    swaps += (0..n).filter(|&j| ipiv[j] != j).count();
+                }
+            }
+            assert!(swaps > 0, "k {k}: no row interchange exercised");
+        }
+        println!("widths (kl = ku) checked against the generic kernels: {widths:?}");
+    }
+}
