@@ -274,70 +274,116 @@ fn factor_k<const KL: usize, const KU: usize, const LD: usize>(
     let ipiv = &mut ipiv[..n];
     // Last column touched by the row operations so far.
     let mut ju = 0;
-    for j in 0..n {
-        let km = KL.min(n - 1 - j);
-        let (left, right) = cols.split_at_mut(j + 1);
-        let colj = &mut left[j];
-        let mut jp = 0;
-        let mut big = colj[kv].abs();
-        for r in 1..=km {
-            let v = colj[kv + r].abs();
-            if v > big {
-                big = v;
-                jp = r;
-            }
-        }
-        ipiv[j] = j + jp;
-        let pivot = colj[kv + jp];
-        if pivot == 0.0 || !pivot.is_finite() {
+    // Up to the last KL columns a column has KL entries under its diagonal: `column` inlined
+    // with km = KL a constant, its loops of constant length unrolled.
+    let interior = n.saturating_sub(KL);
+    for j in 0..interior {
+        if !column::<KL, KU, LD>(cols, n, j, KL, &mut ju, &mut ipiv[j], &mut lcount[j]) {
             return false;
         }
-        ju = ju.max((j + KU + jp).min(n - 1));
-        // Columns j + 1..=ju, with the row of u(j, c) in each (kv − 1 − (c − j − 1)).
-        let trailing = &mut right[..ju - j];
-        if jp != 0 {
-            colj.swap(kv, kv + jp);
-            for (colc, top) in trailing.iter_mut().zip((0..kv).rev()) {
-                colc.swap(top, top + jp);
-            }
+    }
+    for j in interior..n {
+        let km = n - 1 - j;
+        if !column::<KL, KU, LD>(cols, n, j, km, &mut ju, &mut ipiv[j], &mut lcount[j]) {
+            return false;
         }
-        let mut lm = km;
-        if km > 0 {
-            let inv = 1.0 / colj[kv];
-            for v in &mut colj[kv + 1..=kv + km] {
-                *v *= inv;
-            }
-            while lm > 0 && colj[kv + lm] == 0.0 {
-                lm -= 1;
-            }
+    }
+    // U's extents: leading exact zeros above each diagonal dropped, from a mask of the kv
+    // entries (rows above row 0, for the first kv columns, masked off).
+    for (j, (uc, colj)) in ucount.iter_mut().zip(cols.iter()).enumerate() {
+        let mut nonzero = 0u32;
+        for t in 0..kv {
+            nonzero |= u32::from(colj[t] != 0.0) << t;
         }
-        lcount[j] = lm;
-        if lm > 0 {
-            let l = &colj[kv + 1..kv + 1 + lm];
-            macro_rules! update {
-                ($($m:literal)*) => {
-                    match lm {
-                        $($m => rank1_k::<$m, LD>(trailing, l, kv),)*
-                        _ => {
-                            for (colc, top) in trailing.iter_mut().zip((0..kv).rev()) {
-                                let u = colc[top];
-                                if u != 0.0 {
-                                    sub_scaled(&mut colc[top + 1..top + 1 + lm], l, u);
-                                }
+        nonzero &= !((1u32 << (kv - kv.min(j))) - 1);
+        *uc = if nonzero == 0 {
+            0
+        } else {
+            kv - nonzero.trailing_zeros() as usize
+        };
+    }
+    true
+}
+
+/// Step j of `factor_k` (km = min(KL, n − 1 − j) entries under the diagonal): the pivot, the
+/// interchanges in columns j..=ju, the multipliers and the rank-1 update. False when the pivot
+/// is zero or not finite.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn column<const KL: usize, const KU: usize, const LD: usize>(
+    cols: &mut [[f64; LD]],
+    n: usize,
+    j: usize,
+    km: usize,
+    ju: &mut usize,
+    piv: &mut usize,
+    lc: &mut usize,
+) -> bool {
+    let kv = KL + KU;
+    let (left, right) = cols.split_at_mut(j + 1);
+    let colj = &mut left[j];
+    let mut jp = 0;
+    let mut big = colj[kv].abs();
+    for r in 1..=km {
+        let v = colj[kv + r].abs();
+        if v > big {
+            big = v;
+            jp = r;
+        }
+    }
+    if jp > KL {
+        // jp ≤ km ≤ KL: tells the compiler, so the interchanges below need no index check.
+        unreachable!()
+    }
+    *piv = j + jp;
+    let pivot = colj[kv + jp];
+    if pivot == 0.0 || !pivot.is_finite() {
+        return false;
+    }
+    *ju = (*ju).max((j + KU + jp).min(n - 1));
+    // Columns j + 1..=ju, with the row of u(j, c) in each (kv − 1 − (c − j − 1)).
+    let trailing = &mut right[..*ju - j];
+    if jp != 0 {
+        colj.swap(kv, kv + jp);
+        for (colc, top) in trailing.iter_mut().zip((0..kv).rev()) {
+            colc.swap(top, top + jp);
+        }
+    }
+    if km == 0 {
+        *lc = 0;
+        return true;
+    }
+    let inv = 1.0 / colj[kv];
+    for v in &mut colj[kv + 1..=kv + km] {
+        *v *= inv;
+    }
+    // Trailing exact zeros of the multipliers dropped: the last nonzero among the km, from a
+    // mask of the KL entries (those below row n − 1 are zero and masked off anyway).
+    let mut nonzero = 0u32;
+    for r in 0..KL {
+        nonzero |= u32::from(colj[kv + 1 + r] != 0.0) << r;
+    }
+    nonzero &= (1u32 << km) - 1;
+    let lm = (u32::BITS - nonzero.leading_zeros()) as usize;
+    *lc = lm;
+    if lm > 0 {
+        let l = &colj[kv + 1..kv + 1 + lm];
+        macro_rules! update {
+            ($($m:literal)*) => {
+                match lm {
+                    $($m => rank1_k::<$m, LD>(trailing, l, kv),)*
+                    _ => {
+                        for (colc, top) in trailing.iter_mut().zip((0..kv).rev()) {
+                            let u = colc[top];
+                            if u != 0.0 {
+                                sub_scaled(&mut colc[top + 1..top + 1 + lm], l, u);
                             }
                         }
                     }
-                };
-            }
-            update!(1 2 3 4 5 6 7 8);
+                }
+            };
         }
-    }
-    for (j, (uc, colj)) in ucount.iter_mut().zip(cols.iter()).enumerate() {
-        let mut top = kv - kv.min(j);
-        while top < kv && colj[top] == 0.0 {
-            top += 1;
-        }
-        *uc = kv - top;
+        update!(1 2 3 4 5 6 7 8);
     }
     true
 }
