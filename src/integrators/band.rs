@@ -502,7 +502,8 @@ fn solve_any(
     }
 }
 
-/// `solve_any` with the widths constants: the same operations in the same order.
+/// `solve_any` with the widths constants: the same operations in the same order. Each column's
+/// update dispatches once on its length (`counts`) to a loop of constant length.
 fn solve_k<const KL: usize, const KU: usize, const LD: usize>(
     ab: &[f64],
     ipiv: &[usize],
@@ -516,23 +517,49 @@ fn solve_k<const KL: usize, const KU: usize, const LD: usize>(
     let b = &mut b[..n];
     let (lcount, ucount) = counts[..2 * n].split_at(n);
     // L: the row interchanges and the multipliers, column by column.
-    for (j, ((col, &l), &lm)) in cols.iter().zip(&ipiv[..n]).zip(lcount).enumerate() {
-        if l != j {
-            b.swap(l, j);
+    for (j, ((col, &p), &lm)) in cols.iter().zip(&ipiv[..n]).zip(lcount).enumerate() {
+        if p != j {
+            b.swap(p, j);
         }
-        let (done, rest) = b.split_at_mut(j + 1);
-        let bj = done[j];
-        if lm > 0 && bj != 0.0 {
-            sub_scaled(&mut rest[..lm], &col[kv + 1..kv + 1 + lm], bj);
+        let bj = b[j];
+        if bj != 0.0 {
+            macro_rules! lower {
+                ($($m:literal)*) => {
+                    match lm {
+                        0 => {}
+                        $($m => sub_n::<$m>(&mut b[j + 1..j + 1 + $m], &col[kv + 1..kv + 1 + $m], bj),)*
+                        _ => sub_scaled(&mut b[j + 1..j + 1 + lm], &col[kv + 1..kv + 1 + lm], bj),
+                    }
+                };
+            }
+            lower!(1 2 3 4 5 6 7 8);
         }
     }
     // U (upper bandwidth kv): back substitution by columns.
     for (j, (col, &um)) in cols.iter().zip(ucount).enumerate().rev() {
-        let (above, from_j) = b.split_at_mut(j);
-        from_j[0] /= col[kv];
-        let bj = from_j[0];
-        let len = above.len();
-        sub_scaled(&mut above[len - um..], &col[kv - um..kv], bj);
+        let bj = b[j] / col[kv];
+        b[j] = bj;
+        macro_rules! upper {
+            ($($m:literal)*) => {
+                match um {
+                    0 => {}
+                    $($m => sub_n::<$m>(&mut b[j - $m..j], &col[kv - $m..kv], bj),)*
+                    _ => sub_scaled(&mut b[j - um..j], &col[kv - um..kv], bj),
+                }
+            };
+        }
+        upper!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
+    }
+}
+
+/// a −= x·u over N values (the caller's ranges have length N: the conversions cannot fail).
+#[inline(always)]
+fn sub_n<const N: usize>(a: &mut [f64], x: &[f64], u: f64) {
+    let (Ok(a), Ok(x)) = (<&mut [f64; N]>::try_from(a), <&[f64; N]>::try_from(x)) else {
+        unreachable!("sub_n::<{N}> on slices of other lengths")
+    };
+    for (a, &x) in a.iter_mut().zip(x) {
+        *a -= x * u;
     }
 }
 
