@@ -288,19 +288,22 @@ fn factor_k<const KL: usize, const KU: usize, const LD: usize>(
             return false;
         }
     }
-    // U's extents: leading exact zeros above each diagonal dropped, from a mask of the kv
-    // entries (rows above row 0, for the first kv columns, masked off).
-    for (j, (uc, colj)) in ucount.iter_mut().zip(cols.iter()).enumerate() {
-        let mut nonzero = 0u32;
-        for t in 0..kv {
-            nonzero |= u32::from(colj[t] != 0.0) << t;
+    // U's extents: leading exact zeros above each diagonal dropped. From column kv on the
+    // scan has constant bounds (unrolled, it stops at the first nonzero: 2–3 entries down in
+    // a factored chain's columns).
+    #[inline(always)]
+    fn above<const LD: usize>(col: &[f64; LD], kv: usize, mut top: usize) -> usize {
+        while top < kv && col[top] == 0.0 {
+            top += 1;
         }
-        nonzero &= !((1u32 << (kv - kv.min(j))) - 1);
-        *uc = if nonzero == 0 {
-            0
-        } else {
-            kv - nonzero.trailing_zeros() as usize
-        };
+        kv - top
+    }
+    let split = kv.min(n);
+    for (j, (uc, colj)) in ucount[..split].iter_mut().zip(&cols[..split]).enumerate() {
+        *uc = above(colj, kv, kv - j);
+    }
+    for (uc, colj) in ucount[split..].iter_mut().zip(&cols[split..]) {
+        *uc = above(colj, kv, 0);
     }
     true
 }
