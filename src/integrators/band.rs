@@ -360,14 +360,12 @@ fn column<const KL: usize, const KU: usize, const LD: usize>(
     for v in &mut colj[kv + 1..=kv + km] {
         *v *= inv;
     }
-    // Trailing exact zeros of the multipliers dropped: the last nonzero among the km, from a
-    // mask of the KL entries (those below row n − 1 are zero and masked off anyway).
-    let mut nonzero = 0u32;
-    for r in 0..KL {
-        nonzero |= u32::from(colj[kv + 1 + r] != 0.0) << r;
+    // Trailing exact zeros of the multipliers dropped (a scan from the last: in a factored
+    // chain's columns 1–3 steps; with km = KL constant, unrolled).
+    let mut lm = km;
+    while lm > 0 && colj[kv + lm] == 0.0 {
+        lm -= 1;
     }
-    nonzero &= (1u32 << km) - 1;
-    let lm = (u32::BITS - nonzero.leading_zeros()) as usize;
     *lc = lm;
     if lm > 0 {
         let l = &colj[kv + 1..kv + 1 + lm];
