@@ -12,8 +12,10 @@
 
 use crate::sparsity::Pattern;
 
-/// Widths kl = ku = 1..=SPECIALISED_MAX have their own kernels (kl + ku ≤ `BAND_MAX` = 16).
+/// Widths kl = ku = 1..=SPECIALISED_MAX have their own kernels: every symmetric band `Auto`
+/// takes (kl + ku ≤ `BAND_MAX`).
 pub(super) const SPECIALISED_MAX: usize = 8;
+const _: () = assert!(2 * SPECIALISED_MAX == super::bdf::BAND_MAX);
 
 /// Dispatch on (kl, ku) to a kernel monomorphized on (KL, KU, LD = 2KL + KU + 1), else the
 /// generic one.
@@ -103,9 +105,10 @@ fn fill_k<const KL: usize, const KU: usize, const LD: usize>(
 ) {
     const { assert!(LD == 2 * KL + KU + 1) };
     let kv = KL + KU;
-    let (cols, _) = ab[..LD * n].as_chunks_mut::<LD>();
+    let ab = &mut ab[..LD * n];
     if pos.is_empty() {
-        for (j, col) in cols.iter_mut().enumerate() {
+        for (j, col) in ab.chunks_exact_mut(LD).enumerate() {
+            let col = arr_mut::<LD>(col);
             *col = [0.0; LD];
             let range = p.col_start[j]..p.col_start[j + 1];
             for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
@@ -115,7 +118,7 @@ fn fill_k<const KL: usize, const KU: usize, const LD: usize>(
         }
     } else {
         for (j, &pj) in pos[..n].iter().enumerate() {
-            let col = &mut cols[pj];
+            let col = arr_mut::<LD>(&mut ab[pj * LD..(pj + 1) * LD]);
             *col = [0.0; LD];
             let range = p.col_start[j]..p.col_start[j + 1];
             for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
@@ -124,6 +127,25 @@ fn fill_k<const KL: usize, const KU: usize, const LD: usize>(
             col[kv] += 1.0;
         }
     }
+}
+
+/// A column of the band storage as an array of its LD values (a `chunks_exact(LD)` chunk or
+/// an LD-long range: the conversion cannot fail and compiles to nothing).
+#[inline(always)]
+fn arr<const LD: usize>(col: &[f64]) -> &[f64; LD] {
+    let Ok(col) = col.try_into() else {
+        unreachable!("a band column of {} values, not {LD}", col.len())
+    };
+    col
+}
+
+#[inline(always)]
+fn arr_mut<const LD: usize>(col: &mut [f64]) -> &mut [f64; LD] {
+    let len = col.len();
+    let Ok(col) = col.try_into() else {
+        unreachable!("a band column of {len} values, not {LD}")
+    };
+    col
 }
 
 /// LU with partial pivoting of the n×n band matrix in `ab` (LAPACK band storage: A(i, j) at
@@ -269,7 +291,7 @@ fn factor_k<const KL: usize, const KU: usize, const LD: usize>(
 ) -> bool {
     const { assert!(LD == 2 * KL + KU + 1) };
     let kv = KL + KU;
-    let (cols, _) = ab[..LD * n].as_chunks_mut::<LD>();
+    let ab = &mut ab[..LD * n];
     let (lcount, ucount) = counts[..2 * n].split_at_mut(n);
     let ipiv = &mut ipiv[..n];
     // Last column touched by the row operations so far.
@@ -278,13 +300,13 @@ fn factor_k<const KL: usize, const KU: usize, const LD: usize>(
     // with km = KL a constant, its loops of constant length unrolled.
     let interior = n.saturating_sub(KL);
     for j in 0..interior {
-        if !column::<KL, KU, LD>(cols, n, j, KL, &mut ju, &mut ipiv[j], &mut lcount[j]) {
+        if !column::<KL, KU, LD>(ab, n, j, KL, &mut ju, &mut ipiv[j], &mut lcount[j]) {
             return false;
         }
     }
     for j in interior..n {
         let km = n - 1 - j;
-        if !column::<KL, KU, LD>(cols, n, j, km, &mut ju, &mut ipiv[j], &mut lcount[j]) {
+        if !column::<KL, KU, LD>(ab, n, j, km, &mut ju, &mut ipiv[j], &mut lcount[j]) {
             return false;
         }
     }
@@ -299,11 +321,18 @@ fn factor_k<const KL: usize, const KU: usize, const LD: usize>(
         kv - top
     }
     let split = kv.min(n);
-    for (j, (uc, colj)) in ucount[..split].iter_mut().zip(&cols[..split]).enumerate() {
-        *uc = above(colj, kv, kv - j);
+    for (j, (uc, colj)) in ucount[..split]
+        .iter_mut()
+        .zip(ab.chunks_exact(LD))
+        .enumerate()
+    {
+        *uc = above(arr::<LD>(colj), kv, kv - j);
     }
-    for (uc, colj) in ucount[split..].iter_mut().zip(&cols[split..]) {
-        *uc = above(colj, kv, 0);
+    for (uc, colj) in ucount[split..]
+        .iter_mut()
+        .zip(ab[split * LD..].chunks_exact(LD))
+    {
+        *uc = above(arr::<LD>(colj), kv, 0);
     }
     true
 }
@@ -314,7 +343,7 @@ fn factor_k<const KL: usize, const KU: usize, const LD: usize>(
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn column<const KL: usize, const KU: usize, const LD: usize>(
-    cols: &mut [[f64; LD]],
+    ab: &mut [f64],
     n: usize,
     j: usize,
     km: usize,
@@ -323,8 +352,8 @@ fn column<const KL: usize, const KU: usize, const LD: usize>(
     lc: &mut usize,
 ) -> bool {
     let kv = KL + KU;
-    let (left, right) = cols.split_at_mut(j + 1);
-    let colj = &mut left[j];
+    let (left, right) = ab.split_at_mut((j + 1) * LD);
+    let colj = arr_mut::<LD>(&mut left[j * LD..]);
     let mut jp = 0;
     let mut big = colj[kv].abs();
     for r in 1..=km {
@@ -345,11 +374,11 @@ fn column<const KL: usize, const KU: usize, const LD: usize>(
     }
     *ju = (*ju).max((j + KU + jp).min(n - 1));
     // Columns j + 1..=ju, with the row of u(j, c) in each (kv − 1 − (c − j − 1)).
-    let trailing = &mut right[..*ju - j];
+    let trailing = &mut right[..(*ju - j) * LD];
     if jp != 0 {
         colj.swap(kv, kv + jp);
-        for (colc, top) in trailing.iter_mut().zip((0..kv).rev()) {
-            colc.swap(top, top + jp);
+        for (colc, top) in trailing.chunks_exact_mut(LD).zip((0..kv).rev()) {
+            arr_mut::<LD>(colc).swap(top, top + jp);
         }
     }
     if km == 0 {
@@ -374,7 +403,7 @@ fn column<const KL: usize, const KU: usize, const LD: usize>(
                 match lm {
                     $($m => rank1_k::<$m, LD>(trailing, l, kv),)*
                     _ => {
-                        for (colc, top) in trailing.iter_mut().zip((0..kv).rev()) {
+                        for (colc, top) in trailing.chunks_exact_mut(LD).zip((0..kv).rev()) {
                             let u = colc[top];
                             if u != 0.0 {
                                 sub_scaled(&mut colc[top + 1..top + 1 + lm], l, u);
@@ -392,11 +421,12 @@ fn column<const KL: usize, const KU: usize, const LD: usize>(
 /// The rank-1 update of `factor_k` with M multipliers `l`: in each column of `cols`, below
 /// u(j, c) (row `top`), the M entries −= l·u(j, c), skipped when u(j, c) = 0.
 #[inline(always)]
-fn rank1_k<const M: usize, const LD: usize>(cols: &mut [[f64; LD]], l: &[f64], kv: usize) {
+fn rank1_k<const M: usize, const LD: usize>(cols: &mut [f64], l: &[f64], kv: usize) {
     let Ok(l) = <&[f64; M]>::try_from(l) else {
         unreachable!("rank1_k::<{M}> with {} multipliers", l.len())
     };
-    for (colc, top) in cols.iter_mut().zip((0..kv).rev()) {
+    for (colc, top) in cols.chunks_exact_mut(LD).zip((0..kv).rev()) {
+        let colc = arr_mut::<LD>(colc);
         let u = colc[top];
         if u != 0.0 {
             let Ok(a) = <&mut [f64; M]>::try_from(&mut colc[top + 1..top + 1 + M]) else {
@@ -514,11 +544,12 @@ fn solve_k<const KL: usize, const KU: usize, const LD: usize>(
 ) {
     const { assert!(LD == 2 * KL + KU + 1) };
     let kv = KL + KU;
-    let (cols, _) = ab[..LD * n].as_chunks::<LD>();
+    let ab = &ab[..LD * n];
     let b = &mut b[..n];
     let (lcount, ucount) = counts[..2 * n].split_at(n);
     // L: the row interchanges and the multipliers, column by column.
-    for (j, ((col, &p), &lm)) in cols.iter().zip(&ipiv[..n]).zip(lcount).enumerate() {
+    for (j, ((col, &p), &lm)) in ab.chunks_exact(LD).zip(&ipiv[..n]).zip(lcount).enumerate() {
+        let col = arr::<LD>(col);
         if p != j {
             b.swap(p, j);
         }
@@ -537,7 +568,8 @@ fn solve_k<const KL: usize, const KU: usize, const LD: usize>(
         }
     }
     // U (upper bandwidth kv): back substitution by columns.
-    for (j, (col, &um)) in cols.iter().zip(ucount).enumerate().rev() {
+    for (j, (col, &um)) in ab.chunks_exact(LD).zip(ucount).enumerate().rev() {
+        let col = arr::<LD>(col);
         let bj = b[j] / col[kv];
         b[j] = bj;
         macro_rules! upper {
