@@ -14,12 +14,14 @@ the run, as tests/fonsim). Equal error: each side runs at the largest tolerance 
 (half decades) whose error is at most the target error (Cantera networks) or at most FONSim's
 error at its step (FONSim networks); the errors are printed next to the times.
 
-Time: the solve only (Cantera: `ReactorNet.advance` over the output times; FONSim:
-`Simulation.run`; Plenum: `plenum run --repeat N`'s `solve_s`, the `advance_to` calls only),
-best of N repeats (FONSim: of at most 3), on one core (this process and its children pinned to
-`--cpu`, default CPU 0, one thread). Plenum's three methods are timed interleaved (rounds of
-auto, dopri5, bdf in turn, best of all rounds each), so that a change of load during the run
-affects all three alike: their ratio (auto / best) is what the "Automatic method" table checks.
+Time: the solve only (Cantera: the `ReactorNet.advance` calls over the output times, without
+reading the pressures, which only the untimed run that measures the error does; FONSim:
+`Simulation.run`; Plenum: `plenum run --repeat N`'s `solve_s`, the `advance_to` calls only,
+without recording outputs), best of N repeats (FONSim: of at most 3), on one core (this process
+and its children pinned to `--cpu`, default CPU 0, one thread). Cantera and Plenum's three
+methods are timed interleaved (rounds of cantera, auto, dopri5, bdf in turn, best of all rounds
+each), so that a change of load during the run affects all of them alike: the ratios, and
+auto / best (what the "Automatic method" table checks).
 
 `--instructions` adds the load-free figure: callgrind's count of instructions inside
 `Simulation::advance_to` (one solve at each method's picked rtol; needs valgrind), and auto /
@@ -151,24 +153,34 @@ def pick(run_at, error_of, target, quick):
 # Cantera
 
 
-def cantera_pressures(spec, times, rtol, atol):
-    """(dict name.p -> array at `times`, solve seconds) of Cantera at (rtol, atol)."""
+def cantera_pressures(spec, times, rtol, atol, record=True):
+    """(dict name.p -> array at `times`, solve seconds) of Cantera at (rtol, atol). With
+    `record=False` the chambers' pressures are not read (the dict is None): the timed repeats,
+    like Plenum's, only advance through the output times. Reading `phase.P` of every chamber
+    from Python at every output time was 14–24 % of the timed loop on the one-tank networks
+    (BENCHMARKS.md, "Cantera's time without Python's reads"): interpreter work, not solving."""
     from test_cantera import CanteraNetwork
 
     net = CanteraNetwork(spec)
     net.net.rtol = rtol
     net.net.atol = atol
     names = list(net.chambers)
-    rows = [[net.chambers[n].phase.P for n in names]]
+    phases = [net.chambers[n].phase for n in names]
+    rows = [[ph.P for ph in phases]]
+    outputs = [float(t) for t in times[1:]]
     pending = sorted(b for b in net.breakpoints if times[0] < b < times[-1])
+    advance = net.net.advance
     start = time.perf_counter()
-    for t in times[1:]:
+    for t in outputs:
         while pending and pending[0] <= t:
-            net.net.advance(pending.pop(0))
+            advance(pending.pop(0))
             net.net.reinitialize()
-        net.net.advance(t)
-        rows.append([net.chambers[n].phase.P for n in names])
+        advance(t)
+        if record:
+            rows.append([ph.P for ph in phases])
     solve_s = time.perf_counter() - start
+    if not record:
+        return None, solve_s
     arr = np.array(rows)
     return {f"{n}.p": arr[:, i] for i, n in enumerate(names)}, solve_s
 
@@ -186,15 +198,18 @@ def cantera_case(case, target, repeat, rounds, quick, instructions, table, auto_
 
     ct_rtol, ct_err = pick(lambda r: cantera_pressures(spec, times, r, ATOL)[0],
                            lambda c: rel_error(c, ct_ref, names), target, quick)
-    ct_time = min(cantera_pressures(spec, times, ct_rtol, ATOL)[1] for _ in range(repeat))
 
     picked = {}
     for method in PLENUM_METHODS:
         picked[method] = pick(lambda r: run_plenum(model, method, r, ATOL, 1)[0],
                               lambda c: rel_error(c, ref_cols, names), target, quick)
-    solve_s = time_interleaved(
-        {m: (lambda k, m=m: run_plenum(model, m, picked[m][0], ATOL, k)[1]) for m in picked},
-        repeat, rounds)
+    # Cantera is timed in the same rounds as Plenum's three methods, so that a change of load
+    # during the run hits both sides of the ratio alike.
+    runs = {m: (lambda k, m=m: run_plenum(model, m, picked[m][0], ATOL, k)[1]) for m in picked}
+    runs["cantera"] = lambda k: min(
+        cantera_pressures(spec, times, ct_rtol, ATOL, record=False)[1] for _ in range(k))
+    solve_s = time_interleaved(runs, repeat, rounds)
+    ct_time = solve_s.pop("cantera")
     results = {}
     for method, (rtol, err) in picked.items():
         t = solve_s[method]
@@ -220,15 +235,13 @@ def fonsim_case(name, column, duration, h, repeat, rounds, quick, instructions, 
     span = p_ref.max() - p_ref.min()
 
     def fonsim_err_time():
-        # FONSim prints its progress to stdout: keep it out of the tables.
+        # FONSim prints its progress to stdout: keep it out of the tables. Timed: its
+        # `Simulation.run` only, not building the system.
+        timing = {}
         with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
-            start = time.perf_counter()
-            t_f, p_f = compare.fonsim_case(name, h, duration)
-            elapsed = time.perf_counter() - start
-        return float(np.max(np.abs(np.interp(t_ref, t_f, p_f) - p_ref)) / span), elapsed
+            t_f, p_f = compare.fonsim_case(name, h, duration, timing)
+        return float(np.max(np.abs(np.interp(t_ref, t_f, p_f) - p_ref)) / span), timing["run_s"]
 
-    # compare.fonsim_case builds the system too; its build is a small share of the run, and is
-    # counted against FONSim (in its favour only when it is removed, so the ratio is a bound).
     # FONSim takes seconds per run: at most 3 repeats.
     runs = [fonsim_err_time() for _ in range(min(repeat, 3))]
     fs_err = runs[0][0]

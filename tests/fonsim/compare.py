@@ -59,8 +59,11 @@ def run_plenum(model, step, column):
     return data[:, 0], data[:, header.index(column)]
 
 
-def fonsim_case(name, h, duration):
-    """(times, container pressure) of FONSim's own simulation of case `name` at step h."""
+def fonsim_case(name, h, duration, timing=None):
+    """(times, container pressure) of FONSim's own simulation of case `name` at step h. With a
+    `timing` dict, `timing["run_s"]` is the time of `Simulation.run` alone (benches/peers.py)."""
+    import time
+
     import fonsim as fs
 
     air = fs.air
@@ -102,7 +105,10 @@ def fonsim_case(name, h, duration):
     else:
         raise ValueError(name)
     sim = fs.Simulation(s, duration=duration, step=h, verbose=-1)
+    start = time.perf_counter()
     sim.run()
+    if timing is not None:
+        timing["run_s"] = time.perf_counter() - start
     t = np.asarray(sim.times)
     p = np.asarray(watched.get("pressure"))
     n = min(len(t), len(p))
