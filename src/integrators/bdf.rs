@@ -522,7 +522,7 @@ struct Workspace {
     band_perm: Vec<usize>,
     band_pos: Vec<usize>,
     band_rhs: Vec<f64>,
-    /// Krylov path: ILU(0) of M (with J in its CSR order), GMRES and its counters.
+    /// Krylov path: ILU(0) of M (and J's pattern for M·u), GMRES and its counters.
     krylov: Option<Box<KrylovWs>>,
     /// Scratch of n for the row sums of `jacobian_radius_bound`.
     rowsum: Vec<f64>,
@@ -2185,8 +2185,7 @@ impl<S: OdeSystem> Step<'_, S> {
             }
             band_factor(&mut ws.ab, &mut ws.ipiv, &mut ws.band_counts, n, kl, ku)
         } else if let Some(k) = ws.krylov.as_mut() {
-            // The preconditioner: ILU(0) of M = I − γJ over M's pattern, with J kept in its
-            // CSR order for GMRES's products (`Ilu0::mul_shifted`).
+            // The preconditioner: ILU(0) of M = I − γJ over M's pattern.
             k.stats.preconditioner_setups += 1;
             k.ilu.factor_shifted(jac, gamma)
         } else if ws.sparse {
@@ -2319,7 +2318,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 &mut ws.tempv,
                 &ws.ewt,
                 tol,
-                |u, out| ilu.mul_shifted(gamma, u, out),
+                |u, out| ilu.mul_shifted(jac, gamma, u, out),
                 |u| ilu.solve(u),
             );
             stats.solves += 1;
