@@ -52,7 +52,7 @@ pub struct KrylovStats {
 /// factors keep exactly the pattern, computed row by row over its CSR transpose. For the BDF's
 /// M = I − γJ (`factor_shifted`, `mul_shifted`) it also keeps the CSC pattern of J for the
 /// product M·u. At 100k states these index and value arrays are what a Krylov step streams
-/// from memory, so the indices are `u32` (half the bytes of `usize`) and the factors `f32`.
+/// from memory, so the indices are `u32` (half the bytes of `usize`).
 pub struct Ilu0 {
     n: usize,
     /// CSR structure of the pattern: row i's columns (ascending) at `cols[start[i]..start[i+1]]`.
@@ -65,18 +65,15 @@ pub struct Ilu0 {
     /// The CSC pattern itself: column j's rows at `csc_rows[csc_start[j]..csc_start[j + 1]]`.
     csc_start: Vec<u32>,
     csc_rows: Vec<u32>,
-    /// The factors: L (unit, strictly lower) and U (upper) in one CSR value array, in single
-    /// precision: a preconditioner needs no more (GMRES's products and its residual test are
-    /// in double precision), and these values are half of what the preconditioner streams.
-    vals: Vec<f32>,
-    /// 1/U_ii in double precision (computed before the rounding of U_ii): the backward sweep
-    /// multiplies (a division's latency would sit on its chain of dependent rows).
+    /// The factors: L (unit, strictly lower) and U (upper) in one CSR value array (f64: in
+    /// f32 they halve what the preconditioner streams, but the adaptive grid runs then took
+    /// 1–5 % more steps and GMRES iterations, see BENCHMARKS.md).
+    vals: Vec<f64>,
+    /// 1/U_ii: the backward sweep multiplies (a division's latency would sit on its chain of
+    /// dependent rows).
     inv_diag: Vec<f64>,
-    /// Row i's offset in `row` of column j during the elimination of row i, `u32::MAX` if
-    /// none.
+    /// Row i's CSR position of column j during the elimination of row i, `u32::MAX` if none.
     marker: Vec<u32>,
-    /// The row being eliminated, in double precision (the longest row's length).
-    row: Vec<f64>,
 }
 
 /// An index of the CSR arrays as `usize`.
@@ -122,10 +119,6 @@ impl Ilu0 {
                 start[i] + d as u32
             })
             .collect();
-        let longest = (0..n)
-            .map(|i| ix(start[i + 1] - start[i]))
-            .max()
-            .unwrap_or(0);
         Ilu0 {
             n,
             start,
@@ -137,7 +130,6 @@ impl Ilu0 {
             vals: vec![0.0; nnz],
             inv_diag: vec![0.0; n],
             marker: vec![u32::MAX; n],
-            row: vec![0.0; longest],
         }
     }
 
@@ -176,48 +168,39 @@ impl Ilu0 {
     }
 
     /// The elimination (Saad, Alg. 10.4) of the matrix s·A + d·I, A given by its CSC values
-    /// over the pattern: each row in double precision from the earlier rows' rounded U, then
-    /// rounded into `vals`. False on a zero or non-finite pivot. (A factor beyond f32's range
-    /// becomes infinite: the solve's result is then not finite, which GMRES reports.)
+    /// over the pattern (s·A_ij, then + d on the diagonal). False on a zero or non-finite pivot.
     fn eliminate(&mut self, csc_vals: &[f64], s: f64, d: f64) -> bool {
+        for (v, &k) in self.vals.iter_mut().zip(&self.csc_pos) {
+            *v = s * csc_vals[ix(k)];
+        }
+        if d != 0.0 {
+            for &p in &self.diag {
+                self.vals[ix(p)] += d;
+            }
+        }
         for i in 0..self.n {
             let (r0, r1) = (ix(self.start[i]), ix(self.start[i + 1]));
-            let di = ix(self.diag[i]) - r0;
-            let row = &mut self.row[..r1 - r0];
-            for (o, ((w, &c), &k)) in row
-                .iter_mut()
-                .zip(&self.cols[r0..r1])
-                .zip(&self.csc_pos[r0..r1])
-                .enumerate()
-            {
-                self.marker[ix(c)] = o as u32;
-                *w = s * csc_vals[ix(k)];
-            }
-            if d != 0.0 {
-                row[di] += d;
+            let di = ix(self.diag[i]);
+            for p in r0..r1 {
+                self.marker[ix(self.cols[p])] = p as u32;
             }
             // Eliminate with each earlier row k of row i's pattern, in ascending order.
-            for p in 0..di {
-                let k = ix(self.cols[r0 + p]);
-                let lik = row[p] * self.inv_diag[k];
-                row[p] = lik;
-                let (dk, end) = (ix(self.diag[k]) + 1, ix(self.start[k + 1]));
-                for (&u, &c) in self.vals[dk..end].iter().zip(&self.cols[dk..end]) {
-                    let o = self.marker[ix(c)];
-                    if o != u32::MAX {
-                        row[ix(o)] -= lik * f64::from(u);
+            for p in r0..di {
+                let k = ix(self.cols[p]);
+                let dk = ix(self.diag[k]);
+                let lik = self.vals[p] / self.vals[dk];
+                self.vals[p] = lik;
+                for q in dk + 1..ix(self.start[k + 1]) {
+                    let m = self.marker[ix(self.cols[q])];
+                    if m != u32::MAX {
+                        self.vals[ix(m)] -= lik * self.vals[q];
                     }
                 }
             }
-            for ((v, &w), &c) in self.vals[r0..r1]
-                .iter_mut()
-                .zip(&*row)
-                .zip(&self.cols[r0..r1])
-            {
-                self.marker[ix(c)] = u32::MAX;
-                *v = w as f32;
+            for p in r0..r1 {
+                self.marker[ix(self.cols[p])] = u32::MAX;
             }
-            let pivot = row[di];
+            let pivot = self.vals[di];
             if pivot == 0.0 || !pivot.is_finite() {
                 return false;
             }
@@ -235,7 +218,7 @@ impl Ilu0 {
             let (r0, d) = (ix(self.start[i]), ix(self.diag[i]));
             let mut s = x[i];
             for (&v, &c) in self.vals[r0..d].iter().zip(&self.cols[r0..d]) {
-                s -= f64::from(v) * x[ix(c)];
+                s -= v * x[ix(c)];
             }
             x[i] = s;
         }
@@ -243,7 +226,7 @@ impl Ilu0 {
             let (d, r1) = (ix(self.diag[i]) + 1, ix(self.start[i + 1]));
             let mut s = x[i];
             for (&v, &c) in self.vals[d..r1].iter().zip(&self.cols[d..r1]) {
-                s -= f64::from(v) * x[ix(c)];
+                s -= v * x[ix(c)];
             }
             x[i] = s * self.inv_diag[i];
         }
@@ -648,8 +631,7 @@ mod tests {
             .map(|(a, b)| (a - b).abs())
             .fold(0.0, f64::max);
         println!("tridiagonal ILU(0) solve: max |x − (LU)⁻¹Ax| = {err:.2e}");
-        // Exact but for the factors' rounding to f32 (a relative 6e-8 each).
-        assert!(err < 1e-5);
+        assert!(err < 1e-12);
     }
 
     #[test]
