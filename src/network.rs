@@ -153,8 +153,8 @@ struct OrificeLink {
 /// The orifices reduced to their nodes and constant parameters, 32 bytes each against an
 /// [`Orifice`]'s 88 (its name, `usize` nodes, parameters that may be tables): the right-hand
 /// side reads every orifice, which on large networks is most of the bytes it streams (at 100k
-/// components the orifices alone outgrow L2). Built by the first right-hand side
-/// ([`Network::rhs`], [`OdeSystem::jvp`]) and again after a parameter is written
+/// components the orifices alone outgrow L2). Built with the network, and again by the
+/// right-hand side (`rhs_general`, [`OdeSystem::jvp`]) after a parameter write
 /// ([`Network::param_mut`] marks them stale). Not serialized: a restored network rebuilds them.
 #[derive(Clone, Debug, Default)]
 struct OrificeLinks {
@@ -1424,9 +1424,6 @@ impl Network {
         if !self.scratch.get_mut().sized {
             self.ensure_scratch();
         }
-        if self.orifice_links.state == LinksState::Stale {
-            self.refresh_orifice_links();
-        }
         debug_assert!({
             let (nn, nl) = (self.chambers.len() + self.reservoirs.len(), self.n_links());
             let sc = self.scratch.get_mut();
@@ -1443,6 +1440,14 @@ impl Network {
         }
         if !fresh {
             sc.reservoirs_fresh = self.reservoirs_constant();
+            sc.lean = sc.valves_only && sc.reservoirs_fresh;
+            drop(sc);
+            // A parameter write clears `reservoirs_fresh` too: the orifices' links are rebuilt
+            // here, off the steady path, for the next evaluation (this one read the orifices).
+            if self.orifice_links.state == LinksState::Stale {
+                self.refresh_orifice_links();
+            }
+            return;
         }
         sc.lean = sc.valves_only && sc.reservoirs_fresh;
     }
@@ -1495,7 +1500,9 @@ impl Network {
         let link_mdot = &mut sc.link_mdot;
         let mut link = 0;
 
-        if FULL {
+        // The test of the orifices first: a network without any pays no more than the loop's
+        // own test.
+        if FULL && !self.orifices.is_empty() {
             let links = &self.orifice_links;
             if links.state == LinksState::Usable && seeds.is_empty() {
                 // The compact copy (no seed can replace a parameter here).
