@@ -1505,20 +1505,9 @@ impl Network {
         if FULL && !self.orifices.is_empty() {
             let links = &self.orifice_links;
             if links.state == LinksState::Usable && seeds.is_empty() {
-                // The compact copy (no seed can replace a parameter here).
-                for (k, (o, out)) in links.links.iter().zip(link_mdot.iter_mut()).enumerate() {
-                    let (from, to) = (o.from as usize, o.to as usize);
-                    let mdot = const_orifice_flow(&self.gas, o.law, nodes[from], nodes[to]);
-                    debug_assert_eq!(
-                        mdot.re().to_bits(),
-                        self.orifices[k]
-                            .mass_flow_with(&self.gas, pv, nodes[from], nodes[to])
-                            .re()
-                            .to_bits()
-                    );
-                    self.transfer(nodes, from, to, mdot, dy);
-                    *out = mdot;
-                }
+                // The compact copy (no seed can replace a parameter here), out of line: its
+                // registers stay out of the networks without orifices.
+                self.orifice_link_flows(nodes, dy, link_mdot, &pv);
                 link = links.links.len();
             } else {
                 for o in &self.orifices {
@@ -1555,6 +1544,32 @@ impl Network {
                 dy[acc + 1] += dy[o + chamber::ENERGY] - du;
                 dy[o + chamber::ENERGY] = du;
             }
+        }
+    }
+
+    /// The orifices' flows from their links ([`OrificeLinks`], usable) into `dy` and
+    /// `link_mdot` (from its start).
+    #[inline(never)]
+    fn orifice_link_flows<T: Scalar>(
+        &self,
+        nodes: &[NodeState<T>],
+        dy: &mut [T],
+        link_mdot: &mut [T],
+        pv: &impl Fn(&ParamValue) -> T,
+    ) {
+        let links = &self.orifice_links.links;
+        for (k, (o, out)) in links.iter().zip(link_mdot.iter_mut()).enumerate() {
+            let (from, to) = (o.from as usize, o.to as usize);
+            let mdot = const_orifice_flow(&self.gas, o.law, nodes[from], nodes[to]);
+            debug_assert_eq!(
+                mdot.re().to_bits(),
+                self.orifices[k]
+                    .mass_flow_with(&self.gas, pv, nodes[from], nodes[to])
+                    .re()
+                    .to_bits()
+            );
+            self.transfer(nodes, from, to, mdot, dy);
+            *out = mdot;
         }
     }
 
