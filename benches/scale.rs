@@ -16,7 +16,8 @@
 //! same table for grids), `-- --interleaved` (only the interleaved-size table: all sizes built
 //! first, then rounds over the sizes, best per size, with the work counters per bdf2 step; the
 //! full and quick runs end with it), `-- --one chain|grid SIZE direct|krylov|sparse STEPS` (one bdf2
-//! run for callgrind: `valgrind --tool=callgrind --toggle-collect='*bdf_steps*'`), `-- --emit
+//! run for callgrind: `valgrind --tool=callgrind --toggle-collect='*bdf_steps*'`; `rhs|rk4
+//! CALLS` instead: the right-hand side or the rk4 step alone, `*rhs_calls*`, `*rk4_steps*`), `-- --emit
 //! chain|grid SIZE` (print one generated model, method `bdf`, for `plenum run`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -646,15 +647,19 @@ fn one(args: &[String]) {
         _ => Shape::Chain,
     };
     let size = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1_000);
-    let kind = match args.get(2).map(String::as_str) {
-        Some("krylov") => 1,
-        Some("sparse") => 2,
-        _ => 0,
-    };
     let steps = args
         .get(3)
         .and_then(|a| a.parse().ok())
         .unwrap_or(BDF_BATCH);
+    let kind = match args.get(2).map(String::as_str) {
+        Some("krylov") => 1,
+        Some("sparse") => 2,
+        Some(e @ ("rhs" | "rk4")) => {
+            one_explicit(shape, size, e == "rk4", steps);
+            return;
+        }
+        _ => 0,
+    };
     let (mut sim, components, bytes) = bdf_sim(shape, size, KINDS[kind].1);
     let w0 = work(&sim);
     let t0 = Instant::now();
@@ -674,6 +679,48 @@ fn one(args: &[String]) {
         per(w0.jacobians, w1.jacobians),
         per(w0.factorizations, w1.factorizations),
         per(w0.gmres, w1.gmres),
+    );
+}
+
+/// `n` right-hand sides at `y` (callgrind: `--toggle-collect='*scale*rhs_calls*'`).
+#[inline(never)]
+fn rhs_calls(sim: &mut Simulation, y: &[f64], dydt: &mut [f64], n: usize) {
+    for _ in 0..n {
+        sim.network.rhs(0.0, y, dydt);
+        black_box(&*dydt);
+    }
+}
+
+/// `n` rk4 steps of 0.1 µs (callgrind: `--toggle-collect='*scale*rk4_steps*'`).
+#[inline(never)]
+fn rk4_steps(sim: &mut Simulation, n: usize) {
+    for _ in 0..n {
+        let t = sim.t_s;
+        black_box(sim.advance_to(t + 1e-7).expect("rk4 step"));
+    }
+}
+
+/// `--one chain|grid SIZE rhs|rk4 CALLS`: after one warm-up call, `CALLS` right-hand sides
+/// (`rhs_calls`) or rk4 steps (`rk4_steps`) alone, for callgrind's cache simulation.
+fn one_explicit(shape: Shape, size: usize, rk4: bool, calls: usize) {
+    let (text, components) = generate(shape, size, "rk4");
+    let (mut sim, _, _) = build(&text);
+    let n = sim.y.len();
+    let y = sim.y.clone();
+    let mut dydt = vec![0.0; n];
+    sim.network.rhs(0.0, &y, &mut dydt);
+    sim.advance_to(1e-7).expect("warm-up step");
+    let t0 = Instant::now();
+    if rk4 {
+        rk4_steps(&mut sim, calls);
+    } else {
+        rhs_calls(&mut sim, &y, &mut dydt, calls);
+    }
+    let dt = t0.elapsed().as_secs_f64() / calls.max(1) as f64;
+    println!(
+        "{components} components ({n} states), {}: {calls} calls, {} per call",
+        if rk4 { "rk4 step" } else { "rhs" },
+        fmt_time(dt)
     );
 }
 

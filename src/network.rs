@@ -133,6 +133,80 @@ struct BreakpointCache {
     next_s: Option<f64>,
 }
 
+/// An orifice's flow law with its constant parameters (see [`OrificeLinks`]).
+#[derive(Clone, Copy, Debug)]
+enum ConstLaw {
+    /// C_d·A, m²: the product [`Orifice::mass_flow_with`] forms, so the same bits.
+    Isentropic(f64),
+    /// Sonic conductance (m³/(s·Pa)) and critical pressure ratio.
+    Iso6358(f64, f64),
+}
+
+/// One orifice as the right-hand side reads it: its nodes and its constant law.
+#[derive(Clone, Copy, Debug)]
+struct OrificeLink {
+    from: u32,
+    to: u32,
+    law: ConstLaw,
+}
+
+/// The orifices reduced to their nodes and constant parameters, 32 bytes each against an
+/// [`Orifice`]'s 88 (its name, `usize` nodes, parameters that may be tables): the right-hand
+/// side reads every orifice, which on large networks is most of the bytes it streams (at 100k
+/// components the orifices alone outgrow L2). Built with the network, and again by the
+/// right-hand side (`rhs_general`, [`OdeSystem::jvp`]) after a parameter write
+/// ([`Network::param_mut`] marks them stale). Not serialized: a restored network rebuilds them.
+#[derive(Clone, Debug, Default)]
+struct OrificeLinks {
+    state: LinksState,
+    links: Vec<OrificeLink>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum LinksState {
+    /// Not built since the network was made or a parameter written.
+    #[default]
+    Stale,
+    /// `links` holds every orifice.
+    Usable,
+    /// Some orifice's parameter is not a constant (or the indices exceed `u32`): the orifices
+    /// themselves are read.
+    Unusable,
+}
+
+/// Mass flow of an orifice with constant parameters: [`Orifice::mass_flow_with`]'s arithmetic.
+#[inline(always)]
+fn const_orifice_flow<T: Scalar>(
+    gas: &IdealGas,
+    law: ConstLaw,
+    from: NodeState<T>,
+    to: NodeState<T>,
+) -> T {
+    match law {
+        ConstLaw::Isentropic(k) => orifice::signed_mass_flow_kg_per_s(gas, c(k), from, to),
+        ConstLaw::Iso6358(cond, b) => {
+            let (cond, b) = (c::<T>(cond), c::<T>(b));
+            if from.pressure_pa.re() >= to.pressure_pa.re() {
+                orifice::iso6358_mass_flow_kg_per_s(
+                    cond,
+                    b,
+                    from.pressure_pa,
+                    from.temperature_k,
+                    to.pressure_pa,
+                )
+            } else {
+                -orifice::iso6358_mass_flow_kg_per_s(
+                    cond,
+                    b,
+                    to.pressure_pa,
+                    to.temperature_k,
+                    from.pressure_pa,
+                )
+            }
+        }
+    }
+}
+
 /// A test-only component that removes a fraction of a chamber's mass and energy per second
 /// without counting it as having left (see `Network::test_sink`).
 #[doc(hidden)]
@@ -304,6 +378,8 @@ pub struct Network {
     /// are private, so there is no other way to write one.
     #[serde(skip)]
     breakpoints: BreakpointCache,
+    #[serde(skip)]
+    orifice_links: OrificeLinks,
 }
 
 /// Names of the per-link output (`<name>.mdot`) in order: orifices, then valves.
@@ -425,8 +501,10 @@ impl Network {
             scratch: RefCell::default(),
             dual: DualScratch::default(),
             breakpoints: BreakpointCache::default(),
+            orifice_links: OrificeLinks::default(),
         };
         net.ensure_scratch();
+        net.refresh_orifice_links();
         net
     }
 
@@ -436,6 +514,49 @@ impl Network {
         let more = self.has_more_kinds();
         let no_orifices = self.orifices.is_empty();
         self.scratch.get_mut().ensure(nn, nl, more, no_orifices);
+    }
+
+    /// Rebuild [`OrificeLinks`] (in place: no allocation once built).
+    #[cold]
+    fn refresh_orifice_links(&mut self) {
+        let nodes = self.chambers.len() + self.reservoirs.len();
+        let l = &mut self.orifice_links;
+        l.links.clear();
+        l.state = LinksState::Unusable;
+        if nodes > u32::MAX as usize {
+            return;
+        }
+        let konst = |p: &ParamValue| match p {
+            ParamValue::Const(v) => Some(*v),
+            _ => None,
+        };
+        for o in &self.orifices {
+            let law = match &o.form {
+                OrificeForm::Isentropic {
+                    area_m2,
+                    discharge_coefficient,
+                } => match (konst(discharge_coefficient), konst(area_m2)) {
+                    (Some(cd), Some(a)) => ConstLaw::Isentropic(cd * a),
+                    _ => return,
+                },
+                OrificeForm::Iso6358 {
+                    sonic_conductance_m3_per_s_pa,
+                    critical_pressure_ratio,
+                } => match (
+                    konst(sonic_conductance_m3_per_s_pa),
+                    konst(critical_pressure_ratio),
+                ) {
+                    (Some(cond), Some(b)) => ConstLaw::Iso6358(cond, b),
+                    _ => return,
+                },
+            };
+            l.links.push(OrificeLink {
+                from: o.from as u32,
+                to: o.to as u32,
+                law,
+            });
+        }
+        l.state = LinksState::Usable;
     }
 
     /// Whether any link or boundary other than orifices and valves exists (see `eval_more`).
@@ -827,6 +948,7 @@ impl Network {
         // The caller may change the parameter, and with it the breakpoints and the reservoir
         // nodes the right-hand side keeps.
         self.forget_breakpoints();
+        self.orifice_links.state = LinksState::Stale;
         let sc = self.scratch.get_mut();
         sc.reservoirs_fresh = false;
         sc.lean = false;
@@ -1229,6 +1351,9 @@ impl OdeSystem for Network {
     fn jvp(&mut self, t: f64, y: &[f64], v: &[f64], dydt: &mut [f64], jv: &mut [f64]) -> bool {
         let n = self.layout.n_states;
         debug_assert!(y.len() == n && v.len() == n && dydt.len() == n && jv.len() == n);
+        if self.orifice_links.state == LinksState::Stale {
+            self.refresh_orifice_links();
+        }
         let mut d = std::mem::take(&mut self.dual);
         d.sc.ensure(
             self.chambers.len() + self.reservoirs.len(),
@@ -1315,6 +1440,14 @@ impl Network {
         }
         if !fresh {
             sc.reservoirs_fresh = self.reservoirs_constant();
+            sc.lean = sc.valves_only && sc.reservoirs_fresh;
+            drop(sc);
+            // A parameter write clears `reservoirs_fresh` too: the orifices' links are rebuilt
+            // here, off the steady path, for the next evaluation (this one read the orifices).
+            if self.orifice_links.state == LinksState::Stale {
+                self.refresh_orifice_links();
+            }
+            return;
         }
         sc.lean = sc.valves_only && sc.reservoirs_fresh;
     }
@@ -1367,12 +1500,22 @@ impl Network {
         let link_mdot = &mut sc.link_mdot;
         let mut link = 0;
 
-        if FULL {
-            for o in &self.orifices {
-                let mdot = o.mass_flow_with(&self.gas, pv, nodes[o.from], nodes[o.to]);
-                self.transfer(nodes, o.from, o.to, mdot, dy);
-                link_mdot[link] = mdot;
-                link += 1;
+        // The test of the orifices first: a network without any pays no more than the loop's
+        // own test.
+        if FULL && !self.orifices.is_empty() {
+            let links = &self.orifice_links;
+            if links.state == LinksState::Usable && seeds.is_empty() {
+                // The compact copy (no seed can replace a parameter here), out of line: its
+                // registers stay out of the networks without orifices.
+                self.orifice_link_flows(nodes, dy, link_mdot, &pv);
+                link = links.links.len();
+            } else {
+                for o in &self.orifices {
+                    let mdot = o.mass_flow_with(&self.gas, pv, nodes[o.from], nodes[o.to]);
+                    self.transfer(nodes, o.from, o.to, mdot, dy);
+                    link_mdot[link] = mdot;
+                    link += 1;
+                }
             }
         }
         self.valve_links(nodes, dy, &mut link_mdot[link..], &pv);
@@ -1401,6 +1544,32 @@ impl Network {
                 dy[acc + 1] += dy[o + chamber::ENERGY] - du;
                 dy[o + chamber::ENERGY] = du;
             }
+        }
+    }
+
+    /// The orifices' flows from their links ([`OrificeLinks`], usable) into `dy` and
+    /// `link_mdot` (from its start).
+    #[inline(never)]
+    fn orifice_link_flows<T: Scalar>(
+        &self,
+        nodes: &[NodeState<T>],
+        dy: &mut [T],
+        link_mdot: &mut [T],
+        pv: &impl Fn(&ParamValue) -> T,
+    ) {
+        let links = &self.orifice_links.links;
+        for (k, (o, out)) in links.iter().zip(link_mdot.iter_mut()).enumerate() {
+            let (from, to) = (o.from as usize, o.to as usize);
+            let mdot = const_orifice_flow(&self.gas, o.law, nodes[from], nodes[to]);
+            debug_assert_eq!(
+                mdot.re().to_bits(),
+                self.orifices[k]
+                    .mass_flow_with(&self.gas, pv, nodes[from], nodes[to])
+                    .re()
+                    .to_bits()
+            );
+            self.transfer(nodes, from, to, mdot, dy);
+            *out = mdot;
         }
     }
 

@@ -524,7 +524,7 @@ struct Workspace {
     band_perm: Vec<usize>,
     band_pos: Vec<usize>,
     band_rhs: Vec<f64>,
-    /// Krylov path: ILU(0) of M (M's values in `m_vals`), GMRES and its counters.
+    /// Krylov path: ILU(0) of M (and J's pattern for M·u), GMRES and its counters.
     krylov: Option<Box<KrylovWs>>,
     /// Scratch of n for the row sums of `jacobian_radius_bound`.
     rowsum: Vec<f64>,
@@ -1296,7 +1296,6 @@ impl Bdf {
         }
         ws.krylov = None;
         if krylov {
-            ws.m_vals = vec![0.0; nnz];
             let invariants: Vec<Vec<usize>> = sys
                 .linear_invariants()
                 .into_iter()
@@ -1960,14 +1959,8 @@ impl<S: OdeSystem> Step<'_, S> {
             band_factor(&mut ws.ab, &mut ws.ipiv, &mut ws.band_counts, n, kl, ku)
         } else if let Some(k) = ws.krylov.as_mut() {
             // The preconditioner: ILU(0) of M = I − γJ over M's pattern.
-            for (m, a) in ws.m_vals.iter_mut().zip(jac) {
-                *m = -gamma * a;
-            }
-            for &d in &ws.diag {
-                ws.m_vals[d] += 1.0;
-            }
             k.stats.preconditioner_setups += 1;
-            k.ilu.factor(&ws.m_vals)
+            k.ilu.factor_shifted(jac, gamma)
         } else if ws.sparse {
             for (m, a) in ws.m_vals.iter_mut().zip(jac) {
                 *m = -gamma * a;
@@ -2072,10 +2065,12 @@ impl<S: OdeSystem> Step<'_, S> {
         if let Some(k) = ws.krylov.as_mut() {
             // M·u with the current γ (CVODE's cvLsATimes), the preconditioner from γ_M.
             let s = &*self.s;
-            let p = ws.m_pattern.as_ref().expect("workspace prepared");
             let (gamma, jac) = (s.gamma, &s.jac);
-            let bnorm = wrms(&ws.tempv, &ws.ewt, ws.n_err);
-            let tol = (EPLIFAC * s.tq[4]).max(KRYLOV_MIN_REDUCTION * bnorm);
+            // The tolerance from b's weighted RMS norm (`wrms`'s sum, which GMRES's first pass
+            // computes).
+            let n_err = ws.n_err.max(1) as f64;
+            let eplifac_tol = EPLIFAC * s.tq[4];
+            let tol = |ss: f64| eplifac_tol.max(KRYLOV_MIN_REDUCTION * (ss / n_err).sqrt());
             let KrylovWs {
                 ilu,
                 gmres,
@@ -2091,15 +2086,12 @@ impl<S: OdeSystem> Step<'_, S> {
             for (b, (q, _)) in quad_b.iter_mut().zip(quad_rows.iter()) {
                 *b = ws.tempv[*q];
             }
-            let r = gmres.solve(
+            let ilu = &*ilu;
+            let r = gmres.solve_with(
                 &mut ws.tempv,
                 &ws.ewt,
                 tol,
-                |u, out| {
-                    // out = u − γ·J·u: out + (−γu_j)·a is out − (γu_j)·a bit for bit.
-                    out.copy_from_slice(u);
-                    p.mul_add(jac, -gamma, u, out);
-                },
+                |u, out| ilu.mul_shifted(jac, gamma, u, out),
                 |u| ilu.solve(u),
             );
             stats.solves += 1;

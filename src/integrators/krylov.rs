@@ -49,30 +49,50 @@ pub struct KrylovStats {
 }
 
 /// ILU(0) of a matrix given by its values over a CSC pattern (with the full diagonal): the
-/// factors keep exactly the pattern, computed row by row over its CSR transpose.
+/// factors keep exactly the pattern, computed row by row over its CSR transpose. For the BDF's
+/// M = I − γJ (`factor_shifted`, `mul_shifted`) it also keeps the CSC pattern of J for the
+/// product M·u. At 100k states these index and value arrays are what a Krylov step streams
+/// from memory, so the indices are `u32` (half the bytes of `usize`).
 pub struct Ilu0 {
     n: usize,
     /// CSR structure of the pattern: row i's columns (ascending) at `cols[start[i]..start[i+1]]`.
-    start: Vec<usize>,
-    cols: Vec<usize>,
+    start: Vec<u32>,
+    cols: Vec<u32>,
     /// For each CSR entry, its position in the CSC values.
-    csc_pos: Vec<usize>,
+    csc_pos: Vec<u32>,
     /// CSR position of each row's diagonal.
-    diag: Vec<usize>,
-    /// The factors: L (unit, strictly lower) and U (upper) in one CSR value array.
+    diag: Vec<u32>,
+    /// The CSC pattern itself: column j's rows at `csc_rows[csc_start[j]..csc_start[j + 1]]`.
+    csc_start: Vec<u32>,
+    csc_rows: Vec<u32>,
+    /// The factors: L (unit, strictly lower) and U (upper) in one CSR value array (f64: in
+    /// f32 they halve what the preconditioner streams, but the adaptive grid runs then took
+    /// 1–5 % more steps and GMRES iterations, see BENCHMARKS.md).
     vals: Vec<f64>,
     /// 1/U_ii: the backward sweep multiplies (a division's latency would sit on its chain of
     /// dependent rows).
     inv_diag: Vec<f64>,
-    /// Row i's CSR position of column j during the elimination of row i, `usize::MAX` if none.
-    marker: Vec<usize>,
+    /// Row i's CSR position of column j during the elimination of row i, `u32::MAX` if none.
+    marker: Vec<u32>,
+}
+
+/// An index of the CSR arrays as `usize`.
+#[inline(always)]
+fn ix(i: u32) -> usize {
+    i as usize
 }
 
 impl Ilu0 {
+    /// The structure of ILU(0) over `p`. Panics past 2³² − 1 nonzeros (the `u32` indices), a
+    /// pattern whose values alone would take 34 GB.
     pub fn new(p: &Pattern) -> Ilu0 {
         let n = p.n;
         let nnz = p.nonzeros();
-        let mut start = vec![0usize; n + 1];
+        assert!(
+            u32::try_from(nnz).is_ok_and(|v| v < u32::MAX),
+            "ILU(0): {nnz} nonzeros exceed the u32 indices"
+        );
+        let mut start = vec![0u32; n + 1];
         for &i in &p.rows {
             start[i + 1] += 1;
         }
@@ -80,23 +100,23 @@ impl Ilu0 {
             start[i + 1] += start[i];
         }
         let mut next = start.clone();
-        let mut cols = vec![0usize; nnz];
-        let mut csc_pos = vec![0usize; nnz];
+        let mut cols = vec![0u32; nnz];
+        let mut csc_pos = vec![0u32; nnz];
         // Columns in ascending order, so each row's columns come out ascending.
         for j in 0..n {
             for k in p.col_start[j]..p.col_start[j + 1] {
                 let i = p.rows[k];
-                cols[next[i]] = j;
-                csc_pos[next[i]] = k;
+                cols[ix(next[i])] = j as u32;
+                csc_pos[ix(next[i])] = k as u32;
                 next[i] += 1;
             }
         }
         let diag = (0..n)
             .map(|i| {
-                let row = &cols[start[i]..start[i + 1]];
-                let d = row.partition_point(|&j| j < i);
-                debug_assert!(d < row.len() && row[d] == i, "pattern without diagonal");
-                start[i] + d
+                let row = &cols[ix(start[i])..ix(start[i + 1])];
+                let d = row.partition_point(|&j| ix(j) < i);
+                debug_assert!(d < row.len() && ix(row[d]) == i, "pattern without diagonal");
+                start[i] + d as u32
             })
             .collect();
         Ilu0 {
@@ -105,42 +125,86 @@ impl Ilu0 {
             cols,
             csc_pos,
             diag,
+            csc_start: p.col_start.iter().map(|&k| k as u32).collect(),
+            csc_rows: p.rows.iter().map(|&i| i as u32).collect(),
             vals: vec![0.0; nnz],
             inv_diag: vec![0.0; n],
-            marker: vec![usize::MAX; n],
+            marker: vec![u32::MAX; n],
         }
     }
 
     /// Factor the matrix with these CSC values. False on a zero or non-finite pivot.
     pub fn factor(&mut self, csc_vals: &[f64]) -> bool {
+        self.eliminate(csc_vals, 1.0, 0.0)
+    }
+
+    /// Factor M = I − γJ, J given by its CSC values `jac` over the pattern (the values
+    /// −γ·J_ij, plus 1 on the diagonal: the bits of the BDF's M). False on a zero or non-finite
+    /// pivot.
+    pub fn factor_shifted(&mut self, jac: &[f64], gamma: f64) -> bool {
+        self.eliminate(jac, -gamma, 1.0)
+    }
+
+    /// out = u − γ·J·u, J given by its CSC values `jac` over the pattern: out = u, then for
+    /// each column j with −γu_j ≠ 0, out_i += (−γu_j)·J_ij (`Pattern::mul_add`'s additions, and
+    /// bits, over the `u32` rows). The columns skipped are not read: on the gas networks the
+    /// chambers' volume states, whose entries of u are 0 (their rows of M are rows of I).
+    pub fn mul_shifted(&self, jac: &[f64], gamma: f64, u: &[f64], out: &mut [f64]) {
+        assert!(
+            u.len() == self.n && out.len() == self.n && jac.len() == self.csc_rows.len(),
+            "M·u of the wrong length"
+        );
+        out.copy_from_slice(u);
+        let alpha = -gamma;
+        for (j, &uj) in u.iter().enumerate() {
+            let c = alpha * uj;
+            if c != 0.0 {
+                let (k0, k1) = (ix(self.csc_start[j]), ix(self.csc_start[j + 1]));
+                for (&i, a) in self.csc_rows[k0..k1].iter().zip(&jac[k0..k1]) {
+                    out[ix(i)] += c * a;
+                }
+            }
+        }
+    }
+
+    /// The elimination (Saad, Alg. 10.4) of the matrix s·A + d·I, A given by its CSC values
+    /// over the pattern (s·A_ij, then + d on the diagonal). False on a zero or non-finite pivot.
+    fn eliminate(&mut self, csc_vals: &[f64], s: f64, d: f64) -> bool {
         for (v, &k) in self.vals.iter_mut().zip(&self.csc_pos) {
-            *v = csc_vals[k];
+            *v = s * csc_vals[ix(k)];
+        }
+        if d != 0.0 {
+            for &p in &self.diag {
+                self.vals[ix(p)] += d;
+            }
         }
         for i in 0..self.n {
-            let (r0, r1) = (self.start[i], self.start[i + 1]);
+            let (r0, r1) = (ix(self.start[i]), ix(self.start[i + 1]));
+            let di = ix(self.diag[i]);
             for p in r0..r1 {
-                self.marker[self.cols[p]] = p;
+                self.marker[ix(self.cols[p])] = p as u32;
             }
             // Eliminate with each earlier row k of row i's pattern, in ascending order.
-            for p in r0..self.diag[i] {
-                let k = self.cols[p];
-                let lik = self.vals[p] / self.vals[self.diag[k]];
+            for p in r0..di {
+                let k = ix(self.cols[p]);
+                let dk = ix(self.diag[k]);
+                let lik = self.vals[p] / self.vals[dk];
                 self.vals[p] = lik;
-                for q in self.diag[k] + 1..self.start[k + 1] {
-                    let m = self.marker[self.cols[q]];
-                    if m != usize::MAX {
-                        self.vals[m] -= lik * self.vals[q];
+                for q in dk + 1..ix(self.start[k + 1]) {
+                    let m = self.marker[ix(self.cols[q])];
+                    if m != u32::MAX {
+                        self.vals[ix(m)] -= lik * self.vals[q];
                     }
                 }
             }
             for p in r0..r1 {
-                self.marker[self.cols[p]] = usize::MAX;
+                self.marker[ix(self.cols[p])] = u32::MAX;
             }
-            let d = self.vals[self.diag[i]];
-            if d == 0.0 || !d.is_finite() {
+            let pivot = self.vals[di];
+            if pivot == 0.0 || !pivot.is_finite() {
                 return false;
             }
-            self.inv_diag[i] = 1.0 / d;
+            self.inv_diag[i] = 1.0 / pivot;
         }
         true
     }
@@ -151,18 +215,18 @@ impl Ilu0 {
         assert_eq!(x.len(), n, "ILU(0) solve of the wrong length");
         // Row slices zipped: one bounds check per entry (x[c]) instead of three.
         for i in 0..n {
-            let (r0, d) = (self.start[i], self.diag[i]);
+            let (r0, d) = (ix(self.start[i]), ix(self.diag[i]));
             let mut s = x[i];
             for (&v, &c) in self.vals[r0..d].iter().zip(&self.cols[r0..d]) {
-                s -= v * x[c];
+                s -= v * x[ix(c)];
             }
             x[i] = s;
         }
         for i in (0..n).rev() {
-            let (d, r1) = (self.diag[i] + 1, self.start[i + 1]);
+            let (d, r1) = (ix(self.diag[i]) + 1, ix(self.start[i + 1]));
             let mut s = x[i];
             for (&v, &c) in self.vals[d..r1].iter().zip(&self.cols[d..r1]) {
-                s -= v * x[c];
+                s -= v * x[ix(c)];
             }
             x[i] = s * self.inv_diag[i];
         }
@@ -233,6 +297,24 @@ impl Gmres {
         bx: &mut [f64],
         ewt: &[f64],
         tol: f64,
+        matvec: impl FnMut(&[f64], &mut [f64]),
+        psolve: impl FnMut(&mut [f64]),
+    ) -> Result<u64, GmresFailure> {
+        self.solve_with(bx, ewt, |_| tol, matvec, psolve)
+    }
+
+    /// `solve` with the tolerance a function of Σ_i (b_i·ewt_i)² (summed in index order), which
+    /// the first pass over b computes anyway: the BDF's tolerance depends on b's norm.
+    ///
+    /// Each pass over n-vectors does every update it can (at 100k states a pass streams its
+    /// vectors from memory): v₀ and its norm; v_k's normalization and S⁻¹v_k; S·(M·z) and its
+    /// product with v₀; each Gram–Schmidt update and the next product (or the norm). Each
+    /// element sees the operations of the separate passes in the same order: the same bits.
+    pub fn solve_with(
+        &mut self,
+        bx: &mut [f64],
+        ewt: &[f64],
+        tol: impl FnOnce(f64) -> f64,
         mut matvec: impl FnMut(&[f64], &mut [f64]),
         mut psolve: impl FnMut(&mut [f64]),
     ) -> Result<u64, GmresFailure> {
@@ -240,13 +322,16 @@ impl Gmres {
         debug_assert_eq!(bx.len(), n);
         let m = self.limits.restart;
         let sqrt_n = (n.max(1) as f64).sqrt();
-        let tol2 = tol * sqrt_n;
         // b stays in `bx` until the return; x₀ = 0 (`self.x` is written by the first update).
-        // r₀ = S·b into v₀.
+        // r₀ = S·b into v₀, with its squared norm.
+        // Sums start from −0.0, as `Iterator::sum` does (the bits of an all-zero sum).
+        let mut ss = -0.0;
         for ((v, &b), &w) in self.v[..n].iter_mut().zip(&*bx).zip(ewt) {
             *v = b * w;
+            ss += *v * *v;
         }
-        let mut beta = norm2(&self.v[..n]);
+        let tol2 = tol(ss) * sqrt_n;
+        let mut beta = ss.sqrt();
         let initial = beta / sqrt_n;
         if !beta.is_finite() {
             return Err(GmresFailure::NonFinite);
@@ -258,8 +343,10 @@ impl Gmres {
         }
         let mut iterations = 0u64;
         for cycle in 0..=self.limits.max_restarts {
-            for v in &mut self.v[..n] {
+            // v₀ = r₀/β, and S⁻¹v₀ into `z0` (the first preconditioner input).
+            for ((v, z), &e) in self.v[..n].iter_mut().zip(&mut self.z0).zip(ewt) {
                 *v /= beta;
+                *z = unweight(*v, e);
             }
             self.g.fill(0.0);
             self.g[0] = beta;
@@ -269,28 +356,39 @@ impl Gmres {
                 iterations += 1;
                 let (head, tail) = self.v.split_at_mut((k + 1) * n);
                 let w = &mut tail[..n];
-                // w = S·M·P⁻¹·S⁻¹·v_k
+                // w = S·M·P⁻¹·S⁻¹·v_k; S⁻¹v_k is in `z0` (k = 0, kept) or `t` already.
                 // The first preconditioned vector is kept (`z0`), the others are scratch.
                 let t = if k == 0 { &mut self.z0 } else { &mut self.t };
-                for ((t, &v), &e) in t.iter_mut().zip(&head[k * n..]).zip(ewt) {
-                    *t = unweight(v, e);
-                }
                 psolve(t);
                 matvec(t, w);
-                for (a, &e) in w.iter_mut().zip(ewt) {
-                    *a *= e;
-                }
-                // Modified Gram–Schmidt.
+                // S·(M·z) and h₀ₖ = (w, v₀) in one pass.
                 let hk = &mut self.h[k * (m + 1)..(k + 1) * (m + 1)];
-                for (i, hik) in hk.iter_mut().enumerate().take(k + 1) {
-                    let vi = &head[i * n..(i + 1) * n];
-                    let d = dot(w, vi);
-                    *hik = d;
-                    for (a, &b) in w.iter_mut().zip(vi) {
-                        *a -= d * b;
-                    }
+                let mut d = -0.0;
+                for ((a, &e), &b) in w.iter_mut().zip(ewt).zip(&head[..n]) {
+                    *a *= e;
+                    d += *a * b;
                 }
-                let hnext = norm2(w);
+                // Modified Gram–Schmidt: w −= h_ik·v_i, with the next product (w, v_{i+1}),
+                // or ‖w‖² after the last, in the same pass.
+                for i in 0..=k {
+                    hk[i] = d;
+                    let vi = &head[i * n..(i + 1) * n];
+                    let mut next = -0.0;
+                    if i < k {
+                        let vn = &head[(i + 1) * n..(i + 2) * n];
+                        for ((a, &b), &c) in w.iter_mut().zip(vi).zip(vn) {
+                            *a -= d * b;
+                            next += *a * c;
+                        }
+                    } else {
+                        for (a, &b) in w.iter_mut().zip(vi) {
+                            *a -= d * b;
+                            next += *a * *a;
+                        }
+                    }
+                    d = next;
+                }
+                let hnext = d.sqrt();
                 hk[k + 1] = hnext;
                 if !hnext.is_finite() {
                     return Err(GmresFailure::NonFinite);
@@ -317,9 +415,13 @@ impl Gmres {
                     converged = true;
                     break;
                 }
-                // v_{k+1}, needed only by a next iteration.
-                for a in w.iter_mut() {
-                    *a /= hnext;
+                // v_{k+1}, needed only by a next iteration, and S⁻¹v_{k+1} (its
+                // preconditioner input) in the same pass; the cycle's last iteration has none.
+                if k + 1 < m {
+                    for ((a, t), &e) in w.iter_mut().zip(&mut self.t).zip(ewt) {
+                        *a /= hnext;
+                        *t = unweight(*a, e);
+                    }
                 }
             }
             // y = H⁻¹g (upper triangular, k_end × k_end), then x += P⁻¹S⁻¹·V·y.
@@ -356,14 +458,16 @@ impl Gmres {
                 }
             } else {
                 self.t.fill(0.0);
-                for j in 0..k_end {
+                for j in 0..k_end - 1 {
                     let yj = self.g[j];
                     for (a, &v) in self.t.iter_mut().zip(&self.v[j * n..(j + 1) * n]) {
                         *a += yj * v;
                     }
                 }
-                for (a, &e) in self.t.iter_mut().zip(ewt) {
-                    *a = unweight(*a, e);
+                // The last column's term and S⁻¹ in one pass.
+                let (j, yj) = (k_end - 1, self.g[k_end - 1]);
+                for ((a, &v), &e) in self.t.iter_mut().zip(&self.v[j * n..(j + 1) * n]).zip(ewt) {
+                    *a = unweight(*a + yj * v, e);
                 }
                 psolve(&mut self.t);
             }
@@ -396,10 +500,12 @@ impl Gmres {
             // The true residual, S(b − Mx), starts the next cycle.
             let (v0, _) = self.v.split_at_mut(n);
             matvec(&self.x, v0);
+            let mut ss = -0.0;
             for ((r, &b), &e) in v0.iter_mut().zip(&*bx).zip(ewt) {
                 *r = (b - *r) * e;
+                ss += *r * *r;
             }
-            beta = norm2(v0);
+            beta = ss.sqrt();
             if !beta.is_finite() {
                 return Err(GmresFailure::NonFinite);
             }
@@ -423,16 +529,6 @@ impl Gmres {
 #[inline]
 fn unweight(v: f64, e: f64) -> f64 {
     if e > 0.0 { v / e } else { 0.0 }
-}
-
-#[inline]
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-#[inline]
-fn norm2(a: &[f64]) -> f64 {
-    dot(a, a).sqrt()
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Integrator, SolverError, check_finite, ensure_len};
+use super::{Integrator, SolverError, ensure_len};
 use crate::ode::OdeSystem;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -30,7 +30,10 @@ impl Rk4 {
         }
     }
 
-    /// The increment of one RK4 step, using k1 = f(t, y) already in `self.k1`.
+    /// The increment of one RK4 step, using k1 = f(t, y) already in `self.k1`. Each stage's
+    /// finiteness check rides on the pass that reads it next (at 100k states every pass over
+    /// an n-vector is a trip to memory beyond L2): the same values and the same errors as
+    /// `check_finite` after each evaluation.
     pub(crate) fn step_with_k1<S: OdeSystem>(
         &mut self,
         sys: &mut S,
@@ -40,24 +43,26 @@ impl Rk4 {
         inc: &mut [f64],
     ) -> Result<(), SolverError> {
         let half = 0.5 * h;
-        for ((w, &y0), &k) in self.tmp.iter_mut().zip(y).zip(&self.k1) {
-            *w = y0 + half * k;
-        }
+        stage(&mut self.tmp, y, &self.k1, half, t)?;
         sys.rhs(t + half, &self.tmp, &mut self.k2);
-        check_finite(t + half, &self.k2)?;
-        for ((w, &y0), &k) in self.tmp.iter_mut().zip(y).zip(&self.k2) {
-            *w = y0 + half * k;
-        }
+        stage(&mut self.tmp, y, &self.k2, half, t + half)?;
         sys.rhs(t + half, &self.tmp, &mut self.k3);
-        check_finite(t + half, &self.k3)?;
-        for ((w, &y0), &k) in self.tmp.iter_mut().zip(y).zip(&self.k3) {
-            *w = y0 + h * k;
-        }
+        stage(&mut self.tmp, y, &self.k3, h, t + half)?;
         sys.rhs(t + h, &self.tmp, &mut self.k4);
-        check_finite(t + h, &self.k4)?;
         let sixth = h / 6.0;
-        for i in 0..y.len() {
-            inc[i] = sixth * (self.k1[i] + 2.0 * self.k2[i] + 2.0 * self.k3[i] + self.k4[i]);
+        let mut finite = true;
+        for ((((d, &a), &b), &c), &e) in inc
+            .iter_mut()
+            .zip(&self.k1)
+            .zip(&self.k2)
+            .zip(&self.k3)
+            .zip(&self.k4)
+        {
+            *d = sixth * (a + 2.0 * b + 2.0 * c + e);
+            finite &= e.is_finite();
+        }
+        if !finite {
+            return Err(SolverError::NonFinite { t: t + h });
         }
         Ok(())
     }
@@ -76,6 +81,21 @@ impl Rk4 {
 
     pub(crate) fn k1_mut(&mut self) -> &mut Vec<f64> {
         &mut self.k1
+    }
+}
+
+/// w = y + c·k, and whether k (the stage evaluated at `t_k`) is finite: `check_finite`'s error.
+#[inline]
+fn stage(w: &mut [f64], y: &[f64], k: &[f64], c: f64, t_k: f64) -> Result<(), SolverError> {
+    let mut finite = true;
+    for ((w, &y0), &k) in w.iter_mut().zip(y).zip(k) {
+        *w = y0 + c * k;
+        finite &= k.is_finite();
+    }
+    if finite {
+        Ok(())
+    } else {
+        Err(SolverError::NonFinite { t: t_k })
     }
 }
 
@@ -100,7 +120,7 @@ impl Integrator for Rk4 {
     ) -> Result<f64, SolverError> {
         self.ensure(y.len());
         sys.rhs(t, y, &mut self.k1);
-        check_finite(t, &self.k1)?;
+        // k1's finiteness is checked in `step_with_k1`'s first pass.
         self.step_with_k1(sys, t, y, h, inc)?;
         Ok(h)
     }
