@@ -122,8 +122,19 @@ struct Stages {
     /// gathered in the error loop's pass over the same vectors).
     stiff_num: f64,
     stiff_den: f64,
-    /// EXPO1·½·log₂ n (with `n`): the error norm's 1/n in the controller's power.
+    /// EXPO1·½·log₂ n_err: the error norm's 1/n_err in the controller's power.
     expo1_half_log2_n: f64,
+    /// 1 for a state in the error norm, 0 for a pure quadrature (`OdeSystem::quadratures`, the
+    /// network's accumulators), as the BDF and CVODES (`errconQ = false`) keep them out: they
+    /// feed nothing back, and one that starts at 0 (mass_left) with atol ≪ its scale had a
+    /// weight 1/(rtol·|y| + atol) that set `HINIT`'s first step ~10⁻⁹ s on the one-tank vent
+    /// and the next steps by the ×10 growth limit: 25 steps where 13–16 carry the chambers'
+    /// accuracy (BENCHMARKS.md, "The default method's first step"). Built from the system on the
+    /// first attempt; every state counts when all are quadratures.
+    in_norm: Vec<f64>,
+    /// The quadrature range `in_norm` was built for, and the number of states it counts.
+    quad: std::ops::Range<usize>,
+    n_err: usize,
 }
 
 impl Dopri5 {
@@ -219,7 +230,22 @@ impl Dopri5 {
             ensure_len(v, n);
         }
         k.n = n;
-        k.expo1_half_log2_n = EXPO1 * 0.5 * (n.max(1) as f64).log2();
+        // Rebuilt from the system by the next attempt.
+        k.in_norm.clear();
+    }
+
+    /// The error norm's states for `quad` (see `Stages::in_norm`).
+    #[cold]
+    fn set_norm_states(&mut self, quad: std::ops::Range<usize>) {
+        let n = self.n;
+        let k = &mut self.k;
+        let all = quad.start == 0 && quad.end >= n;
+        k.in_norm.clear();
+        k.in_norm
+            .extend((0..n).map(|i| if !all && quad.contains(&i) { 0.0 } else { 1.0 }));
+        k.n_err = k.in_norm.iter().filter(|&&w| w != 0.0).count();
+        k.expo1_half_log2_n = EXPO1 * 0.5 * (k.n_err.max(1) as f64).log2();
+        k.quad = quad;
     }
 
     #[inline]
@@ -239,9 +265,9 @@ impl Dopri5 {
         let n = self.n;
         let (mut dnf, mut dny) = (0.0, 0.0);
         for i in 0..n {
-            let sk = self.weight(y[i], 0.0);
-            dnf += (self.f0[i] / sk).powi(2);
-            dny += (y[i] / sk).powi(2);
+            let (sk, w) = (self.weight(y[i], 0.0), self.k.in_norm[i]);
+            dnf += w * (self.f0[i] / sk).powi(2);
+            dny += w * (y[i] / sk).powi(2);
         }
         let mut h = if dnf <= 1e-10 || dny <= 1e-10 {
             1e-6
@@ -260,7 +286,7 @@ impl Dopri5 {
         let mut der2 = 0.0;
         for i in 0..n {
             let sk = self.weight(y[i], 0.0);
-            der2 += ((self.k.k2[i] - self.f0[i]) / sk).powi(2);
+            der2 += self.k.in_norm[i] * ((self.k.k2[i] - self.f0[i]) / sk).powi(2);
         }
         let der2 = der2.sqrt() / h;
         let der12 = der2.abs().max(dnf.sqrt());
@@ -305,6 +331,8 @@ impl Dopri5 {
             ysti,
             stiff_num,
             stiff_den,
+            in_norm,
+            n_err,
             ..
         } = &mut *self.k;
         // Every vector cut to n once, here, not per stage: no bounds checks in the loops and
@@ -320,6 +348,7 @@ impl Dopri5 {
             &y[..N],
             &f0[..N],
             &mut inc[..N],
+            &in_norm[..N],
             [k2, k3, k4, k5, k6, k7, ytmp, ysti].map(|v| &mut v[..N]),
         ), _ => stages(
             sys,
@@ -330,11 +359,12 @@ impl Dopri5 {
             &y[..n],
             &f0[..n],
             &mut inc[..n],
+            &in_norm[..n],
             [k2, k3, k4, k5, k6, k7, ytmp, ysti].map(|v| &mut v[..n]),
         ));
         (*stiff_num, *stiff_den) = (num, den);
         let sum = err;
-        let err = (err / n.max(1) as f64).sqrt();
+        let err = (err / (*n_err).max(1) as f64).sqrt();
         (finite && err.is_finite()).then_some((err, sum))
     }
 
@@ -429,10 +459,11 @@ fn stages<S: OdeSystem>(
     y: &[f64],
     k1: &[f64],
     inc: &mut [f64],
+    in_norm: &[f64],
     [k2, k3, k4, k5, k6, k7, ytmp, ysti]: [&mut [f64]; 8],
 ) -> (f64, f64, f64, bool) {
     let n = y.len();
-    let (k1, inc) = (&k1[..n], &mut inc[..n]);
+    let (k1, inc, in_norm) = (&k1[..n], &mut inc[..n], &in_norm[..n]);
     let (k2, k3, k4, k5) = (&mut k2[..n], &mut k3[..n], &mut k4[..n], &mut k5[..n]);
     let (k6, k7, ytmp, ysti) = (&mut k6[..n], &mut k7[..n], &mut ytmp[..n], &mut ysti[..n]);
     // The newest stage enters each sum last, as one product (h·a, formed once) and one sum:
@@ -470,7 +501,8 @@ fn stages<S: OdeSystem>(
     for i in 0..n {
         let e = h * (E1 * k1[i] + E3 * k3[i] + E4 * k4[i] + E5 * k5[i] + E6 * k6[i]) + he7 * k7[i];
         let sk = atol + rtol * y[i].abs().max(ytmp[i].abs());
-        err += (e / sk).powi(2);
+        // A quadrature's term is 0·(e/sk)²: a non-finite stage still makes err NaN.
+        err += in_norm[i] * (e / sk).powi(2);
         num += (k7[i] - k6[i]).powi(2);
         den += (ytmp[i] - ysti[i]).powi(2);
     }
@@ -515,6 +547,10 @@ impl Integrator for Dopri5 {
         inc: &mut [f64],
     ) -> Result<f64, SolverError> {
         self.ensure();
+        let quad = sys.quadratures();
+        if self.k.in_norm.len() != self.n || self.k.quad != quad {
+            self.set_norm_states(quad);
+        }
         if !self.have_f0 {
             sys.rhs(t, y, &mut self.f0);
             super::check_finite(t, &self.f0)?;
