@@ -107,15 +107,24 @@ fn dopri5_global_error_is_proportional_to_the_tolerance() {
     let slope_exit = observed_order(&rtols, &exit);
     println!(
         "dopri5: slope of log(error) against log(rtol): step points {slope:.4} (expected 1, \
-         asserted 0.9..1.1); exit velocity {slope_exit:.4} (asserted 0.8..1.2: the exit state \
+         asserted 0.9..1.1); exit velocity {slope_exit:.4} (asserted 0.55..1.25: the exit state \
          comes from the order-4 dense output, whose error is also ∝ rtol but changes sign \
-         with where the exit falls in its step)"
+         with where the exit falls in its step, so |error|/rtol scatters over a factor ~100 \
+         from one tolerance to the next and the least-squares slope over five decades moves \
+         by ±0.3 with it; the proportionality itself is the bound below, at every rtol)"
     );
+    for (rtol, e) in rtols.iter().zip(&exit) {
+        println!(
+            "  rtol {rtol:.3e}: exit |error|/(rtol·v_exit) = {:.3}",
+            e / (rtol * v_exit)
+        );
+    }
     assert!((0.9..=1.1).contains(&slope), "slope {slope}");
-    assert!((0.8..=1.2).contains(&slope_exit), "slope {slope_exit}");
-    // And the errors are of the size asked for: below 50·rtol·v_exit.
+    assert!((0.55..=1.25).contains(&slope_exit), "slope {slope_exit}");
+    // And the errors are of the size asked for: below 5·rtol·v_exit (measured ≤ 1.8 at the
+    // exit, ~0.3 at the step points).
     for ((rtol, g), e) in rtols.iter().zip(&global).zip(&exit) {
-        let limit = 50.0 * rtol * v_exit;
+        let limit = 5.0 * rtol * v_exit;
         assert!(*g < limit && *e < limit, "rtol {rtol:e}: {g:e}, {e:e}");
     }
 }
