@@ -185,24 +185,7 @@ fn const_orifice_flow<T: Scalar>(
     match law {
         ConstLaw::Isentropic(k) => orifice::signed_mass_flow_kg_per_s(gas, c(k), from, to),
         ConstLaw::Iso6358(cond, b) => {
-            let (cond, b) = (c::<T>(cond), c::<T>(b));
-            if from.pressure_pa.re() >= to.pressure_pa.re() {
-                orifice::iso6358_mass_flow_kg_per_s(
-                    cond,
-                    b,
-                    from.pressure_pa,
-                    from.temperature_k,
-                    to.pressure_pa,
-                )
-            } else {
-                -orifice::iso6358_mass_flow_kg_per_s(
-                    cond,
-                    b,
-                    to.pressure_pa,
-                    to.temperature_k,
-                    from.pressure_pa,
-                )
-            }
+            orifice::signed_iso6358_mass_flow_kg_per_s(c(cond), c(b), from, to)
         }
     }
 }

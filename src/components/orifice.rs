@@ -188,23 +188,7 @@ impl Orifice {
             } => {
                 let cond = param(sonic_conductance_m3_per_s_pa);
                 let b = param(critical_pressure_ratio);
-                if from.pressure_pa.re() >= to.pressure_pa.re() {
-                    iso6358_mass_flow_kg_per_s(
-                        cond,
-                        b,
-                        from.pressure_pa,
-                        from.temperature_k,
-                        to.pressure_pa,
-                    )
-                } else {
-                    -iso6358_mass_flow_kg_per_s(
-                        cond,
-                        b,
-                        to.pressure_pa,
-                        to.temperature_k,
-                        from.pressure_pa,
-                    )
-                }
+                signed_iso6358_mass_flow_kg_per_s(cond, b, from, to)
             }
         }
     }
@@ -220,5 +204,27 @@ impl Orifice {
                 critical_pressure_ratio,
             } => [sonic_conductance_m3_per_s_pa, critical_pressure_ratio],
         }
+    }
+}
+
+/// ISO 6358 flow from `from` to `to`, negative when it runs the other way: the upstream node
+/// is the one at the higher pressure (`Orifice::mass_flow_with`, and the network's compact
+/// orifice links).
+pub fn signed_iso6358_mass_flow_kg_per_s<T: Scalar>(
+    cond: T,
+    b: T,
+    from: NodeState<T>,
+    to: NodeState<T>,
+) -> T {
+    if from.pressure_pa.re() >= to.pressure_pa.re() {
+        iso6358_mass_flow_kg_per_s(
+            cond,
+            b,
+            from.pressure_pa,
+            from.temperature_k,
+            to.pressure_pa,
+        )
+    } else {
+        -iso6358_mass_flow_kg_per_s(cond, b, to.pressure_pa, to.temperature_k, from.pressure_pa)
     }
 }

@@ -308,8 +308,8 @@ impl Dopri5 {
     }
 
     /// The six new stages and the increment of a step of size h; returns the RMS error norm
-    /// (HNW I, eq. 4.11) and n times its square (the sum it is the root of), or `None` if a
-    /// stage was not finite.
+    /// (HNW I, eq. 4.11, over the `n_err` states in the norm) and n_err times its square (the
+    /// sum it is the root of), or `None` if a stage was not finite.
     fn trial<S: OdeSystem>(
         &mut self,
         sys: &mut S,
