@@ -1230,6 +1230,7 @@ impl Bdf {
         ws.quad_out = self.fixed.is_none();
         ws.quad.clear();
         ws.quad.extend((0..n).map(|j| quadratures.contains(&j)));
+
         let in_norms = ws.quad.iter().filter(|&&q| !(q && ws.quad_out)).count();
         ws.n_err = in_norms.max(1);
         ws.band = match self.linear {
@@ -1537,7 +1538,9 @@ impl<S: OdeSystem> Step<'_, S> {
             Buf::Pert => (&self.ws.ypert, &mut self.ws.fpert),
         };
         self.sys.rhs(t, y, f);
-        f.iter().all(|v| v.is_finite())
+        // Without an early exit: the loop needs no branch per value (f is finite but for a
+        // failure).
+        f.iter().fold(true, |ok, v| ok & v.is_finite())
     }
 
     /// Initial step: Hairer, Nørsett & Wanner, *Solving ODEs I*, §II.4 (order 1), in the
@@ -2646,7 +2649,13 @@ impl Bdf {
         self.last.t = t;
         self.last.h = h;
         self.last.starter = self.ws.starter;
-        self.last.inc.clone_from(&self.ws.inc);
+        // A swap, not a copy: every attempt writes `ws.inc` whole before reading it (the
+        // predictor, or the start step's zeroing), so its old contents are scratch.
+        if self.last.inc.len() == self.ws.inc.len() {
+            std::mem::swap(&mut self.last.inc, &mut self.ws.inc);
+        } else {
+            self.last.inc.clone_from(&self.ws.inc);
+        }
         Ok(h)
     }
 }
@@ -2687,7 +2696,7 @@ impl Integrator for Bdf {
         inc: &mut [f64],
     ) -> Result<f64, SolverError> {
         let taken = self.attempt_inner(sys, t, y, h)?;
-        inc.copy_from_slice(&self.ws.inc);
+        inc.copy_from_slice(&self.last.inc);
         Ok(taken)
     }
     fn dense<S: OdeSystem>(
