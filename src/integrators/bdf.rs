@@ -1048,6 +1048,14 @@ fn newton_update(
     sum
 }
 
+/// Whether every value is finite: Σ 0·v_i is ±0 when they all are and NaN when one is not
+/// (0·∞ = NaN), two operations a value and no branch (`iter().all(is_finite)` cost ~45
+/// instructions a right-hand side on 5 states, callgrind).
+#[inline]
+fn finite_values(v: &[f64]) -> bool {
+    v.iter().fold(0.0, |acc, x| acc + 0.0 * x) == 0.0
+}
+
 /// Weighted RMS norm over `len` states (the weights of the others are 0).
 #[inline]
 fn wrms(v: &[f64], w: &[f64], len: usize) -> f64 {
@@ -1589,9 +1597,7 @@ impl<S: OdeSystem> Step<'_, S> {
             Buf::Pert => (&self.ws.ypert, &mut self.ws.fpert),
         };
         self.sys.rhs(t, y, f);
-        // Without an early exit: the loop needs no branch per value (f is finite but for a
-        // failure).
-        f.iter().fold(true, |ok, v| ok & v.is_finite())
+        finite_values(f)
     }
 
     /// Initial step: Hairer, Nørsett & Wanner, *Solving ODEs I*, §II.4 (order 1), in the
@@ -3030,8 +3036,34 @@ impl Integrator for Bdf {
 mod tests {
     use super::{
         MAX_ORDER, NORDSIECK_BLOCK, SMALL_MAX, band_factor, band_solve, correct_blocked,
-        correct_onto_invariants, predict_blocked, small_factor, small_solve,
+        correct_onto_invariants, finite_values, predict_blocked, small_factor, small_solve,
     };
+
+    /// `finite_values` against the per-value test it replaces, on finite values of every
+    /// magnitude and sign (zeros, subnormals, the largest) and with one ±∞ or NaN anywhere.
+    #[test]
+    fn finite_values_agrees_with_the_per_value_test() {
+        let finite = [
+            0.0,
+            -0.0,
+            1.0,
+            -2.5e-310,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            f64::MIN,
+            -7.25e12,
+        ];
+        assert!(finite_values(&finite));
+        assert!(finite_values(&[]));
+        for bad in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN] {
+            for k in 0..finite.len() {
+                let mut v = finite;
+                v[k] = bad;
+                assert!(!finite_values(&v), "{bad} at {k}");
+                assert_eq!(finite_values(&v), v.iter().all(|x| x.is_finite()));
+            }
+        }
+    }
 
     /// The correction onto a conserved sum is the least change in the weighted norm: by
     /// Lagrange, Δ_i = w_i·d/Σw with w_i = 1/ewt_i² on the set, 0 off it, d the shortfall.
