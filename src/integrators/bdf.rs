@@ -381,6 +381,9 @@ impl History {
     /// the start all stop at column q = k), and the start points are never written once the
     /// start is over (start_len > k in both; a restart sets start_len to 0 first). On 10⁵
     /// states the full copy moved 9n values twice a step for bdf2 where 3n change.
+    // Inlined into `commit` (itself inlined into the driver's dispatch), as `nls` into the
+    // step: a call's entry and exit cost ~20 instructions a step on the small networks.
+    #[inline(always)]
     fn assign_live(&mut self, o: &History, fixed: Option<usize>) {
         let History {
             started,
@@ -1851,6 +1854,7 @@ impl<S: OdeSystem> Step<'_, S> {
     }
 
     /// y = predicted z_0 into ws.y, and f there into ws.ftemp.
+    #[inline(always)]
     fn nls(&mut self, nflag: NFlag) -> Nls {
         let n = self.n;
         let mut convfail = if nflag == NFlag::FirstCall || nflag == NFlag::PrevErrFail {
@@ -2791,6 +2795,9 @@ impl Integrator for Bdf {
         }
         Ok(())
     }
+    // Inlined (see `History::assign_live`); `dense` is not: inlined, it made the default
+    // method's dispatch dearer (+600 instructions on the vent's `auto` solve).
+    #[inline(always)]
     fn commit<S: OdeSystem>(&mut self, sys: &mut S, t_new: f64, y_new: &[f64]) {
         let n = self.n;
         self.ws.trial_synced = false;
