@@ -1598,9 +1598,13 @@ impl Network {
                 }
             }
         }
-        let compact = self.valve_links.state == LinksState::Usable && seeds.is_empty();
-        self.valve_links(nodes, dy, &mut link_mdot[link..], &pv, compact);
-        link += self.valves.len();
+        // Behind a test of its own when other kinds may be present: the networks without
+        // valves (walls, pistons) skip the links' setup and spills.
+        if !FULL || !self.valves.is_empty() {
+            let compact = self.valve_links.state == LinksState::Usable && seeds.is_empty();
+            self.valve_links(nodes, dy, &mut link_mdot[link..], &pv, compact);
+            link += self.valves.len();
+        }
         if !FULL {
             return;
         }
