@@ -147,11 +147,14 @@ enum ConstLaw {
 struct OrificeLink {
     from: u32,
     to: u32,
+    /// Index in dy of each end's (mass, energy) pair (see [`ValveLink`]).
+    dy_from: u32,
+    dy_to: u32,
     law: ConstLaw,
 }
 
-/// The orifices reduced to their nodes and constant parameters, 32 bytes each against an
-/// [`Orifice`]'s 88 (its name, `usize` nodes, parameters that may be tables): the right-hand
+/// The orifices reduced to their nodes, the offsets of their ends in dy and their constant
+/// parameters, 40 bytes each against an [`Orifice`]'s 88 (its name, `usize` nodes, parameters that may be tables): the right-hand
 /// side reads every orifice, which on large networks is most of the bytes it streams (at 100k
 /// components the orifices alone outgrow L2). Built with the network, and again by the
 /// right-hand side (`rhs_general`, [`OdeSystem::jvp`]) after a parameter write
@@ -185,6 +188,8 @@ struct ValveLink {
     /// K·opening, kg/(s·Pa), when both are constants (the product
     /// [`Valve::mass_flow_kg_per_s`] forms first, so the same bits).
     k_open: f64,
+    /// The valve's index (the loop carries no counter of its own).
+    index: u32,
     /// K or the opening varies (a table, a ramp): both read from the valve at t.
     varying: bool,
     one_way: bool,
@@ -534,13 +539,22 @@ impl Network {
     /// Rebuild [`OrificeLinks`] (in place: no allocation once built).
     #[cold]
     fn refresh_orifice_links(&mut self) {
-        let nodes = self.chambers.len() + self.reservoirs.len();
+        let nc = self.chambers.len();
+        let nodes = nc + self.reservoirs.len();
+        let acc = self.layout.accumulator_offset;
         let l = &mut self.orifice_links;
         l.links.clear();
         l.state = LinksState::Unusable;
-        if nodes > u32::MAX as usize {
+        if nodes > u32::MAX as usize || self.layout.n_states > u32::MAX as usize {
             return;
         }
+        let dy_at = |node: usize| {
+            (if node < nc {
+                node * chamber::STATES
+            } else {
+                acc
+            }) as u32
+        };
         let konst = |p: &ParamValue| match p {
             ParamValue::Const(v) => Some(*v),
             _ => None,
@@ -568,6 +582,8 @@ impl Network {
             l.links.push(OrificeLink {
                 from: o.from as u32,
                 to: o.to as u32,
+                dy_from: dy_at(o.from),
+                dy_to: dy_at(o.to),
                 law,
             });
         }
@@ -583,7 +599,8 @@ impl Network {
         let l = &mut self.valve_links;
         l.links.clear();
         l.state = LinksState::Unusable;
-        if nodes > u32::MAX as usize || self.layout.n_states > u32::MAX as usize {
+        let too_many = [nodes, self.layout.n_states, self.valves.len()];
+        if too_many.iter().any(|&n| n > u32::MAX as usize) {
             return;
         }
         // A chamber's (m, U) and the accumulators are both two adjacent states in this order
@@ -595,7 +612,7 @@ impl Network {
                 acc
             }) as u32
         };
-        for v in &self.valves {
+        for (index, v) in self.valves.iter().enumerate() {
             let (k, open) = (&*v.coefficient_kg_per_s_pa, &*v.opening);
             let (k_open, varying) = match (k, open) {
                 (ParamValue::Const(k), ParamValue::Const(o)) => (k * o, false),
@@ -607,6 +624,7 @@ impl Network {
                 dy_from: dy_at(v.from),
                 dy_to: dy_at(v.to),
                 k_open,
+                index: index as u32,
                 varying,
                 one_way: v.one_way,
             });
@@ -1644,16 +1662,16 @@ impl Network {
     ) {
         let links = &self.orifice_links.links;
         for (k, (o, out)) in links.iter().zip(link_mdot.iter_mut()).enumerate() {
-            let (from, to) = (o.from as usize, o.to as usize);
-            let mdot = const_orifice_flow(&self.gas, o.law, nodes[from], nodes[to]);
+            let (nf, nt) = (nodes[o.from as usize], nodes[o.to as usize]);
+            let mdot = const_orifice_flow(&self.gas, o.law, nf, nt);
             debug_assert_eq!(
                 mdot.re().to_bits(),
                 self.orifices[k]
-                    .mass_flow_with(&self.gas, pv, nodes[from], nodes[to])
+                    .mass_flow_with(&self.gas, pv, nf, nt)
                     .re()
                     .to_bits()
             );
-            self.transfer(nodes, from, to, mdot, dy);
+            self.transfer_at(nf, nt, o.dy_from as usize, o.dy_to as usize, mdot, dy);
             *out = mdot;
         }
     }
@@ -1671,11 +1689,11 @@ impl Network {
     ) {
         if compact {
             let links = &self.valve_links.links;
-            for (k, (l, out)) in links.iter().zip(link_mdot.iter_mut()).enumerate() {
+            for (l, out) in links.iter().zip(link_mdot.iter_mut()) {
                 let (nf, nt) = (nodes[l.from as usize], nodes[l.to as usize]);
                 let k_open = if l.varying {
                     // Off the constant path: the valve's own parameters at t.
-                    self.varying_k_open(k, pv)
+                    self.varying_k_open(l.index as usize, pv)
                 } else {
                     c(l.k_open)
                 };
@@ -1686,7 +1704,7 @@ impl Network {
                     nt.pressure_pa,
                 );
                 debug_assert_eq!(mdot.re().to_bits(), {
-                    let v = &self.valves[k];
+                    let v = &self.valves[l.index as usize];
                     let (a, b) = (pv(&v.coefficient_kg_per_s_pa), pv(&v.opening));
                     v.mass_flow_kg_per_s(a, b, nf.pressure_pa, nt.pressure_pa)
                         .re()
