@@ -154,11 +154,13 @@ struct OrificeLink {
 }
 
 /// The orifices reduced to their nodes, the offsets of their ends in dy and their constant
-/// parameters, 40 bytes each against an [`Orifice`]'s 88 (its name, `usize` nodes, parameters that may be tables): the right-hand
-/// side reads every orifice, which on large networks is most of the bytes it streams (at 100k
-/// components the orifices alone outgrow L2). Built with the network, and again by the
-/// right-hand side (`rhs_general`, [`OdeSystem::jvp`]) after a parameter write
-/// ([`Network::param_mut`] marks them stale). Not serialized: a restored network rebuilds them.
+/// parameters, 40 bytes each against an [`Orifice`]'s 88 (its name, `usize` nodes, parameters
+/// that may be tables): the right-hand side reads every orifice, which on large networks is
+/// most of the bytes it streams (at 100k components the orifices alone outgrow L2). The dy
+/// offsets spare each end its chamber-or-accumulator test (scale bench's rhs −5 %). Built with
+/// the network, and again by the right-hand side (`rhs_general`, [`OdeSystem::jvp`]) after a
+/// parameter write ([`Network::param_mut`] marks them stale). Not serialized: a restored
+/// network rebuilds them.
 #[derive(Clone, Debug, Default)]
 struct OrificeLinks {
     state: LinksState,
@@ -205,6 +207,19 @@ struct ValveLink {
 struct ValveLinks {
     state: LinksState,
     links: Vec<ValveLink>,
+}
+
+/// Where node `node`'s (mass, energy) pair starts in dy (`nc` chambers, accumulators at `acc`):
+/// a chamber's (m, U) and the accumulators (mass_left, energy_left) are both two adjacent
+/// states in this order, so a link's end is one index, without branches.
+#[inline(always)]
+fn dy_pair(nc: usize, acc: usize, node: usize) -> usize {
+    const _: () = assert!(chamber::MASS == 0 && chamber::ENERGY == 1);
+    if node < nc {
+        node * chamber::STATES
+    } else {
+        acc
+    }
 }
 
 /// Mass flow of an orifice with constant parameters: [`Orifice::mass_flow_with`]'s arithmetic.
@@ -548,13 +563,7 @@ impl Network {
         if nodes > u32::MAX as usize || self.layout.n_states > u32::MAX as usize {
             return;
         }
-        let dy_at = |node: usize| {
-            (if node < nc {
-                node * chamber::STATES
-            } else {
-                acc
-            }) as u32
-        };
+        let dy_at = |node| dy_pair(nc, acc, node) as u32;
         let konst = |p: &ParamValue| match p {
             ParamValue::Const(v) => Some(*v),
             _ => None,
@@ -603,15 +612,7 @@ impl Network {
         if too_many.iter().any(|&n| n > u32::MAX as usize) {
             return;
         }
-        // A chamber's (m, U) and the accumulators are both two adjacent states in this order
-        // (see `transfer`).
-        let dy_at = |node: usize| {
-            (if node < nc {
-                node * chamber::STATES
-            } else {
-                acc
-            }) as u32
-        };
+        let dy_at = |node| dy_pair(nc, acc, node) as u32;
         for (index, v) in self.valves.iter().enumerate() {
             let (k, open) = (&*v.coefficient_kg_per_s_pa, &*v.opening);
             let (k_open, varying) = match (k, open) {
@@ -906,16 +907,8 @@ impl Network {
         // Both ends read (not nodes[upstream]): the callers read them already, so the bounds
         // checks fold into theirs.
         let (nf, nt) = (nodes[from], nodes[to]);
-        // A chamber's (m, U) and the accumulators (mass_left, energy_left) are both two
-        // adjacent states in this order: one index per end, no branches.
-        const _: () = assert!(chamber::MASS == 0 && chamber::ENERGY == 1);
         let acc = self.layout.accumulator_offset;
-        let f = if from < nc {
-            from * chamber::STATES
-        } else {
-            acc
-        };
-        let t = if to < nc { to * chamber::STATES } else { acc };
+        let (f, t) = (dy_pair(nc, acc, from), dy_pair(nc, acc, to));
         self.transfer_at(nf, nt, f, t, mdot, dy);
     }
 

@@ -529,7 +529,9 @@ fn stages<S: OdeSystem, const SPLIT: bool>(
         // k2 (E2 = 0, the one stage not in e) enters as k2 − k2: +0 when finite (the term,
         // ≥ +0, unchanged), NaN otherwise, so that a non-finite stage makes err NaN or ±inf
         // as in the test above.
-        k2[i] = in_norm[i] * (e / sk).powi(2) + (k2[i] - k2[i]);
+        #[allow(clippy::eq_op)] // Not 0 for a non-finite k2: the point.
+        let k2_zero = k2[i] - k2[i];
+        k2[i] = in_norm[i] * (e / sk).powi(2) + k2_zero;
         let (dk, dz) = (k7[i] - k6[i], ytmp[i] - ysti[i]);
         ytmp[i] = dk.powi(2);
         ysti[i] = dz.powi(2);
