@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::ad::{Scalar, c, copysign, max0};
 use crate::components::{
     Chamber, InertanceValve, MassFlow, NodeState, Orifice, OrificeForm, Piston, Reservoir,
-    Restrictor, Tube, Valve, Wall, chamber, orifice, piston, restrictor,
+    Restrictor, Tube, Valve, Wall, chamber, orifice, piston, restrictor, valve,
 };
 use crate::gas::IdealGas;
 use crate::ode::OdeSystem;
@@ -147,15 +147,20 @@ enum ConstLaw {
 struct OrificeLink {
     from: u32,
     to: u32,
+    /// Index in dy of each end's (mass, energy) pair (see [`ValveLink`]).
+    dy_from: u32,
+    dy_to: u32,
     law: ConstLaw,
 }
 
-/// The orifices reduced to their nodes and constant parameters, 32 bytes each against an
-/// [`Orifice`]'s 88 (its name, `usize` nodes, parameters that may be tables): the right-hand
-/// side reads every orifice, which on large networks is most of the bytes it streams (at 100k
-/// components the orifices alone outgrow L2). Built with the network, and again by the
-/// right-hand side (`rhs_general`, [`OdeSystem::jvp`]) after a parameter write
-/// ([`Network::param_mut`] marks them stale). Not serialized: a restored network rebuilds them.
+/// The orifices reduced to their nodes, the offsets of their ends in dy and their constant
+/// parameters, 40 bytes each against an [`Orifice`]'s 88 (its name, `usize` nodes, parameters
+/// that may be tables): the right-hand side reads every orifice, which on large networks is
+/// most of the bytes it streams (at 100k components the orifices alone outgrow L2). The dy
+/// offsets spare each end its chamber-or-accumulator test (scale bench's rhs −5 %). Built with
+/// the network, and again by the right-hand side (`rhs_general`, [`OdeSystem::jvp`]) after a
+/// parameter write ([`Network::param_mut`] marks them stale). Not serialized: a restored
+/// network rebuilds them.
 #[derive(Clone, Debug, Default)]
 struct OrificeLinks {
     state: LinksState,
@@ -172,6 +177,49 @@ enum LinksState {
     /// Some orifice's parameter is not a constant (or the indices exceed `u32`): the orifices
     /// themselves are read.
     Unusable,
+}
+
+/// One valve as the right-hand side reads it (see [`ValveLinks`]).
+#[derive(Clone, Copy, Debug)]
+struct ValveLink {
+    from: u32,
+    to: u32,
+    /// Index in dy of each end's (mass, energy) pair: its chamber's, or the accumulators'.
+    dy_from: u32,
+    dy_to: u32,
+    /// K·opening, kg/(s·Pa), when both are constants (the product
+    /// [`Valve::mass_flow_kg_per_s`] forms first, so the same bits).
+    k_open: f64,
+    /// The valve's index (the loop carries no counter of its own).
+    index: u32,
+    /// K or the opening varies (a table, a ramp): both read from the valve at t.
+    varying: bool,
+    one_way: bool,
+}
+
+/// The valves reduced to their nodes, the offsets of their ends in dy and their constant
+/// K·opening, 32 bytes each against a [`Valve`]'s 96: per valve and evaluation the generic
+/// loop paid two parameter matches, the upstream index tests and six bounds checks, as much as
+/// the flow's arithmetic (the 20-tank chain's right-hand side). Built with the network and,
+/// like [`OrificeLinks`], again after a parameter write ([`Network::param_mut`] marks them
+/// stale). Not serialized.
+#[derive(Clone, Debug, Default)]
+struct ValveLinks {
+    state: LinksState,
+    links: Vec<ValveLink>,
+}
+
+/// Where node `node`'s (mass, energy) pair starts in dy (`nc` chambers, accumulators at `acc`):
+/// a chamber's (m, U) and the accumulators (mass_left, energy_left) are both two adjacent
+/// states in this order, so a link's end is one index, without branches.
+#[inline(always)]
+fn dy_pair(nc: usize, acc: usize, node: usize) -> usize {
+    const _: () = assert!(chamber::MASS == 0 && chamber::ENERGY == 1);
+    if node < nc {
+        node * chamber::STATES
+    } else {
+        acc
+    }
 }
 
 /// Mass flow of an orifice with constant parameters: [`Orifice::mass_flow_with`]'s arithmetic.
@@ -363,6 +411,8 @@ pub struct Network {
     breakpoints: BreakpointCache,
     #[serde(skip)]
     orifice_links: OrificeLinks,
+    #[serde(skip)]
+    valve_links: ValveLinks,
 }
 
 /// Names of the per-link output (`<name>.mdot`) in order: orifices, then valves.
@@ -485,9 +535,11 @@ impl Network {
             dual: DualScratch::default(),
             breakpoints: BreakpointCache::default(),
             orifice_links: OrificeLinks::default(),
+            valve_links: ValveLinks::default(),
         };
         net.ensure_scratch();
         net.refresh_orifice_links();
+        net.refresh_valve_links();
         net
     }
 
@@ -502,13 +554,16 @@ impl Network {
     /// Rebuild [`OrificeLinks`] (in place: no allocation once built).
     #[cold]
     fn refresh_orifice_links(&mut self) {
-        let nodes = self.chambers.len() + self.reservoirs.len();
+        let nc = self.chambers.len();
+        let nodes = nc + self.reservoirs.len();
+        let acc = self.layout.accumulator_offset;
         let l = &mut self.orifice_links;
         l.links.clear();
         l.state = LinksState::Unusable;
-        if nodes > u32::MAX as usize {
+        if nodes > u32::MAX as usize || self.layout.n_states > u32::MAX as usize {
             return;
         }
+        let dy_at = |node| dy_pair(nc, acc, node) as u32;
         let konst = |p: &ParamValue| match p {
             ParamValue::Const(v) => Some(*v),
             _ => None,
@@ -536,7 +591,43 @@ impl Network {
             l.links.push(OrificeLink {
                 from: o.from as u32,
                 to: o.to as u32,
+                dy_from: dy_at(o.from),
+                dy_to: dy_at(o.to),
                 law,
+            });
+        }
+        l.state = LinksState::Usable;
+    }
+
+    /// Rebuild [`ValveLinks`] (in place: no allocation once built).
+    #[cold]
+    fn refresh_valve_links(&mut self) {
+        let nc = self.chambers.len();
+        let nodes = nc + self.reservoirs.len();
+        let acc = self.layout.accumulator_offset;
+        let l = &mut self.valve_links;
+        l.links.clear();
+        l.state = LinksState::Unusable;
+        let too_many = [nodes, self.layout.n_states, self.valves.len()];
+        if too_many.iter().any(|&n| n > u32::MAX as usize) {
+            return;
+        }
+        let dy_at = |node| dy_pair(nc, acc, node) as u32;
+        for (index, v) in self.valves.iter().enumerate() {
+            let (k, open) = (&*v.coefficient_kg_per_s_pa, &*v.opening);
+            let (k_open, varying) = match (k, open) {
+                (ParamValue::Const(k), ParamValue::Const(o)) => (k * o, false),
+                _ => (0.0, true),
+            };
+            l.links.push(ValveLink {
+                from: v.from as u32,
+                to: v.to as u32,
+                dy_from: dy_at(v.from),
+                dy_to: dy_at(v.to),
+                k_open,
+                index: index as u32,
+                varying,
+                one_way: v.one_way,
             });
         }
         l.state = LinksState::Usable;
@@ -816,26 +907,36 @@ impl Network {
         // Both ends read (not nodes[upstream]): the callers read them already, so the bounds
         // checks fold into theirs.
         let (nf, nt) = (nodes[from], nodes[to]);
+        let acc = self.layout.accumulator_offset;
+        let (f, t) = (dy_pair(nc, acc, from), dy_pair(nc, acc, to));
+        self.transfer_at(nf, nt, f, t, mdot, dy);
+    }
+
+    /// [`Self::transfer`] between ends whose (mass, energy) pairs start at `f` and `t` in dy.
+    #[inline(always)]
+    fn transfer_at<T: Scalar>(
+        &self,
+        nf: NodeState<T>,
+        nt: NodeState<T>,
+        f: usize,
+        t: usize,
+        mdot: T,
+        dy: &mut [T],
+    ) {
         let t_up = if mdot.re() >= 0.0 {
             nf.temperature_k
         } else {
             nt.temperature_k
         };
         let edot = mdot * self.gas.enthalpy_j_per_kg(t_up);
-        // A chamber's (m, U) and the accumulators (mass_left, energy_left) are both two
-        // adjacent states in this order: one index per end, no branches.
-        const _: () = assert!(chamber::MASS == 0 && chamber::ENERGY == 1);
-        let acc = self.layout.accumulator_offset;
-        let f = if from < nc {
-            from * chamber::STATES
-        } else {
-            acc
-        };
-        let t = if to < nc { to * chamber::STATES } else { acc };
-        dy[f] -= mdot;
-        dy[f + 1] -= edot;
-        dy[t] += mdot;
-        dy[t + 1] += edot;
+        // Each pair as one slice of two: one bounds check per end, not two. The same updates
+        // in the same order (the ends may coincide).
+        let from = &mut dy[f..f + 2];
+        from[0] -= mdot;
+        from[1] -= edot;
+        let to = &mut dy[t..t + 2];
+        to[0] += mdot;
+        to[1] += edot;
     }
 
     /// Work rate `p·dV/dt` done by node `node` on a moving boundary (W, positive = node loses).
@@ -932,6 +1033,7 @@ impl Network {
         // nodes the right-hand side keeps.
         self.forget_breakpoints();
         self.orifice_links.state = LinksState::Stale;
+        self.valve_links.state = LinksState::Stale;
         let sc = self.scratch.get_mut();
         sc.reservoirs_fresh = false;
         sc.lean = false;
@@ -1337,6 +1439,9 @@ impl OdeSystem for Network {
         if self.orifice_links.state == LinksState::Stale {
             self.refresh_orifice_links();
         }
+        if self.valve_links.state == LinksState::Stale {
+            self.refresh_valve_links();
+        }
         let mut d = std::mem::take(&mut self.dual);
         d.sc.ensure(
             self.chambers.len() + self.reservoirs.len(),
@@ -1430,6 +1535,9 @@ impl Network {
             if self.orifice_links.state == LinksState::Stale {
                 self.refresh_orifice_links();
             }
+            if self.valve_links.state == LinksState::Stale {
+                self.refresh_valve_links();
+            }
             return;
         }
         sc.lean = sc.valves_only && sc.reservoirs_fresh;
@@ -1501,8 +1609,13 @@ impl Network {
                 }
             }
         }
-        self.valve_links(nodes, dy, &mut link_mdot[link..], &pv);
-        link += self.valves.len();
+        // Behind a test of its own when other kinds may be present: the networks without
+        // valves (walls, pistons) skip the links' setup and spills.
+        if !FULL || !self.valves.is_empty() {
+            let compact = self.valve_links.state == LinksState::Usable && seeds.is_empty();
+            self.valve_links(nodes, dy, &mut link_mdot[link..], &pv, compact);
+            link += self.valves.len();
+        }
         if !FULL {
             return;
         }
@@ -1542,21 +1655,22 @@ impl Network {
     ) {
         let links = &self.orifice_links.links;
         for (k, (o, out)) in links.iter().zip(link_mdot.iter_mut()).enumerate() {
-            let (from, to) = (o.from as usize, o.to as usize);
-            let mdot = const_orifice_flow(&self.gas, o.law, nodes[from], nodes[to]);
+            let (nf, nt) = (nodes[o.from as usize], nodes[o.to as usize]);
+            let mdot = const_orifice_flow(&self.gas, o.law, nf, nt);
             debug_assert_eq!(
                 mdot.re().to_bits(),
                 self.orifices[k]
-                    .mass_flow_with(&self.gas, pv, nodes[from], nodes[to])
+                    .mass_flow_with(&self.gas, pv, nf, nt)
                     .re()
                     .to_bits()
             );
-            self.transfer(nodes, from, to, mdot, dy);
+            self.transfer_at(nf, nt, o.dy_from as usize, o.dy_to as usize, mdot, dy);
             *out = mdot;
         }
     }
 
-    /// The valves' flows into `dy` and `link_mdot` (from its start).
+    /// The valves' flows into `dy` and `link_mdot` (from its start); `compact`: from their
+    /// links ([`ValveLinks`], usable, and no seed replaces a parameter).
     #[inline(always)]
     fn valve_links<T: Scalar>(
         &self,
@@ -1564,7 +1678,36 @@ impl Network {
         dy: &mut [T],
         link_mdot: &mut [T],
         pv: &impl Fn(&ParamValue) -> T,
+        compact: bool,
     ) {
+        if compact {
+            let links = &self.valve_links.links;
+            for (l, out) in links.iter().zip(link_mdot.iter_mut()) {
+                let (nf, nt) = (nodes[l.from as usize], nodes[l.to as usize]);
+                let k_open = if l.varying {
+                    // Off the constant path: the valve's own parameters at t.
+                    self.varying_k_open(l.index as usize, pv)
+                } else {
+                    c(l.k_open)
+                };
+                let mdot = valve::signed_mass_flow_kg_per_s(
+                    k_open,
+                    l.one_way,
+                    nf.pressure_pa,
+                    nt.pressure_pa,
+                );
+                debug_assert_eq!(mdot.re().to_bits(), {
+                    let v = &self.valves[l.index as usize];
+                    let (a, b) = (pv(&v.coefficient_kg_per_s_pa), pv(&v.opening));
+                    v.mass_flow_kg_per_s(a, b, nf.pressure_pa, nt.pressure_pa)
+                        .re()
+                        .to_bits()
+                });
+                self.transfer_at(nf, nt, l.dy_from as usize, l.dy_to as usize, mdot, dy);
+                *out = mdot;
+            }
+            return;
+        }
         for (v, out) in self.valves.iter().zip(link_mdot.iter_mut()) {
             let mdot = v.mass_flow_kg_per_s(
                 pv(&v.coefficient_kg_per_s_pa),
@@ -1575,6 +1718,13 @@ impl Network {
             self.transfer(nodes, v.from, v.to, mdot, dy);
             *out = mdot;
         }
+    }
+
+    /// K·opening of valve `k` from its parameters (one of them not a constant).
+    #[inline(never)]
+    fn varying_k_open<T: Scalar>(&self, k: usize, pv: &impl Fn(&ParamValue) -> T) -> T {
+        let v = &self.valves[k];
+        pv(&v.coefficient_kg_per_s_pa) * pv(&v.opening)
     }
 
     /// The links and boundaries beyond orifices and valves (from link index `link` on), behind

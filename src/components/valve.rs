@@ -32,7 +32,25 @@ impl Valve {
         p_from_pa: T,
         p_to_pa: T,
     ) -> T {
-        let mdot = coefficient_kg_per_s_pa * opening * (p_from_pa - p_to_pa);
-        if self.one_way { max0(mdot) } else { mdot }
+        signed_mass_flow_kg_per_s(
+            coefficient_kg_per_s_pa * opening,
+            self.one_way,
+            p_from_pa,
+            p_to_pa,
+        )
     }
+}
+
+/// Signed mass flow, kg/s, of a valve whose K·opening (kg/(s·Pa)) is `k_open`: the law of
+/// [`Valve::mass_flow_kg_per_s`], shared with the network's compact valve links (which form
+/// K·opening once while both are constants: the same product, so the same bits).
+#[inline(always)]
+pub fn signed_mass_flow_kg_per_s<T: Scalar>(
+    k_open: T,
+    one_way: bool,
+    p_from_pa: T,
+    p_to_pa: T,
+) -> T {
+    let mdot = k_open * (p_from_pa - p_to_pa);
+    if one_way { max0(mdot) } else { mdot }
 }
