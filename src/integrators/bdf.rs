@@ -3571,4 +3571,148 @@ mod tests {
             run::<12>(3, 4, holes, &mut seed);
         }
     }
+
+    /// The direct solves split by `Peel` (first states: empty off-diagonal row of M; last:
+    /// empty column) equal a plain dense LU of the whole M = I − γJ to round-off, through each
+    /// linear solver (band, small, sparse and dense LU) on random values over patterns with
+    /// such states: one that depends only on itself (M_ii ≠ 1), one with no entry at all (both
+    /// row- and column-empty), row-empty states that others read, column-empty ones that read
+    /// others. The reference: Gaussian elimination with partial pivoting on the dense M.
+    #[test]
+    fn peeled_solves_equal_the_full_lu() {
+        use super::{Bdf, LinearSolver, Pattern};
+        use crate::ode::OdeSystem;
+        struct Pat(Pattern);
+        impl OdeSystem for Pat {
+            fn dimension(&self) -> usize {
+                self.0.n
+            }
+            fn rhs(&mut self, _t: f64, _y: &[f64], dy: &mut [f64]) {
+                dy.fill(0.0);
+            }
+            fn sparsity(&self) -> Option<Pattern> {
+                Some(self.0.clone())
+            }
+        }
+        fn dense_solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
+            let n = b.len();
+            for k in 0..n {
+                let p = (k..n)
+                    .max_by(|&i, &j| a[i][k].abs().total_cmp(&a[j][k].abs()))
+                    .unwrap();
+                a.swap(k, p);
+                b.swap(k, p);
+                for i in k + 1..n {
+                    let l = a[i][k] / a[k][k];
+                    for j in k..n {
+                        a[i][j] -= l * a[k][j];
+                    }
+                    b[i] -= l * b[k];
+                }
+            }
+            for k in (0..n).rev() {
+                let s: f64 = (k + 1..n).map(|j| a[k][j] * b[j]).sum();
+                b[k] = (b[k] - s) / a[k][k];
+            }
+            b
+        }
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut checked = 0;
+        for (n, trial) in [(24, 0), (24, 1), (40, 2), (10, 3), (8, 4), (14, 5)] {
+            // Kinds by index: 0 only itself, 1 nothing, 2.. every 3rd row-empty (read by
+            // others), every 5th column-empty (reads others), the rest coupled; in trial 5
+            // every state only itself (no LU at all).
+            let kind = |i: usize| match i {
+                _ if trial == 5 => 's',
+                0 => 's',
+                1 => 'o',
+                _ if i % 3 == 2 => 'r',
+                _ if i % 5 == 4 && n > 12 => 'c',
+                _ => 'x',
+            };
+            let mut entries = Vec::new();
+            for i in 0..n {
+                for j in 0..n {
+                    let dep = if i == j {
+                        kind(i) != 'o' && next() < 0.7
+                    } else {
+                        // Row i reads column j; a narrow band in the small cases.
+                        let (ki, kj) = (kind(i), kind(j));
+                        let near = i.abs_diff(j) <= 3 || trial == 1;
+                        !matches!(ki, 's' | 'o' | 'r')
+                            && !matches!(kj, 's' | 'o' | 'c')
+                            && near
+                            && next() < 0.6
+                    };
+                    if dep || (i == 0 && j == 0) {
+                        entries.push((j, i));
+                    }
+                }
+            }
+            let pattern = Pattern::from_entries(n, entries);
+            for linear in [
+                LinearSolver::Auto,
+                LinearSolver::Banded,
+                LinearSolver::Sparse,
+                LinearSolver::Dense,
+            ] {
+                let mut sys = Pat(pattern.clone());
+                let mut bdf = Bdf::adaptive(n);
+                bdf.set_linear_solver(linear);
+                bdf.prepare(&sys).expect("prepared");
+                let p = bdf.ws.m_pattern.clone().expect("pattern");
+                let peel = bdf.ws.peel.as_ref();
+                let (nf, nl) = peel.map_or((0, 0), |p| (p.first.len(), p.last.len()));
+                let small = bdf.ws.direct.small;
+                let bdf_lu_empty = peel.is_some_and(|p| p.core.is_empty())
+                    && bdf.ws.direct.band.is_none()
+                    && !bdf.ws.direct.sparse
+                    && bdf.ws.direct.lu.is_none();
+                let gamma = 0.7;
+                let jac: Vec<f64> = (0..p.nonzeros()).map(|_| 2.0 * next() - 1.0).collect();
+                let b: Vec<f64> = (0..n).map(|_| 2.0 * next() - 1.0).collect();
+                let mut m = vec![vec![0.0; n]; n];
+                for j in 0..n {
+                    for (k, &i) in p.column(j).iter().enumerate() {
+                        m[i][j] = -gamma * jac[p.col_start[j] + k];
+                    }
+                    m[j][j] += 1.0;
+                }
+                let x_ref = dense_solve(m, b.clone());
+                let mut st = bdf.stepper(&mut sys);
+                st.s.jac.copy_from_slice(&jac);
+                assert!(st.factor(gamma));
+                st.ws.tempv.copy_from_slice(&b);
+                assert!(st.solve());
+                let scale = x_ref.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+                let err = st
+                    .ws
+                    .tempv
+                    .iter()
+                    .zip(&x_ref)
+                    .fold(0.0f64, |a, (x, r)| a.max((x - r).abs() / scale));
+                println!(
+                    "n {n}, trial {trial}, {linear:?}: {nf} first, {nl} last, small {small}, \
+                     max |x − x_ref|/max |x_ref| {err:.2e}"
+                );
+                assert!(err < 1e-12, "{err}");
+                // The cases: both kinds split off above `SMALL_MAX`, the first ones below.
+                if trial == 5 {
+                    assert!(nf == n && bdf_lu_empty, "{nf} first");
+                } else if n > SMALL_MAX {
+                    assert!(nf >= n / 3 && nl >= 2, "{nf} first, {nl} last");
+                } else if linear != LinearSolver::Sparse && linear != LinearSolver::Dense {
+                    assert!(small && nf >= n / 2 && nl == 0, "{nf} first, {nl} last");
+                }
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 24);
+    }
 }
