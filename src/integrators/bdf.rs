@@ -512,6 +512,8 @@ struct Workspace {
 /// the workspace so that they are borrowed beside M's pattern and the right-hand side.
 #[derive(Default)]
 struct Direct {
+    /// The band is in reverse Cuthill–McKee order (through `band_perm`, or `Peel::core`).
+    reordered: bool,
     lu: Option<Mat<f64>>,
     rhs: Option<Mat<f64>>,
     perm: Vec<usize>,
@@ -573,7 +575,8 @@ struct KrylovWs {
 /// Built once per pattern in `prepare`; nothing here is serialized.
 #[derive(Default)]
 struct Peel {
-    /// The coupled states, increasing (the LU's state k is `core[k]`).
+    /// The coupled states, increasing or in the band's order (`reorder`); the LU's state k is
+    /// `core[k]`.
     core: Vec<usize>,
     /// M's pattern over `core`, renumbered 0..core.len(), and per entry its position in J's
     /// values (M's pattern).
@@ -714,6 +717,39 @@ impl Peel {
             });
         }
         Some(peel)
+    }
+
+    /// Take the coupled states in the order `perm` (`perm[k]`: the coupled state at position
+    /// k; `pos` its inverse), renumbering their pattern.
+    fn reorder(&mut self, perm: &[usize], pos: &[usize]) {
+        let old = std::mem::take(&mut self.pattern);
+        let old_src = std::mem::take(&mut self.src);
+        let mut col_start = Vec::with_capacity(perm.len() + 1);
+        let mut rows = Vec::with_capacity(old.rows.len());
+        col_start.push(0);
+        let mut col = Vec::new();
+        for &oj in perm {
+            col.clear();
+            let range = old.col_start[oj]..old.col_start[oj + 1];
+            col.extend(
+                old.rows[range.clone()]
+                    .iter()
+                    .map(|&i| pos[i])
+                    .zip(&old_src[range]),
+            );
+            col.sort_unstable();
+            for &(i, &src) in &col {
+                rows.push(i);
+                self.src.push(src);
+            }
+            col_start.push(rows.len());
+        }
+        self.core = perm.iter().map(|&k| self.core[k]).collect();
+        self.pattern = Pattern {
+            n: perm.len(),
+            col_start,
+            rows,
+        };
     }
 
     /// The peeled entries of M = I − γJ (`jac`: J over M's pattern) and the coupled block's J
@@ -1548,7 +1584,7 @@ impl Bdf {
 
     /// Whether the band LU factors M in reverse Cuthill–McKee order (not the states' own).
     pub fn uses_reordered_band_lu(&self) -> bool {
-        self.ws.direct.band.is_some() && !self.ws.direct.band_perm.is_empty()
+        self.ws.direct.band.is_some() && self.ws.direct.reordered
     }
 
     /// Size the workspace for `sys` (once; again after `set_linear_solver`). Fails, before
@@ -1594,7 +1630,7 @@ impl Bdf {
         // instructions; the vent's first state alone, 5 → 4, 272k → 284k; the two tanks' four
         // first states, 8 → 4, 360k → 347k).
         let small_system = n <= SMALL_MAX;
-        let peel = match self.linear {
+        let mut peel = match self.linear {
             LinearSolver::Krylov => None,
             _ if small_system => Peel::of(&m_pattern, false, n - n / 2),
             _ => Peel::of(&m_pattern, true, 1),
@@ -1602,9 +1638,6 @@ impl Bdf {
         // The pattern, size and entries of the matrix the LU factors.
         let fp = peel.as_ref().map_or(&m_pattern, |p| &p.pattern);
         let (nf, fnnz) = (fp.n, fp.nonzeros());
-        ws.direct.diag = (0..nf)
-            .map(|j| fp.col_start[j] + fp.column(j).partition_point(|&i| i < j))
-            .collect();
         let (kl, ku) = bandwidths(fp);
         // A band in another order: a network numbers its states by component kind (every
         // chamber, then every piston), so a chain with pistons has a wide band in its own order
@@ -1629,11 +1662,23 @@ impl Bdf {
             let (pkl, pku) = bandwidths_under(fp, &pos);
             if pkl + pku <= BAND_MAX {
                 reordered = Some((pkl, pku));
-                ws.direct.band_perm = perm;
-                ws.direct.band_pos = pos;
-                ws.direct.band_rhs = vec![0.0; nf];
+                if let Some(peel) = peel.as_mut() {
+                    // The coupled states taken in the band's order: their gather is the only
+                    // one (the same matrix in the same order as through `band_pos`: the
+                    // same bits).
+                    peel.reorder(&perm, &pos);
+                } else {
+                    ws.direct.band_perm = perm;
+                    ws.direct.band_pos = pos;
+                    ws.direct.band_rhs = vec![0.0; nf];
+                }
             }
         }
+        ws.direct.reordered = reordered.is_some();
+        let fp = peel.as_ref().map_or(&m_pattern, |p| &p.pattern);
+        ws.direct.diag = (0..nf)
+            .map(|j| fp.col_start[j] + fp.column(j).partition_point(|&i| i < j))
+            .collect();
         // Krylov when asked for, or for `Auto` on a pattern whose direct LU fills (2-D grids):
         // there GMRES is 2–4× faster per step than the sparse LU and grows linearly with the
         // size, where any elimination order fills superlinearly (George 1973). The band choice
