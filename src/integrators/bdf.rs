@@ -155,8 +155,8 @@ pub enum LinearSolver {
 /// multiply-adds with no symbolic bookkeeping.
 pub const BAND_MAX: usize = 16;
 
-/// `Auto` takes the band LU in reverse Cuthill–McKee order only below this many states; above
-/// it, the sparse LU. Measured on chains with pistons (bdf2 step, idle machine, CPU 0,
+/// `Auto` takes the band LU in reverse Cuthill–McKee order only below this many states in the
+/// LU (the coupled ones, see `Peel`); above it, the sparse LU. Measured on chains with pistons (bdf2 step, idle machine, CPU 0,
 /// BENCHMARKS.md "Scale, part 4"): the reordered band is 6–7 % faster at 1.5k and 15k states,
 /// even at ~50k (2.28 against 2.30 ms) and 13–29 % slower at 100k–150k, where its serial
 /// substitutions through memory cost more than the sparse LU's bookkeeping.
