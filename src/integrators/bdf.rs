@@ -156,8 +156,9 @@ pub enum LinearSolver {
 pub const BAND_MAX: usize = 16;
 
 /// `Auto` takes the band LU in reverse Cuthill–McKee order only below this many states in the
-/// LU (the coupled ones, see `Peel`); above it, the sparse LU. Measured on chains with pistons (bdf2 step, idle machine, CPU 0,
-/// BENCHMARKS.md "Scale, part 4"): the reordered band is 6–7 % faster at 1.5k and 15k states,
+/// LU (the coupled ones, see `Peel`); above it, the sparse LU. Measured on chains with pistons
+/// (bdf2 step, idle machine, CPU 0, BENCHMARKS.md "Scale, part 4"; all states then in the LU):
+/// the reordered band is 6–7 % faster at 1.5k and 15k states,
 /// even at ~50k (2.28 against 2.30 ms) and 13–29 % slower at 100k–150k, where its serial
 /// substitutions through memory cost more than the sparse LU's bookkeeping.
 pub const BAND_RCM_MAX_STATES: usize = 50_000;
@@ -757,7 +758,8 @@ impl Peel {
     /// singular).
     fn factor(&mut self, jac: &[f64], gamma: f64) -> bool {
         let mut ok = true;
-        // (Two loops each, not chained iterators: a chain cost ~2× on the 5-state vent.)
+        // (Plain loops, not chained iterators: 4.7k → 3.6k instructions in the vent's 16
+        // factorizations.)
         for s in &mut self.first {
             // 1 + (−γ·J_ii): the LU's own sum for a diagonal entry.
             s.d = -gamma * jac[s.pos] + 1.0;
@@ -1212,7 +1214,7 @@ fn small_factor<const N: usize>(
 /// M = I − γJ (J's values `jac` over M's pattern `p`) into the N×N array, then `small_factor`.
 /// N a constant: the zeroing of each column is a few stores, not a `memset` call (~40 % of a
 /// 6-state factorization's instructions with the count a variable).
-// Not inlined into `Workspace::factor_lu`, where the same code cost ~2k more instructions over
+// Not inlined into `Direct::factor_lu`, where the same code cost ~2k more instructions over
 // the piston's solve (callgrind); likewise `small_solve`.
 #[inline(never)]
 fn small_lu<const N: usize>(
