@@ -1214,9 +1214,6 @@ fn small_factor<const N: usize>(
 /// M = I − γJ (J's values `jac` over M's pattern `p`) into the N×N array, then `small_factor`.
 /// N a constant: the zeroing of each column is a few stores, not a `memset` call (~40 % of a
 /// 6-state factorization's instructions with the count a variable).
-// Not inlined into `Direct::factor_lu`, where the same code cost ~2k more instructions over
-// the piston's solve (callgrind); likewise `small_solve`.
-#[inline(never)]
 fn small_lu<const N: usize>(
     a: &mut [[f64; SMALL_MAX]; SMALL_MAX],
     piv: &mut [usize; SMALL_MAX],
@@ -1237,7 +1234,6 @@ fn small_lu<const N: usize>(
 
 /// Solve A x = b in place with the factors of `small_factor` (`band_solve`'s order of
 /// operations: interchanges and L column by column, then U by columns from the last).
-#[inline(never)]
 fn small_solve<const N: usize>(
     a: &[[f64; SMALL_MAX]; SMALL_MAX],
     piv: &[usize; SMALL_MAX],
