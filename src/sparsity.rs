@@ -20,7 +20,7 @@ use crate::components::{chamber, piston};
 use crate::network::Network;
 
 /// A structural nonzero pattern, column by column (compressed sparse columns, rows ascending).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Pattern {
     pub n: usize,
     /// Rows of column j are `rows[col_start[j]..col_start[j + 1]]`.
@@ -461,8 +461,18 @@ pub fn network_pattern(net: &Network) -> Option<Pattern> {
     // Sized for the cliques below (9 per chamber, up to 8² + 2·8 per link): no regrowth.
     let mut dep: Vec<(usize, usize)> =
         Vec::with_capacity(9 * nc + 80 * net.n_links() + 80 * net.walls().len());
-    let clique = |states: &[usize], dep: &mut Vec<(usize, usize)>, into_accumulators: bool| {
+    // A chamber's volume changes only through a moving boundary (`Network::boundary_work`:
+    // pistons and walls): only their cliques write its row, so a fixed volume's row stays
+    // empty (dV/dt ≡ 0) and the BDF's direct solves take it out of the LU (`bdf::Peel`).
+    let is_volume = |i: usize| i < nc * chamber::STATES && i % chamber::STATES == chamber::VOLUME;
+    let clique = |states: &[usize],
+                  dep: &mut Vec<(usize, usize)>,
+                  into_accumulators: bool,
+                  moves_volumes: bool| {
         for &i in states {
+            if !moves_volumes && is_volume(i) {
+                continue;
+            }
             for &j in states {
                 dep.push((j, i));
             }
@@ -486,7 +496,7 @@ pub fn network_pattern(net: &Network) -> Option<Pattern> {
     for i in 0..nc {
         s.clear();
         node_states(i, &mut s);
-        clique(&s, &mut dep, false);
+        clique(&s, &mut dep, false, false);
     }
     let links = net
         .orifices()
@@ -500,7 +510,7 @@ pub fn network_pattern(net: &Network) -> Option<Pattern> {
         s.clear();
         node_states(a, &mut s);
         node_states(b, &mut s);
-        clique(&s, &mut dep, a >= nc || b >= nc);
+        clique(&s, &mut dep, a >= nc || b >= nc, false);
     }
     for (k, iv) in net.inertance_valves().iter().enumerate() {
         // q depends on itself and on the pressures of its two nodes.
@@ -508,7 +518,7 @@ pub fn network_pattern(net: &Network) -> Option<Pattern> {
         s.push(layout.inertance_offset + k);
         node_states(iv.from, &mut s);
         node_states(iv.to, &mut s);
-        clique(&s, &mut dep, false);
+        clique(&s, &mut dep, false, false);
     }
     for (j, p) in net.pistons().iter().enumerate() {
         // Before the exit: x, v and both chambers (forces, boundary work, friction heat);
@@ -518,14 +528,14 @@ pub fn network_pattern(net: &Network) -> Option<Pattern> {
         s.extend([o + piston::POSITION, o + piston::VELOCITY]);
         node_states(p.behind, &mut s);
         node_states(p.ahead, &mut s);
-        clique(&s, &mut dep, true);
+        clique(&s, &mut dep, true, true);
     }
     for (k, w) in net.walls().iter().enumerate() {
         s.clear();
         s.push(layout.wall_offset + k);
         node_states(w.left, &mut s);
         node_states(w.right, &mut s);
-        clique(&s, &mut dep, true);
+        clique(&s, &mut dep, true, true);
     }
     // Nothing depends on the accumulators themselves.
     dep.retain(|&(j, _)| j != acc && j != acc + 1);

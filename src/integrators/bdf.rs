@@ -155,9 +155,10 @@ pub enum LinearSolver {
 /// multiply-adds with no symbolic bookkeeping.
 pub const BAND_MAX: usize = 16;
 
-/// `Auto` takes the band LU in reverse Cuthill–McKee order only below this many states; above
-/// it, the sparse LU. Measured on chains with pistons (bdf2 step, idle machine, CPU 0,
-/// BENCHMARKS.md "Scale, part 4"): the reordered band is 6–7 % faster at 1.5k and 15k states,
+/// `Auto` takes the band LU in reverse Cuthill–McKee order only below this many states in the
+/// LU (the coupled ones, see `Peel`); above it, the sparse LU. Measured on chains with pistons
+/// (bdf2 step, idle machine, CPU 0, BENCHMARKS.md "Scale, part 4"; all states then in the LU):
+/// the reordered band is 6–7 % faster at 1.5k and 15k states,
 /// even at ~50k (2.28 against 2.30 ms) and 13–29 % slower at 100k–150k, where its serial
 /// substitutions through memory cost more than the sparse LU's bookkeeping.
 pub const BAND_RCM_MAX_STATES: usize = 50_000;
@@ -488,11 +489,6 @@ struct Workspace {
     ypert: Vec<f64>,
     /// f(t, y) as the system's `jvp` returns it beside J·v (unused: `ftemp` has it already).
     fjvp: Vec<f64>,
-    lu: Option<Mat<f64>>,
-    rhs: Option<Mat<f64>>,
-    perm: Vec<usize>,
-    perm_inv: Vec<usize>,
-    mem: Option<MemBuffer>,
     /// (Jacobian id, γ bits) of the factored M = I − γJ.
     lu_tag: Option<(u64, u64)>,
     groups: Option<(Pattern, Coloring)>,
@@ -500,6 +496,33 @@ struct Workspace {
     m_pattern: Option<Pattern>,
     /// For each entry of the system's pattern its position in `m_pattern`.
     jpos: Vec<usize>,
+    /// Direct paths: the LU of M or of its coupled block, and the states solved outside it
+    /// (`Peel`; `None`: the LU is over M).
+    direct: Direct,
+    peel: Option<Box<Peel>>,
+    /// Krylov path: ILU(0) of M (and J's pattern for M·u), GMRES and its counters.
+    krylov: Option<Box<KrylovWs>>,
+    /// Scratch of n for the row sums of `jacobian_radius_bound`.
+    rowsum: Vec<f64>,
+    /// The restored Jacobian did not fit the pattern: evaluate a new one at the next setup.
+    force_jac: bool,
+    /// The working history equals the committed one (set by `commit`'s copy, cleared by
+    /// anything that changes either alone): the next attempt need not copy it again.
+    trial_synced: bool,
+    rk4: Rk4,
+}
+
+/// The direct solvers' factors and scratch (see `Workspace::direct`), apart from the rest of
+/// the workspace so that they are borrowed beside M's pattern and the right-hand side.
+#[derive(Default)]
+struct Direct {
+    /// The band is in reverse Cuthill–McKee order (through `band_perm`, or `Peel::core`).
+    reordered: bool,
+    lu: Option<Mat<f64>>,
+    rhs: Option<Mat<f64>>,
+    perm: Vec<usize>,
+    perm_inv: Vec<usize>,
+    mem: Option<MemBuffer>,
     /// Position of each diagonal entry in `m_pattern`.
     diag: Vec<usize>,
     /// Factor M sparsely (else densely).
@@ -527,16 +550,6 @@ struct Workspace {
     band_perm: Vec<usize>,
     band_pos: Vec<usize>,
     band_rhs: Vec<f64>,
-    /// Krylov path: ILU(0) of M (and J's pattern for M·u), GMRES and its counters.
-    krylov: Option<Box<KrylovWs>>,
-    /// Scratch of n for the row sums of `jacobian_radius_bound`.
-    rowsum: Vec<f64>,
-    /// The restored Jacobian did not fit the pattern: evaluate a new one at the next setup.
-    force_jac: bool,
-    /// The working history equals the committed one (set by `commit`'s copy, cleared by
-    /// anything that changes either alone): the next attempt need not copy it again.
-    trial_synced: bool,
-    rk4: Rk4,
 }
 
 struct KrylovWs {
@@ -553,6 +566,261 @@ struct KrylovWs {
     /// x_q = b_q + γ·Σ_j J_qj·x_j.
     quad_rows: Vec<(usize, Vec<(usize, usize)>)>,
     quad_b: Vec<f64>,
+}
+
+/// The direct solvers' split of M = I − γJ by its pattern (`Peel::of`): the "first" states,
+/// whose row of M has no entry off the diagonal (x_i = b_i/M_ii before anything else; their
+/// columns then move to the right-hand side of the others), and, of the others, the "last"
+/// states, whose column has none (x_j from row j after the others). The LU runs over the
+/// remaining, coupled states only. Ordered first, coupled, last, M is block lower triangular,
+/// [D_F 0 0; M_CF M_CC 0; M_LF M_LC D_L] (a last state's row cannot hold another last state:
+/// that one's column would not be empty), so the split is exact. On the 20-tank chain the 20
+/// fixed volumes (dV/dt ≡ 0) and the 2 accumulators leave the band, 62 → 40 states, 5/5 → 3/3.
+/// Built once per pattern in `prepare`; nothing here is serialized.
+#[derive(Default)]
+struct Peel {
+    /// The coupled states, increasing or in the band's order (`reorder`); the LU's state k is
+    /// `core[k]`.
+    core: Vec<usize>,
+    /// M's pattern over `core`, renumbered 0..core.len(), and per entry its position in J's
+    /// values (M's pattern).
+    pattern: Pattern,
+    src: Vec<usize>,
+    /// J's values over `pattern`, gathered at each factorization; the right-hand side over
+    /// `core`.
+    jac: Vec<f64>,
+    b: Vec<f64>,
+    /// The first states, and the off-diagonal entries of their columns (rows of the others).
+    first: Vec<Peeled>,
+    first_col: Vec<PeeledEntry>,
+    /// The last states, and the entries of their rows in coupled columns (the first columns
+    /// reach them with the others').
+    last: Vec<Peeled>,
+    last_row: Vec<PeeledEntry>,
+}
+
+/// A state solved outside the LU: its index, its diagonal's position in J's values, M_ii as
+/// factored, and the end of its entries in `first_col` or `last_row`.
+#[derive(Clone, Copy, Default)]
+struct Peeled {
+    state: usize,
+    pos: usize,
+    d: f64,
+    end: usize,
+}
+
+/// An off-diagonal entry of a peeled state's column or row: the other state, the position in
+/// J's values, and M's value −γ·J as factored.
+#[derive(Clone, Copy, Default)]
+struct PeeledEntry {
+    state: usize,
+    pos: usize,
+    m: f64,
+}
+
+impl Peel {
+    /// The split of M's pattern `p` (diagonal included), the last states kept in the LU unless
+    /// `last`; `None` when fewer than `min_split` states (at least 1) would be split off (the
+    /// LU then runs over M as before, the same bits).
+    fn of(p: &Pattern, last: bool, min_split: usize) -> Option<Peel> {
+        const COUPLED: usize = usize::MAX;
+        const FIRST: usize = usize::MAX - 1;
+        const LAST: usize = usize::MAX - 2;
+        let n = p.n;
+        // Per state: its off-diagonal entries in its row, then its index among the coupled
+        // states or its kind.
+        let mut index = vec![0usize; n];
+        let mut col_empty = vec![true; n];
+        for (j, empty) in col_empty.iter_mut().enumerate() {
+            for &i in p.column(j) {
+                if i != j {
+                    index[i] += 1;
+                    *empty = false;
+                }
+            }
+        }
+        for (k, e) in index.iter_mut().zip(&col_empty) {
+            *k = match (*k, e) {
+                (0, _) => FIRST,
+                (_, true) if last => LAST,
+                _ => COUPLED,
+            };
+        }
+        if index.iter().filter(|&&k| k != COUPLED).count() < min_split.max(1) {
+            return None;
+        }
+        let mut peel = Peel::default();
+        for (i, k) in index.iter_mut().enumerate() {
+            if *k == COUPLED {
+                *k = peel.core.len();
+                peel.core.push(i);
+            }
+        }
+        let diag_pos = |j: usize| p.col_start[j] + p.column(j).partition_point(|&i| i < j);
+        // The coupled block, column by column (rows stay ascending: the renumbering keeps the
+        // order); the last states' row entries on the way, by column.
+        let mut col_start = Vec::with_capacity(peel.core.len() + 1);
+        let mut rows = Vec::new();
+        let mut last_entries = Vec::new();
+        col_start.push(0);
+        for &j in &peel.core {
+            for (k, &i) in p.column(j).iter().enumerate() {
+                let pos = p.col_start[j] + k;
+                if index[i] < LAST {
+                    rows.push(index[i]);
+                    peel.src.push(pos);
+                } else if index[i] == LAST {
+                    last_entries.push((i, j, pos));
+                }
+            }
+            col_start.push(rows.len());
+        }
+        peel.pattern = Pattern {
+            n: peel.core.len(),
+            col_start,
+            rows,
+        };
+        peel.jac = vec![0.0; peel.src.len()];
+        peel.b = vec![0.0; peel.core.len()];
+        for j in (0..n).filter(|&j| index[j] == FIRST) {
+            for (k, &i) in p.column(j).iter().enumerate() {
+                if i != j {
+                    let pos = p.col_start[j] + k;
+                    peel.first_col.push(PeeledEntry {
+                        state: i,
+                        pos,
+                        m: 0.0,
+                    });
+                }
+            }
+            let end = peel.first_col.len();
+            peel.first.push(Peeled {
+                state: j,
+                pos: diag_pos(j),
+                d: 0.0,
+                end,
+            });
+        }
+        // Rows: by last state (stable: by column within each).
+        last_entries.sort_by_key(|e| e.0);
+        let mut entries = last_entries.iter().peekable();
+        for j in (0..n).filter(|&j| index[j] == LAST) {
+            while let Some(&(_, c, pos)) = entries.next_if(|e| e.0 == j) {
+                peel.last_row.push(PeeledEntry {
+                    state: c,
+                    pos,
+                    m: 0.0,
+                });
+            }
+            let end = peel.last_row.len();
+            peel.last.push(Peeled {
+                state: j,
+                pos: diag_pos(j),
+                d: 0.0,
+                end,
+            });
+        }
+        Some(peel)
+    }
+
+    /// Take the coupled states in the order `perm` (`perm[k]`: the coupled state at position
+    /// k; `pos` its inverse), renumbering their pattern.
+    fn reorder(&mut self, perm: &[usize], pos: &[usize]) {
+        let old = std::mem::take(&mut self.pattern);
+        let old_src = std::mem::take(&mut self.src);
+        let mut col_start = Vec::with_capacity(perm.len() + 1);
+        let mut rows = Vec::with_capacity(old.rows.len());
+        col_start.push(0);
+        let mut col = Vec::new();
+        for &oj in perm {
+            col.clear();
+            let range = old.col_start[oj]..old.col_start[oj + 1];
+            col.extend(
+                old.rows[range.clone()]
+                    .iter()
+                    .map(|&i| pos[i])
+                    .zip(&old_src[range]),
+            );
+            col.sort_unstable();
+            for &(i, &src) in &col {
+                rows.push(i);
+                self.src.push(src);
+            }
+            col_start.push(rows.len());
+        }
+        self.core = perm.iter().map(|&k| self.core[k]).collect();
+        self.pattern = Pattern {
+            n: perm.len(),
+            col_start,
+            rows,
+        };
+    }
+
+    /// The peeled entries of M = I − γJ (`jac`: J over M's pattern) and the coupled block's J
+    /// gathered into `self.jac`. False when a peeled diagonal is zero or not finite (M
+    /// singular).
+    fn factor(&mut self, jac: &[f64], gamma: f64) -> bool {
+        let mut ok = true;
+        // (Plain loops, not chained iterators: 4.7k → 3.6k instructions in the vent's 16
+        // factorizations.)
+        for s in &mut self.first {
+            // 1 + (−γ·J_ii): the LU's own sum for a diagonal entry.
+            s.d = -gamma * jac[s.pos] + 1.0;
+            ok &= s.d != 0.0 && s.d.is_finite();
+        }
+        for s in &mut self.last {
+            s.d = -gamma * jac[s.pos] + 1.0;
+            ok &= s.d != 0.0 && s.d.is_finite();
+        }
+        for e in &mut self.first_col {
+            e.m = -gamma * jac[e.pos];
+        }
+        for e in &mut self.last_row {
+            e.m = -gamma * jac[e.pos];
+        }
+        for (v, &pos) in self.jac.iter_mut().zip(&self.src) {
+            *v = jac[pos];
+        }
+        ok
+    }
+
+    /// The first states of M x = b in place, their columns onto the others' right-hand sides,
+    /// then the coupled block's right-hand side gathered into `self.b`.
+    #[inline]
+    fn before(&mut self, b: &mut [f64]) {
+        let mut start = 0;
+        for s in &self.first {
+            let x = b[s.state] / s.d;
+            b[s.state] = x;
+            // A fixed volume's correction is 0: nothing to move.
+            if x != 0.0 {
+                for e in &self.first_col[start..s.end] {
+                    b[e.state] -= e.m * x;
+                }
+            }
+            start = s.end;
+        }
+        for (c, &i) in self.b.iter_mut().zip(&self.core) {
+            *c = b[i];
+        }
+    }
+
+    /// The coupled block's solution from `self.b` into b, then the last states from their rows.
+    #[inline]
+    fn after(&self, b: &mut [f64]) {
+        for (&c, &i) in self.b.iter().zip(&self.core) {
+            b[i] = c;
+        }
+        let mut start = 0;
+        for s in &self.last {
+            let mut r = b[s.state];
+            for e in &self.last_row[start..s.end] {
+                r -= e.m * b[e.state];
+            }
+            b[s.state] = r / s.d;
+            start = s.end;
+        }
+    }
 }
 
 /// `ETA_SCREEN[L]` = 1.001·(2/3)^L: when x = bias·‖·‖ exceeds it, the step ratio
@@ -633,6 +901,182 @@ impl PartialEq for Workspace {
 impl std::fmt::Debug for Workspace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Workspace")
+    }
+}
+
+impl Direct {
+    /// LU with partial pivoting of M = I − γJ over the pattern `p` (J's values `jac` over it):
+    /// all of M, or the coupled block of `Peel`. Band (`small` below `SMALL_MAX` states),
+    /// faer's sparse or dense LU, as `prepare` chose for `p`. False when M is singular.
+    #[inline(always)]
+    fn factor_lu(&mut self, p: &Pattern, jac: &[f64], gamma: f64) -> bool {
+        let n = p.n;
+        if n == 0 {
+            return true;
+        }
+        if self.small {
+            let (a, piv) = (&mut self.small_lu, &mut self.small_piv);
+            return match n {
+                1 => small_lu::<1>(a, piv, p, jac, gamma),
+                2 => small_lu::<2>(a, piv, p, jac, gamma),
+                3 => small_lu::<3>(a, piv, p, jac, gamma),
+                4 => small_lu::<4>(a, piv, p, jac, gamma),
+                5 => small_lu::<5>(a, piv, p, jac, gamma),
+                6 => small_lu::<6>(a, piv, p, jac, gamma),
+                7 => small_lu::<7>(a, piv, p, jac, gamma),
+                8 => small_lu::<8>(a, piv, p, jac, gamma),
+                9 => small_lu::<9>(a, piv, p, jac, gamma),
+                10 => small_lu::<10>(a, piv, p, jac, gamma),
+                11 => small_lu::<11>(a, piv, p, jac, gamma),
+                12 => small_lu::<12>(a, piv, p, jac, gamma),
+                _ => unreachable!("small LU for {n} states"),
+            };
+        }
+        self.factor_large(p, jac, gamma)
+    }
+
+    /// `factor_lu` above `SMALL_MAX` states. Apart, so that the small path's call does not
+    /// pay this one's register saves (~35 instructions per solve on the piston, `solve_large`).
+    #[inline(never)]
+    fn factor_large(&mut self, p: &Pattern, jac: &[f64], gamma: f64) -> bool {
+        let n = p.n;
+        if let Some((kl, ku)) = self.band {
+            band_fill(&mut self.ab, n, kl, ku, p, jac, gamma, &self.band_pos);
+            return band_factor(
+                &mut self.ab,
+                &mut self.ipiv,
+                &mut self.band_counts,
+                n,
+                kl,
+                ku,
+            );
+        }
+        if self.sparse {
+            for (m, a) in self.m_vals.iter_mut().zip(jac) {
+                *m = -gamma * a;
+            }
+            for &k in &self.diag {
+                self.m_vals[k] += 1.0;
+            }
+            let sym = self.symbolic.as_ref().expect("workspace prepared");
+            let a = SparseColMatRef::new(
+                SymbolicSparseColMatRef::new_checked(n, n, &p.col_start, None, &p.rows),
+                &self.m_vals,
+            );
+            let stack = MemStack::new(self.sp_mem.as_mut().expect("workspace prepared"));
+            // A structurally singular M is an error; a zero pivot gives non-finite factors,
+            // which the solve reports (see `solve`).
+            return sym
+                .factorize_numeric_lu(&mut self.numeric, a, Par::Seq, stack, Default::default())
+                .is_ok();
+        }
+        let lu = self.lu.as_mut().expect("workspace prepared");
+        // Scatter the columns (both column-major): no index checks in the n² zeroing.
+        for j in 0..n {
+            let col = lu.col_as_slice_mut(j);
+            col.fill(0.0);
+            let range = p.col_start[j]..p.col_start[j + 1];
+            for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
+                col[i] = -gamma * a;
+            }
+            col[j] += 1.0;
+        }
+        let stack = MemStack::new(self.mem.as_mut().expect("workspace prepared"));
+        lu_factor::lu_in_place(
+            lu.as_mut(),
+            &mut self.perm,
+            &mut self.perm_inv,
+            Par::Seq,
+            stack,
+            Default::default(),
+        );
+        !(0..n).any(|i| lu[(i, i)] == 0.0 || !lu[(i, i)].is_finite())
+    }
+
+    /// Solve with the factors of `factor_lu` in place (b: one value per state of its pattern).
+    #[inline(always)]
+    fn solve_lu(&mut self, b: &mut [f64]) {
+        let n = b.len();
+        if n == 0 {
+            return;
+        }
+        if self.small {
+            let (a, piv) = (&self.small_lu, &self.small_piv);
+            match n {
+                1 => small_solve::<1>(a, piv, b),
+                2 => small_solve::<2>(a, piv, b),
+                3 => small_solve::<3>(a, piv, b),
+                4 => small_solve::<4>(a, piv, b),
+                5 => small_solve::<5>(a, piv, b),
+                6 => small_solve::<6>(a, piv, b),
+                7 => small_solve::<7>(a, piv, b),
+                8 => small_solve::<8>(a, piv, b),
+                9 => small_solve::<9>(a, piv, b),
+                10 => small_solve::<10>(a, piv, b),
+                11 => small_solve::<11>(a, piv, b),
+                12 => small_solve::<12>(a, piv, b),
+                _ => unreachable!("small LU for {n} states"),
+            }
+            return;
+        }
+        self.solve_large(b);
+    }
+
+    /// `solve_lu` above `SMALL_MAX` states (see `factor_large`).
+    #[inline(never)]
+    fn solve_large(&mut self, b: &mut [f64]) {
+        let n = b.len();
+        if let Some((kl, ku)) = self.band {
+            if self.band_perm.is_empty() {
+                band_solve(&self.ab, &self.ipiv, &self.band_counts, n, kl, ku, b);
+            } else {
+                // P M Pᵀ (P x) = P b: gather b into the band order, scatter x back.
+                for (r, &i) in self.band_rhs.iter_mut().zip(&self.band_perm) {
+                    *r = b[i];
+                }
+                band_solve(
+                    &self.ab,
+                    &self.ipiv,
+                    &self.band_counts,
+                    n,
+                    kl,
+                    ku,
+                    &mut self.band_rhs,
+                );
+                for (&r, &i) in self.band_rhs.iter().zip(&self.band_perm) {
+                    b[i] = r;
+                }
+            }
+            return;
+        }
+        if self.sparse {
+            let sym = self.symbolic.as_ref().expect("workspace prepared");
+            let lu = faer::sparse::linalg::lu::LuRef::new_unchecked(sym, &self.numeric);
+            let stack = MemStack::new(self.sp_mem.as_mut().expect("workspace prepared"));
+            let rhs = MatMut::from_column_major_slice_mut(b, n, 1);
+            lu.solve_in_place_with_conj(Conj::No, rhs, Par::Seq, stack);
+            return;
+        }
+        let (lu, rhs) = (
+            self.lu.as_ref().expect("workspace prepared"),
+            self.rhs.as_mut().expect("workspace prepared"),
+        );
+        for i in 0..n {
+            rhs[(i, 0)] = b[i];
+        }
+        let perm = PermRef::new_checked(&self.perm, &self.perm_inv, n);
+        let stack = MemStack::new(self.mem.as_mut().expect("workspace prepared"));
+        lu_solve::solve_in_place(
+            lu.as_ref(),
+            lu.as_ref(),
+            perm,
+            rhs.as_mut(),
+            Par::Seq,
+            stack,
+        );
+        for i in 0..n {
+            b[i] = rhs[(i, 0)];
+        }
     }
 }
 
@@ -1191,17 +1635,17 @@ impl Bdf {
 
     /// Whether M is factored sparsely (after the first step or `jacobian_groups`).
     pub fn uses_sparse_lu(&self) -> bool {
-        self.ws.sparse
+        self.ws.direct.sparse
     }
 
     /// Whether M is factored as a band matrix (after the first step or `jacobian_groups`).
     pub fn uses_band_lu(&self) -> bool {
-        self.ws.band.is_some()
+        self.ws.direct.band.is_some()
     }
 
     /// Whether the band LU factors M in reverse Cuthill–McKee order (not the states' own).
     pub fn uses_reordered_band_lu(&self) -> bool {
-        self.ws.band.is_some() && !self.ws.band_perm.is_empty()
+        self.ws.direct.band.is_some() && self.ws.direct.reordered
     }
 
     /// Size the workspace for `sys` (once; again after `set_linear_solver`). Fails, before
@@ -1238,14 +1682,24 @@ impl Bdf {
         let (m_pattern, jpos) = pattern.with_diagonal();
         ws.groups = Some((pattern, coloring));
         ws.jpos = jpos;
-        ws.diag = (0..n)
-            .map(|j| {
-                let col = m_pattern.column(j);
-                m_pattern.col_start[j] + col.partition_point(|&i| i < j)
-            })
-            .collect();
         let nnz = m_pattern.nonzeros();
-        let (kl, ku) = bandwidths(&m_pattern);
+        // The direct paths factor the coupled states only (`Peel`); GMRES runs over M.
+        // Up to `SMALL_MAX` states (the fixed-size LU, unrolled on n) the gathers, scatters and
+        // row sweeps around a smaller LU cost about as much as they save: there only the first
+        // states are split off, and only when that halves the LU (callgrind, bdf solves: with
+        // both kinds split off vent 272k → 279k, wall 493k → 521k, piston 596k → 625k
+        // instructions; the vent's first state alone, 5 → 4, 272k → 284k; the two tanks' four
+        // first states, 8 → 4, 360k → 347k).
+        let small_system = n <= SMALL_MAX;
+        let mut peel = match self.linear {
+            LinearSolver::Krylov => None,
+            _ if small_system => Peel::of(&m_pattern, false, n - n / 2),
+            _ => Peel::of(&m_pattern, true, 1),
+        };
+        // The pattern, size and entries of the matrix the LU factors.
+        let fp = peel.as_ref().map_or(&m_pattern, |p| &p.pattern);
+        let (nf, fnnz) = (fp.n, fp.nonzeros());
+        let (kl, ku) = bandwidths(fp);
         // A band in another order: a network numbers its states by component kind (every
         // chamber, then every piston), so a chain with pistons has a wide band in its own order
         // and a narrow one in reverse Cuthill–McKee order. Only for `Auto` from
@@ -1253,27 +1707,39 @@ impl Bdf {
         // when the own order's band is wide, so that every network
         // that took the band or sparse LU in its own order before and still does factors the
         // same matrix in the same order (same bits).
-        ws.band_perm = Vec::new();
-        ws.band_pos = Vec::new();
-        ws.band_rhs = Vec::new();
+        ws.direct.band_perm = Vec::new();
+        ws.direct.band_pos = Vec::new();
+        ws.direct.band_rhs = Vec::new();
         let mut reordered = None;
         if self.linear == LinearSolver::Auto
-            && (SPARSE_MIN_STATES..BAND_RCM_MAX_STATES).contains(&n)
+            && (SPARSE_MIN_STATES..BAND_RCM_MAX_STATES).contains(&nf)
             && kl + ku > BAND_MAX
         {
-            let perm = reverse_cuthill_mckee(&m_pattern);
-            let mut pos = vec![0; n];
+            let perm = reverse_cuthill_mckee(fp);
+            let mut pos = vec![0; nf];
             for (k, &i) in perm.iter().enumerate() {
                 pos[i] = k;
             }
-            let (pkl, pku) = bandwidths_under(&m_pattern, &pos);
+            let (pkl, pku) = bandwidths_under(fp, &pos);
             if pkl + pku <= BAND_MAX {
                 reordered = Some((pkl, pku));
-                ws.band_perm = perm;
-                ws.band_pos = pos;
-                ws.band_rhs = vec![0.0; n];
+                if let Some(peel) = peel.as_mut() {
+                    // The coupled states taken in the band's order: their gather is the only
+                    // one (the same matrix in the same order as through `band_pos`: the
+                    // same bits).
+                    peel.reorder(&perm, &pos);
+                } else {
+                    ws.direct.band_perm = perm;
+                    ws.direct.band_pos = pos;
+                    ws.direct.band_rhs = vec![0.0; nf];
+                }
             }
         }
+        ws.direct.reordered = reordered.is_some();
+        let fp = peel.as_ref().map_or(&m_pattern, |p| &p.pattern);
+        ws.direct.diag = (0..nf)
+            .map(|j| fp.col_start[j] + fp.column(j).partition_point(|&i| i < j))
+            .collect();
         // Krylov when asked for, or for `Auto` on a pattern whose direct LU fills (2-D grids):
         // there GMRES is 2–4× faster per step than the sparse LU and grows linearly with the
         // size, where any elimination order fills superlinearly (George 1973). The band choice
@@ -1295,66 +1761,74 @@ impl Bdf {
         ws.quad.extend((0..n).map(|j| quadratures.contains(&j)));
         let in_norms = ws.quad.iter().filter(|&&q| !(q && ws.quad_out)).count();
         ws.n_err = in_norms.max(1);
-        ws.band = match self.linear {
+        ws.direct.band = match self.linear {
+            // No coupled states: no LU at all.
+            _ if nf == 0 => None,
             LinearSolver::Krylov => None,
             LinearSolver::Banded => Some((kl, ku)),
-            LinearSolver::Auto if n < SPARSE_MIN_STATES || kl + ku <= BAND_MAX => Some((kl, ku)),
+            LinearSolver::Auto if nf < SPARSE_MIN_STATES || kl + ku <= BAND_MAX => Some((kl, ku)),
             LinearSolver::Auto if krylov => None,
             LinearSolver::Auto => reordered,
             _ => None,
         };
-        ws.ab = Vec::new();
-        ws.ipiv = Vec::new();
-        ws.band_counts = Vec::new();
-        ws.small = false;
+        ws.direct.ab = Vec::new();
+        ws.direct.ipiv = Vec::new();
+        ws.direct.band_counts = Vec::new();
+        ws.direct.small = false;
         let forced = matches!(self.linear, LinearSolver::Dense | LinearSolver::Banded);
-        if let Some((bkl, bku)) = ws.band {
+        if let Some((bkl, bku)) = ws.direct.band {
+            // Against all n states (as before the coupled ones were split off): a bound on
+            // what is stored.
             let values = (2 * bkl + bku + 1).checked_mul(n);
             // Only a forced choice is refused: `Auto` takes a band only when it is narrow.
             if forced && values.is_none_or(|v| v > MAX_FACTOR_VALUES) {
-                ws.band = None;
+                ws.direct.band = None;
                 return Err(too_large(self.linear, true, n, values));
             }
             // The band's own widths (the reordered ones when reordered).
-            ws.small = ws.band_perm.is_empty() && n <= SMALL_MAX;
-            if !ws.small {
-                ws.ab = vec![0.0; (2 * bkl + bku + 1) * n];
-                ws.ipiv = vec![0; n];
-                ws.band_counts = vec![0; 2 * n];
+            ws.direct.small = ws.direct.band_perm.is_empty() && nf <= SMALL_MAX;
+            if !ws.direct.small {
+                ws.direct.ab = vec![0.0; (2 * bkl + bku + 1) * nf];
+                ws.direct.ipiv = vec![0; nf];
+                ws.direct.band_counts = vec![0; 2 * nf];
             }
         }
-        ws.sparse = match self.linear {
+        ws.direct.sparse = match self.linear {
+            _ if nf == 0 => false,
             LinearSolver::Dense | LinearSolver::Banded | LinearSolver::Krylov => false,
             LinearSolver::Sparse => true,
             LinearSolver::Auto => {
-                !krylov && ws.band.is_none() && n >= SPARSE_MIN_STATES && 2 * nnz <= n * n
+                !krylov
+                    && ws.direct.band.is_none()
+                    && nf >= SPARSE_MIN_STATES
+                    && 2 * fnnz <= nf * nf
             }
         };
-        ws.symbolic = None;
-        ws.sp_mem = None;
-        ws.m_vals = Vec::new();
-        if ws.sparse {
+        ws.direct.symbolic = None;
+        ws.direct.sp_mem = None;
+        ws.direct.m_vals = Vec::new();
+        if ws.direct.sparse {
             // Symbolic analysis once per pattern (COLAMD column order, elimination tree).
-            let a = SymbolicSparseColMatRef::new_checked(
-                n,
-                n,
-                &m_pattern.col_start,
-                None,
-                &m_pattern.rows,
-            );
+            let a = SymbolicSparseColMatRef::new_checked(nf, nf, &fp.col_start, None, &fp.rows);
             match factorize_symbolic_lu(a, LuSymbolicParams::default()) {
                 Ok(sym) => {
                     let req = sym
                         .factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default())
                         .or(sym.solve_in_place_scratch::<f64>(1, Par::Seq));
                     let mut mem = MemBuffer::new(req);
-                    ws.m_vals = vec![0.0; nnz];
-                    warm_sparse_lu(&sym, &m_pattern, &mut ws.numeric, &mut ws.m_vals, &mut mem);
-                    ws.sp_mem = Some(mem);
-                    ws.symbolic = Some(sym);
+                    ws.direct.m_vals = vec![0.0; fnnz];
+                    warm_sparse_lu(
+                        &sym,
+                        fp,
+                        &mut ws.direct.numeric,
+                        &mut ws.direct.m_vals,
+                        &mut mem,
+                    );
+                    ws.direct.sp_mem = Some(mem);
+                    ws.direct.symbolic = Some(sym);
                 }
                 // Out of memory in the analysis: the dense path (which may well fail too).
-                Err(_) => ws.sparse = false,
+                Err(_) => ws.direct.sparse = false,
             }
         }
         ws.krylov = None;
@@ -1389,29 +1863,35 @@ impl Bdf {
             }));
         }
         // The dense path's n² matrix only where it is used.
-        ws.lu = None;
-        ws.rhs = None;
-        ws.mem = None;
-        if !ws.sparse && ws.band.is_none() && ws.krylov.is_none() {
+        ws.direct.lu = None;
+        ws.direct.rhs = None;
+        ws.direct.mem = None;
+        if !ws.direct.sparse && ws.direct.band.is_none() && ws.krylov.is_none() && nf > 0 {
+            // Against all n states, as the band's.
             let values = n.checked_mul(n);
             // Only a forced choice is refused: `Auto` falls back to the dense LU where no
             // other fits (e.g. the dense pattern of a system with sensitivities), as before.
             if forced && values.is_none_or(|v| v > MAX_FACTOR_VALUES) {
                 return Err(too_large(self.linear, false, n, values));
             }
-            ws.lu = Some(Mat::zeros(n, n));
-            ws.rhs = Some(Mat::zeros(n, 1));
-            ws.perm = vec![0; n];
-            ws.perm_inv = vec![0; n];
+            ws.direct.lu = Some(Mat::zeros(nf, nf));
+            ws.direct.rhs = Some(Mat::zeros(nf, 1));
+            ws.direct.perm = vec![0; nf];
+            ws.direct.perm_inv = vec![0; nf];
             let req =
-                lu_factor::lu_in_place_scratch::<usize, f64>(n, n, Par::Seq, Default::default())
+                lu_factor::lu_in_place_scratch::<usize, f64>(nf, nf, Par::Seq, Default::default())
                     .or(lu_solve::solve_in_place_scratch::<usize, f64>(
-                        n,
+                        nf,
                         1,
                         Par::Seq,
                     ));
-            ws.mem = Some(MemBuffer::new(req));
+            ws.direct.mem = Some(MemBuffer::new(req));
         }
+        ws.peel = if ws.krylov.is_some() {
+            None
+        } else {
+            peel.map(Box::new)
+        };
         ws.m_pattern = Some(m_pattern);
         // J's storage follows the pattern; a restored one of another length is not this
         // system's: a new one is evaluated at the next setup (`validate_state` rejects it
@@ -1999,77 +2479,22 @@ impl<S: OdeSystem> Step<'_, S> {
         ok
     }
 
-    /// Factor M = I − γJ (faer, partial pivoting; dense in place or sparse). False when M is
-    /// singular.
+    /// Factor M = I − γJ: the states split off (`Peel`) and an LU with partial pivoting of the
+    /// coupled block (`Workspace::factor_lu`), or ILU(0) of M on the Krylov path. False when
+    /// M is singular.
     fn factor(&mut self, gamma: f64) -> bool {
-        let n = self.n;
         self.stats.factorizations += 1;
         let ws = &mut *self.ws;
-        let p = ws.m_pattern.as_ref().expect("workspace prepared");
         let jac = &self.s.jac;
-        let ok = if ws.small {
-            let (a, piv) = (&mut ws.small_lu, &mut ws.small_piv);
-            match n {
-                1 => small_lu::<1>(a, piv, p, jac, gamma),
-                2 => small_lu::<2>(a, piv, p, jac, gamma),
-                3 => small_lu::<3>(a, piv, p, jac, gamma),
-                4 => small_lu::<4>(a, piv, p, jac, gamma),
-                5 => small_lu::<5>(a, piv, p, jac, gamma),
-                6 => small_lu::<6>(a, piv, p, jac, gamma),
-                7 => small_lu::<7>(a, piv, p, jac, gamma),
-                8 => small_lu::<8>(a, piv, p, jac, gamma),
-                9 => small_lu::<9>(a, piv, p, jac, gamma),
-                10 => small_lu::<10>(a, piv, p, jac, gamma),
-                11 => small_lu::<11>(a, piv, p, jac, gamma),
-                12 => small_lu::<12>(a, piv, p, jac, gamma),
-                _ => unreachable!("small LU for {n} states"),
-            }
-        } else if let Some((kl, ku)) = ws.band {
-            band_fill(&mut ws.ab, n, kl, ku, p, jac, gamma, &ws.band_pos);
-            band_factor(&mut ws.ab, &mut ws.ipiv, &mut ws.band_counts, n, kl, ku)
-        } else if let Some(k) = ws.krylov.as_mut() {
+        let ok = if let Some(k) = ws.krylov.as_mut() {
             // The preconditioner: ILU(0) of M = I − γJ over M's pattern.
             k.stats.preconditioner_setups += 1;
             k.ilu.factor_shifted(jac, gamma)
-        } else if ws.sparse {
-            for (m, a) in ws.m_vals.iter_mut().zip(jac) {
-                *m = -gamma * a;
-            }
-            for &k in &ws.diag {
-                ws.m_vals[k] += 1.0;
-            }
-            let sym = ws.symbolic.as_ref().expect("workspace prepared");
-            let a = SparseColMatRef::new(
-                SymbolicSparseColMatRef::new_checked(n, n, &p.col_start, None, &p.rows),
-                &ws.m_vals,
-            );
-            let stack = MemStack::new(ws.sp_mem.as_mut().expect("workspace prepared"));
-            // A structurally singular M is an error; a zero pivot gives non-finite factors,
-            // which the solve reports (see `solve`).
-            sym.factorize_numeric_lu(&mut ws.numeric, a, Par::Seq, stack, Default::default())
-                .is_ok()
+        } else if let Some(peel) = ws.peel.as_mut() {
+            peel.factor(jac, gamma) && ws.direct.factor_lu(&peel.pattern, &peel.jac, gamma)
         } else {
-            let lu = ws.lu.as_mut().expect("workspace prepared");
-            // Scatter the columns (both column-major): no index checks in the n² zeroing.
-            for j in 0..n {
-                let col = lu.col_as_slice_mut(j);
-                col.fill(0.0);
-                let range = p.col_start[j]..p.col_start[j + 1];
-                for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
-                    col[i] = -gamma * a;
-                }
-                col[j] += 1.0;
-            }
-            let stack = MemStack::new(ws.mem.as_mut().expect("workspace prepared"));
-            lu_factor::lu_in_place(
-                lu.as_mut(),
-                &mut ws.perm,
-                &mut ws.perm_inv,
-                Par::Seq,
-                stack,
-                Default::default(),
-            );
-            !(0..n).any(|i| lu[(i, i)] == 0.0 || !lu[(i, i)].is_finite())
+            let p = ws.m_pattern.as_ref().expect("workspace prepared");
+            ws.direct.factor_lu(p, jac, gamma)
         };
         ws.lu_tag = ok.then_some((self.s.jac_count, gamma.to_bits()));
         ok
@@ -2090,48 +2515,6 @@ impl<S: OdeSystem> Step<'_, S> {
     fn solve(&mut self) -> bool {
         let n = self.n;
         let ws = &mut *self.ws;
-        if ws.small {
-            let (a, piv, b) = (&ws.small_lu, &ws.small_piv, &mut ws.tempv);
-            match n {
-                1 => small_solve::<1>(a, piv, b),
-                2 => small_solve::<2>(a, piv, b),
-                3 => small_solve::<3>(a, piv, b),
-                4 => small_solve::<4>(a, piv, b),
-                5 => small_solve::<5>(a, piv, b),
-                6 => small_solve::<6>(a, piv, b),
-                7 => small_solve::<7>(a, piv, b),
-                8 => small_solve::<8>(a, piv, b),
-                9 => small_solve::<9>(a, piv, b),
-                10 => small_solve::<10>(a, piv, b),
-                11 => small_solve::<11>(a, piv, b),
-                12 => small_solve::<12>(a, piv, b),
-                _ => unreachable!("small LU for {n} states"),
-            }
-            return true;
-        }
-        if let Some((kl, ku)) = ws.band {
-            if ws.band_perm.is_empty() {
-                band_solve(&ws.ab, &ws.ipiv, &ws.band_counts, n, kl, ku, &mut ws.tempv);
-            } else {
-                // P M Pᵀ (P x) = P b: gather b into the band order, scatter x back.
-                for (r, &i) in ws.band_rhs.iter_mut().zip(&ws.band_perm) {
-                    *r = ws.tempv[i];
-                }
-                band_solve(
-                    &ws.ab,
-                    &ws.ipiv,
-                    &ws.band_counts,
-                    n,
-                    kl,
-                    ku,
-                    &mut ws.band_rhs,
-                );
-                for (&r, &i) in ws.band_rhs.iter().zip(&ws.band_perm) {
-                    ws.tempv[i] = r;
-                }
-            }
-            return true;
-        }
         if let Some(k) = ws.krylov.as_mut() {
             // M·u with the current γ (CVODE's cvLsATimes), the preconditioner from γ_M.
             let s = &*self.s;
@@ -2184,33 +2567,13 @@ impl<S: OdeSystem> Step<'_, S> {
                 }
             };
         }
-        if ws.sparse {
-            let sym = ws.symbolic.as_ref().expect("workspace prepared");
-            let lu = faer::sparse::linalg::lu::LuRef::new_unchecked(sym, &ws.numeric);
-            let stack = MemStack::new(ws.sp_mem.as_mut().expect("workspace prepared"));
-            let rhs = MatMut::from_column_major_slice_mut(&mut ws.tempv, n, 1);
-            lu.solve_in_place_with_conj(Conj::No, rhs, Par::Seq, stack);
-            return true;
-        }
-        let (lu, rhs) = (
-            ws.lu.as_ref().expect("workspace prepared"),
-            ws.rhs.as_mut().expect("workspace prepared"),
-        );
-        for i in 0..n {
-            rhs[(i, 0)] = ws.tempv[i];
-        }
-        let perm = PermRef::new_checked(&ws.perm, &ws.perm_inv, n);
-        let stack = MemStack::new(ws.mem.as_mut().expect("workspace prepared"));
-        lu_solve::solve_in_place(
-            lu.as_ref(),
-            lu.as_ref(),
-            perm,
-            rhs.as_mut(),
-            Par::Seq,
-            stack,
-        );
-        for i in 0..n {
-            ws.tempv[i] = rhs[(i, 0)];
+        // Direct: the first states, the coupled block's LU, the last states (`Peel`).
+        if let Some(peel) = ws.peel.as_mut() {
+            peel.before(&mut ws.tempv);
+            ws.direct.solve_lu(&mut peel.b);
+            peel.after(&mut ws.tempv);
+        } else {
+            ws.direct.solve_lu(&mut ws.tempv[..n]);
         }
         true
     }
@@ -3339,5 +3702,149 @@ mod tests {
             run::<12>(11, 11, holes, &mut seed);
             run::<12>(3, 4, holes, &mut seed);
         }
+    }
+
+    /// The direct solves split by `Peel` (first states: empty off-diagonal row of M; last:
+    /// empty column) equal a plain dense LU of the whole M = I − γJ to round-off, through each
+    /// linear solver (band, small, sparse and dense LU) on random values over patterns with
+    /// such states: one that depends only on itself (M_ii ≠ 1), one with no entry at all (both
+    /// row- and column-empty), row-empty states that others read, column-empty ones that read
+    /// others. The reference: Gaussian elimination with partial pivoting on the dense M.
+    #[test]
+    fn peeled_solves_equal_the_full_lu() {
+        use super::{Bdf, LinearSolver, Pattern};
+        use crate::ode::OdeSystem;
+        struct Pat(Pattern);
+        impl OdeSystem for Pat {
+            fn dimension(&self) -> usize {
+                self.0.n
+            }
+            fn rhs(&mut self, _t: f64, _y: &[f64], dy: &mut [f64]) {
+                dy.fill(0.0);
+            }
+            fn sparsity(&self) -> Option<Pattern> {
+                Some(self.0.clone())
+            }
+        }
+        fn dense_solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
+            let n = b.len();
+            for k in 0..n {
+                let p = (k..n)
+                    .max_by(|&i, &j| a[i][k].abs().total_cmp(&a[j][k].abs()))
+                    .unwrap();
+                a.swap(k, p);
+                b.swap(k, p);
+                for i in k + 1..n {
+                    let l = a[i][k] / a[k][k];
+                    for j in k..n {
+                        a[i][j] -= l * a[k][j];
+                    }
+                    b[i] -= l * b[k];
+                }
+            }
+            for k in (0..n).rev() {
+                let s: f64 = (k + 1..n).map(|j| a[k][j] * b[j]).sum();
+                b[k] = (b[k] - s) / a[k][k];
+            }
+            b
+        }
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut checked = 0;
+        for (n, trial) in [(24, 0), (24, 1), (40, 2), (10, 3), (8, 4), (14, 5)] {
+            // Kinds by index: 0 only itself, 1 nothing, 2.. every 3rd row-empty (read by
+            // others), every 5th column-empty (reads others), the rest coupled; in trial 5
+            // every state only itself (no LU at all).
+            let kind = |i: usize| match i {
+                _ if trial == 5 => 's',
+                0 => 's',
+                1 => 'o',
+                _ if i % 3 == 2 => 'r',
+                _ if i % 5 == 4 && n > 12 => 'c',
+                _ => 'x',
+            };
+            let mut entries = Vec::new();
+            for i in 0..n {
+                for j in 0..n {
+                    let dep = if i == j {
+                        kind(i) != 'o' && next() < 0.7
+                    } else {
+                        // Row i reads column j; a narrow band in the small cases.
+                        let (ki, kj) = (kind(i), kind(j));
+                        let near = i.abs_diff(j) <= 3 || trial == 1;
+                        !matches!(ki, 's' | 'o' | 'r')
+                            && !matches!(kj, 's' | 'o' | 'c')
+                            && near
+                            && next() < 0.6
+                    };
+                    if dep || (i == 0 && j == 0) {
+                        entries.push((j, i));
+                    }
+                }
+            }
+            let pattern = Pattern::from_entries(n, entries);
+            for linear in [
+                LinearSolver::Auto,
+                LinearSolver::Banded,
+                LinearSolver::Sparse,
+                LinearSolver::Dense,
+            ] {
+                let mut sys = Pat(pattern.clone());
+                let mut bdf = Bdf::adaptive(n);
+                bdf.set_linear_solver(linear);
+                bdf.prepare(&sys).expect("prepared");
+                let p = bdf.ws.m_pattern.clone().expect("pattern");
+                let peel = bdf.ws.peel.as_ref();
+                let (nf, nl) = peel.map_or((0, 0), |p| (p.first.len(), p.last.len()));
+                let small = bdf.ws.direct.small;
+                let bdf_lu_empty = peel.is_some_and(|p| p.core.is_empty())
+                    && bdf.ws.direct.band.is_none()
+                    && !bdf.ws.direct.sparse
+                    && bdf.ws.direct.lu.is_none();
+                let gamma = 0.7;
+                let jac: Vec<f64> = (0..p.nonzeros()).map(|_| 2.0 * next() - 1.0).collect();
+                let b: Vec<f64> = (0..n).map(|_| 2.0 * next() - 1.0).collect();
+                let mut m = vec![vec![0.0; n]; n];
+                for j in 0..n {
+                    for (k, &i) in p.column(j).iter().enumerate() {
+                        m[i][j] = -gamma * jac[p.col_start[j] + k];
+                    }
+                    m[j][j] += 1.0;
+                }
+                let x_ref = dense_solve(m, b.clone());
+                let mut st = bdf.stepper(&mut sys);
+                st.s.jac.copy_from_slice(&jac);
+                assert!(st.factor(gamma));
+                st.ws.tempv.copy_from_slice(&b);
+                assert!(st.solve());
+                let scale = x_ref.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+                let err = st
+                    .ws
+                    .tempv
+                    .iter()
+                    .zip(&x_ref)
+                    .fold(0.0f64, |a, (x, r)| a.max((x - r).abs() / scale));
+                println!(
+                    "n {n}, trial {trial}, {linear:?}: {nf} first, {nl} last, small {small}, \
+                     max |x − x_ref|/max |x_ref| {err:.2e}"
+                );
+                assert!(err < 1e-12, "{err}");
+                // The cases: both kinds split off above `SMALL_MAX`, the first ones below.
+                if trial == 5 {
+                    assert!(nf == n && bdf_lu_empty, "{nf} first");
+                } else if n > SMALL_MAX {
+                    assert!(nf >= n / 3 && nl >= 2, "{nf} first, {nl} last");
+                } else if linear != LinearSolver::Sparse && linear != LinearSolver::Dense {
+                    assert!(small && nf >= n / 2 && nl == 0, "{nf} first, {nl} last");
+                }
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 24);
     }
 }
