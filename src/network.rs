@@ -551,6 +551,17 @@ impl Network {
         self.scratch.get_mut().ensure(nn, nl, more, no_orifices);
     }
 
+    /// Rebuild whichever compact links (`OrificeLinks`, `ValveLinks`) a parameter write
+    /// (`param_mut`) left stale.
+    fn refresh_stale_links(&mut self) {
+        if self.orifice_links.state == LinksState::Stale {
+            self.refresh_orifice_links();
+        }
+        if self.valve_links.state == LinksState::Stale {
+            self.refresh_valve_links();
+        }
+    }
+
     /// Rebuild [`OrificeLinks`] (in place: no allocation once built).
     #[cold]
     fn refresh_orifice_links(&mut self) {
@@ -1436,12 +1447,7 @@ impl OdeSystem for Network {
     fn jvp(&mut self, t: f64, y: &[f64], v: &[f64], dydt: &mut [f64], jv: &mut [f64]) -> bool {
         let n = self.layout.n_states;
         debug_assert!(y.len() == n && v.len() == n && dydt.len() == n && jv.len() == n);
-        if self.orifice_links.state == LinksState::Stale {
-            self.refresh_orifice_links();
-        }
-        if self.valve_links.state == LinksState::Stale {
-            self.refresh_valve_links();
-        }
+        self.refresh_stale_links();
         let mut d = std::mem::take(&mut self.dual);
         d.sc.ensure(
             self.chambers.len() + self.reservoirs.len(),
@@ -1530,14 +1536,9 @@ impl Network {
             sc.reservoirs_fresh = self.reservoirs_constant();
             sc.lean = sc.valves_only && sc.reservoirs_fresh;
             drop(sc);
-            // A parameter write clears `reservoirs_fresh` too: the orifices' links are rebuilt
+            // A parameter write clears `reservoirs_fresh` too: the links are rebuilt
             // here, off the steady path, for the next evaluation (this one read the orifices).
-            if self.orifice_links.state == LinksState::Stale {
-                self.refresh_orifice_links();
-            }
-            if self.valve_links.state == LinksState::Stale {
-                self.refresh_valve_links();
-            }
+            self.refresh_stale_links();
             return;
         }
         sc.lean = sc.valves_only && sc.reservoirs_fresh;
