@@ -455,7 +455,10 @@ impl History {
         }
         *jac_count = o.jac_count;
         *start_t = o.start_t;
-        let start_over = fixed.is_some_and(|k| *start_len == o.start_len && o.start_len > k);
+        // bdf1 starts from its one point (`initialize`) and never writes a start point; the
+        // others stop writing them once the start is over.
+        let start_over =
+            fixed.is_some_and(|k| k == 1 || (*start_len == o.start_len && o.start_len > k));
         if !start_over || start_y.len() != o.start_y.len() {
             start_y.clone_from(&o.start_y);
         }
@@ -3636,6 +3639,55 @@ mod tests {
             println!("trial order {q}, started {started}: {e}");
             assert!(e.contains("order"), "{e}");
         }
+    }
+
+    /// bdf1 starts from its one point and never reads or writes the start points: the
+    /// committed ones are not copied into the working history at each attempt and commit (they
+    /// were, 2n values twice a step). Marked committed start points stay out of the working
+    /// copy, and the steps are bit for bit those of an unmarked run. Truth: y' = −y,
+    /// backward Euler's y_k = (1 + h)^(−k).
+    #[test]
+    fn bdf1_leaves_its_start_points_alone() {
+        use super::Bdf;
+        use crate::integrators::Integrator;
+        use crate::ode::OdeSystem;
+        struct Decay;
+        impl OdeSystem for Decay {
+            fn dimension(&self) -> usize {
+                1
+            }
+            fn rhs(&mut self, _t: f64, y: &[f64], dy: &mut [f64]) {
+                dy[0] = -y[0];
+            }
+        }
+        let h = 0.1;
+        let mut runs = Vec::new();
+        for marked in [false, true] {
+            let (mut sys, mut y, mut inc, mut t) = (Decay, vec![1.0], vec![0.0], 0.0);
+            let mut b = Bdf::fixed(1, 1);
+            let mut ys = Vec::new();
+            for k in 0..20 {
+                b.attempt(&mut sys, t, &y, h, &mut inc).expect("step");
+                y[0] += inc[0];
+                t += h;
+                b.commit(&mut sys, t, &y);
+                if marked && k == 0 {
+                    b.hist.start_y.fill(7.0);
+                }
+                ys.push(y[0]);
+            }
+            if marked {
+                println!("working start points after 20 steps: {:?}", b.trial.start_y);
+                assert!(b.trial.start_y.iter().all(|&v| v == 0.0));
+                assert!(b.hist.start_y.iter().all(|&v| v == 7.0));
+            }
+            runs.push(ys);
+        }
+        assert_eq!(runs[0], runs[1]);
+        // Backward Euler solved by Newton on a linear system: exact to round-off.
+        let want = (1.0f64 + h).powi(-20);
+        println!("y(2) = {}, (1 + h)^-20 = {want}", runs[0][19]);
+        assert!((runs[0][19] - want).abs() < 1e-14);
     }
 
     /// The small dense LU (`small_factor`, `small_solve`) against the band kernels it replaces
