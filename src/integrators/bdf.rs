@@ -563,6 +563,8 @@ struct KrylovWs {
     /// sum of the right-hand side being solved.
     invariants: Vec<Vec<usize>>,
     inv_b: Vec<f64>,
+    /// The weights of the largest set (`correct_onto_invariants`' scratch).
+    inv_w: Vec<f64>,
     /// The quadratures, out of the norms (weight 0) and so out of GMRES's weighted space: each
     /// q with its row of J as (column, position in J's values), and b_q of the solve. Their
     /// columns are empty (nothing depends on them), so M's row q gives them exactly:
@@ -862,20 +864,31 @@ fn eta_or_below_thresh(x: f64, big_l: usize) -> f64 {
 /// ~1e-11 relative in 200 steps of a 10k-state grid, against round-off with the sparse LU).
 /// With the correction each Newton iterate keeps Σ_S G = 0 for the BDF residual G, whatever
 /// the linear residual, so the sum is conserved to round-off as with a direct solve.
-fn correct_onto_invariants(x: &mut [f64], ewt: &[f64], sets: &[Vec<usize>], b_sums: &[f64]) {
-    let w = |e: f64| if e > 0.0 { 1.0 / (e * e) } else { 0.0 };
+///
+/// `w` is scratch of at least the longest set's length: each weight is computed once, in the
+/// pass that sums them, and read back in the pass that corrects.
+fn correct_onto_invariants(
+    x: &mut [f64],
+    ewt: &[f64],
+    sets: &[Vec<usize>],
+    b_sums: &[f64],
+    w: &mut [f64],
+) {
     for (set, &b) in sets.iter().zip(b_sums) {
+        let w = &mut w[..set.len()];
         let (mut xs, mut ws) = (0.0, 0.0);
-        for &i in set {
+        for (&i, wi) in set.iter().zip(w.iter_mut()) {
+            let e = ewt[i];
+            *wi = if e > 0.0 { 1.0 / (e * e) } else { 0.0 };
             xs += x[i];
-            ws += w(ewt[i]);
+            ws += *wi;
         }
         if !(ws > 0.0 && ws.is_finite()) {
             continue;
         }
         let k = (b - xs) / ws;
-        for &i in set {
-            x[i] += w(ewt[i]) * k;
+        for (&i, &wi) in set.iter().zip(w.iter()) {
+            x[i] += wi * k;
         }
     }
 }
@@ -1860,6 +1873,7 @@ impl Bdf {
                 gmres: Gmres::new(n, self.gmres_limits),
                 stats: KrylovStats::default(),
                 inv_b: vec![0.0; invariants.len()],
+                inv_w: vec![0.0; invariants.iter().map(Vec::len).max().unwrap_or(0)],
                 invariants,
                 quad_b: vec![0.0; quad_rows.len()],
                 quad_rows,
@@ -2533,6 +2547,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 stats,
                 invariants,
                 inv_b,
+                inv_w,
                 quad_rows,
                 quad_b,
             } = &mut **k;
@@ -2559,7 +2574,7 @@ impl<S: OdeSystem> Step<'_, S> {
                         let jx: f64 = row.iter().map(|&(j, pos)| jac[pos] * ws.tempv[j]).sum();
                         ws.tempv[*q] = b + gamma * jx;
                     }
-                    correct_onto_invariants(&mut ws.tempv, &ws.ewt, invariants, inv_b);
+                    correct_onto_invariants(&mut ws.tempv, &ws.ewt, invariants, inv_b, inv_w);
                     stats.iterations += it;
                     stats.max_iterations = stats.max_iterations.max(it);
                     true
@@ -3455,7 +3470,10 @@ mod tests {
         let sets = vec![vec![0, 1, 2], vec![3, 4]];
         let b = [5.0, 1.0];
         let mut x = x0;
-        correct_onto_invariants(&mut x, &ewt, &sets, &b);
+        let mut w = [f64::NAN; 3];
+        correct_onto_invariants(&mut x, &ewt, &sets, &b, &mut w);
+        // The scratch holds the last set's weights, each computed once: (1/0.5², 0).
+        assert_eq!(w[..2], [4.0, 0.0]);
         // Set 0: d = 5 − 2 = 3, w = (1, 1/4, 1/16), Σw = 21/16: Δ = (48/21, 12/21, 3/21).
         let want0 = [1.0 + 48.0 / 21.0, -2.0 + 12.0 / 21.0, 3.0 + 3.0 / 21.0];
         // Set 1: d = 1 − 7.25, w = (4, 0) (a zero weight takes nothing): Δ = (−6.25, 0).
@@ -3469,7 +3487,7 @@ mod tests {
         assert!((x[0] + x[1] + x[2] - 5.0).abs() <= 8.0 * f64::EPSILON);
         // A set whose weights are all zero is left as it is.
         let mut y = x0;
-        correct_onto_invariants(&mut y, &[0.0; 5], &sets, &b);
+        correct_onto_invariants(&mut y, &[0.0; 5], &sets, &b, &mut w);
         assert_eq!(y, x0);
     }
 
