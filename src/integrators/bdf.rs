@@ -1667,12 +1667,22 @@ impl Bdf {
     /// Size the workspace for `sys` (once; again after `set_linear_solver`). Fails, before
     /// allocating the factors, when the band or dense LU would store more than
     /// `MAX_FACTOR_VALUES` values; the column groups are set up even then.
+    // Inlined: every attempt asks, and only the first of a solve does the work (the call
+    // itself cost ~17 instructions an attempt).
+    #[inline(always)]
     fn prepare<S: OdeSystem>(&mut self, sys: &S) -> Result<(), SolverError> {
-        let n = self.n;
-        let ws = &mut self.ws;
-        if ws.n == n && ws.m_pattern.is_some() {
+        if self.ws.n == self.n && self.ws.m_pattern.is_some() {
             return Ok(());
         }
+        self.prepare_workspace(sys)
+    }
+
+    /// `prepare`'s work: once per solve (and after a restore or a change of the linear solver).
+    #[cold]
+    #[inline(never)]
+    fn prepare_workspace<S: OdeSystem>(&mut self, sys: &S) -> Result<(), SolverError> {
+        let n = self.n;
+        let ws = &mut self.ws;
         ws.n = n;
         for v in [
             &mut ws.inc,
