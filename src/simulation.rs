@@ -458,6 +458,13 @@ impl Simulation {
         self.stats.rhs_evaluations = self.network.rhs_evaluations;
     }
 
+    /// `update_counters` out of line, for the output path where it is rarely needed.
+    #[cold]
+    #[inline(never)]
+    fn update_counters_cold(&mut self) {
+        self.update_counters();
+    }
+
     pub fn integrator_name(&self) -> &'static str {
         self.integrator.name()
     }
@@ -487,9 +494,12 @@ impl Simulation {
             && !self.integrator.fixed_step()
         {
             let r = self.report_inside_step(t_target_s);
-            // Both counters: a dense output that cannot interpolate (the BDF after a restore
-            // of a state without its last step) takes a step of its own, with rejections.
-            self.update_counters();
+            // Interpolation evaluates nothing. A dense output that could not interpolate (the
+            // BDF after restoring a state without its last step) took a step of its own,
+            // with right-hand sides and possibly rejections: both counters then.
+            if self.stats.rhs_evaluations != self.network.rhs_evaluations {
+                self.update_counters_cold();
+            }
             return r;
         }
         self.advance_general(t_target_s)

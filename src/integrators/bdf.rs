@@ -1938,6 +1938,35 @@ impl Bdf {
         Ok(())
     }
 
+    /// `dense` without a Nordsieck step to interpolate: no last step from t (a step of its
+    /// own, not kept, then its dense output), or an RK4 start step (a shorter RK4 step). Out
+    /// of line: the interpolation, at nearly every output time, then saves fewer registers.
+    #[cold]
+    #[inline(never)]
+    fn dense_other<S: OdeSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        h: f64,
+        inc: &mut [f64],
+    ) -> Result<(), SolverError> {
+        if !self.last.valid || self.last.t != t {
+            // Nothing to interpolate (after a restart): a step of its own, not kept.
+            self.attempt_inner(sys, t, y, h)?;
+            self.last.pending = false;
+        }
+        if self.last.starter {
+            self.prepare(sys)?;
+            let k1 = self.ws.rk4.k1_mut();
+            sys.rhs(t, y, k1);
+            check_finite(t, k1)?;
+            return self.ws.rk4.step_with_k1(sys, t, y, h, inc);
+        }
+        // Now valid from t and not a start step: the interpolation.
+        self.dense(sys, t, y, h, inc)
+    }
+
     /// `self = o` without allocating once the histories have their sizes (fmi2SetFMUstate into
     /// a running instance of the same model). The workspace (pattern, symbolic LU, scratch) is
     /// this model's and is kept; only the factored M is dropped, since it belongs to the
@@ -3149,19 +3178,10 @@ impl Integrator for Bdf {
         h: f64,
         inc: &mut [f64],
     ) -> Result<(), SolverError> {
-        if !self.last.valid || self.last.t != t {
-            // Nothing to interpolate (after a restart): a step of its own, not kept.
-            self.attempt_inner(sys, t, y, h)?;
-            self.last.pending = false;
+        if !self.last.valid || self.last.t != t || self.last.starter {
+            return self.dense_other(sys, t, y, h, inc);
         }
         let n = self.n;
-        if self.last.starter {
-            self.prepare(sys)?;
-            let k1 = self.ws.rk4.k1_mut();
-            sys.rhs(t, y, k1);
-            check_finite(t, k1)?;
-            return self.ws.rk4.step_with_k1(sys, t, y, h, inc);
-        }
         if h == self.last.h {
             inc.copy_from_slice(&self.last.inc);
             return Ok(());
