@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::components::chamber;
+use crate::components::{chamber, piston};
 use crate::model::spec::ChecksSection;
 use crate::network::{Network, SensitivityParameter};
 
@@ -48,6 +48,31 @@ pub struct GradientReference {
     pub value_abs: f64,
     pub dmass0: f64,
     pub denergy0: f64,
+}
+
+/// `Network::mass_total_kg` and `energy_total_j` in one pass over the chambers, inlined: the
+/// same sums in the same order (from −0.0, as `Iterator::sum` of f64), so the same bits
+/// (test `totals_are_the_networks_bit_for_bit`). After every step, where the energy total's
+/// call and a second pass were a third of the checks.
+#[inline(always)]
+fn totals(net: &Network, y: &[f64]) -> (f64, f64) {
+    let (mut gas, mut u) = (-0.0, -0.0);
+    for c in y[..net.chambers().len() * chamber::STATES].chunks_exact(chamber::STATES) {
+        gas += c[chamber::MASS];
+        u += c[chamber::ENERGY];
+    }
+    let acc = net.layout.accumulator_offset;
+    let mech: f64 = net
+        .pistons()
+        .iter()
+        .enumerate()
+        .map(|(j, p)| {
+            let o = net.layout.piston_offset + j * piston::STATES;
+            let (x, v) = (y[o + piston::POSITION], y[o + piston::VELOCITY]);
+            p.mass.value * 0.5 * v * v + p.spring_energy_j(x)
+        })
+        .sum();
+    (gas + y[acc], u + mech + y[acc + 1])
 }
 
 /// Reference values and thresholds, fixed at initialization.
@@ -120,19 +145,21 @@ impl Checks {
     }
 
     /// Codes 2 and 3: a candidate state that must not be accepted.
+    /// One pass over the chambers (a negative mass anywhere still takes precedence).
+    #[inline]
     pub fn hard_failure(net: &Network, y: &[f64]) -> Option<u8> {
-        let nc = net.chambers().len();
-        for i in 0..nc {
-            if y[i * chamber::STATES + chamber::MASS] < 0.0 {
-                return Some(NEGATIVE_MASS);
-            }
+        let (mut mass, mut energy) = (false, false);
+        for c in y[..net.chambers().len() * chamber::STATES].chunks_exact(chamber::STATES) {
+            mass |= c[chamber::MASS] < 0.0;
+            energy |= c[chamber::ENERGY] < 0.0;
         }
-        for i in 0..nc {
-            if y[i * chamber::STATES + chamber::ENERGY] < 0.0 {
-                return Some(NEGATIVE_TEMPERATURE);
-            }
+        if mass {
+            Some(NEGATIVE_MASS)
+        } else if energy {
+            Some(NEGATIVE_TEMPERATURE)
+        } else {
+            None
         }
-        None
     }
 
     /// Codes 4–9 on an accepted state (6 and 7 only with sensitivity parameters, whose
@@ -143,13 +170,12 @@ impl Checks {
         } else {
             self.gradient_code(net, y, params)
         };
-        let m = net.mass_total_kg(y);
+        let (m, e) = totals(net, y);
         if self.mass0_kg > 0.0
             && ((m - self.mass0_kg) / self.mass0_kg).abs() > self.thresholds.mass_drift
         {
             return MASS_DRIFT;
         }
-        let e = net.energy_total_j(y);
         if self.energy0_j != 0.0
             && ((e - self.energy0_j) / self.energy0_j).abs() > self.thresholds.energy_drift
         {
@@ -196,17 +222,102 @@ impl Checks {
     }
 
     /// max over chambers of |V_state − V_geometric| / (threshold·Σ boundary areas); > 1 fires 9.
+    // One pass over each chamber's boundaries for its area and its geometric volume (the same
+    // sums in the same order as `Iterator::sum` and `Network::geometric_volume_m3`: test
+    // `desync_ratio_is_the_two_pass_one_bit_for_bit`); chambers without boundaries skipped
+    // before any arithmetic. This runs after every step of a network with pistons or walls.
+    // Not inlined into `warnings`: there it cost the networks without boundaries (vent +0.4k).
     pub fn max_desync_ratio(&self, net: &Network, y: &[f64]) -> f64 {
         let mut worst: f64 = 0.0;
-        for i in 0..net.chambers().len() {
-            let area: f64 = net.chamber_boundaries(i).iter().map(|b| b.area_m2).sum();
+        for (i, c) in net.chambers().iter().enumerate() {
+            let bs = net.chamber_boundaries(i);
+            if bs.is_empty() {
+                continue;
+            }
+            let (mut area, mut v_geometric) = (-0.0, c.dead_volume.value);
+            for b in bs {
+                area += b.area_m2;
+                v_geometric += b.factor * y[b.state];
+            }
             if area == 0.0 {
                 continue;
             }
             let v_state = y[i * chamber::STATES + chamber::VOLUME];
-            let d = (v_state - net.geometric_volume_m3(i, y)).abs();
+            let d = (v_state - v_geometric).abs();
             worst = worst.max(d / (self.thresholds.piston_desync * area));
         }
         worst
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The checks' fused totals against the network's own, bit for bit, on the peers'
+    /// networks (one with a piston, one with a wall) and the projectile (a piston with a
+    /// spring), at their initial states and at states moved off them.
+    #[test]
+    fn totals_are_the_networks_bit_for_bit() {
+        let models = [
+            include_str!("../compliance-tests/peers/models/cantera_vent.toml"),
+            include_str!("../compliance-tests/peers/models/cantera_wall.toml"),
+            include_str!("../compliance-tests/peers/models/cantera_piston.toml"),
+            include_str!("../compliance-tests/peers/models/cantera_chain20.toml"),
+            include_str!("../models/projectile.toml"),
+        ];
+        for src in models {
+            let model = crate::model::parse_str(src, "model.toml", &[]).unwrap();
+            let net = crate::model::build_network(&model.spec);
+            let y0 = net.initial_state();
+            for k in 0..4 {
+                let y: Vec<f64> = y0
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| v * (1.0 + 0.1 * k as f64) + 1e-3 * (k * i) as f64)
+                    .collect();
+                let (m, e) = super::totals(&net, &y);
+                println!("{}: m {m:e} kg, E {e:e} J", model.spec.model.name);
+                assert_eq!(m.to_bits(), net.mass_total_kg(&y).to_bits());
+                assert_eq!(e.to_bits(), net.energy_total_j(&y).to_bits());
+            }
+        }
+    }
+
+    /// Check 9's ratio in one pass per chamber against the two passes it replaces (area by
+    /// `Iterator::sum`, then `Network::geometric_volume_m3`), written out here, bit for bit, on
+    /// the piston, wall and projectile networks at states whose volumes are moved off the
+    /// boundaries' (desynchronized by 0 to 30 %).
+    #[test]
+    fn desync_ratio_is_the_two_pass_one_bit_for_bit() {
+        use crate::components::chamber;
+        let models = [
+            include_str!("../compliance-tests/peers/models/cantera_wall.toml"),
+            include_str!("../compliance-tests/peers/models/cantera_piston.toml"),
+            include_str!("../models/projectile.toml"),
+        ];
+        for src in models {
+            let model = crate::model::parse_str(src, "model.toml", &[]).unwrap();
+            let sim = crate::model::build_simulation(&model.spec, None).unwrap();
+            let net = &sim.network;
+            let mut y = net.initial_state();
+            for k in 0..4 {
+                for i in 0..net.chambers().len() {
+                    y[i * chamber::STATES + chamber::VOLUME] *= 1.0 + 0.1 * k as f64;
+                }
+                let mut want: f64 = 0.0;
+                for i in 0..net.chambers().len() {
+                    let area: f64 = net.chamber_boundaries(i).iter().map(|b| b.area_m2).sum();
+                    if area == 0.0 {
+                        continue;
+                    }
+                    let v = y[i * chamber::STATES + chamber::VOLUME];
+                    let d = (v - net.geometric_volume_m3(i, &y)).abs();
+                    want = want.max(d / (sim.checks.thresholds.piston_desync * area));
+                }
+                let got = sim.checks.max_desync_ratio(net, &y);
+                println!("{}: ratio {got:e}", model.spec.model.name);
+                assert_eq!(got.to_bits(), want.to_bits());
+                assert!(k == 0 || got > 0.0);
+            }
+        }
     }
 }

@@ -458,6 +458,13 @@ impl Simulation {
         self.stats.rhs_evaluations = self.network.rhs_evaluations;
     }
 
+    /// `update_counters` out of line, for the output path where it is rarely needed.
+    #[cold]
+    #[inline(never)]
+    fn update_counters_cold(&mut self) {
+        self.update_counters();
+    }
+
     pub fn integrator_name(&self) -> &'static str {
         self.integrator.name()
     }
@@ -487,9 +494,12 @@ impl Simulation {
             && !self.integrator.fixed_step()
         {
             let r = self.report_inside_step(t_target_s);
-            // `update_counters` without the integrator's count: no step was attempted here,
-            // and every attempt happens in `advance_general`, which updates both on return.
-            self.stats.rhs_evaluations = self.network.rhs_evaluations;
+            // Interpolation evaluates nothing. A dense output that could not interpolate (the
+            // BDF after restoring a state without its last step) took a step of its own,
+            // with right-hand sides and possibly rejections: both counters then.
+            if self.stats.rhs_evaluations != self.network.rhs_evaluations {
+                self.update_counters_cold();
+            }
             return r;
         }
         self.advance_general(t_target_s)
@@ -1199,5 +1209,49 @@ mod typed_query_tests {
         );
         // Nothing has left yet: the total is the chamber's gas.
         assert!((sim.mass_total().get::<kilogram>() - m).abs() < 1e-15);
+    }
+}
+
+#[cfg(test)]
+mod counter_tests {
+    use crate::integrators::Integrator;
+
+    /// An output time inside the adaptive method's last step whose dense output cannot
+    /// interpolate (the BDF forgot its last step, as after a restore of such a state): the BDF
+    /// takes a step of its own there, with rejected trials and right-hand sides. The counters the
+    /// driver reports afterwards are the integrator's and the network's own (the output path
+    /// refreshed only the right-hand sides, so the rejections stayed stale until the next step).
+    #[test]
+    fn counters_follow_a_dense_output_that_steps_on_its_own() {
+        let src = include_str!("../compliance-tests/peers/models/cantera_vent.toml");
+        let set = [
+            "solver.rtol=1e-9".to_string(),
+            "solver.atol=1e-15".to_string(),
+            "solver.initial_step=0.05".to_string(),
+        ];
+        let model = crate::model::parse_str(src, "cantera_vent.toml", &set).unwrap();
+        let mut sim = crate::model::build_simulation(&model.spec, Some("bdf")).unwrap();
+        sim.advance_to(0.5).unwrap();
+        let (t, ti) = (sim.t_s, sim.internal.t_s);
+        assert!(ti > t, "the method's own point runs ahead: {t} < {ti}");
+        assert_eq!(sim.stats.rejected_steps, sim.integrator.rejected_steps());
+        sim.integrator.restart();
+        let (rejected, rhs) = (sim.integrator.rejected_steps(), sim.rhs_evaluations());
+        sim.advance_to(0.5 * (t + ti)).unwrap();
+        println!(
+            "own step: rejected {} → {}, rhs {rhs} → {}; reported {} / {}",
+            rejected,
+            sim.integrator.rejected_steps(),
+            sim.rhs_evaluations(),
+            sim.stats.rejected_steps,
+            sim.stats.rhs_evaluations
+        );
+        assert!(
+            sim.integrator.rejected_steps() > rejected,
+            "the own step rejected trials"
+        );
+        assert!(sim.rhs_evaluations() > rhs);
+        assert_eq!(sim.stats.rejected_steps, sim.integrator.rejected_steps());
+        assert_eq!(sim.stats.rhs_evaluations, sim.rhs_evaluations());
     }
 }

@@ -19,6 +19,11 @@
 use crate::components::{chamber, piston};
 use crate::network::Network;
 
+/// Up to this many states the analysis (the network's pattern, the column colouring) works on
+/// one 64-bit row mask per column: no entry list to sort, no row-wise view to build; the same
+/// pattern and the same groups as the general path (unit tests compare the two).
+pub const MASK_MAX: usize = 64;
+
 /// A structural nonzero pattern, column by column (compressed sparse columns, rows ascending).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Pattern {
@@ -80,6 +85,31 @@ impl Pattern {
         col_start[n] = out;
         rows.truncate(out);
         Pattern { n, col_start, rows }
+    }
+
+    /// From one bit mask per column (bit i of `masks[j]`: row i depends on column j), for
+    /// n ≤ [`MASK_MAX`]: the rows come out ascending and unique by construction (no sort).
+    pub fn from_masks(masks: &[u64]) -> Pattern {
+        let n = masks.len();
+        debug_assert!(n <= MASK_MAX);
+        let nnz = masks.iter().map(|m| m.count_ones() as usize).sum();
+        let mut col_start = Vec::with_capacity(n + 1);
+        let mut rows = Vec::with_capacity(nnz);
+        col_start.push(0);
+        for &m in masks {
+            let mut m = m;
+            while m != 0 {
+                rows.push(m.trailing_zeros() as usize);
+                m &= m - 1;
+            }
+            col_start.push(rows.len());
+        }
+        Pattern { n, col_start, rows }
+    }
+
+    /// Column j's rows as a bit mask (n ≤ [`MASK_MAX`]).
+    fn column_mask(&self, j: usize) -> u64 {
+        self.column(j).iter().fold(0, |m, &i| m | 1 << i)
     }
 
     /// Every entry structurally nonzero.
@@ -324,6 +354,42 @@ impl Coloring {
 /// earlier column that shares a row with it. Empty columns form no group of their own: they
 /// join group 0 (perturbing them changes nothing and costs nothing).
 pub fn color_columns(p: &Pattern) -> Coloring {
+    let color = if p.n <= MASK_MAX {
+        greedy_colors_masks(p)
+    } else {
+        greedy_colors(p)
+    };
+    groups_of(color)
+}
+
+/// The greedy colours on row masks (n ≤ [`MASK_MAX`]): column j conflicts with an earlier
+/// column k exactly when their masks intersect, and takes the lowest colour not in the set of
+/// its conflicts' colours (at most n ≤ 64 colours: one word). The same choice, column by
+/// column, as [`greedy_colors`]; `usize::MAX` for empty columns.
+fn greedy_colors_masks(p: &Pattern) -> Vec<usize> {
+    let n = p.n;
+    let mut masks = [0u64; MASK_MAX];
+    let mut color = vec![usize::MAX; n];
+    for j in 0..n {
+        let mj = p.column_mask(j);
+        masks[j] = mj;
+        if mj == 0 {
+            continue;
+        }
+        let mut used = 0u64;
+        for k in 0..j {
+            if masks[k] & mj != 0 && color[k] != usize::MAX {
+                used |= 1 << color[k];
+            }
+        }
+        color[j] = used.trailing_ones() as usize;
+    }
+    color
+}
+
+/// The greedy colours through the pattern's row-wise view (any n); `usize::MAX` for empty
+/// columns.
+fn greedy_colors(p: &Pattern) -> Vec<usize> {
     let n = p.n;
     // Columns of each row (the row-wise view of the pattern), compressed: row i's columns are
     // `row_cols[row_start[i]..row_start[i + 1]]`, ascending (one allocation, not one per row).
@@ -344,7 +410,6 @@ pub fn color_columns(p: &Pattern) -> Coloring {
     }
     let mut color = vec![usize::MAX; n];
     let mut used = vec![usize::MAX; n + 1]; // used[c] == j: colour c is taken for column j
-    let mut n_colors = 0;
     for j in 0..n {
         if p.column(j).is_empty() {
             continue;
@@ -356,11 +421,19 @@ pub fn color_columns(p: &Pattern) -> Coloring {
                 }
             }
         }
-        let c = (0..).find(|&c| used[c] != j).unwrap();
-        color[j] = c;
-        n_colors = n_colors.max(c + 1);
+        color[j] = (0..).find(|&c| used[c] != j).unwrap();
     }
-    let n_colors = n_colors.max(1);
+    color
+}
+
+/// Groups from the columns' colours (`usize::MAX`: an empty column, which joins group 0).
+fn groups_of(mut color: Vec<usize>) -> Coloring {
+    let n = color.len();
+    let n_colors = color
+        .iter()
+        .filter(|&&c| c != usize::MAX)
+        .max()
+        .map_or(1, |&c| c + 1);
     for c in color.iter_mut() {
         if *c == usize::MAX {
             *c = 0;
@@ -373,8 +446,18 @@ pub fn color_columns(p: &Pattern) -> Coloring {
     for g in 0..n_colors {
         group_start[g + 1] += group_start[g];
     }
-    let mut fill = group_start.clone();
     let mut columns = vec![0; n];
+    // The next free place of each group: on the stack up to MASK_MAX states (at most as many
+    // groups as states).
+    let mut fill_small = [0usize; MASK_MAX];
+    let mut fill_vec = Vec::new();
+    let fill: &mut [usize] = if n_colors <= MASK_MAX {
+        fill_small[..n_colors].copy_from_slice(&group_start[..n_colors]);
+        &mut fill_small[..n_colors]
+    } else {
+        fill_vec.extend_from_slice(&group_start[..n_colors]);
+        &mut fill_vec
+    };
     for (j, &c) in color.iter().enumerate() {
         columns[fill[c]] = j;
         fill[c] += 1;
@@ -403,14 +486,26 @@ pub fn color_columns(p: &Pattern) -> Coloring {
 /// small networks integrate exactly as before. The choice depends on the pattern only.
 pub fn newton_groups(p: Pattern) -> (Pattern, Coloring) {
     let full = color_columns(&p);
-    let quad: Vec<bool> = (0..p.n).map(|j| p.column(j).is_empty()).collect();
+    // Up to MASK_MAX states on the stack (two allocations were a fifth of this function on
+    // the small networks).
+    let (mut quad_small, mut len_small) = ([false; MASK_MAX], [0usize; MASK_MAX]);
+    let (mut quad_vec, mut len_vec) = (Vec::new(), Vec::new());
+    let (quad, row_len): (&mut [bool], &mut [usize]) = if p.n <= MASK_MAX {
+        (&mut quad_small[..p.n], &mut len_small[..p.n])
+    } else {
+        quad_vec.resize(p.n, false);
+        len_vec.resize(p.n, 0);
+        (&mut quad_vec, &mut len_vec)
+    };
+    for (j, q) in quad.iter_mut().enumerate() {
+        *q = p.column(j).is_empty();
+    }
     if !p.rows.iter().any(|&i| quad[i]) {
         return (p, full);
     }
     // Any colouring of the reduced pattern needs at least as many colours as its longest row
     // has entries (and at least 1): when the full colouring has no more, the reduced one
     // cannot have fewer, and is not computed (on the small networks, half of this function).
-    let mut row_len = vec![0usize; p.n];
     for &i in &p.rows {
         row_len[i] += 1;
     }
@@ -422,7 +517,7 @@ pub fn newton_groups(p: Pattern) -> (Pattern, Coloring) {
     if full.n_colors() <= longest.max(1) {
         return (p, full);
     }
-    let reduced = p.without_rows(&quad);
+    let reduced = p.without_rows(quad);
     let colors = color_columns(&reduced);
     if colors.n_colors() < full.n_colors() {
         (reduced, colors)
@@ -455,48 +550,113 @@ pub fn network_pattern(net: &Network) -> Option<Pattern> {
     }
     let n = layout.n_states;
     let acc = layout.accumulator_offset;
-    // With an isothermal gas the energy accumulator takes every chamber's dU/dt.
-    let all_to_accumulators = net.isothermal;
-    // (column, row) entries: "row depends on column".
+    if n <= MASK_MAX {
+        let mut masks = [0u64; MASK_MAX];
+        network_entries(net, &mut masks);
+        // Nothing depends on the accumulators themselves.
+        masks[acc] = 0;
+        masks[acc + 1] = 0;
+        return Some(Pattern::from_masks(&masks[..n]));
+    }
     // Sized for the cliques below (9 per chamber, up to 8² + 2·8 per link): no regrowth.
     let mut dep: Vec<(usize, usize)> =
         Vec::with_capacity(9 * nc + 80 * net.n_links() + 80 * net.walls().len());
+    network_entries(net, &mut dep);
+    // Nothing depends on the accumulators themselves.
+    dep.retain(|&(j, _)| j != acc && j != acc + 1);
+    Some(Pattern::from_entries(n, dep))
+}
+
+/// The states of one component's clique: at most 8 (a piston's two and its two chambers'
+/// three each), on the stack.
+#[derive(Default)]
+struct Clique {
+    v: [usize; 8],
+    len: usize,
+}
+
+impl Clique {
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    fn push(&mut self, i: usize) {
+        self.v[self.len] = i;
+        self.len += 1;
+    }
+
+    fn extend<const K: usize>(&mut self, states: [usize; K]) {
+        for i in states {
+            self.push(i);
+        }
+    }
+
+    fn as_slice(&self) -> &[usize] {
+        &self.v[..self.len]
+    }
+}
+
+/// Where [`network_entries`] puts the (column, row) entries: a list, or a row mask per column.
+trait EntrySink {
+    fn add(&mut self, j: usize, i: usize);
+}
+
+impl EntrySink for Vec<(usize, usize)> {
+    #[inline(always)]
+    fn add(&mut self, j: usize, i: usize) {
+        self.push((j, i));
+    }
+}
+
+impl EntrySink for [u64; MASK_MAX] {
+    #[inline(always)]
+    fn add(&mut self, j: usize, i: usize) {
+        self[j] |= 1 << i;
+    }
+}
+
+/// The entries of [`network_pattern`] ("row depends on column"), repeats allowed, the
+/// accumulators' columns included (the caller empties them), into `dep`.
+fn network_entries<E: EntrySink>(net: &Network, dep: &mut E) {
+    let nc = net.chambers().len();
+    let layout = &net.layout;
+    let acc = layout.accumulator_offset;
+    // With an isothermal gas the energy accumulator takes every chamber's dU/dt.
+    let all_to_accumulators = net.isothermal;
     // A chamber's volume changes only through a moving boundary (`Network::boundary_work`:
     // pistons and walls): only their cliques write its row, so a fixed volume's row stays
     // empty (dV/dt ≡ 0) and the BDF's direct solves take it out of the LU (`bdf::Peel`).
     let is_volume = |i: usize| i < nc * chamber::STATES && i % chamber::STATES == chamber::VOLUME;
-    let clique = |states: &[usize],
-                  dep: &mut Vec<(usize, usize)>,
-                  into_accumulators: bool,
-                  moves_volumes: bool| {
+    let clique = |states: &Clique, dep: &mut E, into_accumulators: bool, moves_volumes: bool| {
+        let states = states.as_slice();
         for &i in states {
             if !moves_volumes && is_volume(i) {
                 continue;
             }
             for &j in states {
-                dep.push((j, i));
+                dep.add(j, i);
             }
         }
         if into_accumulators || all_to_accumulators {
             for i in [acc, acc + 1] {
                 for &j in states {
-                    dep.push((j, i));
+                    dep.add(j, i);
                 }
             }
         }
     };
-    let node_states = |node: usize, out: &mut Vec<usize>| {
+    let node_states = |node: usize, out: &mut Clique| {
         if node < nc {
             let o = node * chamber::STATES;
             out.extend([o + chamber::MASS, o + chamber::ENERGY, o + chamber::VOLUME]);
         }
     };
-    let mut s = Vec::with_capacity(8);
+    let mut s = Clique::default();
     // A chamber's own (m, U, V) (its pressure and temperature).
     for i in 0..nc {
         s.clear();
         node_states(i, &mut s);
-        clique(&s, &mut dep, false, false);
+        clique(&s, dep, false, false);
     }
     let links = net
         .orifices()
@@ -510,7 +670,7 @@ pub fn network_pattern(net: &Network) -> Option<Pattern> {
         s.clear();
         node_states(a, &mut s);
         node_states(b, &mut s);
-        clique(&s, &mut dep, a >= nc || b >= nc, false);
+        clique(&s, dep, a >= nc || b >= nc, false);
     }
     for (k, iv) in net.inertance_valves().iter().enumerate() {
         // q depends on itself and on the pressures of its two nodes.
@@ -518,7 +678,7 @@ pub fn network_pattern(net: &Network) -> Option<Pattern> {
         s.push(layout.inertance_offset + k);
         node_states(iv.from, &mut s);
         node_states(iv.to, &mut s);
-        clique(&s, &mut dep, false, false);
+        clique(&s, dep, false, false);
     }
     for (j, p) in net.pistons().iter().enumerate() {
         // Before the exit: x, v and both chambers (forces, boundary work, friction heat);
@@ -528,18 +688,15 @@ pub fn network_pattern(net: &Network) -> Option<Pattern> {
         s.extend([o + piston::POSITION, o + piston::VELOCITY]);
         node_states(p.behind, &mut s);
         node_states(p.ahead, &mut s);
-        clique(&s, &mut dep, true, true);
+        clique(&s, dep, true, true);
     }
     for (k, w) in net.walls().iter().enumerate() {
         s.clear();
         s.push(layout.wall_offset + k);
         node_states(w.left, &mut s);
         node_states(w.right, &mut s);
-        clique(&s, &mut dep, true, true);
+        clique(&s, dep, true, true);
     }
-    // Nothing depends on the accumulators themselves.
-    dep.retain(|&(j, _)| j != acc && j != acc + 1);
-    Some(Pattern::from_entries(n, dep))
 }
 
 #[cfg(test)]
@@ -706,6 +863,81 @@ mod tests {
             .max()
             .unwrap();
         assert_eq!(path_band, 1);
+    }
+
+    /// The bit-mask analysis (n ≤ MASK_MAX) against the general one it stands in for: the same
+    /// colours column by column and the same pattern from the same entries, on scattered
+    /// random patterns of 1..=64 states (with empty columns and rows), and the same network
+    /// patterns as the entry list gives for the shipped, peer and FONSim models.
+    #[test]
+    fn mask_analysis_equals_the_general_path() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut max_colors = 0;
+        for n in [1usize, 2, 5, 9, 17, 33, 62, 63, 64] {
+            for density in [2u64, 8, 30] {
+                let mut entries = Vec::new();
+                let mut masks = vec![0u64; n];
+                for j in 0..n {
+                    // Every fifth column empty (a quadrature's).
+                    if j % 5 == 4 {
+                        continue;
+                    }
+                    for i in 0..n {
+                        if next() % 100 < density {
+                            entries.push((j, i));
+                            entries.push((j, i));
+                            masks[j] |= 1 << i;
+                        }
+                    }
+                }
+                let p = Pattern::from_entries(n, entries);
+                assert_eq!(Pattern::from_masks(&masks), p, "n {n}");
+                let (a, b) = (greedy_colors_masks(&p), greedy_colors(&p));
+                assert_eq!(a, b, "n {n}, density {density} %");
+                max_colors = max_colors.max(color_columns(&p).n_colors());
+            }
+        }
+        println!("random patterns: up to {max_colors} colours, same on both paths");
+        let models = [
+            include_str!("../compliance-tests/peers/models/cantera_vent.toml"),
+            include_str!("../compliance-tests/peers/models/cantera_two_tanks.toml"),
+            include_str!("../compliance-tests/peers/models/cantera_wall.toml"),
+            include_str!("../compliance-tests/peers/models/cantera_piston.toml"),
+            include_str!("../compliance-tests/peers/models/cantera_chain20.toml"),
+            include_str!("../tests/fonsim/models/source_restrictor_container.toml"),
+            include_str!("../tests/fonsim/models/source_tube_container.toml"),
+            include_str!("../tests/fonsim/models/two_containers_restrictor.toml"),
+            include_str!("../models/projectile.toml"),
+            include_str!("../models/two_tanks.toml"),
+            include_str!("../models/blowdown.toml"),
+        ];
+        for src in models {
+            let model = crate::model::parse_str(src, "model.toml", &[]).unwrap();
+            let net = crate::model::build_network(&model.spec);
+            let n = net.layout.n_states;
+            assert!(n <= MASK_MAX);
+            let p = network_pattern(&net).expect("known components");
+            let mut dep = Vec::new();
+            network_entries(&net, &mut dep);
+            let acc = net.layout.accumulator_offset;
+            dep.retain(|&(j, _)| j != acc && j != acc + 1);
+            let q = Pattern::from_entries(n, dep);
+            let (groups, coloring) = newton_groups(p.clone());
+            println!(
+                "{}: {n} states, {} entries, {} groups",
+                model.spec.model.name,
+                p.nonzeros(),
+                coloring.n_colors()
+            );
+            assert_eq!(p, q);
+            assert_eq!(greedy_colors_masks(&groups), greedy_colors(&groups));
+        }
     }
 
     #[test]

@@ -455,7 +455,10 @@ impl History {
         }
         *jac_count = o.jac_count;
         *start_t = o.start_t;
-        let start_over = fixed.is_some_and(|k| *start_len == o.start_len && o.start_len > k);
+        // bdf1 starts from its one point (`initialize`) and never writes a start point; the
+        // others stop writing them once the start is over.
+        let start_over =
+            fixed.is_some_and(|k| k == 1 || (*start_len == o.start_len && o.start_len > k));
         if !start_over || start_y.len() != o.start_y.len() {
             start_y.clone_from(&o.start_y);
         }
@@ -560,6 +563,8 @@ struct KrylovWs {
     /// sum of the right-hand side being solved.
     invariants: Vec<Vec<usize>>,
     inv_b: Vec<f64>,
+    /// The weights of the largest set (`correct_onto_invariants`' scratch).
+    inv_w: Vec<f64>,
     /// The quadratures, out of the norms (weight 0) and so out of GMRES's weighted space: each
     /// q with its row of J as (column, position in J's values), and b_q of the solve. Their
     /// columns are empty (nothing depends on them), so M's row q gives them exactly:
@@ -859,20 +864,31 @@ fn eta_or_below_thresh(x: f64, big_l: usize) -> f64 {
 /// ~1e-11 relative in 200 steps of a 10k-state grid, against round-off with the sparse LU).
 /// With the correction each Newton iterate keeps Σ_S G = 0 for the BDF residual G, whatever
 /// the linear residual, so the sum is conserved to round-off as with a direct solve.
-fn correct_onto_invariants(x: &mut [f64], ewt: &[f64], sets: &[Vec<usize>], b_sums: &[f64]) {
-    let w = |e: f64| if e > 0.0 { 1.0 / (e * e) } else { 0.0 };
+///
+/// `w` is scratch of at least the longest set's length: each weight is computed once, in the
+/// pass that sums them, and read back in the pass that corrects.
+fn correct_onto_invariants(
+    x: &mut [f64],
+    ewt: &[f64],
+    sets: &[Vec<usize>],
+    b_sums: &[f64],
+    w: &mut [f64],
+) {
     for (set, &b) in sets.iter().zip(b_sums) {
+        let w = &mut w[..set.len()];
         let (mut xs, mut ws) = (0.0, 0.0);
-        for &i in set {
+        for (&i, wi) in set.iter().zip(w.iter_mut()) {
+            let e = ewt[i];
+            *wi = if e > 0.0 { 1.0 / (e * e) } else { 0.0 };
             xs += x[i];
-            ws += w(ewt[i]);
+            ws += *wi;
         }
         if !(ws > 0.0 && ws.is_finite()) {
             continue;
         }
         let k = (b - xs) / ws;
-        for &i in set {
-            x[i] += w(ewt[i]) * k;
+        for (&i, &wi) in set.iter().zip(w.iter()) {
+            x[i] += wi * k;
         }
     }
 }
@@ -1651,12 +1667,22 @@ impl Bdf {
     /// Size the workspace for `sys` (once; again after `set_linear_solver`). Fails, before
     /// allocating the factors, when the band or dense LU would store more than
     /// `MAX_FACTOR_VALUES` values; the column groups are set up even then.
+    // Inlined: every attempt asks, and only the first of a solve does the work (the call
+    // itself cost ~17 instructions an attempt).
+    #[inline(always)]
     fn prepare<S: OdeSystem>(&mut self, sys: &S) -> Result<(), SolverError> {
-        let n = self.n;
-        let ws = &mut self.ws;
-        if ws.n == n && ws.m_pattern.is_some() {
+        if self.ws.n == self.n && self.ws.m_pattern.is_some() {
             return Ok(());
         }
+        self.prepare_workspace(sys)
+    }
+
+    /// `prepare`'s work: once per solve (and after a restore or a change of the linear solver).
+    #[cold]
+    #[inline(never)]
+    fn prepare_workspace<S: OdeSystem>(&mut self, sys: &S) -> Result<(), SolverError> {
+        let n = self.n;
+        let ws = &mut self.ws;
         ws.n = n;
         for v in [
             &mut ws.inc,
@@ -1857,6 +1883,7 @@ impl Bdf {
                 gmres: Gmres::new(n, self.gmres_limits),
                 stats: KrylovStats::default(),
                 inv_b: vec![0.0; invariants.len()],
+                inv_w: vec![0.0; invariants.iter().map(Vec::len).max().unwrap_or(0)],
                 invariants,
                 quad_b: vec![0.0; quad_rows.len()],
                 quad_rows,
@@ -1909,6 +1936,35 @@ impl Bdf {
             ws.rk4.ensure(n);
         }
         Ok(())
+    }
+
+    /// `dense` without a Nordsieck step to interpolate: no last step from t (a step of its
+    /// own, not kept, then its dense output), or an RK4 start step (a shorter RK4 step). Out
+    /// of line: the interpolation, at nearly every output time, then saves fewer registers.
+    #[cold]
+    #[inline(never)]
+    fn dense_other<S: OdeSystem>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        y: &[f64],
+        h: f64,
+        inc: &mut [f64],
+    ) -> Result<(), SolverError> {
+        if !self.last.valid || self.last.t != t {
+            // Nothing to interpolate (after a restart): a step of its own, not kept.
+            self.attempt_inner(sys, t, y, h)?;
+            self.last.pending = false;
+        }
+        if self.last.starter {
+            self.prepare(sys)?;
+            let k1 = self.ws.rk4.k1_mut();
+            sys.rhs(t, y, k1);
+            check_finite(t, k1)?;
+            return self.ws.rk4.step_with_k1(sys, t, y, h, inc);
+        }
+        // Now valid from t and not a start step: the interpolation.
+        self.dense(sys, t, y, h, inc)
     }
 
     /// `self = o` without allocating once the histories have their sizes (fmi2SetFMUstate into
@@ -2530,6 +2586,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 stats,
                 invariants,
                 inv_b,
+                inv_w,
                 quad_rows,
                 quad_b,
             } = &mut **k;
@@ -2556,7 +2613,7 @@ impl<S: OdeSystem> Step<'_, S> {
                         let jx: f64 = row.iter().map(|&(j, pos)| jac[pos] * ws.tempv[j]).sum();
                         ws.tempv[*q] = b + gamma * jx;
                     }
-                    correct_onto_invariants(&mut ws.tempv, &ws.ewt, invariants, inv_b);
+                    correct_onto_invariants(&mut ws.tempv, &ws.ewt, invariants, inv_b, inv_w);
                     stats.iterations += it;
                     stats.max_iterations = stats.max_iterations.max(it);
                     true
@@ -3121,19 +3178,10 @@ impl Integrator for Bdf {
         h: f64,
         inc: &mut [f64],
     ) -> Result<(), SolverError> {
-        if !self.last.valid || self.last.t != t {
-            // Nothing to interpolate (after a restart): a step of its own, not kept.
-            self.attempt_inner(sys, t, y, h)?;
-            self.last.pending = false;
+        if !self.last.valid || self.last.t != t || self.last.starter {
+            return self.dense_other(sys, t, y, h, inc);
         }
         let n = self.n;
-        if self.last.starter {
-            self.prepare(sys)?;
-            let k1 = self.ws.rk4.k1_mut();
-            sys.rhs(t, y, k1);
-            check_finite(t, k1)?;
-            return self.ws.rk4.step_with_k1(sys, t, y, h, inc);
-        }
         if h == self.last.h {
             inc.copy_from_slice(&self.last.inc);
             return Ok(());
@@ -3452,7 +3500,10 @@ mod tests {
         let sets = vec![vec![0, 1, 2], vec![3, 4]];
         let b = [5.0, 1.0];
         let mut x = x0;
-        correct_onto_invariants(&mut x, &ewt, &sets, &b);
+        let mut w = [f64::NAN; 3];
+        correct_onto_invariants(&mut x, &ewt, &sets, &b, &mut w);
+        // The scratch holds the last set's weights, each computed once: (1/0.5², 0).
+        assert_eq!(w[..2], [4.0, 0.0]);
         // Set 0: d = 5 − 2 = 3, w = (1, 1/4, 1/16), Σw = 21/16: Δ = (48/21, 12/21, 3/21).
         let want0 = [1.0 + 48.0 / 21.0, -2.0 + 12.0 / 21.0, 3.0 + 3.0 / 21.0];
         // Set 1: d = 1 − 7.25, w = (4, 0) (a zero weight takes nothing): Δ = (−6.25, 0).
@@ -3466,7 +3517,7 @@ mod tests {
         assert!((x[0] + x[1] + x[2] - 5.0).abs() <= 8.0 * f64::EPSILON);
         // A set whose weights are all zero is left as it is.
         let mut y = x0;
-        correct_onto_invariants(&mut y, &[0.0; 5], &sets, &b);
+        correct_onto_invariants(&mut y, &[0.0; 5], &sets, &b, &mut w);
         assert_eq!(y, x0);
     }
 
@@ -3636,6 +3687,55 @@ mod tests {
             println!("trial order {q}, started {started}: {e}");
             assert!(e.contains("order"), "{e}");
         }
+    }
+
+    /// bdf1 starts from its one point and never reads or writes the start points: the
+    /// committed ones are not copied into the working history at each attempt and commit (they
+    /// were, 2n values twice a step). Marked committed start points stay out of the working
+    /// copy, and the steps are bit for bit those of an unmarked run. Truth: y' = −y,
+    /// backward Euler's y_k = (1 + h)^(−k).
+    #[test]
+    fn bdf1_leaves_its_start_points_alone() {
+        use super::Bdf;
+        use crate::integrators::Integrator;
+        use crate::ode::OdeSystem;
+        struct Decay;
+        impl OdeSystem for Decay {
+            fn dimension(&self) -> usize {
+                1
+            }
+            fn rhs(&mut self, _t: f64, y: &[f64], dy: &mut [f64]) {
+                dy[0] = -y[0];
+            }
+        }
+        let h = 0.1;
+        let mut runs = Vec::new();
+        for marked in [false, true] {
+            let (mut sys, mut y, mut inc, mut t) = (Decay, vec![1.0], vec![0.0], 0.0);
+            let mut b = Bdf::fixed(1, 1);
+            let mut ys = Vec::new();
+            for k in 0..20 {
+                b.attempt(&mut sys, t, &y, h, &mut inc).expect("step");
+                y[0] += inc[0];
+                t += h;
+                b.commit(&mut sys, t, &y);
+                if marked && k == 0 {
+                    b.hist.start_y.fill(7.0);
+                }
+                ys.push(y[0]);
+            }
+            if marked {
+                println!("working start points after 20 steps: {:?}", b.trial.start_y);
+                assert!(b.trial.start_y.iter().all(|&v| v == 0.0));
+                assert!(b.hist.start_y.iter().all(|&v| v == 7.0));
+            }
+            runs.push(ys);
+        }
+        assert_eq!(runs[0], runs[1]);
+        // Backward Euler solved by Newton on a linear system: exact to round-off.
+        let want = (1.0f64 + h).powi(-20);
+        println!("y(2) = {}, (1 + h)^-20 = {want}", runs[0][19]);
+        assert!((runs[0][19] - want).abs() < 1e-14);
     }
 
     /// The small dense LU (`small_factor`, `small_solve`) against the band kernels it replaces
