@@ -506,6 +506,11 @@ struct Workspace {
     rowsum: Vec<f64>,
     /// The restored Jacobian did not fit the pattern: evaluate a new one at the next setup.
     force_jac: bool,
+    /// The system's constant states that the direct solve leaves out (`Peel::constant`), and
+    /// whether the committed history is to be checked against them before the next attempt (a
+    /// new workspace, a restored state, a fixed-order start: `check_constant_states`).
+    constant: Vec<usize>,
+    check_const: bool,
     /// The working history equals the committed one (set by `commit`'s copy, cleared by
     /// anything that changes either alone): the next attempt need not copy it again.
     trial_synced: bool,
@@ -576,6 +581,10 @@ struct KrylovWs {
 /// [D_F 0 0; M_CF M_CC 0; M_LF M_LC D_L] (a last state's row cannot hold another last state:
 /// that one's column would not be empty), so the split is exact. On the 20-tank chain the 20
 /// fixed volumes (dV/dt ≡ 0) and the 2 accumulators leave the band, 62 → 40 states, 5/5 → 3/3.
+/// The system's constant states with an empty row (`OdeSystem::constant_states`: those fixed
+/// volumes) are first states whose solution is their b unchanged (M_ii = 1) and always 0 (f_i
+/// ≡ 0 and their Nordsieck columns stay 0, so nothing moves): they are left out altogether
+/// (`constant`), which keeps the same bits and saves a division and a test each per solve.
 /// Built once per pattern in `prepare`; nothing here is serialized.
 #[derive(Default)]
 struct Peel {
@@ -597,6 +606,8 @@ struct Peel {
     /// reach them with the others').
     last: Vec<Peeled>,
     last_row: Vec<PeeledEntry>,
+    /// The constant states left out (increasing).
+    constant: Vec<usize>,
 }
 
 /// A state solved outside the LU: its index, its diagonal's position in J's values, M_ii as
@@ -621,11 +632,13 @@ struct PeeledEntry {
 impl Peel {
     /// The split of M's pattern `p` (diagonal included), the last states kept in the LU unless
     /// `last`; `None` when fewer than `min_split` states (at least 1) would be split off (the
-    /// LU then runs over M as before, the same bits).
-    fn of(p: &Pattern, last: bool, min_split: usize) -> Option<Peel> {
+    /// LU then runs over M as before, the same bits). `constant[i]`: state i is constant (left
+    /// out when its row is empty).
+    fn of(p: &Pattern, last: bool, min_split: usize, constant: &[bool]) -> Option<Peel> {
         const COUPLED: usize = usize::MAX;
         const FIRST: usize = usize::MAX - 1;
         const LAST: usize = usize::MAX - 2;
+        const CONSTANT: usize = usize::MAX - 3;
         let n = p.n;
         // Per state: its off-diagonal entries in its row, then its index among the coupled
         // states or its kind.
@@ -639,8 +652,9 @@ impl Peel {
                 }
             }
         }
-        for (k, e) in index.iter_mut().zip(&col_empty) {
+        for (i, (k, e)) in index.iter_mut().zip(&col_empty).enumerate() {
             *k = match (*k, e) {
+                (0, _) if constant.get(i) == Some(&true) => CONSTANT,
                 (0, _) => FIRST,
                 (_, true) if last => LAST,
                 _ => COUPLED,
@@ -666,7 +680,8 @@ impl Peel {
         for &j in &peel.core {
             for (k, &i) in p.column(j).iter().enumerate() {
                 let pos = p.col_start[j] + k;
-                if index[i] < LAST {
+                // (A constant state's row is empty: it is in no column.)
+                if index[i] < CONSTANT {
                     rows.push(index[i]);
                     peel.src.push(pos);
                 } else if index[i] == LAST {
@@ -682,6 +697,7 @@ impl Peel {
         };
         peel.jac = vec![0.0; peel.src.len()];
         peel.b = vec![0.0; peel.core.len()];
+        peel.constant = (0..n).filter(|&j| index[j] == CONSTANT).collect();
         for j in (0..n).filter(|&j| index[j] == FIRST) {
             for (k, &i) in p.column(j).iter().enumerate() {
                 if i != j {
@@ -1098,6 +1114,10 @@ pub struct Bdf {
     /// GMRES restart and restarts on the Krylov path (a setting of this process, not saved).
     #[serde(skip)]
     gmres_limits: GmresLimits,
+    /// A restored history had a constant state's higher Nordsieck columns nonzero: every
+    /// state is stepped (`check_constant_states`).
+    #[serde(skip)]
+    const_refused: bool,
     #[serde(skip)]
     ws: Box<Workspace>,
 }
@@ -1533,6 +1553,7 @@ impl Bdf {
             last: LastStep::default(),
             linear: LinearSolver::Auto,
             gmres_limits: GmresLimits::default(),
+            const_refused: false,
             ws: Box::default(),
         };
         b.hist.zn = vec![0.0; (MAX_ORDER + 1) * n];
@@ -1691,10 +1712,19 @@ impl Bdf {
         // instructions; the vent's first state alone, 5 → 4, 272k → 284k; the two tanks' four
         // first states, 8 → 4, 360k → 347k).
         let small_system = n <= SMALL_MAX;
+        // The system's constant states (GMRES keeps every state).
+        let mut constant = vec![false; n];
+        if !self.const_refused && self.linear != LinearSolver::Krylov {
+            for i in sys.constant_states() {
+                if let Some(c) = constant.get_mut(i) {
+                    *c = true;
+                }
+            }
+        }
         let mut peel = match self.linear {
             LinearSolver::Krylov => None,
-            _ if small_system => Peel::of(&m_pattern, false, n - n / 2),
-            _ => Peel::of(&m_pattern, true, 1),
+            _ if small_system => Peel::of(&m_pattern, false, n - n / 2, &constant),
+            _ => Peel::of(&m_pattern, true, 1, &constant),
         };
         // The pattern, size and entries of the matrix the LU factors.
         let fp = peel.as_ref().map_or(&m_pattern, |p| &p.pattern);
@@ -1892,6 +1922,8 @@ impl Bdf {
         } else {
             peel.map(Box::new)
         };
+        ws.constant = ws.peel.as_ref().map_or(Vec::new(), |p| p.constant.clone());
+        ws.check_const = true;
         ws.m_pattern = Some(m_pattern);
         // J's storage follows the pattern; a restored one of another length is not this
         // system's: a new one is evaluated at the next setup (`validate_state` rejects it
@@ -1927,6 +1959,7 @@ impl Bdf {
             last,
             linear: _,
             gmres_limits: _,
+            const_refused: _,
             ws,
         } = self;
         *fixed = o.fixed;
@@ -1947,6 +1980,7 @@ impl Bdf {
         ws.lu_tag = None;
         ws.force_jac = false;
         ws.trial_synced = false;
+        ws.check_const = true;
         if *n != o.n {
             *n = o.n;
             **ws = Workspace::default();
@@ -2971,6 +3005,8 @@ impl<S: OdeSystem> Step<'_, S> {
         s.nstlp = 0;
         s.nstlj = 0;
         s.crate_ = 1.0;
+        // The polynomial through the start points is checked before the next attempt.
+        self.ws.check_const = true;
     }
 }
 
@@ -2981,6 +3017,31 @@ enum Buf {
 }
 
 impl Bdf {
+    /// Before stepping with a new workspace, from a restored state or after a fixed-order
+    /// start: the solve leaves the constant states out (their right-hand side is then their
+    /// correction as is), which is exact while their higher Nordsieck columns are 0, as every
+    /// step keeps them (and the start's polynomial through equal values). A committed history
+    /// where they are not (restored from elsewhere) is stepped with them in the solve from then
+    /// on, as without the declaration: false, and the workspace is dropped (`prepare` builds it
+    /// again).
+    #[cold]
+    fn check_constant_states(&mut self) -> bool {
+        let n = self.n;
+        self.ws.check_const = false;
+        let zn = &self.hist.zn;
+        let ok = zn.len() == (MAX_ORDER + 1) * n
+            && self
+                .ws
+                .constant
+                .iter()
+                .all(|&i| (1..=MAX_ORDER).all(|j| zn[j * n + i] == 0.0));
+        if !ok {
+            self.const_refused = true;
+            *self.ws = Workspace::default();
+        }
+        ok
+    }
+
     fn stepper<'a, S: OdeSystem>(&'a mut self, sys: &'a mut S) -> Step<'a, S> {
         Step {
             sys,
@@ -3004,6 +3065,9 @@ impl Bdf {
         let n = self.n;
         self.last.valid = false;
         self.last.pending = false;
+        if self.ws.check_const && !self.check_constant_states() {
+            self.prepare(sys)?;
+        }
         if !self.ws.trial_synced {
             self.trial.assign_live(&self.hist, self.fixed);
         }
@@ -3535,6 +3599,131 @@ mod tests {
         }
         println!("blocked sweeps: {checked} values equal to the column passes bit for bit");
         assert!(checked > 0);
+    }
+
+    /// Constant states (`OdeSystem::constant_states`) left out of the direct solve give the
+    /// same bits as the same system without the declaration: six
+    /// uncoupled decays a_j' = −c_j·a_j with b_j' = c_j·a_j, the rates c_j = 10^j (j = 0..5) held
+    /// as states with c_j' = 0 (their rows of J empty, their columns not: a fixed volume's
+    /// kind), adaptive and bdf3 with its RK4 start, from a_j = 1, b_j = 0 to t = 2. Truth
+    /// besides the twin: a_j = e^(−c_j·t), b_j = 1 − a_j. A restored history whose constant
+    /// states' higher Nordsieck columns are not 0 is stepped over every state, as the twin.
+    #[test]
+    fn constant_states_are_skipped_exactly() {
+        use super::{Bdf, Tolerances};
+        use crate::integrators::Integrator;
+        use crate::ode::OdeSystem;
+        use crate::sparsity::Pattern;
+        const K: usize = 6;
+        struct Rates {
+            declared: bool,
+        }
+        impl OdeSystem for Rates {
+            fn dimension(&self) -> usize {
+                3 * K
+            }
+            fn rhs(&mut self, _t: f64, y: &[f64], dy: &mut [f64]) {
+                for j in 0..K {
+                    let (a, c) = (y[3 * j], y[3 * j + 2]);
+                    dy[3 * j] = -c * a;
+                    dy[3 * j + 1] = c * a;
+                    dy[3 * j + 2] = 0.0;
+                }
+            }
+            fn sparsity(&self) -> Option<Pattern> {
+                let mut entries = Vec::new();
+                for j in 0..K {
+                    for col in [3 * j, 3 * j + 2] {
+                        entries.push((col, 3 * j));
+                        entries.push((col, 3 * j + 1));
+                    }
+                }
+                Some(Pattern::from_entries(3 * K, entries))
+            }
+            fn constant_states(&self) -> Vec<usize> {
+                if self.declared {
+                    (0..K).map(|j| 3 * j + 2).collect()
+                } else {
+                    Vec::new()
+                }
+            }
+        }
+        let n = 3 * K;
+        let y0: Vec<f64> = (0..K)
+            .flat_map(|j| [1.0, 0.0, 10f64.powi(j as i32)])
+            .collect();
+        // (final y, steps, Newton iterations) of a run; `spoil`: restore, after 5 steps, a copy
+        // whose constant state 2 has z_1 ≠ 0.
+        let run = |declared: bool, fixed: bool, spoil: bool| {
+            let mut sys = Rates { declared };
+            let mut b = if fixed {
+                Bdf::fixed(3, n)
+            } else {
+                Bdf::adaptive(n)
+            };
+            b.tolerances = Tolerances {
+                rtol: 1e-8,
+                atol: 1e-12,
+                ..Tolerances::default()
+            };
+            let (mut t, mut y, mut inc) = (0.0, y0.clone(), vec![0.0; n]);
+            let mut steps = 0;
+            while t < 2.0 {
+                let h_max = if fixed {
+                    1e-4_f64.min(2.0 - t)
+                } else {
+                    2.0 - t
+                };
+                let h = b.attempt(&mut sys, t, &y, h_max, &mut inc).expect("step");
+                for (a, d) in y.iter_mut().zip(&inc) {
+                    *a += d;
+                }
+                t += h;
+                b.commit(&mut sys, t, &y);
+                steps += 1;
+                if spoil && steps == 5 {
+                    let mut c = b.clone();
+                    c.hist.zn[n + 2] = 1e-3;
+                    b.assign(&c);
+                }
+            }
+            if spoil && declared {
+                assert!(
+                    b.const_refused,
+                    "the spoiled history was stepped with the skip"
+                );
+            }
+            (
+                y,
+                steps,
+                b.stats.newton_iterations,
+                !b.ws.constant.is_empty(),
+            )
+        };
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for (fixed, spoil) in [(false, false), (true, false), (false, true)] {
+            let (ya, sa, na, skipped) = run(true, fixed, spoil);
+            let (yb, sb, nb, _) = run(false, fixed, spoil);
+            println!(
+                "fixed {fixed}, spoiled {spoil}: {sa} steps, {na} Newton iterations, left out \
+                 {skipped}; twin {sb}, {nb}"
+            );
+            assert_eq!(skipped, !spoil, "the constant states are left out");
+            assert_eq!((sa, na), (sb, nb));
+            assert_eq!(bits(&ya), bits(&yb), "fixed {fixed}, spoiled {spoil}");
+            if spoil {
+                continue;
+            }
+            for j in 0..K {
+                let a = (-(10f64.powi(j as i32)) * 2.0).exp();
+                let (ea, eb) = ((ya[3 * j] - a).abs(), (ya[3 * j + 1] - (1.0 - a)).abs());
+                assert!(
+                    ea < 1e-6 && eb < 1e-6,
+                    "j {j}: a error {ea:e}, b error {eb:e}"
+                );
+                assert_eq!(ya[3 * j + 2], y0[3 * j + 2], "c_{j} constant");
+            }
+        }
     }
 
     /// y' = −y with its quadrature q' = y (q feeds nothing back), from (1, 0) to t = 5: with q
