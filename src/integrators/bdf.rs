@@ -22,6 +22,10 @@
 //!   huge early in a run: it set a first step ~10⁻⁷ s and held the step small while it was
 //!   small against the states it integrates (measured: `BENCHMARKS.md`, "BDF steps against
 //!   CVODES"). Their value at a step is still the BDF formula's.
+//! - Constant states — those the system names in `OdeSystem::constant_states` (f_i ≡ 0: the
+//!   network's fixed chamber volumes) — stay out of the direct solve (`Peel`) and out of the
+//!   predictor and corrector (`Live`): their corrections and higher Nordsieck columns are exactly
+//!   0, so the results are the same bits as without the declaration.
 //! - Iteration matrix M = I − γJ rebuilt and factored (LU with partial pivoting: as a band
 //!   matrix below `SPARSE_MIN_STATES` states and for narrow bands (chains), else `faer`'s sparse
 //!   LU over the pattern of M with the column order and symbolic analysis computed once, or
