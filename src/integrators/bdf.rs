@@ -2513,6 +2513,11 @@ impl<S: OdeSystem> Step<'_, S> {
                     s.zn[j * n + i] += l[j] * s.zn[lcol * n + i];
                 }
             }
+            // A negative A1 makes −0 of a constant state's 0, which the corrector skips (the full
+            // one turned it into +0): +0, so that a saved state keeps its bytes.
+            for &i in &self.ws.constant {
+                s.zn[lcol * n + i] = 0.0;
+            }
         } else {
             l[2] = 1.0;
             let mut hsum = 0.0;
@@ -3223,6 +3228,17 @@ impl Bdf {
                 *v = 0.0;
             }
         }
+        // Their zeros as +0 in both copies (the start's Vandermonde solve leaves −0, which the
+        // full corrector turned into +0 on the next step): a saved state keeps its bytes.
+        for h in [&mut *self.hist, &mut *self.trial] {
+            if h.zn.len() == (MAX_ORDER + 1) * n {
+                for &i in &self.ws.constant {
+                    for j in 1..=MAX_ORDER {
+                        h.zn[j * n + i] = 0.0;
+                    }
+                }
+            }
+        }
         true
     }
 
@@ -3899,7 +3915,7 @@ mod tests {
         let y0: Vec<f64> = (0..K)
             .flat_map(|j| [1.0, 0.0, 10f64.powi(j as i32)])
             .collect();
-        // (final y, steps, Newton iterations) of a run; `spoil`: restore, after 5 steps, a copy
+        // (final y, steps, Newton iterations, constants left out, Nordsieck array) of a run; `spoil`: restore, after 5 steps, a copy
         // whose constant state 2 has z_1 ≠ 0.
         let run = |declared: bool, fixed: bool, spoil: bool| {
             let mut sys = Rates { declared };
@@ -3945,12 +3961,13 @@ mod tests {
                 steps,
                 b.stats.newton_iterations,
                 !b.ws.constant.is_empty(),
+                b.hist.zn.clone(),
             )
         };
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         for (fixed, spoil) in [(false, false), (true, false), (false, true)] {
-            let (ya, sa, na, skipped) = run(true, fixed, spoil);
-            let (yb, sb, nb, _) = run(false, fixed, spoil);
+            let (ya, sa, na, skipped, za) = run(true, fixed, spoil);
+            let (yb, sb, nb, _, zb) = run(false, fixed, spoil);
             println!(
                 "fixed {fixed}, spoiled {spoil}: {sa} steps, {na} Newton iterations, left out \
                  {skipped}; twin {sb}, {nb}"
@@ -3958,6 +3975,12 @@ mod tests {
             assert_eq!(skipped, !spoil, "the constant states are left out");
             assert_eq!((sa, na), (sb, nb));
             assert_eq!(bits(&ya), bits(&yb), "fixed {fixed}, spoiled {spoil}");
+            // The saved history too, to the sign of its zeros.
+            assert_eq!(
+                bits(&za),
+                bits(&zb),
+                "history, fixed {fixed}, spoiled {spoil}"
+            );
             if spoil {
                 continue;
             }
