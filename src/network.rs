@@ -1387,6 +1387,31 @@ impl Network {
     }
 }
 
+impl Network {
+    /// Whether a piston or a wall bounds chamber `k` (and so moves its volume).
+    fn volume_moves(&self, k: usize) -> bool {
+        self.pistons.iter().any(|p| p.behind == k || p.ahead == k)
+            || self.walls.iter().any(|w| w.left == k || w.right == k)
+    }
+
+    /// Test builds: the states declared constant (`constant_states`) have f_i = 0 (without
+    /// allocating, as `rhs`).
+    #[inline(always)]
+    fn debug_check_constant_states(&self, dy: &[f64]) {
+        if cfg!(debug_assertions) {
+            // Moved volumes looked up only where dV/dt ≠ 0: linear in the chambers.
+            for k in 0..self.chambers.len() {
+                let i = k * chamber::STATES + chamber::VOLUME;
+                assert!(
+                    dy[i] == 0.0 || self.volume_moves(k),
+                    "constant state {i} has dV/dt = {}",
+                    dy[i]
+                );
+            }
+        }
+    }
+}
+
 /// The area a wall's desync threshold is scaled by: its largest area, m².
 fn wall_area_scale(w: &Wall) -> f64 {
     w.area_m2
@@ -1409,6 +1434,15 @@ impl OdeSystem for Network {
     /// they are accurate to the BDF formula's truncation of integrals of controlled states.
     fn quadratures(&self) -> std::ops::Range<usize> {
         self.layout.accumulator_offset..self.layout.n_states
+    }
+
+    /// The volumes of the chambers that no piston or wall bounds: only `boundary_work` writes
+    /// dV/dt, so theirs is 0 (their rows of `network_pattern` are empty, for the same reason).
+    fn constant_states(&self) -> Vec<usize> {
+        (0..self.chambers.len())
+            .filter(|&k| !self.volume_moves(k))
+            .map(|k| k * chamber::STATES + chamber::VOLUME)
+            .collect()
     }
 
     /// Mass: every chamber's mass and `mass_left` (`mass_total`, check 4). Every flow leaves one
@@ -1436,10 +1470,13 @@ impl OdeSystem for Network {
             // whose registers and stack cost a small network's evaluation more than its
             // physics, and with one flag for the three tests.
             self.eval_with::<f64, false>(t, y, dy, &mut sc, &[], true);
+            drop(sc);
+            self.debug_check_constant_states(dy);
             return;
         }
         drop(sc);
         self.rhs_general(t, y, dy);
+        self.debug_check_constant_states(dy);
     }
 
     /// f(t, y) and J·v in one dual-number evaluation (each state y_i + v_i·ε). The f64

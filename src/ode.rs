@@ -17,6 +17,14 @@ pub trait OdeSystem {
     fn quadratures(&self) -> std::ops::Range<usize> {
         0..0
     }
+    /// Structurally constant states: f_i(t, y) = 0 exactly for every (t, y), so their row of the
+    /// Jacobian is empty (a chamber's volume that no piston or wall moves). The BDF's direct
+    /// solves and vector passes leave them out: their corrections and higher Nordsieck columns
+    /// stay exactly 0, so the results are the same bits. Must agree with `sparsity` (an empty
+    /// row). Empty by default.
+    fn constant_states(&self) -> Vec<usize> {
+        Vec::new()
+    }
     /// Linear invariants: sets of states whose sum the system conserves, Σ_{i∈S} f_i(t, y) = 0
     /// for every (t, y) up to round-off (the network's mass: every chamber's mass and the mass
     /// that left). A direct solve of the BDF's Newton systems keeps such sums to round-off; an

@@ -22,6 +22,10 @@
 //!   huge early in a run: it set a first step ~10⁻⁷ s and held the step small while it was
 //!   small against the states it integrates (measured: `BENCHMARKS.md`, "BDF steps against
 //!   CVODES"). Their value at a step is still the BDF formula's.
+//! - Constant states — those the system names in `OdeSystem::constant_states` (f_i ≡ 0: the
+//!   network's fixed chamber volumes) — stay out of the direct solve (`Peel`) and out of the
+//!   predictor and corrector (`Live`): their corrections and higher Nordsieck columns are exactly
+//!   0, so the results are the same bits as without the declaration.
 //! - Iteration matrix M = I − γJ rebuilt and factored (LU with partial pivoting: as a band
 //!   matrix below `SPARSE_MIN_STATES` states and for narrow bands (chains), else `faer`'s sparse
 //!   LU over the pattern of M with the column order and symbolic analysis computed once, or
@@ -509,6 +513,15 @@ struct Workspace {
     rowsum: Vec<f64>,
     /// The restored Jacobian did not fit the pattern: evaluate a new one at the next setup.
     force_jac: bool,
+    /// The system's constant states that the direct solve leaves out (`Peel::constant`), and
+    /// whether the committed history is to be checked against them before the next attempt (a
+    /// new workspace, a restored state, a fixed-order start: `check_constant_states`).
+    constant: Vec<usize>,
+    check_const: bool,
+    /// The states the predictor and the corrector run over when some are left out
+    /// (`constant`), increasing; `None`: all n. The constant states' higher Nordsieck
+    /// columns, corrections and increments stay exactly 0: skipped, the same bits.
+    live: Option<Live>,
     /// The working history equals the committed one (set by `commit`'s copy, cleared by
     /// anything that changes either alone): the next attempt need not copy it again.
     trial_synced: bool,
@@ -581,6 +594,10 @@ struct KrylovWs {
 /// [D_F 0 0; M_CF M_CC 0; M_LF M_LC D_L] (a last state's row cannot hold another last state:
 /// that one's column would not be empty), so the split is exact. On the 20-tank chain the 20
 /// fixed volumes (dV/dt ≡ 0) and the 2 accumulators leave the band, 62 → 40 states, 5/5 → 3/3.
+/// The system's constant states with an empty row (`OdeSystem::constant_states`: those fixed
+/// volumes) are first states whose solution is their b unchanged (M_ii = 1) and always 0 (f_i
+/// ≡ 0 and their Nordsieck columns stay 0, so nothing moves): they are left out altogether
+/// (`constant`), which keeps the same bits and saves a division and a test each per solve.
 /// Built once per pattern in `prepare`; nothing here is serialized.
 #[derive(Default)]
 struct Peel {
@@ -602,6 +619,8 @@ struct Peel {
     /// reach them with the others').
     last: Vec<Peeled>,
     last_row: Vec<PeeledEntry>,
+    /// The constant states left out (increasing).
+    constant: Vec<usize>,
 }
 
 /// A state solved outside the LU: its index, its diagonal's position in J's values, M_ii as
@@ -626,11 +645,13 @@ struct PeeledEntry {
 impl Peel {
     /// The split of M's pattern `p` (diagonal included), the last states kept in the LU unless
     /// `last`; `None` when fewer than `min_split` states (at least 1) would be split off (the
-    /// LU then runs over M as before, the same bits).
-    fn of(p: &Pattern, last: bool, min_split: usize) -> Option<Peel> {
+    /// LU then runs over M as before, the same bits). `constant[i]`: state i is constant (left
+    /// out when its row is empty).
+    fn of(p: &Pattern, last: bool, min_split: usize, constant: &[bool]) -> Option<Peel> {
         const COUPLED: usize = usize::MAX;
         const FIRST: usize = usize::MAX - 1;
         const LAST: usize = usize::MAX - 2;
+        const CONSTANT: usize = usize::MAX - 3;
         let n = p.n;
         // Per state: its off-diagonal entries in its row, then its index among the coupled
         // states or its kind.
@@ -644,8 +665,9 @@ impl Peel {
                 }
             }
         }
-        for (k, e) in index.iter_mut().zip(&col_empty) {
+        for (i, (k, e)) in index.iter_mut().zip(&col_empty).enumerate() {
             *k = match (*k, e) {
+                (0, _) if constant.get(i) == Some(&true) => CONSTANT,
                 (0, _) => FIRST,
                 (_, true) if last => LAST,
                 _ => COUPLED,
@@ -671,7 +693,8 @@ impl Peel {
         for &j in &peel.core {
             for (k, &i) in p.column(j).iter().enumerate() {
                 let pos = p.col_start[j] + k;
-                if index[i] < LAST {
+                // (A constant state's row is empty: it is in no column.)
+                if index[i] < CONSTANT {
                     rows.push(index[i]);
                     peel.src.push(pos);
                 } else if index[i] == LAST {
@@ -687,6 +710,7 @@ impl Peel {
         };
         peel.jac = vec![0.0; peel.src.len()];
         peel.b = vec![0.0; peel.core.len()];
+        peel.constant = (0..n).filter(|&j| index[j] == CONSTANT).collect();
         for j in (0..n).filter(|&j| index[j] == FIRST) {
             for (k, &i) in p.column(j).iter().enumerate() {
                 if i != j {
@@ -1114,6 +1138,10 @@ pub struct Bdf {
     /// GMRES restart and restarts on the Krylov path (a setting of this process, not saved).
     #[serde(skip)]
     gmres_limits: GmresLimits,
+    /// A restored history had a constant state's higher Nordsieck columns nonzero: every
+    /// state is stepped (`check_constant_states`).
+    #[serde(skip)]
+    const_refused: bool,
     #[serde(skip)]
     ws: Box<Workspace>,
 }
@@ -1298,9 +1326,52 @@ fn column_pair(zn: &mut [f64], n: usize, j: usize) -> (&mut [f64], &[f64]) {
     (&mut lo[(j - 1) * n..], &hi[..n])
 }
 
+/// The states the predictor and the corrector run over when the constant ones are skipped, as
+/// pairs of adjacent states (each pair's two values are one SSE2 operation, as in the passes
+/// over all states, which the compiler vectorizes two states at a time: a list of single
+/// states, ~2× the instructions per state, cost more than the skipped third saved on the
+/// chain, whose live states are the chambers' (m, U) pairs) and the states left over.
+#[derive(Clone, Debug, Default)]
+struct Live {
+    /// The first state of each pair (every pair's second below n).
+    pairs: Vec<usize>,
+    singles: Vec<usize>,
+}
+
+impl Live {
+    /// The runs of states not `constant`, cut into pairs and a single at an odd run's end.
+    fn of(constant: &[bool]) -> Live {
+        let mut live = Live::default();
+        let mut i = 0;
+        while i < constant.len() {
+            if constant[i] {
+                i += 1;
+            } else if i + 1 < constant.len() && !constant[i + 1] {
+                live.pairs.push(i);
+                i += 2;
+            } else {
+                live.singles.push(i);
+                i += 1;
+            }
+        }
+        live
+    }
+}
+
 /// inc = Σ_{j=1..q} z_j, then CVODE's predictor (cvPredict: z_{j−1} += z_j for k = 1..=q, j = q
-/// down to k) on the q + 1 columns of `zn`, block by block.
-fn predict_blocked(zn: &mut [f64], inc: &mut [f64], n: usize, q: usize) {
+/// down to k) on the q + 1 columns of `zn`, block by block; over the `live` states only when
+/// given (the others' z_j, j ≥ 1, and inc are 0), element by element.
+fn predict_blocked(zn: &mut [f64], inc: &mut [f64], n: usize, q: usize, live: Option<&Live>) {
+    if let Some(live) = live {
+        match q {
+            1 => return predict_live::<1, 2>(zn, inc, n, live),
+            2 => return predict_live::<2, 3>(zn, inc, n, live),
+            3 => return predict_live::<3, 4>(zn, inc, n, live),
+            4 => return predict_live::<4, 5>(zn, inc, n, live),
+            5 => return predict_live::<5, 6>(zn, inc, n, live),
+            _ => {}
+        }
+    }
     if n <= NORDSIECK_BLOCK {
         // One block: element by element with the order a constant (see `predict_small`).
         match q {
@@ -1369,6 +1440,68 @@ fn predict_small<const Q: usize, const K: usize>(zn: &mut [f64], inc: &mut [f64]
     }
 }
 
+/// `predict_small` over the `live` states only, two at a time (`Live`): per state the same
+/// operations in the same order, so the same bits.
+fn predict_live<const Q: usize, const K: usize>(
+    zn: &mut [f64],
+    inc: &mut [f64],
+    n: usize,
+    live: &Live,
+) {
+    const { assert!(K == Q + 1) };
+    let mut cols = columns_mut::<K>(zn, n);
+    let inc = &mut inc[..n];
+    for &p in &live.pairs {
+        // Slices of exactly two: no bounds checks per value, and one SSE2 operation each.
+        let mut z = [[0.0; 2]; MAX_ORDER + 1];
+        for (v, col) in z.iter_mut().zip(&cols) {
+            *v = pair(&col[p..p + 2]);
+        }
+        let mut sum = [0.0; 2];
+        for v in &z[1..Q + 1] {
+            sum[0] += v[0];
+            sum[1] += v[1];
+        }
+        inc[p..p + 2].copy_from_slice(&sum);
+        for k in 1..Q + 1 {
+            for jj in 0..Q + 1 - k {
+                let j = Q - jj;
+                z[j - 1][0] += z[j][0];
+                z[j - 1][1] += z[j][1];
+            }
+        }
+        for (col, v) in cols.iter_mut().zip(&z).take(Q) {
+            col[p..p + 2].copy_from_slice(v);
+        }
+    }
+    for &i in &live.singles {
+        let mut z = [0.0; MAX_ORDER + 1];
+        for (v, col) in z.iter_mut().zip(&cols) {
+            *v = col[i];
+        }
+        let mut sum = 0.0;
+        for v in &z[1..Q + 1] {
+            sum += *v;
+        }
+        inc[i] = sum;
+        for k in 1..Q + 1 {
+            for jj in 0..Q + 1 - k {
+                let j = Q - jj;
+                z[j - 1] += z[j];
+            }
+        }
+        for (col, v) in cols.iter_mut().zip(&z).take(Q) {
+            col[i] = *v;
+        }
+    }
+}
+
+/// Two values as an array (`Live`'s pairs; the slice has length 2).
+#[inline(always)]
+fn pair(v: &[f64]) -> [f64; 2] {
+    [v[0], v[1]]
+}
+
 /// Dense output's increment inc = last + Σ_{j=1..Q} z_j·σ^j (`z` from column 1, `pw[j]` = σ^j)
 /// element by element: per element the same additions in the same order as the column passes
 /// (inc = last, then += z_j·σ^j for j = 1..Q), so the same bits, in one sweep.
@@ -1425,8 +1558,40 @@ fn correct_small<const K: usize>(
     }
 }
 
+/// `correct_small` over the `live` states only, two at a time (`Live`): the same bits.
+fn correct_live<const K: usize>(
+    zn: &mut [f64],
+    l: &[f64; MAX_ORDER + 1],
+    acor: &[f64],
+    inc: &mut [f64],
+    n: usize,
+    live: &Live,
+) {
+    let mut cols = columns_mut::<K>(zn, n);
+    let (inc, acor) = (&mut inc[..n], &acor[..n]);
+    for &p in &live.pairs {
+        let c = pair(&acor[p..p + 2]);
+        for (col, &lj) in cols.iter_mut().zip(l) {
+            let z = &mut col[p..p + 2];
+            z[0] += lj * c[0];
+            z[1] += lj * c[1];
+        }
+        let v = &mut inc[p..p + 2];
+        v[0] += c[0];
+        v[1] += c[1];
+    }
+    for &i in &live.singles {
+        let c = acor[i];
+        for (col, &lj) in cols.iter_mut().zip(l) {
+            col[i] += lj * c;
+        }
+        inc[i] += c;
+    }
+}
+
 /// The corrector's update of the Nordsieck array (cvCompleteStep: z_j += ℓ_j·acor for
-/// j = 0..=q) and inc += acor, block by block.
+/// j = 0..=q) and inc += acor, block by block; over the `live` states only when given (the
+/// others' acor is 0), element by element.
 fn correct_blocked(
     zn: &mut [f64],
     l: &[f64; MAX_ORDER + 1],
@@ -1434,7 +1599,18 @@ fn correct_blocked(
     inc: &mut [f64],
     n: usize,
     q: usize,
+    live: Option<&Live>,
 ) {
+    if let Some(live) = live {
+        match q {
+            1 => return correct_live::<2>(zn, l, acor, inc, n, live),
+            2 => return correct_live::<3>(zn, l, acor, inc, n, live),
+            3 => return correct_live::<4>(zn, l, acor, inc, n, live),
+            4 => return correct_live::<5>(zn, l, acor, inc, n, live),
+            5 => return correct_live::<6>(zn, l, acor, inc, n, live),
+            _ => {}
+        }
+    }
     if n <= NORDSIECK_BLOCK {
         match q {
             1 => return correct_small::<2>(zn, l, acor, inc, n),
@@ -1549,6 +1725,7 @@ impl Bdf {
             last: LastStep::default(),
             linear: LinearSolver::Auto,
             gmres_limits: GmresLimits::default(),
+            const_refused: false,
             ws: Box::default(),
         };
         b.hist.zn = vec![0.0; (MAX_ORDER + 1) * n];
@@ -1717,10 +1894,19 @@ impl Bdf {
         // instructions; the vent's first state alone, 5 → 4, 272k → 284k; the two tanks' four
         // first states, 8 → 4, 360k → 347k).
         let small_system = n <= SMALL_MAX;
+        // The system's constant states (GMRES keeps every state).
+        let mut constant = vec![false; n];
+        if !self.const_refused && self.linear != LinearSolver::Krylov {
+            for i in sys.constant_states() {
+                if let Some(c) = constant.get_mut(i) {
+                    *c = true;
+                }
+            }
+        }
         let mut peel = match self.linear {
             LinearSolver::Krylov => None,
-            _ if small_system => Peel::of(&m_pattern, false, n - n / 2),
-            _ => Peel::of(&m_pattern, true, 1),
+            _ if small_system => Peel::of(&m_pattern, false, n - n / 2, &constant),
+            _ => Peel::of(&m_pattern, true, 1, &constant),
         };
         // The pattern, size and entries of the matrix the LU factors.
         let fp = peel.as_ref().map_or(&m_pattern, |p| &p.pattern);
@@ -1919,6 +2105,16 @@ impl Bdf {
         } else {
             peel.map(Box::new)
         };
+        ws.constant = ws.peel.as_ref().map_or(Vec::new(), |p| p.constant.clone());
+        ws.live = None;
+        if !ws.constant.is_empty() {
+            constant.fill(false);
+            for &i in &ws.constant {
+                constant[i] = true;
+            }
+            ws.live = Some(Live::of(&constant));
+        }
+        ws.check_const = true;
         ws.m_pattern = Some(m_pattern);
         // J's storage follows the pattern; a restored one of another length is not this
         // system's: a new one is evaluated at the next setup (`validate_state` rejects it
@@ -1983,6 +2179,7 @@ impl Bdf {
             last,
             linear: _,
             gmres_limits: _,
+            const_refused: _,
             ws,
         } = self;
         *fixed = o.fixed;
@@ -2003,6 +2200,7 @@ impl Bdf {
         ws.lu_tag = None;
         ws.force_jac = false;
         ws.trial_synced = false;
+        ws.check_const = true;
         if *n != o.n {
             *n = o.n;
             **ws = Workspace::default();
@@ -2371,6 +2569,11 @@ impl<S: OdeSystem> Step<'_, S> {
                     s.zn[j * n + i] += l[j] * s.zn[lcol * n + i];
                 }
             }
+            // A negative A1 makes −0 of a constant state's 0, which the corrector skips (the full
+            // one turned it into +0): +0, so that a saved state keeps its bytes.
+            for &i in &self.ws.constant {
+                s.zn[lcol * n + i] = 0.0;
+            }
         } else {
             l[2] = 1.0;
             let mut hsum = 0.0;
@@ -2711,7 +2914,9 @@ impl<S: OdeSystem> Step<'_, S> {
     /// operations in the same order as the column passes, so the same bits.
     fn predict_with_increment(&mut self) {
         let (n, q) = (self.n, self.s.q);
-        predict_blocked(&mut self.s.zn[..(q + 1) * n], &mut self.ws.inc, n, q);
+        let ws = &mut *self.ws;
+        let live = ws.live.as_ref();
+        predict_blocked(&mut self.s.zn[..(q + 1) * n], &mut ws.inc, n, q, live);
     }
 
     #[inline(always)]
@@ -2728,7 +2933,16 @@ impl<S: OdeSystem> Step<'_, S> {
             s.tau[2] = s.tau[1];
         }
         s.tau[1] = s.h;
-        correct_blocked(&mut s.zn, &s.l, &self.ws.acor, &mut self.ws.inc, n, q);
+        let ws = &mut *self.ws;
+        correct_blocked(
+            &mut s.zn,
+            &s.l,
+            &ws.acor,
+            &mut ws.inc,
+            n,
+            q,
+            ws.live.as_ref(),
+        );
         if self.fixed.is_some() {
             return;
         }
@@ -3028,6 +3242,8 @@ impl<S: OdeSystem> Step<'_, S> {
         s.nstlp = 0;
         s.nstlj = 0;
         s.crate_ = 1.0;
+        // The polynomial through the start points is checked before the next attempt.
+        self.ws.check_const = true;
     }
 }
 
@@ -3038,6 +3254,51 @@ enum Buf {
 }
 
 impl Bdf {
+    /// Before stepping with a new workspace, from a restored state or after a fixed-order
+    /// start: the solve leaves the constant states out (their right-hand side is then their
+    /// correction as is), which is exact while their higher Nordsieck columns are 0, as every
+    /// step keeps them (and the start's polynomial through equal values). A committed history
+    /// where they are not (restored from elsewhere) is stepped with them in the solve from then
+    /// on, as without the declaration: false, and the workspace is dropped (`prepare` builds it
+    /// again).
+    #[cold]
+    fn check_constant_states(&mut self) -> bool {
+        let n = self.n;
+        self.ws.check_const = false;
+        let zn = &self.hist.zn;
+        let ok = zn.len() == (MAX_ORDER + 1) * n
+            && self
+                .ws
+                .constant
+                .iter()
+                .all(|&i| (1..=MAX_ORDER).all(|j| zn[j * n + i] == 0.0));
+        if !ok {
+            self.const_refused = true;
+            *self.ws = Workspace::default();
+            return false;
+        }
+        // The predictor no longer writes their increments; the last step's is not read once an
+        // attempt starts (and becomes the next one's scratch).
+        for &i in &self.ws.constant {
+            self.ws.inc[i] = 0.0;
+            if let Some(v) = self.last.inc.get_mut(i) {
+                *v = 0.0;
+            }
+        }
+        // Their zeros as +0 in both copies (the start's Vandermonde solve leaves −0, which the
+        // full corrector turned into +0 on the next step): a saved state keeps its bytes.
+        for h in [&mut *self.hist, &mut *self.trial] {
+            if h.zn.len() == (MAX_ORDER + 1) * n {
+                for &i in &self.ws.constant {
+                    for j in 1..=MAX_ORDER {
+                        h.zn[j * n + i] = 0.0;
+                    }
+                }
+            }
+        }
+        true
+    }
+
     fn stepper<'a, S: OdeSystem>(&'a mut self, sys: &'a mut S) -> Step<'a, S> {
         Step {
             sys,
@@ -3061,6 +3322,9 @@ impl Bdf {
         let n = self.n;
         self.last.valid = false;
         self.last.pending = false;
+        if self.ws.check_const && !self.check_constant_states() {
+            self.prepare(sys)?;
+        }
         if !self.ws.trial_synced {
             self.trial.assign_live(&self.hist, self.fixed);
         }
@@ -3566,7 +3830,7 @@ mod tests {
                     }
                 }
                 let (mut zb, mut incb) = (zn0.clone(), vec![f64::NAN; n]);
-                predict_blocked(&mut zb, &mut incb, n, q);
+                predict_blocked(&mut zb, &mut incb, n, q, None);
                 let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&zb), bits(&zt), "predict n {n} q {q}");
                 assert_eq!(bits(&incb), bits(&inct), "increment n {n} q {q}");
@@ -3578,7 +3842,7 @@ mod tests {
                 for i in 0..n {
                     inct[i] += acor[i];
                 }
-                correct_blocked(&mut zb, &l, &acor, &mut incb, n, q);
+                correct_blocked(&mut zb, &l, &acor, &mut incb, n, q, None);
                 assert_eq!(bits(&zb), bits(&zt), "correct n {n} q {q}");
                 assert_eq!(bits(&incb), bits(&inct), "correct inc n {n} q {q}");
                 checked += zb.len() + incb.len();
@@ -3586,6 +3850,201 @@ mod tests {
         }
         println!("blocked sweeps: {checked} values equal to the column passes bit for bit");
         assert!(checked > 0);
+    }
+
+    /// The predictor and corrector over the live states only (`Live`: pairs and singles) equal
+    /// the passes over every state bit for bit when the skipped states' higher Nordsieck
+    /// columns, corrections and increments are 0, for several masks (every third state skipped
+    /// as a chamber's volume, runs of odd length, none, all) and every order.
+    #[test]
+    fn live_sweeps_equal_the_full_passes() {
+        use super::Live;
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut draw = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        let n = 23;
+        let masks: [fn(usize) -> bool; 4] = [
+            |i| i % 3 == 2,
+            |i| matches!(i, 0 | 4 | 5 | 9 | 22),
+            |_| false,
+            |_| true,
+        ];
+        let mut checked = 0;
+        for mask in masks {
+            let constant: Vec<bool> = (0..n).map(mask).collect();
+            let live = Live::of(&constant);
+            let mut seen: Vec<usize> = live.singles.clone();
+            seen.extend(live.pairs.iter().flat_map(|&p| [p, p + 1]));
+            seen.sort_unstable();
+            let expect: Vec<usize> = (0..n).filter(|&i| !constant[i]).collect();
+            assert_eq!(seen, expect, "every live state once");
+            for q in 1..=MAX_ORDER {
+                let mut zn0: Vec<f64> = (0..(q + 1) * n).map(|_| draw() * 1e3).collect();
+                let mut acor: Vec<f64> = (0..n).map(|_| draw() * 1e-3).collect();
+                for i in (0..n).filter(|&i| constant[i]) {
+                    for j in 1..=q {
+                        zn0[j * n + i] = 0.0;
+                    }
+                    acor[i] = 0.0;
+                }
+                let mut l = [0.0; MAX_ORDER + 1];
+                for v in l.iter_mut().take(q + 1) {
+                    *v = draw();
+                }
+                let (mut zt, mut inct) = (zn0.clone(), vec![f64::NAN; n]);
+                predict_blocked(&mut zt, &mut inct, n, q, None);
+                let (mut zl, mut incl) = (zn0.clone(), inct.clone());
+                for i in (0..n).filter(|&i| !constant[i]) {
+                    incl[i] = f64::NAN;
+                }
+                predict_blocked(&mut zl, &mut incl, n, q, Some(&live));
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&zl), bits(&zt), "predict q {q}");
+                assert_eq!(bits(&incl), bits(&inct), "increment q {q}");
+                correct_blocked(&mut zt, &l, &acor, &mut inct, n, q, None);
+                correct_blocked(&mut zl, &l, &acor, &mut incl, n, q, Some(&live));
+                assert_eq!(bits(&zl), bits(&zt), "correct q {q}");
+                assert_eq!(bits(&incl), bits(&inct), "correct increment q {q}");
+                checked += zl.len();
+            }
+        }
+        println!("live sweeps: {checked} values equal to the full passes bit for bit");
+    }
+
+    /// Constant states (`OdeSystem::constant_states`) left out of the direct solve give the
+    /// same bits as the same system without the declaration: six
+    /// uncoupled decays a_j' = −c_j·a_j with b_j' = c_j·a_j, the rates c_j = 10^j (j = 0..5) held
+    /// as states with c_j' = 0 (their rows of J empty, their columns not: a fixed volume's
+    /// kind), adaptive and bdf3 with its RK4 start, from a_j = 1, b_j = 0 to t = 2. Truth
+    /// besides the twin: a_j = e^(−c_j·t), b_j = 1 − a_j. A restored history whose constant
+    /// states' higher Nordsieck columns are not 0 is stepped over every state, as the twin.
+    #[test]
+    fn constant_states_are_skipped_exactly() {
+        use super::{Bdf, Tolerances};
+        use crate::integrators::Integrator;
+        use crate::ode::OdeSystem;
+        use crate::sparsity::Pattern;
+        const K: usize = 6;
+        struct Rates {
+            declared: bool,
+        }
+        impl OdeSystem for Rates {
+            fn dimension(&self) -> usize {
+                3 * K
+            }
+            fn rhs(&mut self, _t: f64, y: &[f64], dy: &mut [f64]) {
+                for j in 0..K {
+                    let (a, c) = (y[3 * j], y[3 * j + 2]);
+                    dy[3 * j] = -c * a;
+                    dy[3 * j + 1] = c * a;
+                    dy[3 * j + 2] = 0.0;
+                }
+            }
+            fn sparsity(&self) -> Option<Pattern> {
+                let mut entries = Vec::new();
+                for j in 0..K {
+                    for col in [3 * j, 3 * j + 2] {
+                        entries.push((col, 3 * j));
+                        entries.push((col, 3 * j + 1));
+                    }
+                }
+                Some(Pattern::from_entries(3 * K, entries))
+            }
+            fn constant_states(&self) -> Vec<usize> {
+                if self.declared {
+                    (0..K).map(|j| 3 * j + 2).collect()
+                } else {
+                    Vec::new()
+                }
+            }
+        }
+        let n = 3 * K;
+        let y0: Vec<f64> = (0..K)
+            .flat_map(|j| [1.0, 0.0, 10f64.powi(j as i32)])
+            .collect();
+        // (final y, steps, Newton iterations, constants left out, Nordsieck array) of a run; `spoil`: restore, after 5 steps, a copy
+        // whose constant state 2 has z_1 ≠ 0.
+        let run = |declared: bool, fixed: bool, spoil: bool| {
+            let mut sys = Rates { declared };
+            let mut b = if fixed {
+                Bdf::fixed(3, n)
+            } else {
+                Bdf::adaptive(n)
+            };
+            b.tolerances = Tolerances {
+                rtol: 1e-8,
+                atol: 1e-12,
+                ..Tolerances::default()
+            };
+            let (mut t, mut y, mut inc) = (0.0, y0.clone(), vec![0.0; n]);
+            let mut steps = 0;
+            while t < 2.0 {
+                let h_max = if fixed {
+                    1e-4_f64.min(2.0 - t)
+                } else {
+                    2.0 - t
+                };
+                let h = b.attempt(&mut sys, t, &y, h_max, &mut inc).expect("step");
+                for (a, d) in y.iter_mut().zip(&inc) {
+                    *a += d;
+                }
+                t += h;
+                b.commit(&mut sys, t, &y);
+                steps += 1;
+                if spoil && steps == 5 {
+                    let mut c = b.clone();
+                    c.hist.zn[n + 2] = 1e-3;
+                    b.assign(&c);
+                }
+            }
+            if spoil && declared {
+                assert!(
+                    b.const_refused,
+                    "the spoiled history was stepped with the skip"
+                );
+            }
+            (
+                y,
+                steps,
+                b.stats.newton_iterations,
+                !b.ws.constant.is_empty(),
+                b.hist.zn.clone(),
+            )
+        };
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for (fixed, spoil) in [(false, false), (true, false), (false, true)] {
+            let (ya, sa, na, skipped, za) = run(true, fixed, spoil);
+            let (yb, sb, nb, _, zb) = run(false, fixed, spoil);
+            println!(
+                "fixed {fixed}, spoiled {spoil}: {sa} steps, {na} Newton iterations, left out \
+                 {skipped}; twin {sb}, {nb}"
+            );
+            assert_eq!(skipped, !spoil, "the constant states are left out");
+            assert_eq!((sa, na), (sb, nb));
+            assert_eq!(bits(&ya), bits(&yb), "fixed {fixed}, spoiled {spoil}");
+            // The saved history too, to the sign of its zeros.
+            assert_eq!(
+                bits(&za),
+                bits(&zb),
+                "history, fixed {fixed}, spoiled {spoil}"
+            );
+            if spoil {
+                continue;
+            }
+            for j in 0..K {
+                let a = (-(10f64.powi(j as i32)) * 2.0).exp();
+                let (ea, eb) = ((ya[3 * j] - a).abs(), (ya[3 * j + 1] - (1.0 - a)).abs());
+                assert!(
+                    ea < 1e-6 && eb < 1e-6,
+                    "j {j}: a error {ea:e}, b error {eb:e}"
+                );
+                assert_eq!(ya[3 * j + 2], y0[3 * j + 2], "c_{j} constant");
+            }
+        }
     }
 
     /// y' = −y with its quadrature q' = y (q feeds nothing back), from (1, 0) to t = 5: with q
