@@ -1416,27 +1416,38 @@ fn predict_small<const Q: usize, const K: usize>(zn: &mut [f64], inc: &mut [f64]
     // An index loop (not `enumerate` over inc): ~35 fewer instructions a call (callgrind).
     let inc = &mut inc[..n];
     for i in 0..n {
-        let mut z = [0.0; MAX_ORDER + 1];
-        for (v, col) in z.iter_mut().zip(&cols) {
-            *v = col[i];
+        predict_one::<Q, K>(&mut cols, inc, i);
+    }
+}
+
+/// The predictor of one state i (`predict_small`'s element): its Q + 1 Nordsieck values loaded
+/// once, summed into inc[i] and run through the Pascal triangle in registers.
+#[inline(always)]
+fn predict_one<const Q: usize, const K: usize>(
+    cols: &mut [&mut [f64]; K],
+    inc: &mut [f64],
+    i: usize,
+) {
+    let mut z = [0.0; MAX_ORDER + 1];
+    for (v, col) in z.iter_mut().zip(cols.iter()) {
+        *v = col[i];
+    }
+    let mut sum = 0.0;
+    for v in &z[1..Q + 1] {
+        sum += *v;
+    }
+    inc[i] = sum;
+    // Half-open constant ranges (not `(k..=Q).rev()`), which the compiler unrolls with z in
+    // registers.
+    for k in 1..Q + 1 {
+        for jj in 0..Q + 1 - k {
+            let j = Q - jj;
+            z[j - 1] += z[j];
         }
-        let mut sum = 0.0;
-        for v in &z[1..Q + 1] {
-            sum += *v;
-        }
-        inc[i] = sum;
-        // Half-open constant ranges (not `(k..=Q).rev()`), which the compiler unrolls with z
-        // in registers.
-        for k in 1..Q + 1 {
-            for jj in 0..Q + 1 - k {
-                let j = Q - jj;
-                z[j - 1] += z[j];
-            }
-        }
-        // z_Q is unchanged by the predictor.
-        for (col, v) in cols.iter_mut().zip(&z).take(Q) {
-            col[i] = *v;
-        }
+    }
+    // z_Q is unchanged by the predictor.
+    for (col, v) in cols.iter_mut().zip(&z).take(Q) {
+        col[i] = *v;
     }
 }
 
@@ -1475,24 +1486,7 @@ fn predict_live<const Q: usize, const K: usize>(
         }
     }
     for &i in &live.singles {
-        let mut z = [0.0; MAX_ORDER + 1];
-        for (v, col) in z.iter_mut().zip(&cols) {
-            *v = col[i];
-        }
-        let mut sum = 0.0;
-        for v in &z[1..Q + 1] {
-            sum += *v;
-        }
-        inc[i] = sum;
-        for k in 1..Q + 1 {
-            for jj in 0..Q + 1 - k {
-                let j = Q - jj;
-                z[j - 1] += z[j];
-            }
-        }
-        for (col, v) in cols.iter_mut().zip(&z).take(Q) {
-            col[i] = *v;
-        }
+        predict_one::<Q, K>(&mut cols, inc, i);
     }
 }
 
