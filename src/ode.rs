@@ -18,10 +18,11 @@ pub trait OdeSystem {
         0..0
     }
     /// Structurally constant states: f_i(t, y) = 0 exactly for every (t, y), so their row of the
-    /// Jacobian is empty (a chamber's volume that no piston or wall moves). The BDF's direct
-    /// solves and vector passes leave them out: their corrections and higher Nordsieck columns
-    /// stay exactly 0, so the results are the same bits. Must agree with `sparsity` (an empty
-    /// row). Empty by default.
+    /// Jacobian is empty (a chamber's volume that no piston or wall moves). When its direct
+    /// solve is peeled, the BDF leaves them out of it and of its vector passes: their
+    /// corrections and higher Nordsieck columns stay exactly 0, so the results are the same
+    /// bits. A declared state whose row of `sparsity` is not empty is stepped as any other.
+    /// Empty by default.
     fn constant_states(&self) -> Vec<usize> {
         Vec::new()
     }

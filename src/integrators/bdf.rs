@@ -23,9 +23,11 @@
 //!   small against the states it integrates (measured: `BENCHMARKS.md`, "BDF steps against
 //!   CVODES"). Their value at a step is still the BDF formula's.
 //! - Constant states — those the system names in `OdeSystem::constant_states` (f_i ≡ 0: the
-//!   network's fixed chamber volumes) — stay out of the direct solve (`Peel`) and out of the
-//!   predictor and corrector (`Live`): their corrections and higher Nordsieck columns are exactly
-//!   0, so the results are the same bits as without the declaration.
+//!   network's fixed chamber volumes) whose row of J's pattern is empty — stay out of the direct
+//!   solve (`Peel`) and out of the predictor and corrector (`Live`) whenever the direct solve is
+//!   peeled (not on the Krylov path, nor on small systems where the split would not halve the
+//!   LU): their corrections and higher Nordsieck columns are exactly 0, so the results are the
+//!   same bits as without the declaration.
 //! - Iteration matrix M = I − γJ rebuilt and factored (LU with partial pivoting: as a band
 //!   matrix below `SPARSE_MIN_STATES` states and for narrow bands (chains), else `faer`'s sparse
 //!   LU over the pattern of M with the column order and symbolic analysis computed once, or
@@ -1360,7 +1362,7 @@ impl Live {
 
 /// inc = Σ_{j=1..q} z_j, then CVODE's predictor (cvPredict: z_{j−1} += z_j for k = 1..=q, j = q
 /// down to k) on the q + 1 columns of `zn`, block by block; over the `live` states only when
-/// given (the others' z_j, j ≥ 1, and inc are 0), element by element.
+/// given (the others' z_j, j ≥ 1, and inc are 0), two states at a time (`Live`).
 fn predict_blocked(zn: &mut [f64], inc: &mut [f64], n: usize, q: usize, live: Option<&Live>) {
     if let Some(live) = live {
         match q {
@@ -1585,7 +1587,7 @@ fn correct_live<const K: usize>(
 
 /// The corrector's update of the Nordsieck array (cvCompleteStep: z_j += ℓ_j·acor for
 /// j = 0..=q) and inc += acor, block by block; over the `live` states only when given (the
-/// others' acor is 0), element by element.
+/// others' acor is 0), two states at a time (`Live`).
 fn correct_blocked(
     zn: &mut [f64],
     l: &[f64; MAX_ORDER + 1],
@@ -1874,6 +1876,23 @@ impl Bdf {
             .sparsity()
             .filter(|p| p.n == n)
             .unwrap_or_else(|| Pattern::dense(n));
+        // The system's constant states (GMRES keeps every state), taken only where J's own
+        // pattern (diagonal included, before quadrature rows are dropped) has an empty row: a
+        // state declared constant whose f_i depends on anything is stepped as any other.
+        let mut constant = vec![false; n];
+        if !self.const_refused && self.linear != LinearSolver::Krylov {
+            let declared = sys.constant_states();
+            if !declared.is_empty() {
+                for i in declared {
+                    if let Some(c) = constant.get_mut(i) {
+                        *c = true;
+                    }
+                }
+                for &i in &pattern.rows {
+                    constant[i] = false;
+                }
+            }
+        }
         // Quadrature rows (the accumulators) left out when they would multiply the groups.
         let (pattern, coloring) = newton_groups(pattern);
         let (m_pattern, jpos) = pattern.with_diagonal();
@@ -1888,15 +1907,6 @@ impl Bdf {
         // instructions; the vent's first state alone, 5 → 4, 272k → 284k; the two tanks' four
         // first states, 8 → 4, 360k → 347k).
         let small_system = n <= SMALL_MAX;
-        // The system's constant states (GMRES keeps every state).
-        let mut constant = vec![false; n];
-        if !self.const_refused && self.linear != LinearSolver::Krylov {
-            for i in sys.constant_states() {
-                if let Some(c) = constant.get_mut(i) {
-                    *c = true;
-                }
-            }
-        }
         let mut peel = match self.linear {
             LinearSolver::Krylov => None,
             _ if small_system => Peel::of(&m_pattern, false, n - n / 2, &constant),
@@ -3378,8 +3388,10 @@ impl Bdf {
         self.last.t = t;
         self.last.h = h;
         self.last.starter = self.ws.starter;
-        // A swap, not a copy: every attempt writes `ws.inc` whole before reading it (the
-        // predictor, or the start step's zeroing), so its old contents are scratch.
+        // A swap, not a copy: every attempt writes `ws.inc` before reading it (the predictor,
+        // or the start step's zeroing), so its old contents are scratch — except at the
+        // constant states, which the predictor over the live states leaves alone: there both
+        // buffers hold 0 (`check_constant_states` zeroes them in each).
         if self.last.inc.len() == self.ws.inc.len() {
             std::mem::swap(&mut self.last.inc, &mut self.ws.inc);
         } else {
@@ -4039,6 +4051,67 @@ mod tests {
                 assert_eq!(ya[3 * j + 2], y0[3 * j + 2], "c_{j} constant");
             }
         }
+    }
+
+    /// A state declared constant whose row of J is not empty (y₀' = −y₀: only its diagonal,
+    /// which the off-diagonal peel cannot see) is stepped as any other; the truly constant
+    /// y₁' = 0 beside it may be left out. Same bits as the undeclared twin; truth y₀ = e^(−t).
+    #[test]
+    fn a_declared_constant_state_with_a_row_is_stepped() {
+        use super::{Bdf, Tolerances};
+        use crate::integrators::Integrator;
+        use crate::ode::OdeSystem;
+        use crate::sparsity::Pattern;
+        struct Decay {
+            declared: bool,
+        }
+        impl OdeSystem for Decay {
+            fn dimension(&self) -> usize {
+                2
+            }
+            fn rhs(&mut self, _t: f64, y: &[f64], dy: &mut [f64]) {
+                dy[0] = -y[0];
+                dy[1] = 0.0;
+            }
+            fn sparsity(&self) -> Option<Pattern> {
+                Some(Pattern::from_entries(2, vec![(0, 0)]))
+            }
+            fn constant_states(&self) -> Vec<usize> {
+                if self.declared {
+                    vec![0, 1]
+                } else {
+                    Vec::new()
+                }
+            }
+        }
+        let run = |declared: bool| {
+            let mut sys = Decay { declared };
+            let mut b = Bdf::adaptive(2);
+            b.tolerances = Tolerances {
+                rtol: 1e-8,
+                atol: 1e-12,
+                ..Tolerances::default()
+            };
+            let (mut t, mut y, mut inc) = (0.0, vec![1.0, 3.0], vec![0.0; 2]);
+            while t < 2.0 {
+                let h = b.attempt(&mut sys, t, &y, 2.0 - t, &mut inc).expect("step");
+                for (a, d) in y.iter_mut().zip(&inc) {
+                    *a += d;
+                }
+                t += h;
+                b.commit(&mut sys, t, &y);
+            }
+            y
+        };
+        let (ya, yb) = (run(true), run(false));
+        let err = (ya[0] - (-2.0f64).exp()).abs();
+        println!(
+            "y0(2) = {:.12} (error {err:.2e}), y1 = {}; twin {:?}",
+            ya[0], ya[1], yb
+        );
+        assert!(err < 1e-6, "y0 was stepped: error {err:e}");
+        assert_eq!(ya[1], 3.0);
+        assert_eq!(ya[0].to_bits(), yb[0].to_bits());
     }
 
     /// y' = −y with its quadrature q' = y (q feeds nothing back), from (1, 0) to t = 5: with q
