@@ -1,6 +1,7 @@
-//! Scale: generated networks (a chain and a 2-D grid of chambers joined by orifices, with a few
-//! pistons venting to the atmosphere) of 10 to 100,000 components, written as model TOML text
-//! by a generator of this bench only and loaded as any model file. Timed: building (parse,
+//! Scale: generated networks (a chain and a 2-D grid of chambers joined by orifices, with ~1 %
+//! pistons venting to the atmosphere) of exactly 10, 100, 1,000, 10,000 and 100,000 components
+//! (the grid: rows of equal width and a partial last row), written as model TOML text by a
+//! generator of this bench only and loaded as any model file. Timed: building (parse,
 //! validate, build), the right-hand side, one rk4 step and one BDF step (bdf2, fixed step,
 //! Newton with the Jacobian over the sparsity pattern; M = I − γJ factored densely below
 //! `SPARSE_MIN_STATES` states and with faer's sparse LU from there on). Memory per
@@ -72,9 +73,12 @@ impl Shape {
     }
 }
 
-/// Model text of about `target` components (chambers + orifices + pistons + 1 reservoir);
-/// returns the text and the exact component count. One piston per ~100 components (at
-/// least one), on evenly spaced chambers, venting to the atmosphere `atm`.
+/// Model text of exactly `target` components (chambers + orifices + pistons + 1 reservoir;
+/// at least 6): returns the text and its component count, counted from the text's tables and
+/// asserted equal to `target`, so that every size is the one the tables name (the scale target
+/// is per 100× more components). One piston per ~100 components (at least one; one or two more
+/// where the last chamber leaves a remainder), on evenly spaced chambers, venting to the
+/// atmosphere `atm`.
 fn generate(shape: Shape, target: usize, method: &str) -> (String, usize) {
     let mut s = String::new();
     let _ = write!(
@@ -83,7 +87,7 @@ fn generate(shape: Shape, target: usize, method: &str) -> (String, usize) {
          t_end = 1.0\n\n[[reservoir]]\nname = \"atm\"\npressure = 101325.0\n\
          temperature = 300.0\n"
     );
-    let n_pistons = (target / 100).max(1);
+    let mut n_pistons = (target / 100).max(1);
     let chamber = |s: &mut String, name: &str, i: usize| {
         // Pressures 2–3 bar in a pattern, so that every orifice carries a flow.
         let p = 2e5 + 1e5 * (i % 7) as f64 / 7.0;
@@ -103,8 +107,10 @@ fn generate(shape: Shape, target: usize, method: &str) -> (String, usize) {
     let mut n_orifices = 0;
     match shape {
         Shape::Chain => {
-            // m chambers, m − 1 orifices.
-            let m = target.saturating_sub(1 + n_pistons).div_ceil(2).max(2);
+            // m chambers and m − 1 orifices: 2m + pistons components, so an odd remainder
+            // takes one more piston.
+            n_pistons += (target - n_pistons) % 2;
+            let m = ((target - n_pistons) / 2).max(2);
             for i in 0..m {
                 let name = format!("c{i}");
                 chamber(&mut s, &name, i);
@@ -116,40 +122,36 @@ fn generate(shape: Shape, target: usize, method: &str) -> (String, usize) {
             }
         }
         Shape::Grid => {
-            // side² chambers, 2·side·(side − 1) orifices ≈ 3·side² components.
-            let side = (((target.saturating_sub(1 + n_pistons)) as f64 / 3.0)
+            // Rows of `width` chambers (about square, ~3 components per chamber), filled row
+            // by row; each chamber is joined to its left and upper neighbours, so it adds 1 to
+            // 3 components. The last row may be partial; the 0–2 components a whole chamber
+            // would overshoot by are pistons.
+            let width = ((target.saturating_sub(1 + n_pistons) as f64 / 3.0)
                 .sqrt()
                 .round() as usize)
                 .max(2);
-            for r in 0..side {
-                for c in 0..side {
-                    let name = format!("g{r}_{c}");
-                    chamber(&mut s, &name, r * side + c);
-                    names.push(name);
+            let mut count = 1 + n_pistons;
+            loop {
+                let (r, c) = (names.len() / width, names.len() % width);
+                let adds = 1 + usize::from(c > 0) + usize::from(r > 0);
+                if count + adds > target {
+                    break;
                 }
-            }
-            for r in 0..side {
-                for c in 0..side {
-                    if c + 1 < side {
-                        orifice(
-                            &mut s,
-                            n_orifices,
-                            &names[r * side + c],
-                            &names[r * side + c + 1],
-                        );
-                        n_orifices += 1;
-                    }
-                    if r + 1 < side {
-                        orifice(
-                            &mut s,
-                            n_orifices,
-                            &names[r * side + c],
-                            &names[(r + 1) * side + c],
-                        );
-                        n_orifices += 1;
-                    }
+                let name = format!("g{r}_{c}");
+                chamber(&mut s, &name, names.len());
+                names.push(name);
+                let here = names.len() - 1;
+                if c > 0 {
+                    orifice(&mut s, n_orifices, &names[here - 1], &names[here]);
+                    n_orifices += 1;
                 }
+                if r > 0 {
+                    orifice(&mut s, n_orifices, &names[here - width], &names[here]);
+                    n_orifices += 1;
+                }
+                count += adds;
             }
+            n_pistons += target - count;
         }
     }
     let stride = names.len() / n_pistons;
@@ -161,7 +163,15 @@ fn generate(shape: Shape, target: usize, method: &str) -> (String, usize) {
             names[j * stride]
         );
     }
-    let count = names.len() + n_orifices + n_pistons + 1;
+    // Counted from the text, not from the arithmetic above.
+    let count = s.matches("\n[[").count();
+    assert_eq!(count, names.len() + n_orifices + n_pistons + 1);
+    assert_eq!(
+        count,
+        target,
+        "{} network of {target} components",
+        shape.label()
+    );
     (s, count)
 }
 
@@ -344,7 +354,7 @@ fn main() {
             r.bdf_s.map_or("n/a (dense)".into(), fmt_time)
         );
     }
-    // Growth from the ~1,000 to the largest size (limit 150× for 100×).
+    // Growth from 1,000 to the largest size (limit 150× for 100×).
     for shape in ["chain", "grid"] {
         let of = |c: usize| {
             rows.iter()
@@ -384,7 +394,7 @@ fn main() {
 }
 
 /// bdf2 step with the sparse LU and with GMRES (ILU(0)) forced, and with what `Auto` picks;
-/// GMRES iterations per Newton solve over the timed steps; the growth from ~1,000 components.
+/// GMRES iterations per Newton solve over the timed steps; the growth from the first size.
 fn linear_solvers(shape: Shape, sizes: &[usize], quick: bool) {
     use plenum::integrators::Method;
     use plenum::integrators::bdf::{Bdf, LinearSolver};
