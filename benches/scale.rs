@@ -233,6 +233,10 @@ fn main() {
         one(&args[i + 1..]);
         return;
     }
+    if let Some(i) = args.iter().position(|a| a == "--instances") {
+        instances(&args[i + 1..]);
+        return;
+    }
     if let Some(i) = args.iter().position(|a| a == "--emit") {
         // The model text of one network (method bdf), for `plenum run`.
         let shape = match args.get(i + 1).map(String::as_str) {
@@ -649,6 +653,46 @@ fn bdf_sim(
     (sim, components, bytes)
 }
 
+/// `--instances chain|grid SIZE direct|krylov|sparse COPIES ROUNDS`: `COPIES` identical bdf2
+/// simulations built one after the other, then `ROUNDS` rounds timing one batch of each: whether
+/// one instance of a size is steadily slower than another (its memory layout), or not.
+fn instances(args: &[String]) {
+    let shape = match args.first().map(String::as_str) {
+        Some("grid") => Shape::Grid,
+        _ => Shape::Chain,
+    };
+    let size = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);
+    let kind = match args.get(2).map(String::as_str) {
+        Some("krylov") => 1,
+        Some("sparse") => 2,
+        _ => 0,
+    };
+    let copies = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(3);
+    let rounds = args.get(4).and_then(|a| a.parse().ok()).unwrap_or(5);
+    let mut sims: Vec<Simulation> = (0..copies)
+        .map(|_| bdf_sim(shape, size, KINDS[kind].1).0)
+        .collect();
+    let mut times = vec![Vec::new(); copies];
+    for round in 0..rounds {
+        for (i, sim) in sims.iter_mut().enumerate() {
+            let t0 = Instant::now();
+            bdf_steps(sim, BDF_BATCH);
+            times[i].push(t0.elapsed().as_secs_f64() / BDF_BATCH as f64);
+        }
+        let _ = round;
+    }
+    for (i, t) in times.iter_mut().enumerate() {
+        let all: Vec<String> = t.iter().map(|&x| fmt_time(x)).collect();
+        t.sort_by(f64::total_cmp);
+        println!(
+            "instance {i}: best {}, median {}: {}",
+            fmt_time(t[0]),
+            fmt_time(t[t.len() / 2]),
+            all.join(" ")
+        );
+    }
+}
+
 /// `--one chain|grid SIZE direct|krylov STEPS`: warm up, then `STEPS` bdf2 steps in
 /// `bdf_steps` (for callgrind: instructions of the steps alone), and the counters.
 fn one(args: &[String]) {
@@ -737,6 +781,12 @@ fn one_explicit(shape: Shape, size: usize, rk4: bool, calls: usize) {
 /// Per-size times with the sizes interleaved: every simulation is built first, then in each
 /// round every size is timed once (the order reversed every other round), best of the rounds per
 /// size; a burst of load on this shared machine then hits all sizes alike instead of one.
+/// Every size gets the same number of samples (one per round) of about the same work and
+/// duration: a sample of a smaller size times `largest / components` batches back to back,
+/// as one. (Before, each small-size batch was a sample of its own, so the 1,000 size took its
+/// best of 100 short batches and the 100,000 size its best of 5: minima of unlike samples,
+/// which favoured the small size and so inflated the growth.) The median of the rounds is
+/// printed beside the best.
 /// Timed: the rhs, one rk4 step, and bdf2 batches of `BDF_BATCH` steps with the direct solver
 /// `Auto` picks and with GMRES; the counters per step (Newton iterations, Jacobian-vector
 /// products, Jacobians, factorizations, GMRES iterations) do not depend on the load.
@@ -747,9 +797,11 @@ fn interleaved(quick: bool) {
         &[1_000, 10_000, 100_000]
     };
     let rounds = if quick { 2 } else { 5 };
+    let largest = sizes.iter().copied().max().unwrap_or(1);
     println!(
-        "\n### Interleaved sizes ({rounds} rounds, best per size; bdf2 batches of {BDF_BATCH} \
-         steps of 0.1 µs)\n"
+        "\n### Interleaved sizes ({rounds} rounds, one sample of each size per round of about \
+         the same work, best per size; bdf2 batches of {BDF_BATCH} steps of 0.1 µs, \
+         {largest}/components batches per sample)\n"
     );
     println!(
         "| network | components | states | B/component (rk4, bdf direct) | rhs | rk4 step | \
@@ -763,7 +815,8 @@ fn interleaved(quick: bool) {
             explicit: Simulation,
             bdf: Vec<Simulation>,
             bytes: [isize; 2],
-            best: [f64; 2 + KINDS.len()],
+            /// Seconds per call of each round: rhs, rk4 step, bdf2 step per kind.
+            samples: [Vec<f64>; 2 + KINDS.len()],
             work: [Work; KINDS.len()],
             timed_steps: [u64; KINDS.len()],
         }
@@ -789,7 +842,7 @@ fn interleaved(quick: bool) {
                     explicit,
                     bdf,
                     bytes: [bytes, direct_bytes],
-                    best: [f64::INFINITY; 2 + KINDS.len()],
+                    samples: Default::default(),
                     work: [Work::default(); KINDS.len()],
                     timed_steps: [0; KINDS.len()],
                 }
@@ -810,41 +863,41 @@ fn interleaved(quick: bool) {
                 let y = s.explicit.y.clone();
                 let mut dydt = vec![0.0; n];
                 let sim = &mut s.explicit;
-                s.best[0] = s.best[0].min(best_s(1, calls, || {
+                s.samples[0].push(best_s(1, calls, || {
                     sim.network.rhs(0.0, &y, &mut dydt);
                     black_box(&dydt);
                 }));
-                s.best[1] = s.best[1].min(best_s(1, calls.div_ceil(4), || {
+                s.samples[1].push(best_s(1, calls.div_ceil(4), || {
                     let t = sim.t_s;
                     black_box(sim.advance_to(t + 1e-7).expect("rk4 step"));
                 }));
-                // Small sizes: several batches per round (the best kept), ~the 100k batch's work.
-                let batches = if quick {
-                    1
-                } else {
-                    (100_000 / s.components).clamp(1, 20)
-                };
+                // One sample of `batches` batches, about the largest size's one batch of work.
+                let batches = (largest / s.components).clamp(1, 100);
                 for k in 0..KINDS.len() {
                     let sim = &mut s.bdf[k];
-                    for _ in 0..batches {
-                        let w0 = work(sim);
-                        let t0 = Instant::now();
-                        bdf_steps(sim, BDF_BATCH);
-                        let dt = t0.elapsed().as_secs_f64() / BDF_BATCH as f64;
-                        let w1 = work(sim);
-                        s.best[2 + k] = s.best[2 + k].min(dt);
-                        let acc = &mut s.work[k];
-                        acc.steps += w1.steps - w0.steps;
-                        acc.newton += w1.newton - w0.newton;
-                        acc.jvps += w1.jvps - w0.jvps;
-                        acc.jacobians += w1.jacobians - w0.jacobians;
-                        acc.factorizations += w1.factorizations - w0.factorizations;
-                        acc.gmres += w1.gmres - w0.gmres;
-                        s.timed_steps[k] += BDF_BATCH as u64;
-                    }
+                    let w0 = work(sim);
+                    let t0 = Instant::now();
+                    bdf_steps(sim, batches * BDF_BATCH);
+                    let steps = batches * BDF_BATCH;
+                    s.samples[2 + k].push(t0.elapsed().as_secs_f64() / steps as f64);
+                    let w1 = work(sim);
+                    let acc = &mut s.work[k];
+                    acc.steps += w1.steps - w0.steps;
+                    acc.newton += w1.newton - w0.newton;
+                    acc.jvps += w1.jvps - w0.jvps;
+                    acc.jacobians += w1.jacobians - w0.jacobians;
+                    acc.factorizations += w1.factorizations - w0.factorizations;
+                    acc.gmres += w1.gmres - w0.gmres;
+                    s.timed_steps[k] += steps as u64;
                 }
             }
         }
+        // Best and median of the rounds, per size and timing.
+        let stat = |s: &Sized, k: usize, median: bool| {
+            let mut v = s.samples[k].clone();
+            v.sort_by(f64::total_cmp);
+            if median { v[v.len() / 2] } else { v[0] }
+        };
         for s in &all {
             for (k, (name, _)) in KINDS.iter().enumerate() {
                 let w = s.work[k];
@@ -866,21 +919,22 @@ fn interleaved(quick: bool) {
                     s.explicit.y.len(),
                     s.bytes[0] as f64 / s.components as f64,
                     s.bytes[1] as f64 / s.components as f64,
-                    fmt_time(s.best[0]),
-                    fmt_time(s.best[1]),
-                    fmt_time(s.best[2 + k]),
+                    fmt_time(stat(s, 0, false)),
+                    fmt_time(stat(s, 1, false)),
+                    fmt_time(stat(s, 2 + k, false)),
                     per(w.newton),
                     per(w.jvps),
                     per(w.factorizations),
                     per(w.gmres),
-                    s.best[2 + k] / s.best[0],
+                    stat(s, 2 + k, false) / stat(s, 0, false),
                 );
             }
         }
         if let (Some(a), Some(b)) = (all.first(), all.last())
             && b.components > a.components
         {
-            let g = |k: usize| b.best[k] / a.best[k];
+            let g = |k: usize| stat(b, k, false) / stat(a, k, false);
+            let gm = |k: usize| stat(b, k, true) / stat(a, k, true);
             println!(
                 "{label}: {} → {} components ({:.0}×): rhs {:.0}×, rk4 step {:.0}×, bdf2 step \
                  {} (Auto) {:.0}×, Krylov forced {:.0}×, sparse LU forced {:.0}× (limit 150× for \
@@ -902,6 +956,15 @@ fn interleaved(quick: bool) {
                 g(2),
                 g(3),
                 g(4),
+            );
+            println!(
+                "{label}, medians of the rounds: rhs {:.0}×, rk4 step {:.0}×, bdf2 step (Auto) \
+                 {:.0}×, Krylov forced {:.0}×, sparse LU forced {:.0}×",
+                gm(0),
+                gm(1),
+                gm(2),
+                gm(3),
+                gm(4),
             );
         }
     }
