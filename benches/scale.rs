@@ -15,8 +15,10 @@
 //! the sparse LU and with GMRES forced side by side, and what `Auto` picks, on grids and
 //! chains (`Auto` takes Krylov on grids, a direct LU on chains); the full and quick runs print the
 //! same table for grids), `-- --interleaved` (only the interleaved-size table: all sizes built
-//! first, then rounds over the sizes, best per size, with the work counters per bdf2 step; the
-//! full and quick runs end with it), `-- --one chain|grid SIZE direct|krylov|sparse STEPS` (one bdf2
+//! first, then rounds over the sizes, one sample of about the same work per size and round, best
+//! and median per size, with the work counters per bdf2 step; the full and quick runs end with
+//! it), `-- --instances chain|grid SIZE direct|krylov|sparse COPIES ROUNDS` (identical bdf2
+//! simulations timed round-robin: does one instance run steadily slower than another), `-- --one chain|grid SIZE direct|krylov|sparse STEPS` (one bdf2
 //! run for callgrind: `valgrind --tool=callgrind --toggle-collect='*bdf_steps*'`; `rhs|rk4
 //! CALLS` instead: the right-hand side or the rk4 step alone, `*rhs_calls*`, `*rk4_steps*`), `-- --emit
 //! chain|grid SIZE` (print one generated model, method `bdf`, for `plenum run`).
@@ -674,13 +676,12 @@ fn instances(args: &[String]) {
         .map(|_| bdf_sim(shape, size, KINDS[kind].1).0)
         .collect();
     let mut times = vec![Vec::new(); copies];
-    for round in 0..rounds {
+    for _ in 0..rounds {
         for (i, sim) in sims.iter_mut().enumerate() {
             let t0 = Instant::now();
             bdf_steps(sim, BDF_BATCH);
             times[i].push(t0.elapsed().as_secs_f64() / BDF_BATCH as f64);
         }
-        let _ = round;
     }
     for (i, t) in times.iter_mut().enumerate() {
         let all: Vec<String> = t.iter().map(|&x| fmt_time(x)).collect();
