@@ -614,6 +614,14 @@ fn bdf_steps(sim: &mut Simulation, n: usize) {
     }
 }
 
+/// Nanoseconds this thread has waited on a run queue (the second field of
+/// `/proc/thread-self/schedstat`; Linux): time another process held the CPU this bench is
+/// pinned to. `None` where the file is missing.
+fn runqueue_wait_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// Load-independent work counters of a BDF run so far.
 #[derive(Clone, Copy, Default)]
 struct Work {
@@ -821,6 +829,9 @@ fn interleaved(quick: bool) {
             samples: [Vec<f64>; 2 + KINDS.len()],
             work: [Work; KINDS.len()],
             timed_steps: [u64; KINDS.len()],
+            /// Wall and run-queue wait seconds of the timed bdf2 samples.
+            wall_s: f64,
+            wait_s: Option<f64>,
         }
         let mut all: Vec<Sized> = sizes
             .iter()
@@ -847,6 +858,8 @@ fn interleaved(quick: bool) {
                     samples: Default::default(),
                     work: [Work::default(); KINDS.len()],
                     timed_steps: [0; KINDS.len()],
+                    wall_s: 0.0,
+                    wait_s: Some(0.0),
                 }
             })
             .collect();
@@ -878,10 +891,18 @@ fn interleaved(quick: bool) {
                 for k in 0..KINDS.len() {
                     let sim = &mut s.bdf[k];
                     let w0 = work(sim);
+                    let q0 = runqueue_wait_ns();
                     let t0 = Instant::now();
                     bdf_steps(sim, batches * BDF_BATCH);
+                    let wall = t0.elapsed().as_secs_f64();
+                    let q1 = runqueue_wait_ns();
                     let steps = batches * BDF_BATCH;
-                    s.samples[2 + k].push(t0.elapsed().as_secs_f64() / steps as f64);
+                    s.samples[2 + k].push(wall / steps as f64);
+                    s.wall_s += wall;
+                    s.wait_s = match (s.wait_s, q0, q1) {
+                        (Some(w), Some(a), Some(b)) => Some(w + (b - a) as f64 * 1e-9),
+                        _ => None,
+                    };
                     let w1 = work(sim);
                     let acc = &mut s.work[k];
                     acc.steps += w1.steps - w0.steps;
@@ -967,6 +988,20 @@ fn interleaved(quick: bool) {
                 gm(2),
                 gm(3),
                 gm(4),
+            );
+            // A share above ~1 % means another process shared this CPU during the samples
+            // (a run to repeat): the times then hold its time slices.
+            let share = |x: &Sized| {
+                x.wait_s
+                    .map_or("n/a".into(), |w| format!("{:.1} %", 100.0 * w / x.wall_s))
+            };
+            println!(
+                "{label}, run-queue wait during the timed bdf2 samples (another process on this \
+                 CPU): {} at {}, {} at {}",
+                share(a),
+                a.components,
+                share(b),
+                b.components,
             );
         }
     }
