@@ -1,6 +1,7 @@
-//! Scale: generated networks (a chain and a 2-D grid of chambers joined by orifices, with a few
-//! pistons venting to the atmosphere) of 10 to 100,000 components, written as model TOML text
-//! by a generator of this bench only and loaded as any model file. Timed: building (parse,
+//! Scale: generated networks (a chain and a 2-D grid of chambers joined by orifices, with ~1 %
+//! pistons venting to the atmosphere) of exactly 10, 100, 1,000, 10,000 and 100,000 components
+//! (the grid: rows of equal width and a partial last row), written as model TOML text by a
+//! generator of this bench only and loaded as any model file. Timed: building (parse,
 //! validate, build), the right-hand side, one rk4 step and one BDF step (bdf2, fixed step,
 //! Newton with the Jacobian over the sparsity pattern; M = I − γJ factored densely below
 //! `SPARSE_MIN_STATES` states and with faer's sparse LU from there on). Memory per
@@ -14,8 +15,10 @@
 //! the sparse LU and with GMRES forced side by side, and what `Auto` picks, on grids and
 //! chains (`Auto` takes Krylov on grids, a direct LU on chains); the full and quick runs print the
 //! same table for grids), `-- --interleaved` (only the interleaved-size table: all sizes built
-//! first, then rounds over the sizes, best per size, with the work counters per bdf2 step; the
-//! full and quick runs end with it), `-- --one chain|grid SIZE direct|krylov|sparse STEPS` (one bdf2
+//! first, then rounds over the sizes, one sample of about the same work per size and round, best
+//! and median per size, with the work counters per bdf2 step; the full and quick runs end with
+//! it), `-- --instances chain|grid SIZE direct|krylov|sparse COPIES ROUNDS` (identical bdf2
+//! simulations timed round-robin: does one instance run steadily slower than another), `-- --one chain|grid SIZE direct|krylov|sparse STEPS` (one bdf2
 //! run for callgrind: `valgrind --tool=callgrind --toggle-collect='*bdf_steps*'`; `rhs|rk4
 //! CALLS` instead: the right-hand side or the rk4 step alone, `*rhs_calls*`, `*rk4_steps*`), `-- --emit
 //! chain|grid SIZE` (print one generated model, method `bdf`, for `plenum run`).
@@ -72,9 +75,12 @@ impl Shape {
     }
 }
 
-/// Model text of about `target` components (chambers + orifices + pistons + 1 reservoir);
-/// returns the text and the exact component count. One piston per ~100 components (at
-/// least one), on evenly spaced chambers, venting to the atmosphere `atm`.
+/// Model text of exactly `target` components (chambers + orifices + pistons + 1 reservoir;
+/// at least 6): returns the text and its component count, counted from the text's tables and
+/// asserted equal to `target`, so that every size is the one the tables name (the scale target
+/// is per 100× more components). One piston per ~100 components (at least one; one or two more
+/// where the last chamber leaves a remainder), on evenly spaced chambers, venting to the
+/// atmosphere `atm`.
 fn generate(shape: Shape, target: usize, method: &str) -> (String, usize) {
     let mut s = String::new();
     let _ = write!(
@@ -83,7 +89,7 @@ fn generate(shape: Shape, target: usize, method: &str) -> (String, usize) {
          t_end = 1.0\n\n[[reservoir]]\nname = \"atm\"\npressure = 101325.0\n\
          temperature = 300.0\n"
     );
-    let n_pistons = (target / 100).max(1);
+    let mut n_pistons = (target / 100).max(1);
     let chamber = |s: &mut String, name: &str, i: usize| {
         // Pressures 2–3 bar in a pattern, so that every orifice carries a flow.
         let p = 2e5 + 1e5 * (i % 7) as f64 / 7.0;
@@ -103,8 +109,10 @@ fn generate(shape: Shape, target: usize, method: &str) -> (String, usize) {
     let mut n_orifices = 0;
     match shape {
         Shape::Chain => {
-            // m chambers, m − 1 orifices.
-            let m = target.saturating_sub(1 + n_pistons).div_ceil(2).max(2);
+            // m chambers and m − 1 orifices: 2m + pistons components, so an odd remainder
+            // takes one more piston.
+            n_pistons += (target - n_pistons) % 2;
+            let m = ((target - n_pistons) / 2).max(2);
             for i in 0..m {
                 let name = format!("c{i}");
                 chamber(&mut s, &name, i);
@@ -116,40 +124,36 @@ fn generate(shape: Shape, target: usize, method: &str) -> (String, usize) {
             }
         }
         Shape::Grid => {
-            // side² chambers, 2·side·(side − 1) orifices ≈ 3·side² components.
-            let side = (((target.saturating_sub(1 + n_pistons)) as f64 / 3.0)
+            // Rows of `width` chambers (about square, ~3 components per chamber), filled row
+            // by row; each chamber is joined to its left and upper neighbours, so it adds 1 to
+            // 3 components. The last row may be partial; the 0–2 components a whole chamber
+            // would overshoot by are pistons.
+            let width = ((target.saturating_sub(1 + n_pistons) as f64 / 3.0)
                 .sqrt()
                 .round() as usize)
                 .max(2);
-            for r in 0..side {
-                for c in 0..side {
-                    let name = format!("g{r}_{c}");
-                    chamber(&mut s, &name, r * side + c);
-                    names.push(name);
+            let mut count = 1 + n_pistons;
+            loop {
+                let (r, c) = (names.len() / width, names.len() % width);
+                let adds = 1 + usize::from(c > 0) + usize::from(r > 0);
+                if count + adds > target {
+                    break;
                 }
-            }
-            for r in 0..side {
-                for c in 0..side {
-                    if c + 1 < side {
-                        orifice(
-                            &mut s,
-                            n_orifices,
-                            &names[r * side + c],
-                            &names[r * side + c + 1],
-                        );
-                        n_orifices += 1;
-                    }
-                    if r + 1 < side {
-                        orifice(
-                            &mut s,
-                            n_orifices,
-                            &names[r * side + c],
-                            &names[(r + 1) * side + c],
-                        );
-                        n_orifices += 1;
-                    }
+                let name = format!("g{r}_{c}");
+                chamber(&mut s, &name, names.len());
+                names.push(name);
+                let here = names.len() - 1;
+                if c > 0 {
+                    orifice(&mut s, n_orifices, &names[here - 1], &names[here]);
+                    n_orifices += 1;
                 }
+                if r > 0 {
+                    orifice(&mut s, n_orifices, &names[here - width], &names[here]);
+                    n_orifices += 1;
+                }
+                count += adds;
             }
+            n_pistons += target - count;
         }
     }
     let stride = names.len() / n_pistons;
@@ -161,7 +165,15 @@ fn generate(shape: Shape, target: usize, method: &str) -> (String, usize) {
             names[j * stride]
         );
     }
-    let count = names.len() + n_orifices + n_pistons + 1;
+    // Counted from the text, not from the arithmetic above.
+    let count = s.matches("\n[[").count();
+    assert_eq!(count, names.len() + n_orifices + n_pistons + 1);
+    assert_eq!(
+        count,
+        target,
+        "{} network of {target} components",
+        shape.label()
+    );
     (s, count)
 }
 
@@ -221,6 +233,10 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     if let Some(i) = args.iter().position(|a| a == "--one") {
         one(&args[i + 1..]);
+        return;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--instances") {
+        instances(&args[i + 1..]);
         return;
     }
     if let Some(i) = args.iter().position(|a| a == "--emit") {
@@ -293,10 +309,11 @@ fn main() {
             let bdf_s = (n <= bdf_max_states).then(|| {
                 let (text, _) = generate(shape, size, "bdf2");
                 let (mut sim, _, _) = build(&text);
-                // Past the start-up step and the first Jacobian.
+                // Past the start-up step and the first Jacobian; batches of `BDF_BATCH` steps,
+                // so that every size's batches hold the same factorizations and Jacobians
+                // (before: 3 steps, with or without one), best of as many at every size.
                 sim.advance_to(3e-7).expect("bdf warm-up");
-                let calls = (calls / n.max(1)).clamp(3, 2_000);
-                best_s(repeats.min(3), calls, || {
+                best_s(repeats.min(3), BDF_BATCH, || {
                     let t = sim.t_s;
                     black_box(sim.advance_to(t + 1e-7).expect("bdf step"));
                 })
@@ -344,7 +361,7 @@ fn main() {
             r.bdf_s.map_or("n/a (dense)".into(), fmt_time)
         );
     }
-    // Growth from the ~1,000 to the largest size (limit 150× for 100×).
+    // Growth from 1,000 to the largest size (limit 150× for 100×).
     for shape in ["chain", "grid"] {
         let of = |c: usize| {
             rows.iter()
@@ -384,7 +401,7 @@ fn main() {
 }
 
 /// bdf2 step with the sparse LU and with GMRES (ILU(0)) forced, and with what `Auto` picks;
-/// GMRES iterations per Newton solve over the timed steps; the growth from ~1,000 components.
+/// GMRES iterations per Newton solve over the timed steps; the growth from the first size.
 fn linear_solvers(shape: Shape, sizes: &[usize], quick: bool) {
     use plenum::integrators::Method;
     use plenum::integrators::bdf::{Bdf, LinearSolver};
@@ -484,7 +501,8 @@ fn crossover() {
                 _ => unreachable!("bdf2"),
             }
             sim.advance_to(3e-7).expect("bdf warm-up");
-            // About 100 steps per batch: 5 factorizations, 2 Jacobians.
+            // 100 steps per batch: 5 factorizations, 1 or 2 Jacobians (every 60 steps), the
+            // same phase for both solvers.
             times[k] = best_s(5, 100, || {
                 let t = sim.t_s;
                 black_box(sim.advance_to(t + 1e-7).expect("bdf step"));
@@ -583,9 +601,12 @@ const KINDS: [(&str, plenum::integrators::bdf::LinearSolver); 3] = [
     ("sparse LU", plenum::integrators::bdf::LinearSolver::Sparse),
 ];
 
-/// bdf2 steps per timed batch: a multiple of the BDF's setup (20 steps) and Jacobian (50 steps)
-/// periods, so that every batch, at every size, holds the same 5 factorizations and 2 Jacobians.
-const BDF_BATCH: usize = 100;
+/// bdf2 steps per timed batch: one period of the BDF's setups and Jacobians at a fixed step, so
+/// that every batch, at every size, holds the same 3 factorizations and 1 Jacobian. M is set up
+/// every 20 steps (MSBP) and J re-evaluated at the first setup more than 50 steps (MSBJ) after
+/// the last, so every 60 steps. (It was 100: batches then held 1 or 2 Jacobians in a cycle of
+/// three, so the best of a few batches was the cheapest kind and a long sample the average.)
+const BDF_BATCH: usize = 60;
 
 /// `n` bdf2 steps of 0.1 µs; a function of its own so that callgrind can collect it alone
 /// (`--toggle-collect='*scale*bdf_steps*'`).
@@ -595,6 +616,14 @@ fn bdf_steps(sim: &mut Simulation, n: usize) {
         let t = sim.t_s;
         black_box(sim.advance_to(t + 1e-7).expect("bdf step"));
     }
+}
+
+/// Nanoseconds this thread has waited on a run queue (the second field of
+/// `/proc/thread-self/schedstat`; Linux): time another process held the CPU this bench is
+/// pinned to. `None` where the file is missing.
+fn runqueue_wait_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Load-independent work counters of a BDF run so far.
@@ -637,6 +666,58 @@ fn bdf_sim(
     sim.advance_to(3e-7).expect("bdf warm-up");
     let bytes = LIVE_BYTES.load(Ordering::Relaxed) - live0;
     (sim, components, bytes)
+}
+
+/// `--instances chain|grid SIZE direct|krylov|sparse COPIES ROUNDS`: `COPIES` identical bdf2
+/// simulations built one after the other, then `ROUNDS` rounds timing one batch of each: whether
+/// one instance of a size is steadily slower than another (its memory layout), or not.
+fn instances(args: &[String]) {
+    let shape = match args.first().map(String::as_str) {
+        Some("grid") => Shape::Grid,
+        _ => Shape::Chain,
+    };
+    let size = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);
+    let kind = match args.get(2).map(String::as_str) {
+        Some("krylov") => 1,
+        Some("sparse") => 2,
+        _ => 0,
+    };
+    let copies = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(3);
+    let rounds = args.get(4).and_then(|a| a.parse().ok()).unwrap_or(5);
+    let mut sims: Vec<Simulation> = (0..copies)
+        .map(|_| bdf_sim(shape, size, KINDS[kind].1).0)
+        .collect();
+    let mut times = vec![Vec::new(); copies];
+    let mut counts = Vec::new();
+    for _ in 0..rounds {
+        for (i, sim) in sims.iter_mut().enumerate() {
+            let w0 = work(sim);
+            let t0 = Instant::now();
+            bdf_steps(sim, BDF_BATCH);
+            times[i].push(t0.elapsed().as_secs_f64() / BDF_BATCH as f64);
+            let w1 = work(sim);
+            if i == 0 {
+                counts.push(format!(
+                    "{}/{}/{}/{}",
+                    w1.jacobians - w0.jacobians,
+                    w1.factorizations - w0.factorizations,
+                    w1.jvps - w0.jvps,
+                    w1.gmres - w0.gmres
+                ));
+            }
+        }
+    }
+    println!("per round, Jacobians/LU/jvp/GMRES: {}", counts.join(" "));
+    for (i, t) in times.iter_mut().enumerate() {
+        let all: Vec<String> = t.iter().map(|&x| fmt_time(x)).collect();
+        t.sort_by(f64::total_cmp);
+        println!(
+            "instance {i}: best {}, median {}: {}",
+            fmt_time(t[0]),
+            fmt_time(t[t.len() / 2]),
+            all.join(" ")
+        );
+    }
 }
 
 /// `--one chain|grid SIZE direct|krylov STEPS`: warm up, then `STEPS` bdf2 steps in
@@ -727,6 +808,12 @@ fn one_explicit(shape: Shape, size: usize, rk4: bool, calls: usize) {
 /// Per-size times with the sizes interleaved: every simulation is built first, then in each
 /// round every size is timed once (the order reversed every other round), best of the rounds per
 /// size; a burst of load on this shared machine then hits all sizes alike instead of one.
+/// Every size gets the same number of samples (one per round) of about the same work and
+/// duration: a sample of a smaller size times `largest / components` batches back to back,
+/// as one. (Before, each small-size batch was a sample of its own, so the 1,000 size took its
+/// best of 100 short batches and the 100,000 size its best of 5: minima of unlike samples,
+/// which favoured the small size and so inflated the growth.) The median of the rounds is
+/// printed beside the best.
 /// Timed: the rhs, one rk4 step, and bdf2 batches of `BDF_BATCH` steps with the direct solver
 /// `Auto` picks and with GMRES; the counters per step (Newton iterations, Jacobian-vector
 /// products, Jacobians, factorizations, GMRES iterations) do not depend on the load.
@@ -737,9 +824,11 @@ fn interleaved(quick: bool) {
         &[1_000, 10_000, 100_000]
     };
     let rounds = if quick { 2 } else { 5 };
+    let largest = sizes.iter().copied().max().unwrap_or(1);
     println!(
-        "\n### Interleaved sizes ({rounds} rounds, best per size; bdf2 batches of {BDF_BATCH} \
-         steps of 0.1 µs)\n"
+        "\n### Interleaved sizes ({rounds} rounds, one sample of each size per round of about \
+         the same work, best per size; bdf2 batches of {BDF_BATCH} steps of 0.1 µs, \
+         {largest}/components batches per sample)\n"
     );
     println!(
         "| network | components | states | B/component (rk4, bdf direct) | rhs | rk4 step | \
@@ -753,9 +842,13 @@ fn interleaved(quick: bool) {
             explicit: Simulation,
             bdf: Vec<Simulation>,
             bytes: [isize; 2],
-            best: [f64; 2 + KINDS.len()],
+            /// Seconds per call of each round: rhs, rk4 step, bdf2 step per kind.
+            samples: [Vec<f64>; 2 + KINDS.len()],
             work: [Work; KINDS.len()],
             timed_steps: [u64; KINDS.len()],
+            /// Wall and run-queue wait seconds of the timed bdf2 samples.
+            wall_s: f64,
+            wait_s: Option<f64>,
         }
         let mut all: Vec<Sized> = sizes
             .iter()
@@ -779,9 +872,11 @@ fn interleaved(quick: bool) {
                     explicit,
                     bdf,
                     bytes: [bytes, direct_bytes],
-                    best: [f64::INFINITY; 2 + KINDS.len()],
+                    samples: Default::default(),
                     work: [Work::default(); KINDS.len()],
                     timed_steps: [0; KINDS.len()],
+                    wall_s: 0.0,
+                    wait_s: Some(0.0),
                 }
             })
             .collect();
@@ -800,41 +895,49 @@ fn interleaved(quick: bool) {
                 let y = s.explicit.y.clone();
                 let mut dydt = vec![0.0; n];
                 let sim = &mut s.explicit;
-                s.best[0] = s.best[0].min(best_s(1, calls, || {
+                s.samples[0].push(best_s(1, calls, || {
                     sim.network.rhs(0.0, &y, &mut dydt);
                     black_box(&dydt);
                 }));
-                s.best[1] = s.best[1].min(best_s(1, calls.div_ceil(4), || {
+                s.samples[1].push(best_s(1, calls.div_ceil(4), || {
                     let t = sim.t_s;
                     black_box(sim.advance_to(t + 1e-7).expect("rk4 step"));
                 }));
-                // Small sizes: several batches per round (the best kept), ~the 100k batch's work.
-                let batches = if quick {
-                    1
-                } else {
-                    (100_000 / s.components).clamp(1, 20)
-                };
+                // One sample of `batches` batches, about the largest size's one batch of work.
+                let batches = (largest / s.components).clamp(1, 100);
                 for k in 0..KINDS.len() {
                     let sim = &mut s.bdf[k];
-                    for _ in 0..batches {
-                        let w0 = work(sim);
-                        let t0 = Instant::now();
-                        bdf_steps(sim, BDF_BATCH);
-                        let dt = t0.elapsed().as_secs_f64() / BDF_BATCH as f64;
-                        let w1 = work(sim);
-                        s.best[2 + k] = s.best[2 + k].min(dt);
-                        let acc = &mut s.work[k];
-                        acc.steps += w1.steps - w0.steps;
-                        acc.newton += w1.newton - w0.newton;
-                        acc.jvps += w1.jvps - w0.jvps;
-                        acc.jacobians += w1.jacobians - w0.jacobians;
-                        acc.factorizations += w1.factorizations - w0.factorizations;
-                        acc.gmres += w1.gmres - w0.gmres;
-                        s.timed_steps[k] += BDF_BATCH as u64;
-                    }
+                    let w0 = work(sim);
+                    let q0 = runqueue_wait_ns();
+                    let t0 = Instant::now();
+                    bdf_steps(sim, batches * BDF_BATCH);
+                    let wall = t0.elapsed().as_secs_f64();
+                    let q1 = runqueue_wait_ns();
+                    let steps = batches * BDF_BATCH;
+                    s.samples[2 + k].push(wall / steps as f64);
+                    s.wall_s += wall;
+                    s.wait_s = match (s.wait_s, q0, q1) {
+                        (Some(w), Some(a), Some(b)) => Some(w + (b - a) as f64 * 1e-9),
+                        _ => None,
+                    };
+                    let w1 = work(sim);
+                    let acc = &mut s.work[k];
+                    acc.steps += w1.steps - w0.steps;
+                    acc.newton += w1.newton - w0.newton;
+                    acc.jvps += w1.jvps - w0.jvps;
+                    acc.jacobians += w1.jacobians - w0.jacobians;
+                    acc.factorizations += w1.factorizations - w0.factorizations;
+                    acc.gmres += w1.gmres - w0.gmres;
+                    s.timed_steps[k] += steps as u64;
                 }
             }
         }
+        // Best and median of the rounds, per size and timing.
+        let stat = |s: &Sized, k: usize, median: bool| {
+            let mut v = s.samples[k].clone();
+            v.sort_by(f64::total_cmp);
+            if median { v[v.len() / 2] } else { v[0] }
+        };
         for s in &all {
             for (k, (name, _)) in KINDS.iter().enumerate() {
                 let w = s.work[k];
@@ -856,21 +959,22 @@ fn interleaved(quick: bool) {
                     s.explicit.y.len(),
                     s.bytes[0] as f64 / s.components as f64,
                     s.bytes[1] as f64 / s.components as f64,
-                    fmt_time(s.best[0]),
-                    fmt_time(s.best[1]),
-                    fmt_time(s.best[2 + k]),
+                    fmt_time(stat(s, 0, false)),
+                    fmt_time(stat(s, 1, false)),
+                    fmt_time(stat(s, 2 + k, false)),
                     per(w.newton),
                     per(w.jvps),
                     per(w.factorizations),
                     per(w.gmres),
-                    s.best[2 + k] / s.best[0],
+                    stat(s, 2 + k, false) / stat(s, 0, false),
                 );
             }
         }
         if let (Some(a), Some(b)) = (all.first(), all.last())
             && b.components > a.components
         {
-            let g = |k: usize| b.best[k] / a.best[k];
+            let g = |k: usize| stat(b, k, false) / stat(a, k, false);
+            let gm = |k: usize| stat(b, k, true) / stat(a, k, true);
             println!(
                 "{label}: {} → {} components ({:.0}×): rhs {:.0}×, rk4 step {:.0}×, bdf2 step \
                  {} (Auto) {:.0}×, Krylov forced {:.0}×, sparse LU forced {:.0}× (limit 150× for \
@@ -892,6 +996,29 @@ fn interleaved(quick: bool) {
                 g(2),
                 g(3),
                 g(4),
+            );
+            println!(
+                "{label}, medians of the rounds: rhs {:.0}×, rk4 step {:.0}×, bdf2 step (Auto) \
+                 {:.0}×, Krylov forced {:.0}×, sparse LU forced {:.0}×",
+                gm(0),
+                gm(1),
+                gm(2),
+                gm(3),
+                gm(4),
+            );
+            // A share above ~1 % means another process shared this CPU during the samples
+            // (a run to repeat): the times then hold its time slices.
+            let share = |x: &Sized| {
+                x.wait_s
+                    .map_or("n/a".into(), |w| format!("{:.1} %", 100.0 * w / x.wall_s))
+            };
+            println!(
+                "{label}, run-queue wait during the timed bdf2 samples (another process on this \
+                 CPU): {} at {}, {} at {}",
+                share(a),
+                a.components,
+                share(b),
+                b.components,
             );
         }
     }
