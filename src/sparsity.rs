@@ -928,7 +928,8 @@ mod tests {
             let mut dep = Vec::new();
             network_entries(&net, &mut dep);
             let acc = net.layout.accumulator_offset;
-            dep.retain(|&(j, _)| j != acc && j != acc + 1);
+            let swept = net.layout.wall_offset..net.layout.inertance_offset;
+            dep.retain(|&(j, _)| j != acc && j != acc + 1 && !swept.contains(&j));
             let q = Pattern::from_entries(n, dep);
             let (groups, coloring) = newton_groups(p.clone());
             println!(
