@@ -1429,11 +1429,19 @@ impl OdeSystem for Network {
         crate::sparsity::network_pattern(self)
     }
 
-    /// The two accumulators (mass and energy that left): integrated for checks 4 and 5 and the
-    /// `mass_total` / `energy_total` outputs; no derivative reads them. Out of BDF's error test,
-    /// they are accurate to the BDF formula's truncation of integrals of controlled states.
-    fn quadratures(&self) -> std::ops::Range<usize> {
-        self.layout.accumulator_offset..self.layout.n_states
+    /// The walls' swept volumes (for check 9 only) and the two accumulators (mass and energy
+    /// that left: checks 4 and 5, the `mass_total` / `energy_total` outputs): no derivative
+    /// reads them. Out of BDF's error test, they are accurate to the BDF formula's truncation
+    /// of integrals of controlled states. A swept volume starts at 0: with atol ≪ its scale its
+    /// weight 1/(rtol·|y| + atol) set the first step (~10⁻⁷ s on `cantera_wall`, CVODES's
+    /// 2.4·10⁻⁴ s) and held the next ones small (BENCHMARKS.md, "BDF steps against CVODES
+    /// (2)"); Cantera's reactors have no such state.
+    fn quadratures(&self) -> [std::ops::Range<usize>; 2] {
+        let l = &self.layout;
+        [
+            l.wall_offset..l.inertance_offset,
+            l.accumulator_offset..l.n_states,
+        ]
     }
 
     /// The volumes of the chambers that no piston or wall bounds: only `boundary_work` writes

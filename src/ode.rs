@@ -11,11 +11,12 @@ pub trait OdeSystem {
     fn sparsity(&self) -> Option<crate::sparsity::Pattern> {
         None
     }
-    /// States that are pure quadratures: no derivative depends on them (their columns of the
-    /// Jacobian are empty) and they feed nothing back, so the adaptive BDF keeps them out of its
-    /// error test, as CVODES does by default (`errconQ = false`). Empty by default.
-    fn quadratures(&self) -> std::ops::Range<usize> {
-        0..0
+    /// States that are pure quadratures, as up to two ranges: no derivative depends on them
+    /// (their columns of the Jacobian are empty) and they feed nothing back, so the adaptive BDF
+    /// keeps them out of its error test, as CVODES does by default (`errconQ = false`). Two
+    /// ranges and no list, so that asking costs no allocation. Empty by default.
+    fn quadratures(&self) -> [std::ops::Range<usize>; 2] {
+        [0..0, 0..0]
     }
     /// Structurally constant states: f_i(t, y) = 0 exactly for every (t, y), so their row of the
     /// Jacobian is empty (a chamber's volume that no piston or wall moves). When its direct

@@ -86,9 +86,9 @@ impl OdeSystem for System<'_> {
         self.params.is_empty() && self.net.jvp(t, y, v, dydt, jv)
     }
 
-    /// The network's accumulators, which come first (the sensitivities of the accumulators
-    /// stay in the error test).
-    fn quadratures(&self) -> std::ops::Range<usize> {
+    /// The network's walls' swept volumes and accumulators, which come first (their
+    /// sensitivities stay in the error test).
+    fn quadratures(&self) -> [std::ops::Range<usize>; 2] {
         self.net.quadratures()
     }
 

@@ -4,10 +4,10 @@
 //! The network knows its links: a flow link (orifice, valve, mass flow, restrictor, tube, the
 //! bore of an exited piston) couples the states of the two nodes it joins; an inertance valve's
 //! q depends on itself and on its nodes' pressures; a piston couples its (x, v) with the chambers
-//! behind and ahead of it; a wall couples its swept volume with the chambers on either side.
-//! Whatever flows into reservoirs, or is dissipated, is integrated by the two accumulators, so the
-//! accumulator rows depend on every state of every such link. Nothing reads the accumulators,
-//! so their columns are empty.
+//! behind and ahead of it; a wall couples the chambers on either side, and its swept volume's row
+//! depends on them. Whatever flows into reservoirs, or is dissipated, is integrated by the two
+//! accumulators, so the accumulator rows depend on every state of every such link. Nothing reads
+//! the accumulators or the swept volumes (check 9 only), so their columns are empty.
 //!
 //! Columns whose nonzero rows do not intersect ("structurally orthogonal" columns) can be
 //! perturbed together in one right-hand-side evaluation: Curtis, Powell & Reid, "On the
@@ -550,20 +550,22 @@ pub fn network_pattern(net: &Network) -> Option<Pattern> {
     }
     let n = layout.n_states;
     let acc = layout.accumulator_offset;
+    let swept = layout.wall_offset..layout.inertance_offset;
     if n <= MASK_MAX {
         let mut masks = [0u64; MASK_MAX];
         network_entries(net, &mut masks);
-        // Nothing depends on the accumulators themselves.
+        // Nothing depends on the accumulators, nor on the walls' swept volumes.
         masks[acc] = 0;
         masks[acc + 1] = 0;
+        masks[swept].fill(0);
         return Some(Pattern::from_masks(&masks[..n]));
     }
     // Sized for the cliques below (9 per chamber, up to 8² + 2·8 per link): no regrowth.
     let mut dep: Vec<(usize, usize)> =
         Vec::with_capacity(9 * nc + 80 * net.n_links() + 80 * net.walls().len());
     network_entries(net, &mut dep);
-    // Nothing depends on the accumulators themselves.
-    dep.retain(|&(j, _)| j != acc && j != acc + 1);
+    // Nothing depends on the accumulators, nor on the walls' swept volumes.
+    dep.retain(|&(j, _)| j != acc && j != acc + 1 && !swept.contains(&j));
     Some(Pattern::from_entries(n, dep))
 }
 
@@ -926,7 +928,8 @@ mod tests {
             let mut dep = Vec::new();
             network_entries(&net, &mut dep);
             let acc = net.layout.accumulator_offset;
-            dep.retain(|&(j, _)| j != acc && j != acc + 1);
+            let swept = net.layout.wall_offset..net.layout.inertance_offset;
+            dep.retain(|&(j, _)| j != acc && j != acc + 1 && !swept.contains(&j));
             let q = Pattern::from_entries(n, dep);
             let (groups, coloring) = newton_groups(p.clone());
             println!(

@@ -13,7 +13,8 @@
 //!   a correction grows by RDIV = 2, test ‖Δ‖·min(1, rate) ≤ 0.1/tq₂ in the weighted RMS norm
 //!   with weights 1/(rtol·|y_i| + atol).
 //! - Pure quadratures — the states the system names in `OdeSystem::quadratures`, on which no
-//!   derivative depends (the network's mass and energy accumulators) — are kept out of every
+//!   derivative depends (the network's mass and energy accumulators and its walls' swept
+//!   volumes) — are kept out of every
 //!   norm of the adaptive method with a direct linear solver (weight 0, the RMS over the other
 //!   states; the Krylov path keeps them; `jacobian_radius_bound` leaves them out), as CVODES keeps quadrature
 //!   variables out of its error test by default (`errconQ = SUNFALSE`, cvodes.c; CVODES guide,
@@ -21,7 +22,8 @@
 //!   an accumulator starts at 0, and with atol ≪ its scale its weight 1/(rtol·|y| + atol) was
 //!   huge early in a run: it set a first step ~10⁻⁷ s and held the step small while it was
 //!   small against the states it integrates (measured: `BENCHMARKS.md`, "BDF steps against
-//!   CVODES"). Their value at a step is still the BDF formula's.
+//!   CVODES"; a wall's swept volume did the same on `cantera_wall`: "BDF steps against CVODES
+//!   (2)"). Their value at a step is still the BDF formula's.
 //! - Constant states — those the system names in `OdeSystem::constant_states` (f_i ≡ 0: the
 //!   network's fixed chamber volumes) whose row of J's pattern is empty — stay out of the direct
 //!   solve (`Peel`) and out of the predictor and corrector (`Live`) whenever the direct solve is
@@ -1974,7 +1976,8 @@ impl Bdf {
         let quadratures = sys.quadratures();
         ws.quad_out = self.fixed.is_none();
         ws.quad.clear();
-        ws.quad.extend((0..n).map(|j| quadratures.contains(&j)));
+        ws.quad
+            .extend((0..n).map(|j| quadratures.iter().any(|r| r.contains(&j))));
         let in_norms = ws.quad.iter().filter(|&&q| !(q && ws.quad_out)).count();
         ws.n_err = in_norms.max(1);
         ws.direct.band = match self.linear {
@@ -2056,7 +2059,10 @@ impl Bdf {
                 .collect();
             let mut quad_rows: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
             if ws.quad_out {
-                quad_rows = quadratures.clone().map(|q| (q, Vec::new())).collect();
+                quad_rows = (0..n)
+                    .filter(|&q| ws.quad[q])
+                    .map(|q| (q, Vec::new()))
+                    .collect();
                 for j in 0..n {
                     let start = m_pattern.col_start[j];
                     for (k, &i) in m_pattern.column(j).iter().enumerate() {
@@ -4134,8 +4140,8 @@ mod tests {
                 dy[0] = -y[0];
                 dy[1] = y[0];
             }
-            fn quadratures(&self) -> std::ops::Range<usize> {
-                if self.named { 1..2 } else { 0..0 }
+            fn quadratures(&self) -> [std::ops::Range<usize>; 2] {
+                [if self.named { 1..2 } else { 0..0 }, 0..0]
             }
         }
         let rtol = 1e-8;

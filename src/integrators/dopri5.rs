@@ -125,15 +125,15 @@ struct Stages {
     /// EXPO1·½·log₂ n_err: the error norm's 1/n_err in the controller's power.
     expo1_half_log2_n: f64,
     /// 1 for a state in the error norm, 0 for a pure quadrature (`OdeSystem::quadratures`, the
-    /// network's accumulators), as the BDF and CVODES (`errconQ = false`) keep them out: they
+    /// network's accumulators and walls' swept volumes), as the BDF and CVODES (`errconQ = false`) keep them out: they
     /// feed nothing back, and one that starts at 0 (mass_left) with atol ≪ its scale had a
     /// weight 1/(rtol·|y| + atol) that set `HINIT`'s first step ~10⁻⁹ s on the one-tank vent
     /// and the next steps by the ×10 growth limit: 25 steps where 13–16 carry the chambers'
     /// accuracy (BENCHMARKS.md, "The default method's first step"). Built from the system on the
     /// first attempt; every state counts when all are quadratures.
     in_norm: Vec<f64>,
-    /// The quadrature range `in_norm` was built for, and the number of states it counts.
-    quad: std::ops::Range<usize>,
+    /// The quadrature ranges `in_norm` was built for, and the number of states it counts.
+    quad: [std::ops::Range<usize>; 2],
     n_err: usize,
 }
 
@@ -236,13 +236,14 @@ impl Dopri5 {
 
     /// The error norm's states for `quad` (see `Stages::in_norm`).
     #[cold]
-    fn set_norm_states(&mut self, quad: std::ops::Range<usize>) {
+    fn set_norm_states(&mut self, quad: [std::ops::Range<usize>; 2]) {
         let n = self.n;
         let k = &mut self.k;
-        let all = quad.start == 0 && quad.end >= n;
+        let is_quad = |i: usize| quad.iter().any(|r| r.contains(&i));
+        let all = (0..n).all(is_quad);
         k.in_norm.clear();
         k.in_norm
-            .extend((0..n).map(|i| if !all && quad.contains(&i) { 0.0 } else { 1.0 }));
+            .extend((0..n).map(|i| if !all && is_quad(i) { 0.0 } else { 1.0 }));
         k.n_err = k.in_norm.iter().filter(|&&w| w != 0.0).count();
         k.expo1_half_log2_n = EXPO1 * 0.5 * (k.n_err.max(1) as f64).log2();
         k.quad = quad;
