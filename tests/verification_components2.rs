@@ -2,31 +2,10 @@
 //! here: the inertance valve (CircAdapt), the mass flow controller, parameters as tables, the
 //! ISO 6358 orifice, the cubic valve opening, FONSim's restrictor and tube, the isothermal gas.
 
-use plenum::model::{build_simulation, parse_str};
+use plenum::model::parse_str;
 use plenum::simulation::{Advance, Simulation};
-use plenum::variables::{output_variables, write_outputs};
-
-fn sim_of(src: &str) -> Simulation {
-    let m = parse_str(src, "test.toml", &[]).unwrap_or_else(|e| {
-        for x in &e {
-            println!("{x}");
-        }
-        panic!("model rejected")
-    });
-    build_simulation(&m.spec, None).expect("builds")
-}
-
-/// Output `name` of the current state.
-fn output(sim: &mut Simulation, name: &str) -> f64 {
-    let vars = output_variables(sim);
-    let mut out = vec![0.0; vars.len()];
-    write_outputs(sim, &mut out);
-    let k = vars
-        .iter()
-        .position(|v| v.name == name)
-        .unwrap_or_else(|| panic!("no output {name}"));
-    out[k]
-}
+mod common;
+use common::{output, sim_of};
 
 fn advance(sim: &mut Simulation, t: f64) {
     match sim.advance_to(t).expect("no check failure") {

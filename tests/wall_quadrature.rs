@@ -6,10 +6,10 @@
 //! the swept volume (the BDF takes the same steps).
 
 use plenum::integrators::{Bdf, Integrator};
-use plenum::model::{build_simulation, parse_str};
 use plenum::ode::OdeSystem;
-use plenum::simulation::{Advance, Simulation};
-use plenum::variables::{output_variables, write_outputs};
+use plenum::simulation::Advance;
+mod common;
+use common::{output, sim_of};
 
 const R: f64 = 296.9450935;
 const CP: f64 = 1039.30782725;
@@ -52,27 +52,6 @@ area = {AREA}
 velocity = {VEL}
 "#
     )
-}
-
-fn sim_of(src: &str) -> Simulation {
-    let m = parse_str(src, "test.toml", &[]).unwrap_or_else(|e| {
-        for x in &e {
-            println!("{x}");
-        }
-        panic!("model rejected")
-    });
-    build_simulation(&m.spec, None).expect("builds")
-}
-
-fn output(sim: &mut Simulation, name: &str) -> f64 {
-    let vars = output_variables(sim);
-    let mut out = vec![0.0; vars.len()];
-    write_outputs(sim, &mut out);
-    let k = vars
-        .iter()
-        .position(|v| v.name == name)
-        .unwrap_or_else(|| panic!("no output {name}"));
-    out[k]
 }
 
 /// Adiabatic compression: V = V0 + A·v·t, p = p0·(V0/V)^γ.

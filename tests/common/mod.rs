@@ -284,3 +284,26 @@ pub fn model_files(dirs: &[&str]) -> Vec<(String, ModelFile)> {
     }
     out
 }
+
+/// The simulation of a model text; prints the model's errors and panics if it is rejected.
+pub fn sim_of(src: &str) -> Simulation {
+    let m = plenum::model::parse_str(src, "test.toml", &[]).unwrap_or_else(|e| {
+        for x in &e {
+            println!("{x}");
+        }
+        panic!("model rejected")
+    });
+    build_simulation(&m.spec, None).expect("builds")
+}
+
+/// Output `name` of the simulation's current state.
+pub fn output(sim: &mut Simulation, name: &str) -> f64 {
+    let vars = plenum::variables::output_variables(sim);
+    let mut out = vec![0.0; vars.len()];
+    plenum::variables::write_outputs(sim, &mut out);
+    let k = vars
+        .iter()
+        .position(|v| v.name == name)
+        .unwrap_or_else(|| panic!("no output {name}"));
+    out[k]
+}
