@@ -968,30 +968,22 @@ impl Direct {
             return true;
         }
         if self.small {
-            let (a, piv) = (&mut self.small_lu, &mut self.small_piv);
-            let nc = n - self.tail;
-            // The tail's diagonals: each its column's only entry.
-            let mut ok = true;
-            for (d, &start) in self.tail_d.iter_mut().zip(&p.col_start[nc..n]) {
-                *d = -gamma * jac[start] + 1.0;
-                ok &= *d != 0.0 && d.is_finite();
-            }
-            return ok
-                && match nc {
-                    1 => small_lu::<1>(a, piv, p, jac, gamma),
-                    2 => small_lu::<2>(a, piv, p, jac, gamma),
-                    3 => small_lu::<3>(a, piv, p, jac, gamma),
-                    4 => small_lu::<4>(a, piv, p, jac, gamma),
-                    5 => small_lu::<5>(a, piv, p, jac, gamma),
-                    6 => small_lu::<6>(a, piv, p, jac, gamma),
-                    7 => small_lu::<7>(a, piv, p, jac, gamma),
-                    8 => small_lu::<8>(a, piv, p, jac, gamma),
-                    9 => small_lu::<9>(a, piv, p, jac, gamma),
-                    10 => small_lu::<10>(a, piv, p, jac, gamma),
-                    11 => small_lu::<11>(a, piv, p, jac, gamma),
-                    12 => small_lu::<12>(a, piv, p, jac, gamma),
-                    _ => unreachable!("small LU for {nc} states"),
-                };
+            let (a, piv, d) = (&mut self.small_lu, &mut self.small_piv, &mut self.tail_d);
+            return match n - self.tail {
+                1 => small_lu::<1>(a, piv, d, p, jac, gamma),
+                2 => small_lu::<2>(a, piv, d, p, jac, gamma),
+                3 => small_lu::<3>(a, piv, d, p, jac, gamma),
+                4 => small_lu::<4>(a, piv, d, p, jac, gamma),
+                5 => small_lu::<5>(a, piv, d, p, jac, gamma),
+                6 => small_lu::<6>(a, piv, d, p, jac, gamma),
+                7 => small_lu::<7>(a, piv, d, p, jac, gamma),
+                8 => small_lu::<8>(a, piv, d, p, jac, gamma),
+                9 => small_lu::<9>(a, piv, d, p, jac, gamma),
+                10 => small_lu::<10>(a, piv, d, p, jac, gamma),
+                11 => small_lu::<11>(a, piv, d, p, jac, gamma),
+                12 => small_lu::<12>(a, piv, d, p, jac, gamma),
+                _ => unreachable!("small LU for {n} states"),
+            };
         }
         self.factor_large(p, jac, gamma)
     }
@@ -1064,35 +1056,19 @@ impl Direct {
         if self.small {
             let (a, piv, d) = (&self.small_lu, &self.small_piv, &self.tail_d);
             match n - self.tail {
-                1 => small_solve::<1>(a, piv, b),
-                2 => small_solve::<2>(a, piv, b),
-                3 => small_solve::<3>(a, piv, b),
-                4 => small_solve::<4>(a, piv, b),
-                5 => small_solve::<5>(a, piv, b),
-                6 => small_solve::<6>(a, piv, b),
-                7 => small_solve::<7>(a, piv, b),
-                8 => small_solve::<8>(a, piv, b),
-                9 => small_solve::<9>(a, piv, b),
-                10 => small_solve::<10>(a, piv, b),
-                11 => small_solve::<11>(a, piv, b),
-                12 => small_solve::<12>(a, piv, b),
+                1 => small_solve::<1>(a, piv, d, b),
+                2 => small_solve::<2>(a, piv, d, b),
+                3 => small_solve::<3>(a, piv, d, b),
+                4 => small_solve::<4>(a, piv, d, b),
+                5 => small_solve::<5>(a, piv, d, b),
+                6 => small_solve::<6>(a, piv, d, b),
+                7 => small_solve::<7>(a, piv, d, b),
+                8 => small_solve::<8>(a, piv, d, b),
+                9 => small_solve::<9>(a, piv, d, b),
+                10 => small_solve::<10>(a, piv, d, b),
+                11 => small_solve::<11>(a, piv, d, b),
+                12 => small_solve::<12>(a, piv, d, b),
                 _ => unreachable!("small LU for {n} states"),
-            }
-            if self.tail > 0 {
-                match n - self.tail {
-                    1 => small_tail::<1>(a, d, b),
-                    2 => small_tail::<2>(a, d, b),
-                    3 => small_tail::<3>(a, d, b),
-                    4 => small_tail::<4>(a, d, b),
-                    5 => small_tail::<5>(a, d, b),
-                    6 => small_tail::<6>(a, d, b),
-                    7 => small_tail::<7>(a, d, b),
-                    8 => small_tail::<8>(a, d, b),
-                    9 => small_tail::<9>(a, d, b),
-                    10 => small_tail::<10>(a, d, b),
-                    11 => small_tail::<11>(a, d, b),
-                    _ => unreachable!("small LU with a tail for {n} states"),
-                }
             }
             return;
         }
@@ -1295,16 +1271,28 @@ fn small_factor<const N: usize>(
     true
 }
 
-/// M = I − γJ (J's values `jac` over M's pattern `p`) into the N×N array, then `small_factor`.
+/// M = I − γJ (J's values `jac` over M's pattern `p`) into the N×N array, then `small_factor`;
+/// the tail's rows below it (`Direct::tail`).
 /// N a constant: the zeroing of each column is a few stores, not a `memset` call (~40 % of a
 /// 6-state factorization's instructions with the count a variable).
 fn small_lu<const N: usize>(
     a: &mut [[f64; SMALL_MAX]; SMALL_MAX],
     piv: &mut [usize; SMALL_MAX],
+    tail_d: &mut [f64; SMALL_MAX],
     p: &Pattern,
     jac: &[f64],
     gamma: f64,
 ) -> bool {
+    // The tail's diagonals M_qq (`Direct::tail`; the states of `p` past N): each its
+    // column's only entry.
+    let mut ok = true;
+    for (d, &start) in tail_d.iter_mut().zip(&p.col_start[N..p.n]) {
+        *d = -gamma * jac[start] + 1.0;
+        ok &= *d != 0.0 && d.is_finite();
+    }
+    if !ok {
+        return false;
+    }
     for (j, col) in a.iter_mut().enumerate().take(N) {
         col[..N].fill(0.0);
         let range = p.col_start[j]..p.col_start[j + 1];
@@ -1316,15 +1304,15 @@ fn small_lu<const N: usize>(
     small_factor::<N>(a, piv)
 }
 
-/// The tail states q ≥ N of M x = b from their rows, after the LU's N (`Direct::tail`):
+/// The tail states q ≥ N of M x = b (`tail`) from their rows, after the LU's N (`Direct::tail`):
 /// x_q = (b_q − Σ_j M_qj·x_j)/M_qq, the M_qj kept in `small_lu` below the factors.
 fn small_tail<const N: usize>(
     a: &[[f64; SMALL_MAX]; SMALL_MAX],
     d: &[f64; SMALL_MAX],
-    b: &mut [f64],
+    x: &[f64; N],
+    tail: &mut [f64],
 ) {
     const { assert!(N <= SMALL_MAX) };
-    let (x, tail) = b.split_at_mut(N);
     for (q, (bq, &dq)) in tail.iter_mut().zip(d).enumerate() {
         let mut r = *bq;
         for (col, &xj) in a[..N].iter().zip(x.iter()) {
@@ -1339,10 +1327,12 @@ fn small_tail<const N: usize>(
 fn small_solve<const N: usize>(
     a: &[[f64; SMALL_MAX]; SMALL_MAX],
     piv: &[usize; SMALL_MAX],
+    d: &[f64; SMALL_MAX],
     b: &mut [f64],
 ) {
     const { assert!(N <= SMALL_MAX) };
-    let Ok(b) = <&mut [f64; N]>::try_from(&mut b[..N]) else {
+    let (b, tail) = b.split_at_mut(N);
+    let Ok(b) = <&mut [f64; N]>::try_from(b) else {
         unreachable!()
     };
     for j in 0..N {
@@ -1363,6 +1353,9 @@ fn small_solve<const N: usize>(
         for r in 0..j {
             b[r] -= a[j][r] * bj;
         }
+    }
+    if !tail.is_empty() {
+        small_tail::<N>(a, d, b, tail);
     }
 }
 
@@ -2046,8 +2039,6 @@ impl Bdf {
         ws.direct.band_counts = Vec::new();
         ws.direct.small = false;
         ws.direct.tail = 0;
-        // The tail rows' entries outside the pattern are never written: zero from here on.
-        ws.direct.small_lu = [[0.0; SMALL_MAX]; SMALL_MAX];
         let forced = matches!(self.linear, LinearSolver::Dense | LinearSolver::Banded);
         if let Some((bkl, bku)) = ws.direct.band {
             // Against all n states (as before the coupled ones were split off): a bound on
@@ -2065,6 +2056,11 @@ impl Bdf {
             if ws.direct.small && peel.is_none() {
                 let t = (0..nf).rev().take_while(|&q| fp.column(q) == [q]).count();
                 ws.direct.tail = t.min(nf - 1);
+                if ws.direct.tail > 0 {
+                    // The tail rows' entries outside the pattern are never written: zero
+                    // from here on.
+                    ws.direct.small_lu = [[0.0; SMALL_MAX]; SMALL_MAX];
+                }
             }
             if !ws.direct.small {
                 ws.direct.ab = vec![0.0; (2 * bkl + bku + 1) * nf];
@@ -4371,7 +4367,7 @@ mod tests {
             assert_eq!(ipiv[..], piv[..n], "n {n}, kl {kl}, ku {ku}: pivots");
             let (mut xb, mut xs) = (b.clone(), b.clone());
             band_solve(&ab, &ipiv, &counts, n, kl, ku, &mut xb);
-            small_solve::<N>(&small, &piv, &mut xs);
+            small_solve::<N>(&small, &piv, &[0.0; SMALL_MAX], &mut xs);
             assert_eq!(xb, xs, "n {n}, kl {kl}, ku {ku}, holes {holes}: solutions");
             let err = xs
                 .iter()
