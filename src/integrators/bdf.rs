@@ -30,6 +30,8 @@
 //!   peeled (not on the Krylov path, nor on small systems where the split would not halve the
 //!   LU): their corrections and higher Nordsieck columns are exactly 0, so the results are the
 //!   same bits as without the declaration.
+//! - On small systems without that split, trailing states with an empty column (quadratures)
+//!   are solved from their rows after a smaller LU of the leading ones (`Direct::tail`).
 //! - Iteration matrix M = I − γJ rebuilt and factored (LU with partial pivoting: as a band
 //!   matrix below `SPARSE_MIN_STATES` states and for narrow bands (chains), else `faer`'s sparse
 //!   LU over the pattern of M with the column order and symbolic analysis computed once, or
@@ -1951,7 +1953,8 @@ impl Bdf {
         // states are split off, and only when that halves the LU (callgrind, bdf solves: with
         // both kinds split off vent 272k → 279k, wall 493k → 521k, piston 596k → 625k
         // instructions; the vent's first state alone, 5 → 4, 272k → 284k; the two tanks' four
-        // first states, 8 → 4, 360k → 347k).
+        // first states, 8 → 4, 360k → 347k). Without a split, trailing quadratures still leave
+        // the LU, in place (`Direct::tail`).
         let small_system = n <= SMALL_MAX;
         let mut peel = match self.linear {
             LinearSolver::Krylov => None,
@@ -4444,12 +4447,14 @@ mod tests {
             (seed >> 11) as f64 / (1u64 << 53) as f64
         };
         let mut checked = 0;
-        for (n, trial) in [(24, 0), (24, 1), (40, 2), (10, 3), (8, 4), (14, 5)] {
+        for (n, trial) in [(24, 0), (24, 1), (40, 2), (10, 3), (8, 4), (14, 5), (9, 6)] {
             // Kinds by index: 0 only itself, 1 nothing, 2.. every 3rd row-empty (read by
             // others), every 5th column-empty (reads others), the rest coupled; in trial 5
-            // every state only itself (no LU at all).
+            // every state only itself (no LU at all); in trial 6 (small, too few first states
+            // to halve the LU) the last three column-empty: the small LU's tail.
             let kind = |i: usize| match i {
                 _ if trial == 5 => 's',
+                _ if trial == 6 && i >= n - 3 => 'c',
                 0 => 's',
                 1 => 'o',
                 _ if i % 3 == 2 => 'r',
@@ -4490,6 +4495,7 @@ mod tests {
                 let peel = bdf.ws.peel.as_ref();
                 let (nf, nl) = peel.map_or((0, 0), |p| (p.first.len(), p.last.len()));
                 let small = bdf.ws.direct.small;
+                let (tail, peeled) = (bdf.ws.direct.tail, peel.is_some());
                 let bdf_lu_empty = peel.is_some_and(|p| p.core.is_empty())
                     && bdf.ws.direct.band.is_none()
                     && !bdf.ws.direct.sparse
@@ -4519,12 +4525,16 @@ mod tests {
                     .fold(0.0f64, |a, (x, r)| a.max((x - r).abs() / scale));
                 println!(
                     "n {n}, trial {trial}, {linear:?}: {nf} first, {nl} last, small {small}, \
-                     max |x − x_ref|/max |x_ref| {err:.2e}"
+                     tail {tail}, max |x − x_ref|/max |x_ref| {err:.2e}"
                 );
                 assert!(err < 1e-12, "{err}");
                 // The cases: both kinds split off above `SMALL_MAX`, the first ones below.
                 if trial == 5 {
                     assert!(nf == n && bdf_lu_empty, "{nf} first");
+                } else if trial == 6 {
+                    let small_path =
+                        linear != LinearSolver::Sparse && linear != LinearSolver::Dense;
+                    assert!(!peeled && tail == if small_path { 3 } else { 0 });
                 } else if n > SMALL_MAX {
                     assert!(nf >= n / 3 && nl >= 2, "{nf} first, {nl} last");
                 } else if linear != LinearSolver::Sparse && linear != LinearSolver::Dense {
@@ -4533,6 +4543,6 @@ mod tests {
                 checked += 1;
             }
         }
-        assert_eq!(checked, 24);
+        assert_eq!(checked, 28);
     }
 }
