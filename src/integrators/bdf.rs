@@ -1386,10 +1386,25 @@ struct Live {
     /// The first state of each pair (every pair's second below n).
     pairs: Vec<usize>,
     singles: Vec<usize>,
+    /// The Newton iteration's passes (`newton_residual_live`, `newton_update_live`): the
+    /// states 0..GROUP·groups come in groups of `GROUP` whose first `LEAD` are live and the
+    /// others constant (a network's chambers without a piston or a wall: mass, energy, fixed
+    /// volume), swept group by group without an index or a bounds check per state; `rest`
+    /// are the live states from GROUP·groups on, increasing. groups = 0: the passes run over
+    /// every state.
+    groups: usize,
+    rest: Vec<usize>,
 }
 
+/// The live states' regular layout (`Live::groups`, `Peel::groups`): in each group of GROUP
+/// consecutive states the first LEAD are live. A network numbers each chamber's mass, energy
+/// and volume together (`chamber::STATES`), and a fixed volume is constant.
+const GROUP: usize = 3;
+const LEAD: usize = 2;
+
 impl Live {
-    /// The runs of states not `constant`, cut into pairs and a single at an odd run's end.
+    /// The runs of states not `constant`, cut into pairs and a single at an odd run's end;
+    /// and the leading groups of the regular layout (`groups`), with the live states after.
     fn of(constant: &[bool]) -> Live {
         let mut live = Live::default();
         let mut i = 0;
@@ -1404,8 +1419,25 @@ impl Live {
                 i += 1;
             }
         }
+        // Up to `SMALL_MAX` states the full passes (vectorized, one loop) cost less (the two
+        // tanks: 294.6k → 297.7k instructions a bdf solve with the groups).
+        if constant.len() > SMALL_MAX {
+            live.groups = regular_groups(constant);
+        }
+        live.rest = (GROUP * live.groups..constant.len())
+            .filter(|&i| !constant[i])
+            .collect();
         live
     }
+}
+
+/// How many groups of `GROUP` states from state 0 on have their first `LEAD` states live and
+/// the others constant (`constant[i]`).
+fn regular_groups(constant: &[bool]) -> usize {
+    constant
+        .chunks_exact(GROUP)
+        .take_while(|g| g.iter().enumerate().all(|(r, &c)| c == (r >= LEAD)))
+        .count()
 }
 
 /// inc = Σ_{j=1..q} z_j, then CVODE's predictor (cvPredict: z_{j−1} += z_j for k = 1..=q, j = q
@@ -1720,6 +1752,88 @@ fn newton_update(
     let (acor, y, tv, z0, w) = (&mut acor[..n], &mut y[..n], &mut tv[..n], &z0[..n], &w[..n]);
     let mut sum = 0.0;
     for i in 0..n {
+        if scale {
+            tv[i] *= c;
+        }
+        let d = tv[i] * w[i];
+        sum += d * d;
+        acor[i] += tv[i];
+        y[i] = z0[i] + acor[i];
+    }
+    sum
+}
+
+/// `newton_residual` over the `live` states only (`Live::groups` and `Live::rest`; the others
+/// are constant, and their tv is never read: the direct solve leaves them out, and
+/// `newton_update_live` skips them). Per state the same operations, so the same bits.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn newton_residual_live(
+    tv: &mut [f64],
+    z1: &[f64],
+    acor: &[f64],
+    f: &[f64],
+    rl1: f64,
+    gamma: f64,
+    n: usize,
+    live: &Live,
+) {
+    let (tv, z1, acor, f) = (&mut tv[..n], &z1[..n], &acor[..n], &f[..n]);
+    let g = GROUP * live.groups;
+    for (((tv, z1), a), f) in tv[..g]
+        .chunks_exact_mut(GROUP)
+        .zip(z1[..g].chunks_exact(GROUP))
+        .zip(acor[..g].chunks_exact(GROUP))
+        .zip(f[..g].chunks_exact(GROUP))
+    {
+        for r in 0..LEAD {
+            let t = rl1 * z1[r] + a[r];
+            tv[r] = gamma * f[r] - t;
+        }
+    }
+    for &i in &live.rest {
+        let t = rl1 * z1[i] + acor[i];
+        tv[i] = gamma * f[i] - t;
+    }
+}
+
+/// `newton_update` over the `live` states only, in increasing order. A skipped (constant)
+/// state's δ is ±0 (f_i ≡ 0, and its z_1 and acor are +0), so the full pass adds +0 to the
+/// sum and to acor and y = z_0 + acor = z_0 there (as `nls` set y, acor = 0): the same bits.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn newton_update_live(
+    acor: &mut [f64],
+    y: &mut [f64],
+    tv: &mut [f64],
+    z0: &[f64],
+    w: &[f64],
+    scale: bool,
+    c: f64,
+    n: usize,
+    live: &Live,
+) -> f64 {
+    let (acor, y, tv, z0, w) = (&mut acor[..n], &mut y[..n], &mut tv[..n], &z0[..n], &w[..n]);
+    let g = GROUP * live.groups;
+    let mut sum = 0.0;
+    for ((((a, y), tv), z0), w) in acor[..g]
+        .chunks_exact_mut(GROUP)
+        .zip(y[..g].chunks_exact_mut(GROUP))
+        .zip(tv[..g].chunks_exact_mut(GROUP))
+        .zip(z0[..g].chunks_exact(GROUP))
+        .zip(w[..g].chunks_exact(GROUP))
+    {
+        for r in 0..LEAD {
+            if scale {
+                tv[r] *= c;
+            }
+            let d = tv[r] * w[r];
+            sum += d * d;
+            a[r] += tv[r];
+            y[r] = z0[r] + a[r];
+        }
+    }
+    for &i in &live.rest {
         if scale {
             tv[i] *= c;
         }
@@ -2839,9 +2953,29 @@ impl<S: OdeSystem> Step<'_, S> {
     }
 
     /// Solve M x = tempv in place. False when GMRES did not reach its tolerance (direct
-    /// solves always return true; their failures show as non-finite values).
+    /// solves always return true; their failures show as non-finite values). Inlined into both
+    /// of `newton`'s variants (apart, a call costs ~20 instructions per solve on the vent).
+    #[inline(always)]
     fn solve(&mut self) -> bool {
         let n = self.n;
+        if self.ws.krylov.is_some() {
+            return self.solve_krylov();
+        }
+        let ws = &mut *self.ws;
+        // Direct: the first states, the coupled block's LU, the last states (`Peel`).
+        if let Some(peel) = ws.peel.as_mut() {
+            peel.before(&mut ws.tempv);
+            ws.direct.solve_lu(&mut peel.b);
+            peel.after(&mut ws.tempv);
+        } else {
+            ws.direct.solve_lu(&mut ws.tempv[..n]);
+        }
+        true
+    }
+
+    /// `solve` on the Krylov path (out of line: one copy for both of `newton`'s variants).
+    #[inline(never)]
+    fn solve_krylov(&mut self) -> bool {
         let ws = &mut *self.ws;
         if let Some(k) = ws.krylov.as_mut() {
             // M·u with the current γ (CVODE's cvLsATimes), the preconditioner from γ_M.
@@ -2896,19 +3030,21 @@ impl<S: OdeSystem> Step<'_, S> {
                 }
             };
         }
-        // Direct: the first states, the coupled block's LU, the last states (`Peel`).
-        if let Some(peel) = ws.peel.as_mut() {
-            peel.before(&mut ws.tempv);
-            ws.direct.solve_lu(&mut peel.b);
-            peel.after(&mut ws.tempv);
-        } else {
-            ws.direct.solve_lu(&mut ws.tempv[..n]);
-        }
-        true
+        unreachable!("the Krylov solve without its workspace")
     }
 
-    /// CVODE's cvNewtonIteration.
+    /// CVODE's cvNewtonIteration: its residual and update passes over the live states only
+    /// when they have the regular layout (`Live::groups`), chosen once per call.
     fn newton(&mut self, jcur: bool) -> Nls {
+        if self.ws.live.as_ref().is_some_and(|l| l.groups > 0) {
+            self.newton_passes::<true>(jcur)
+        } else {
+            self.newton_passes::<false>(jcur)
+        }
+    }
+
+    #[inline(always)]
+    fn newton_passes<const LIVE: bool>(&mut self, jcur: bool) -> Nls {
         let n = self.n;
         let maxcor = if self.fixed.is_some() {
             FIXED_MAXCOR
@@ -2923,7 +3059,10 @@ impl<S: OdeSystem> Step<'_, S> {
                 let ws = &mut *self.ws;
                 let (tv, z1, a, f) = (&mut ws.tempv, &s.zn[n..2 * n], &ws.acor, &ws.ftemp);
                 let (rl1, gamma) = (s.rl1, s.gamma);
-                newton_residual(tv, z1, a, f, rl1, gamma, n);
+                match ws.live.as_ref() {
+                    Some(live) if LIVE => newton_residual_live(tv, z1, a, f, rl1, gamma, n, live),
+                    _ => newton_residual(tv, z1, a, f, rl1, gamma, n),
+                }
             }
             let solved = self.solve();
             self.stats.newton_iterations += 1;
@@ -2946,7 +3085,10 @@ impl<S: OdeSystem> Step<'_, S> {
                 let ws = &mut *self.ws;
                 let (a, y, tv, z0, w) =
                     (&mut ws.acor, &mut ws.y, &mut ws.tempv, &s.zn[..n], &ws.ewt);
-                let sum = newton_update(a, y, tv, z0, w, scale, c, n);
+                let sum = match ws.live.as_ref() {
+                    Some(live) if LIVE => newton_update_live(a, y, tv, z0, w, scale, c, n, live),
+                    _ => newton_update(a, y, tv, z0, w, scale, c, n),
+                };
                 (sum / ws.n_err.max(1) as f64).sqrt()
             };
             if !del.is_finite() {
@@ -3984,6 +4126,98 @@ mod tests {
             }
         }
         println!("live sweeps: {checked} values equal to the full passes bit for bit");
+    }
+
+    /// The Newton iteration's residual and update over the live states only
+    /// (`newton_residual_live`, `newton_update_live`: the regular groups and the rest) equal
+    /// the passes over every state bit for bit when the constant states' f, z_1 and acor are
+    /// ±0 (f_i ≡ 0), y = z_0 and acor = 0 there (as `nls` sets them): the sum of squares, acor,
+    /// y and the live states' δ, with and without the drift scaling; for a chain's layout
+    /// (every third state constant, then two live accumulators), with a constant state after
+    /// the groups, and with a moving volume that ends the groups early. `Live::of` finds the
+    /// groups and the rest.
+    #[test]
+    fn newton_live_passes_equal_the_full_passes() {
+        use super::{
+            Live, newton_residual, newton_residual_live, newton_update, newton_update_live,
+        };
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut draw = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        let chain: Vec<bool> = (0..62).map(|i| i < 60 && i % 3 == 2).collect();
+        let mut late = chain.clone();
+        late[61] = true;
+        let mut moving = chain.clone();
+        moving[20] = false;
+        let cases = [(chain, 20, 2), (late, 20, 1), (moving, 6, 44 - 13)];
+        let mut checked = 0;
+        for (constant, groups, rest) in cases {
+            let n = constant.len();
+            let live = Live::of(&constant);
+            assert_eq!(
+                (live.groups, live.rest.len()),
+                (groups, rest),
+                "{constant:?}"
+            );
+            let mut expect: Vec<usize> = (0..groups)
+                .flat_map(|k| (0..super::LEAD).map(move |r| super::GROUP * k + r))
+                .collect();
+            expect.extend(&live.rest);
+            let all: Vec<usize> = (0..n).filter(|&i| !constant[i]).collect();
+            assert_eq!(expect, all, "every live state once, increasing");
+            for (trial, scale) in [(0, false), (1, true), (2, true)] {
+                let mut v = |scale: f64| -> Vec<f64> { (0..n).map(|_| draw() * scale).collect() };
+                let (mut z1, mut f, mut acor) = (v(1e2), v(1e3), v(1e-3));
+                let (z0, w) = (v(1e5), v(1e4));
+                for i in (0..n).filter(|&i| constant[i]) {
+                    z1[i] = 0.0;
+                    acor[i] = 0.0;
+                    // f_i ≡ 0, computed as either zero.
+                    f[i] = if (i + trial) % 2 == 0 { 0.0 } else { -0.0 };
+                }
+                let (rl1, gamma, c) = (0.4 + draw().abs(), 1e-3 * draw().abs(), 1.0 + draw());
+                let mut tv_full = vec![f64::NAN; n];
+                newton_residual(&mut tv_full, &z1, &acor, &f, rl1, gamma, n);
+                let mut tv_live = vec![f64::NAN; n];
+                newton_residual_live(&mut tv_live, &z1, &acor, &f, rl1, gamma, n, &live);
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                for &i in &all {
+                    assert_eq!(tv_live[i].to_bits(), tv_full[i].to_bits(), "residual {i}");
+                }
+                // A linear solve's stand-in: the live states' δ changed, the others kept.
+                for &i in &all {
+                    tv_full[i] *= 1.0 + 0.5 * draw();
+                    tv_live[i] = tv_full[i];
+                }
+                let (mut a_full, mut y_full) = (acor.clone(), z0.clone());
+                let (mut a_live, mut y_live) = (acor.clone(), z0.clone());
+                let sum_full =
+                    newton_update(&mut a_full, &mut y_full, &mut tv_full, &z0, &w, scale, c, n);
+                let sum_live = newton_update_live(
+                    &mut a_live,
+                    &mut y_live,
+                    &mut tv_live,
+                    &z0,
+                    &w,
+                    scale,
+                    c,
+                    n,
+                    &live,
+                );
+                assert_eq!(sum_live.to_bits(), sum_full.to_bits(), "sum, trial {trial}");
+                assert_eq!(bits(&a_live), bits(&a_full), "acor, trial {trial}");
+                assert_eq!(bits(&y_live), bits(&y_full), "y, trial {trial}");
+                for &i in &all {
+                    assert_eq!(tv_live[i].to_bits(), tv_full[i].to_bits(), "δ {i}");
+                }
+                checked += 3 * n + 1;
+            }
+        }
+        println!("Newton live passes: {checked} values equal to the full passes bit for bit");
     }
 
     /// Constant states (`OdeSystem::constant_states`) left out of the direct solve give the
