@@ -636,6 +636,11 @@ struct Peel {
     last_row: Vec<PeeledEntry>,
     /// The constant states left out (increasing).
     constant: Vec<usize>,
+    /// `core` is exactly the live states of the first `groups` groups of the regular layout
+    /// (`GROUP`, `LEAD`: a chain of chambers without pistons or walls, in the states' own
+    /// order): the gather and scatter then move each group's LEAD values at once, without an
+    /// index or a bounds check per value. 0: through `core`.
+    groups: usize,
 }
 
 /// A state solved outside the LU: its index, its diagonal's position in J's values, M_ii as
@@ -764,6 +769,15 @@ impl Peel {
                 end,
             });
         }
+        peel.groups = peel.core.len() / LEAD;
+        if !peel
+            .core
+            .iter()
+            .copied()
+            .eq((0..peel.groups).flat_map(|k| (0..LEAD).map(move |r| GROUP * k + r)))
+        {
+            peel.groups = 0;
+        }
         Some(peel)
     }
 
@@ -793,6 +807,8 @@ impl Peel {
             col_start.push(rows.len());
         }
         self.core = perm.iter().map(|&k| self.core[k]).collect();
+        // Another order than the states' own: the gathers go through `core`.
+        self.groups = 0;
         self.pattern = Pattern {
             n: perm.len(),
             col_start,
@@ -844,6 +860,12 @@ impl Peel {
             }
             start = s.end;
         }
+        if self.groups > 0 {
+            for (c, g) in self.b.chunks_exact_mut(LEAD).zip(b.chunks_exact(GROUP)) {
+                c.copy_from_slice(&g[..LEAD]);
+            }
+            return;
+        }
         for (c, &i) in self.b.iter_mut().zip(&self.core) {
             *c = b[i];
         }
@@ -852,8 +874,14 @@ impl Peel {
     /// The coupled block's solution from `self.b` into b, then the last states from their rows.
     #[inline]
     fn after(&self, b: &mut [f64]) {
-        for (&c, &i) in self.b.iter().zip(&self.core) {
-            b[i] = c;
+        if self.groups > 0 {
+            for (c, g) in self.b.chunks_exact(LEAD).zip(b.chunks_exact_mut(GROUP)) {
+                g[..LEAD].copy_from_slice(c);
+            }
+        } else {
+            for (&c, &i) in self.b.iter().zip(&self.core) {
+                b[i] = c;
+            }
         }
         let mut start = 0;
         for s in &self.last {
@@ -4627,6 +4655,82 @@ mod tests {
             run::<12>(11, 11, holes, &mut seed);
             run::<12>(3, 4, holes, &mut seed);
         }
+    }
+
+    /// `Peel`'s gather and scatter by groups (`Peel::groups`: the coupled states are the first
+    /// two of every three, a chain of chambers with fixed volumes) move the same values as
+    /// through `core`: on a 20-chamber chain's pattern (each chamber's mass and energy coupled
+    /// to its neighbours', its volume constant, two accumulators reading the last chamber) the
+    /// groups are found, and `before` and `after` give the indexed path's bits; a pattern
+    /// whose coupled states are not in that layout (a moving volume) has none.
+    #[test]
+    fn peel_groups_move_the_core_values() {
+        use super::{Pattern, Peel};
+        let (chambers, n) = (20usize, 62);
+        let layout = |moving: Option<usize>| {
+            let mut entries = Vec::new();
+            for k in 0..chambers {
+                for d in [k.wrapping_sub(1), k, k + 1] {
+                    if d < chambers {
+                        for (r, c) in [(0, 0), (0, 1), (1, 0), (1, 1), (0, 2), (1, 2)] {
+                            // Row 3k + r reads column 3d + c (the volume its own only).
+                            if c < 2 || d == k {
+                                entries.push((3 * d + c, 3 * k + r));
+                            }
+                        }
+                    }
+                }
+                if moving == Some(k) {
+                    entries.push((3 * k, 3 * k + 2));
+                }
+            }
+            for acc in [60, 61] {
+                entries.push((57, acc));
+                entries.push((58, acc));
+            }
+            let constant: Vec<bool> = (0..n)
+                .map(|i| i < 60 && i % 3 == 2 && moving != Some(i / 3))
+                .collect();
+            (
+                Pattern::from_entries(n, entries).with_diagonal().0,
+                constant,
+            )
+        };
+        let (p, constant) = layout(None);
+        let mut peel = Peel::of(&p, true, 1, &constant).expect("split");
+        assert_eq!((peel.groups, peel.core.len(), peel.last.len()), (20, 40, 2));
+        let mut seed = 11u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let jac: Vec<f64> = (0..p.nonzeros()).map(|_| next()).collect();
+        assert!(peel.factor(&jac, 0.3));
+        let b: Vec<f64> = (0..n).map(|_| next()).collect();
+        let (mut grouped, mut indexed) = (b.clone(), b.clone());
+        peel.before(&mut grouped);
+        let gathered = peel.b.clone();
+        peel.groups = 0;
+        peel.before(&mut indexed);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&gathered), bits(&peel.b), "gather");
+        assert_eq!(bits(&grouped), bits(&indexed));
+        let x: Vec<f64> = (0..peel.b.len()).map(|_| next()).collect();
+        peel.b.copy_from_slice(&x);
+        peel.after(&mut indexed);
+        peel.groups = 20;
+        peel.after(&mut grouped);
+        assert_eq!(
+            bits(&grouped),
+            bits(&indexed),
+            "scatter and the last states"
+        );
+        assert!(grouped != b);
+        let (p, constant) = layout(Some(7));
+        let peel = Peel::of(&p, true, 1, &constant).expect("split");
+        assert_eq!((peel.groups, peel.core.len()), (0, 41));
     }
 
     /// The direct solves split by `Peel` (first states: empty off-diagonal row of M; last:
