@@ -33,11 +33,27 @@ macro_rules! by_width {
             _ => $generic,
         }
     };
+    // A kernel with a type parameter after the widths (inferred).
+    ($kl:expr, $ku:expr, $k:ident::<.., _>($($arg:expr),*), $generic:expr) => {
+        match ($kl, $ku) {
+            (1, 1) => $k::<1, 1, 4, _>($($arg),*),
+            (2, 2) => $k::<2, 2, 7, _>($($arg),*),
+            (3, 3) => $k::<3, 3, 10, _>($($arg),*),
+            (4, 4) => $k::<4, 4, 13, _>($($arg),*),
+            (5, 5) => $k::<5, 5, 16, _>($($arg),*),
+            (6, 6) => $k::<6, 6, 19, _>($($arg),*),
+            (7, 7) => $k::<7, 7, 22, _>($($arg),*),
+            (8, 8) => $k::<8, 8, 25, _>($($arg),*),
+            _ => $generic,
+        }
+    };
 }
 
-/// M = I − γJ (J's values `jac` over M's pattern `p`) into the band storage `ab` (ld = 2kl +
-/// ku + 1 values per column), every column zeroed first. `pos` empty: the states' own order;
-/// else entry (i, j) goes to band position (pos[i], pos[j]).
+/// M = I − γJ (J's values over M's pattern `p`) into the band storage `ab` (ld = 2kl + ku + 1
+/// values per column), every column zeroed first. The value of p's entry k is `jac[k]`, or
+/// `jac[src[k]]` when `src` is not empty (the coupled block of `bdf::Peel` read from the whole
+/// J, without gathering it first). `pos` empty: the states' own order; else entry (i, j) goes
+/// to band position (pos[i], pos[j]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn band_fill(
     ab: &mut [f64],
@@ -46,25 +62,39 @@ pub(super) fn band_fill(
     ku: usize,
     p: &Pattern,
     jac: &[f64],
+    src: &[usize],
     gamma: f64,
     pos: &[usize],
 ) {
-    by_width!(
-        kl,
-        ku,
-        fill_k::<..>(ab, n, p, jac, gamma, pos),
-        fill_any(ab, n, kl, ku, p, jac, gamma, pos)
-    )
+    if src.is_empty() {
+        let vals = |r: std::ops::Range<usize>| jac[r].iter().copied();
+        by_width!(
+            kl,
+            ku,
+            fill_k::<.., _>(ab, n, p, vals, gamma, pos),
+            fill_any(ab, n, kl, ku, p, vals, gamma, pos)
+        )
+    } else {
+        let vals = |r: std::ops::Range<usize>| src[r].iter().map(|&k| jac[k]);
+        by_width!(
+            kl,
+            ku,
+            fill_k::<.., _>(ab, n, p, vals, gamma, pos),
+            fill_any(ab, n, kl, ku, p, vals, gamma, pos)
+        )
+    }
 }
 
+/// `band_fill` for any widths; `vals(range)`: the values of p's entries in `range`.
 #[allow(clippy::too_many_arguments)]
-fn fill_any(
+#[inline(always)]
+fn fill_any<I: Iterator<Item = f64>>(
     ab: &mut [f64],
     n: usize,
     kl: usize,
     ku: usize,
     p: &Pattern,
-    jac: &[f64],
+    vals: impl Fn(std::ops::Range<usize>) -> I,
     gamma: f64,
     pos: &[usize],
 ) {
@@ -86,7 +116,7 @@ fn fill_any(
         if by_column {
             col.fill(0.0);
         }
-        for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
+        for (&i, a) in p.rows[range.clone()].iter().zip(vals(range)) {
             let pi = if pos.is_empty() { i } else { pos[i] };
             col[kv + pi - pj] = -gamma * a;
         }
@@ -95,11 +125,12 @@ fn fill_any(
 }
 
 /// `fill_any` with the widths constants: a column's zeroing is a few stores, not a `memset`.
-fn fill_k<const KL: usize, const KU: usize, const LD: usize>(
+#[inline(always)]
+fn fill_k<const KL: usize, const KU: usize, const LD: usize, I: Iterator<Item = f64>>(
     ab: &mut [f64],
     n: usize,
     p: &Pattern,
-    jac: &[f64],
+    vals: impl Fn(std::ops::Range<usize>) -> I,
     gamma: f64,
     pos: &[usize],
 ) {
@@ -111,7 +142,7 @@ fn fill_k<const KL: usize, const KU: usize, const LD: usize>(
             let col = arr_mut::<LD>(col);
             *col = [0.0; LD];
             let range = p.col_start[j]..p.col_start[j + 1];
-            for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
+            for (&i, a) in p.rows[range.clone()].iter().zip(vals(range)) {
                 col[kv + i - j] = -gamma * a;
             }
             col[kv] += 1.0;
@@ -121,7 +152,7 @@ fn fill_k<const KL: usize, const KU: usize, const LD: usize>(
             let col = arr_mut::<LD>(&mut ab[pj * LD..(pj + 1) * LD]);
             *col = [0.0; LD];
             let range = p.col_start[j]..p.col_start[j + 1];
-            for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
+            for (&i, a) in p.rows[range.clone()].iter().zip(vals(range)) {
                 col[kv + pos[i] - pj] = -gamma * a;
             }
             col[kv] += 1.0;
@@ -649,16 +680,23 @@ mod tests {
                     let p = Pattern { n, col_start, rows };
                     // γ: the diagonal of M = I − γJ is 1 − γ·J_jj; large γ, small diagonals.
                     let gamma = 1.0 / diag;
+                    let vals = |r: std::ops::Range<usize>| jac[r].iter().copied();
                     let mut ab = vec![f64::NAN; ld * n];
                     let mut ab2 = vec![f64::NAN; ld * n];
-                    band_fill(&mut ab, n, kl, ku, &p, &jac, gamma, &[]);
-                    fill_any(&mut ab2, n, kl, ku, &p, &jac, gamma, &[]);
+                    band_fill(&mut ab, n, kl, ku, &p, &jac, &[], gamma, &[]);
+                    fill_any(&mut ab2, n, kl, ku, &p, vals, gamma, &[]);
                     assert_eq!(bits(&ab), bits(&ab2), "fill, n {n}, k {k}");
                     // A permuted order: the reversal keeps the band's widths (swapped, equal).
                     let rev: Vec<usize> = (0..n).rev().collect();
                     let (mut ar, mut ar2) = (vec![f64::NAN; ld * n], vec![f64::NAN; ld * n]);
-                    band_fill(&mut ar, n, kl, ku, &p, &jac, gamma, &rev);
-                    fill_any(&mut ar2, n, kl, ku, &p, &jac, gamma, &rev);
+                    band_fill(&mut ar, n, kl, ku, &p, &jac, &[], gamma, &rev);
+                    fill_any(&mut ar2, n, kl, ku, &p, vals, gamma, &rev);
+                    // J's values read through an index map: the same storage.
+                    let src: Vec<usize> = (0..jac.len()).rev().collect();
+                    let jrev: Vec<f64> = jac.iter().rev().copied().collect();
+                    let mut ai = vec![f64::NAN; ld * n];
+                    band_fill(&mut ai, n, kl, ku, &p, &jrev, &src, gamma, &rev);
+                    assert_eq!(bits(&ai), bits(&ar), "fill through src, n {n}, k {k}");
                     assert_eq!(bits(&ar), bits(&ar2), "fill reversed, n {n}, k {k}");
                     let b: Vec<f64> = (0..n).map(|_| next()).collect();
                     let (mut x, mut x2) = (b.clone(), b);

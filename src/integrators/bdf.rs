@@ -818,10 +818,10 @@ impl Peel {
         };
     }
 
-    /// The peeled entries of M = I − γJ (`jac`: J over M's pattern) and the coupled block's J
-    /// gathered into `self.jac`. False when a peeled diagonal is zero or not finite (M
-    /// singular).
-    fn factor(&mut self, jac: &[f64], gamma: f64) -> bool {
+    /// The peeled entries of M = I − γJ (`jac`: J over M's pattern) and, when `gather`, the
+    /// coupled block's J gathered into `self.jac` (the band LU reads it through `src`
+    /// instead). False when a peeled diagonal is zero or not finite (M singular).
+    fn factor(&mut self, jac: &[f64], gamma: f64, gather: bool) -> bool {
         let mut ok = true;
         // (Plain loops, not chained iterators: 4.7k → 3.6k instructions in the vent's 16
         // factorizations.)
@@ -840,8 +840,10 @@ impl Peel {
         for e in &mut self.last_row {
             e.m = -gamma * jac[e.pos];
         }
-        for (v, &pos) in self.jac.iter_mut().zip(&self.src) {
-            *v = jac[pos];
+        if gather {
+            for (v, &pos) in self.jac.iter_mut().zip(&self.src) {
+                *v = jac[pos];
+            }
         }
         ok
     }
@@ -990,16 +992,18 @@ impl std::fmt::Debug for Workspace {
 }
 
 impl Direct {
-    /// LU with partial pivoting of M = I − γJ over the pattern `p` (J's values `jac` over it):
-    /// all of M, or the coupled block of `Peel`. Band (`small` below `SMALL_MAX` states),
-    /// faer's sparse or dense LU, as `prepare` chose for `p`. False when M is singular.
+    /// LU with partial pivoting of M = I − γJ over the pattern `p` (J's values `jac` over it,
+    /// or `jac[src[k]]` for p's entry k when `src` is not empty: the band path only): all of
+    /// M, or the coupled block of `Peel`. Band (`small` below `SMALL_MAX` states), faer's
+    /// sparse or dense LU, as `prepare` chose for `p`. False when M is singular.
     #[inline(always)]
-    fn factor_lu(&mut self, p: &Pattern, jac: &[f64], gamma: f64) -> bool {
+    fn factor_lu(&mut self, p: &Pattern, jac: &[f64], src: &[usize], gamma: f64) -> bool {
         let n = p.n;
         if n == 0 {
             return true;
         }
         if self.small {
+            debug_assert!(src.is_empty(), "J through an index map: the band path only");
             let (a, piv, d) = (&mut self.small_lu, &mut self.small_piv, &mut self.tail_d);
             return match n - self.tail {
                 1 => small_lu::<1>(a, piv, d, p, jac, gamma),
@@ -1017,16 +1021,16 @@ impl Direct {
                 _ => unreachable!("small LU for {n} states"),
             };
         }
-        self.factor_large(p, jac, gamma)
+        self.factor_large(p, jac, src, gamma)
     }
 
     /// `factor_lu` above `SMALL_MAX` states. Apart, so that the small path's call does not
     /// pay this one's register saves (~35 instructions per solve on the piston, `solve_large`).
     #[inline(never)]
-    fn factor_large(&mut self, p: &Pattern, jac: &[f64], gamma: f64) -> bool {
+    fn factor_large(&mut self, p: &Pattern, jac: &[f64], src: &[usize], gamma: f64) -> bool {
         let n = p.n;
         if let Some((kl, ku)) = self.band {
-            band_fill(&mut self.ab, n, kl, ku, p, jac, gamma, &self.band_pos);
+            band_fill(&mut self.ab, n, kl, ku, p, jac, src, gamma, &self.band_pos);
             return band_factor(
                 &mut self.ab,
                 &mut self.ipiv,
@@ -1036,6 +1040,7 @@ impl Direct {
                 ku,
             );
         }
+        debug_assert!(src.is_empty(), "J through an index map: the band path only");
         if self.sparse {
             for (m, a) in self.m_vals.iter_mut().zip(jac) {
                 *m = -gamma * a;
@@ -2976,10 +2981,19 @@ impl<S: OdeSystem> Step<'_, S> {
             k.stats.preconditioner_setups += 1;
             k.ilu.factor_shifted(jac, gamma)
         } else if let Some(peel) = ws.peel.as_mut() {
-            peel.factor(jac, gamma) && ws.direct.factor_lu(&peel.pattern, &peel.jac, gamma)
+            // The band LU fills M's band from J through `Peel::src`; the others factor the
+            // gathered coupled block (on the 20-tank chain the gather of 232 values cost 1.2k
+            // instructions a factorization).
+            if ws.direct.band.is_some() && !ws.direct.small {
+                peel.factor(jac, gamma, false)
+                    && ws.direct.factor_lu(&peel.pattern, jac, &peel.src, gamma)
+            } else {
+                peel.factor(jac, gamma, true)
+                    && ws.direct.factor_lu(&peel.pattern, &peel.jac, &[], gamma)
+            }
         } else {
             let p = ws.m_pattern.as_ref().expect("workspace prepared");
-            ws.direct.factor_lu(p, jac, gamma)
+            ws.direct.factor_lu(p, jac, &[], gamma)
         };
         ws.lu_tag = ok.then_some((self.s.jac_count, gamma.to_bits()));
         ok
@@ -4788,7 +4802,7 @@ mod tests {
             (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
         };
         let jac: Vec<f64> = (0..p.nonzeros()).map(|_| next()).collect();
-        assert!(peel.factor(&jac, 0.3));
+        assert!(peel.factor(&jac, 0.3, true));
         let b: Vec<f64> = (0..n).map(|_| next()).collect();
         let (mut grouped, mut indexed) = (b.clone(), b.clone());
         peel.before(&mut grouped);
