@@ -86,7 +86,7 @@ use super::{Integrator, JacobianSource, SolverError, StepControl, check_finite, 
 use crate::ode::OdeSystem;
 use crate::sparsity::{Coloring, Pattern, bandwidths_under, newton_groups, reverse_cuthill_mckee};
 
-use super::band::{band_factor, band_fill, band_solve};
+use super::band::{FillMap, band_factor, band_fill_mapped, band_solve};
 
 pub const MAX_ORDER: usize = 5;
 
@@ -560,6 +560,9 @@ struct Direct {
     /// rows per column, column-major) and the row interchanges.
     band: Option<(usize, usize)>,
     ab: Vec<f64>,
+    /// Per entry of the factored pattern: its position in `ab` and in J's values (over M's
+    /// pattern, through `Peel::src` for the coupled block): `band_fill_mapped`.
+    fill_map: Option<FillMap>,
     ipiv: Vec<usize>,
     /// Nonzero extents of the band factors' columns (see `band_factor`).
     band_counts: Vec<usize>,
@@ -992,18 +995,18 @@ impl std::fmt::Debug for Workspace {
 }
 
 impl Direct {
-    /// LU with partial pivoting of M = I − γJ over the pattern `p` (J's values `jac` over it,
-    /// or `jac[src[k]]` for p's entry k when `src` is not empty: the band path only): all of
-    /// M, or the coupled block of `Peel`. Band (`small` below `SMALL_MAX` states), faer's
-    /// sparse or dense LU, as `prepare` chose for `p`. False when M is singular.
+    /// LU with partial pivoting of M = I − γJ over the pattern `p` (J's values `jac` over it;
+    /// on the band path, above `SMALL_MAX` states, J's values over M's whole pattern, which
+    /// `fill_map` places): all of M, or the coupled block of `Peel`. Band (`small` below
+    /// `SMALL_MAX` states), faer's sparse or dense LU, as `prepare` chose for `p`. False when
+    /// M is singular.
     #[inline(always)]
-    fn factor_lu(&mut self, p: &Pattern, jac: &[f64], src: &[usize], gamma: f64) -> bool {
+    fn factor_lu(&mut self, p: &Pattern, jac: &[f64], gamma: f64) -> bool {
         let n = p.n;
         if n == 0 {
             return true;
         }
         if self.small {
-            debug_assert!(src.is_empty(), "J through an index map: the band path only");
             let (a, piv, d) = (&mut self.small_lu, &mut self.small_piv, &mut self.tail_d);
             return match n - self.tail {
                 1 => small_lu::<1>(a, piv, d, p, jac, gamma),
@@ -1021,16 +1024,17 @@ impl Direct {
                 _ => unreachable!("small LU for {n} states"),
             };
         }
-        self.factor_large(p, jac, src, gamma)
+        self.factor_large(p, jac, gamma)
     }
 
     /// `factor_lu` above `SMALL_MAX` states. Apart, so that the small path's call does not
     /// pay this one's register saves (~35 instructions per solve on the piston, `solve_large`).
     #[inline(never)]
-    fn factor_large(&mut self, p: &Pattern, jac: &[f64], src: &[usize], gamma: f64) -> bool {
+    fn factor_large(&mut self, p: &Pattern, jac: &[f64], gamma: f64) -> bool {
         let n = p.n;
         if let Some((kl, ku)) = self.band {
-            band_fill(&mut self.ab, n, kl, ku, p, jac, src, gamma, &self.band_pos);
+            let map = self.fill_map.as_ref().expect("workspace prepared");
+            band_fill_mapped(&mut self.ab, n, kl, ku, map, jac, gamma);
             return band_factor(
                 &mut self.ab,
                 &mut self.ipiv,
@@ -1040,7 +1044,6 @@ impl Direct {
                 ku,
             );
         }
-        debug_assert!(src.is_empty(), "J through an index map: the band path only");
         if self.sparse {
             for (m, a) in self.m_vals.iter_mut().zip(jac) {
                 *m = -gamma * a;
@@ -2188,6 +2191,7 @@ impl Bdf {
             _ => None,
         };
         ws.direct.ab = Vec::new();
+        ws.direct.fill_map = None;
         ws.direct.ipiv = Vec::new();
         ws.direct.band_counts = Vec::new();
         ws.direct.small = false;
@@ -2216,6 +2220,10 @@ impl Bdf {
                 }
             }
             if !ws.direct.small {
+                // Where each of J's values goes in the band (through `Peel::src` for the
+                // coupled block): the fill is then one indexed store per entry.
+                let src = peel.as_ref().map_or(&[][..], |p| &p.src[..]);
+                ws.direct.fill_map = Some(FillMap::new(fp, bkl, bku, src, &ws.direct.band_pos));
                 ws.direct.ab = vec![0.0; (2 * bkl + bku + 1) * nf];
                 ws.direct.ipiv = vec![0; nf];
                 ws.direct.band_counts = vec![0; 2 * nf];
@@ -2981,19 +2989,18 @@ impl<S: OdeSystem> Step<'_, S> {
             k.stats.preconditioner_setups += 1;
             k.ilu.factor_shifted(jac, gamma)
         } else if let Some(peel) = ws.peel.as_mut() {
-            // The band LU fills M's band from J through `Peel::src`; the others factor the
-            // gathered coupled block (on the 20-tank chain the gather of 232 values cost 1.2k
-            // instructions a factorization).
+            // The band LU fills M's band from the whole J through its map (`FillMap`, which
+            // holds `Peel::src`); the others factor the gathered coupled block (on the 20-tank
+            // chain the gather of 232 values cost 1.2k instructions a factorization).
             if ws.direct.band.is_some() && !ws.direct.small {
-                peel.factor(jac, gamma, false)
-                    && ws.direct.factor_lu(&peel.pattern, jac, &peel.src, gamma)
+                peel.factor(jac, gamma, false) && ws.direct.factor_lu(&peel.pattern, jac, gamma)
             } else {
                 peel.factor(jac, gamma, true)
-                    && ws.direct.factor_lu(&peel.pattern, &peel.jac, &[], gamma)
+                    && ws.direct.factor_lu(&peel.pattern, &peel.jac, gamma)
             }
         } else {
             let p = ws.m_pattern.as_ref().expect("workspace prepared");
-            ws.direct.factor_lu(p, jac, &[], gamma)
+            ws.direct.factor_lu(p, jac, gamma)
         };
         ws.lu_tag = ok.then_some((self.s.jac_count, gamma.to_bits()));
         ok
