@@ -530,6 +530,12 @@ struct Workspace {
     /// (`constant`), increasing; `None`: all n. The constant states' higher Nordsieck
     /// columns, corrections and increments stay exactly 0: skipped, the same bits.
     live: Option<Live>,
+    /// The Newton iteration runs fused with `Peel` (`newton_passes::<FUSED>`): the coupled
+    /// states are exactly `live`'s groups (`Peel::groups`), there are no first states, and the
+    /// other live states (`Live::rest`) are `Peel`'s last states. The residual of the coupled
+    /// states is then written straight into the LU's right-hand side (`Peel::b`) and the update
+    /// reads their solution there: no gather and no scatter per solve.
+    fused: bool,
     /// The working history equals the committed one (set by `commit`'s copy, cleared by
     /// anything that changes either alone): the next attempt need not copy it again.
     trial_synced: bool,
@@ -659,12 +665,14 @@ struct Peeled {
 }
 
 /// An off-diagonal entry of a peeled state's column or row: the other state, the position in
-/// J's values, and M's value −γ·J as factored.
-#[derive(Clone, Copy, Default)]
+/// J's values, M's value −γ·J as factored, and the other state's position in `Peel::core`
+/// when it is coupled (a last state's row entry; else `usize::MAX`), for `after_fused`.
+#[derive(Clone, Copy)]
 struct PeeledEntry {
     state: usize,
     pos: usize,
     m: f64,
+    core: usize,
 }
 
 impl Peel {
@@ -744,6 +752,7 @@ impl Peel {
                         state: i,
                         pos,
                         m: 0.0,
+                        core: usize::MAX,
                     });
                 }
             }
@@ -764,6 +773,7 @@ impl Peel {
                     state: c,
                     pos,
                     m: 0.0,
+                    core: usize::MAX,
                 });
             }
             let end = peel.last_row.len();
@@ -773,6 +783,11 @@ impl Peel {
                 d: 0.0,
                 end,
             });
+        }
+        for e in &mut peel.last_row {
+            if index[e.state] < CONSTANT {
+                e.core = index[e.state];
+            }
         }
         peel.groups = peel.core.len() / LEAD;
         if !peel
@@ -812,8 +827,14 @@ impl Peel {
             col_start.push(rows.len());
         }
         self.core = perm.iter().map(|&k| self.core[k]).collect();
-        // Another order than the states' own: the gathers go through `core`.
+        // Another order than the states' own: the gathers go through `core` (and the fused
+        // Newton iteration, which needs the groups, is not taken).
         self.groups = 0;
+        for e in &mut self.last_row {
+            if e.core != usize::MAX {
+                e.core = pos[e.core];
+            }
+        }
         self.pattern = Pattern {
             n: perm.len(),
             col_start,
@@ -875,6 +896,22 @@ impl Peel {
         }
         for (c, &i) in self.b.iter_mut().zip(&self.core) {
             *c = b[i];
+        }
+    }
+
+    /// `after` for the fused Newton iteration (`Workspace::fused`): the coupled block's
+    /// solution stays in `self.b`, and the last states' rows read it there. The same
+    /// operations in the same order as `after`, so the same bits.
+    #[inline]
+    fn after_fused(&self, b: &mut [f64]) {
+        let mut start = 0;
+        for s in &self.last {
+            let mut r = b[s.state];
+            for e in &self.last_row[start..s.end] {
+                r -= e.m * self.b[e.core];
+            }
+            b[s.state] = r / s.d;
+            start = s.end;
         }
     }
 
@@ -1883,6 +1920,95 @@ fn newton_update_live(
     sum
 }
 
+/// `Step::newton_passes`' variants: over every state, over the live ones (`Live::groups`), or
+/// fused with the direct solve's split (`Workspace::fused`).
+const FULL: u8 = 0;
+const LIVE: u8 = 1;
+const FUSED: u8 = 2;
+
+/// `newton_residual_live` with the groups' live states written into `bc` (the coupled block's
+/// right-hand side, `Peel::b`, LEAD values per group in order) instead of tv; the rest into tv.
+/// The same operations, so the same bits.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn newton_residual_fused(
+    bc: &mut [f64],
+    tv: &mut [f64],
+    z1: &[f64],
+    acor: &[f64],
+    f: &[f64],
+    rl1: f64,
+    gamma: f64,
+    n: usize,
+    live: &Live,
+) {
+    let (tv, z1, acor, f) = (&mut tv[..n], &z1[..n], &acor[..n], &f[..n]);
+    let g = GROUP * live.groups;
+    for (((bc, z1), a), f) in bc[..LEAD * live.groups]
+        .chunks_exact_mut(LEAD)
+        .zip(z1[..g].chunks_exact(GROUP))
+        .zip(acor[..g].chunks_exact(GROUP))
+        .zip(f[..g].chunks_exact(GROUP))
+    {
+        for r in 0..LEAD {
+            let t = rl1 * z1[r] + a[r];
+            bc[r] = gamma * f[r] - t;
+        }
+    }
+    for &i in &live.rest {
+        let t = rl1 * z1[i] + acor[i];
+        tv[i] = gamma * f[i] - t;
+    }
+}
+
+/// `newton_update_live` reading the groups' δ from `bc` (`Peel::b`, scaled there) and the
+/// rest's from tv: the same operations in the same order, so the same bits.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn newton_update_fused(
+    acor: &mut [f64],
+    y: &mut [f64],
+    bc: &mut [f64],
+    tv: &mut [f64],
+    z0: &[f64],
+    w: &[f64],
+    scale: bool,
+    c: f64,
+    n: usize,
+    live: &Live,
+) -> f64 {
+    let (acor, y, tv, z0, w) = (&mut acor[..n], &mut y[..n], &mut tv[..n], &z0[..n], &w[..n]);
+    let g = GROUP * live.groups;
+    let mut sum = 0.0;
+    for ((((a, y), bc), z0), w) in acor[..g]
+        .chunks_exact_mut(GROUP)
+        .zip(y[..g].chunks_exact_mut(GROUP))
+        .zip(bc[..LEAD * live.groups].chunks_exact_mut(LEAD))
+        .zip(z0[..g].chunks_exact(GROUP))
+        .zip(w[..g].chunks_exact(GROUP))
+    {
+        for r in 0..LEAD {
+            if scale {
+                bc[r] *= c;
+            }
+            let d = bc[r] * w[r];
+            sum += d * d;
+            a[r] += bc[r];
+            y[r] = z0[r] + a[r];
+        }
+    }
+    for &i in &live.rest {
+        if scale {
+            tv[i] *= c;
+        }
+        let d = tv[i] * w[i];
+        sum += d * d;
+        acor[i] += tv[i];
+        y[i] = z0[i] + acor[i];
+    }
+    sum
+}
+
 /// Whether every value is finite: Σ 0·v_i is ±0 when they all are and NaN when one is not
 /// (0·∞ = NaN), two operations a value and no branch (`iter().all(is_finite)` cost ~45
 /// instructions a right-hand side on 5 states, callgrind).
@@ -2341,6 +2467,15 @@ impl Bdf {
             }
             ws.live = Some(Live::of(&constant));
         }
+        ws.fused = match (ws.peel.as_deref(), ws.live.as_ref()) {
+            (Some(peel), Some(live)) => {
+                live.groups > 0
+                    && peel.groups == live.groups
+                    && peel.first.is_empty()
+                    && live.rest.iter().eq(peel.last.iter().map(|s| &s.state))
+            }
+            _ => false,
+        };
         ws.check_const = true;
         ws.m_pattern = Some(m_pattern);
         // J's storage follows the pattern; a restored one of another length is not this
@@ -3100,15 +3235,28 @@ impl<S: OdeSystem> Step<'_, S> {
     /// CVODE's cvNewtonIteration: its residual and update passes over the live states only
     /// when they have the regular layout (`Live::groups`), chosen once per call.
     fn newton(&mut self, jcur: bool) -> Nls {
-        if self.ws.live.as_ref().is_some_and(|l| l.groups > 0) {
-            self.newton_passes::<true>(jcur)
+        if self.ws.fused {
+            self.newton_passes::<FUSED>(jcur)
+        } else if self.ws.live.as_ref().is_some_and(|l| l.groups > 0) {
+            self.newton_passes::<LIVE>(jcur)
         } else {
-            self.newton_passes::<false>(jcur)
+            self.newton_passes::<FULL>(jcur)
         }
     }
 
+    /// The direct solve of the fused Newton iteration (`Workspace::fused`): the coupled block's
+    /// right-hand side is already in `Peel::b` (and its solution stays there), the last states'
+    /// in tempv.
     #[inline(always)]
-    fn newton_passes<const LIVE: bool>(&mut self, jcur: bool) -> Nls {
+    fn solve_fused(&mut self) {
+        let ws = &mut *self.ws;
+        let peel = ws.peel.as_mut().expect("fused with a split");
+        ws.direct.solve_lu(&mut peel.b);
+        peel.after_fused(&mut ws.tempv);
+    }
+
+    #[inline(always)]
+    fn newton_passes<const MODE: u8>(&mut self, jcur: bool) -> Nls {
         let n = self.n;
         let maxcor = if self.fixed.is_some() {
             FIXED_MAXCOR
@@ -3123,12 +3271,23 @@ impl<S: OdeSystem> Step<'_, S> {
                 let ws = &mut *self.ws;
                 let (tv, z1, a, f) = (&mut ws.tempv, &s.zn[n..2 * n], &ws.acor, &ws.ftemp);
                 let (rl1, gamma) = (s.rl1, s.gamma);
-                match ws.live.as_ref() {
-                    Some(live) if LIVE => newton_residual_live(tv, z1, a, f, rl1, gamma, n, live),
+                match (ws.live.as_ref(), ws.peel.as_deref_mut()) {
+                    (Some(live), Some(peel)) if MODE == FUSED => {
+                        let bc = &mut peel.b;
+                        newton_residual_fused(bc, tv, z1, a, f, rl1, gamma, n, live)
+                    }
+                    (Some(live), _) if MODE == LIVE => {
+                        newton_residual_live(tv, z1, a, f, rl1, gamma, n, live)
+                    }
                     _ => newton_residual(tv, z1, a, f, rl1, gamma, n),
                 }
             }
-            let solved = self.solve();
+            let solved = if MODE == FUSED {
+                self.solve_fused();
+                true
+            } else {
+                self.solve()
+            };
             self.stats.newton_iterations += 1;
             if !solved {
                 // CVODE (cvLsSolve, cvNewtonIteration): a linear solve that missed its
@@ -3149,8 +3308,14 @@ impl<S: OdeSystem> Step<'_, S> {
                 let ws = &mut *self.ws;
                 let (a, y, tv, z0, w) =
                     (&mut ws.acor, &mut ws.y, &mut ws.tempv, &s.zn[..n], &ws.ewt);
-                let sum = match ws.live.as_ref() {
-                    Some(live) if LIVE => newton_update_live(a, y, tv, z0, w, scale, c, n, live),
+                let sum = match (ws.live.as_ref(), ws.peel.as_deref_mut()) {
+                    (Some(live), Some(peel)) if MODE == FUSED => {
+                        let bc = &mut peel.b;
+                        newton_update_fused(a, y, bc, tv, z0, w, scale, c, n, live)
+                    }
+                    (Some(live), _) if MODE == LIVE => {
+                        newton_update_live(a, y, tv, z0, w, scale, c, n, live)
+                    }
                     _ => newton_update(a, y, tv, z0, w, scale, c, n),
                 };
                 (sum / ws.n_err.max(1) as f64).sqrt()
@@ -4348,6 +4513,103 @@ mod tests {
             }
         }
         println!("Newton live passes: {checked} values equal to the full passes bit for bit");
+    }
+
+    /// The Newton iteration fused with the split (`Workspace::fused`: the residual of the
+    /// coupled states written into the LU's right-hand side, the update reading their solution
+    /// there) steps a chain of chambers' layout (per group a, b coupled to the neighbours' a, c
+    /// constant; two quadratures reading the last group) to the same bits as the unfused live
+    /// passes, and as the passes over every state without the declaration; and it is taken.
+    #[test]
+    fn fused_newton_steps_as_the_unfused() {
+        use super::{Bdf, Tolerances};
+        use crate::integrators::Integrator;
+        use crate::ode::OdeSystem;
+        use crate::sparsity::Pattern;
+        const K: usize = 8;
+        const N: usize = 3 * K + 2;
+        struct Chain {
+            declared: bool,
+        }
+        impl OdeSystem for Chain {
+            fn dimension(&self) -> usize {
+                N
+            }
+            fn rhs(&mut self, _t: f64, y: &[f64], dy: &mut [f64]) {
+                for k in 0..K {
+                    let up = if k == 0 { 1.0 } else { y[3 * (k - 1)] };
+                    let down = if k + 1 == K { 0.0 } else { y[3 * (k + 1)] };
+                    let (a, b, c) = (y[3 * k], y[3 * k + 1], y[3 * k + 2]);
+                    dy[3 * k] = c * (up - a) - c * (a - down) + 0.5 * b * b;
+                    dy[3 * k + 1] = c * (a - b) - b;
+                    dy[3 * k + 2] = 0.0;
+                }
+                dy[3 * K] = y[3 * (K - 1)];
+                dy[3 * K + 1] = y[3 * (K - 1) + 1];
+            }
+            fn sparsity(&self) -> Option<Pattern> {
+                let mut e = Vec::new();
+                for k in 0..K {
+                    let (a, b, c) = (3 * k, 3 * k + 1, 3 * k + 2);
+                    e.extend([(a, a), (b, a), (c, a), (a, b), (b, b), (c, b)]);
+                    if k > 0 {
+                        e.push((a - 3, a));
+                    }
+                    if k + 1 < K {
+                        e.push((a + 3, a));
+                    }
+                }
+                e.extend([(3 * K - 3, 3 * K), (3 * K - 2, 3 * K + 1)]);
+                Some(Pattern::from_entries(N, e))
+            }
+            fn constant_states(&self) -> Vec<usize> {
+                if self.declared {
+                    (0..K).map(|k| 3 * k + 2).collect()
+                } else {
+                    Vec::new()
+                }
+            }
+            fn quadratures(&self) -> [std::ops::Range<usize>; 2] {
+                [3 * K..3 * K + 1, 3 * K + 1..3 * K + 2]
+            }
+        }
+        let y0: Vec<f64> = (0..K)
+            .flat_map(|k| [0.0, 0.1, 20.0 * (1.0 + k as f64)])
+            .chain([0.0, 0.0])
+            .collect();
+        let run = |declared: bool, fuse: bool| {
+            let mut sys = Chain { declared };
+            let mut b = Bdf::adaptive(N);
+            b.tolerances = Tolerances {
+                rtol: 1e-7,
+                atol: 1e-10,
+                ..Tolerances::default()
+            };
+            b.prepare(&sys).expect("prepared");
+            let fused = b.ws.fused;
+            b.ws.fused &= fuse;
+            let (mut t, mut y, mut inc) = (0.0, y0.clone(), vec![0.0; N]);
+            while t < 1.0 {
+                let h = b.attempt(&mut sys, t, &y, 1.0 - t, &mut inc).expect("step");
+                for (a, d) in y.iter_mut().zip(&inc) {
+                    *a += d;
+                }
+                t += h;
+                b.commit(&mut sys, t, &y);
+            }
+            assert_eq!(b.ws.fused, fused && fuse, "the workspace was rebuilt");
+            (y, fused, b.stats.steps, b.stats.newton_iterations)
+        };
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let (yf, fused, steps, its) = run(true, true);
+        assert!(fused, "the chain's layout is fused");
+        let (yl, ..) = run(true, false);
+        let (ya, fused_all, ..) = run(false, true);
+        assert!(!fused_all);
+        println!("fused: {steps} steps, {its} Newton iterations; y {yf:?}");
+        assert_eq!(bits(&yf), bits(&yl), "fused against the live passes");
+        assert_eq!(bits(&yf), bits(&ya), "fused against every state");
+        assert!(yf[3 * K] > 0.0 && yf[1] != y0[1], "the chain moved");
     }
 
     /// Constant states (`OdeSystem::constant_states`) left out of the direct solve give the
