@@ -566,8 +566,8 @@ struct Direct {
     /// rows per column, column-major) and the row interchanges.
     band: Option<(usize, usize)>,
     ab: Vec<f64>,
-    /// Per entry of the factored pattern: its position in `ab` and in J's values (over M's
-    /// pattern, through `Peel::src` for the coupled block): `band_fill_mapped`.
+    /// Band path (not `small`): where each of J's values (over M's pattern, through `Peel::src`
+    /// for the coupled block) goes in `ab`, for `band_fill_mapped`.
     fill_map: Option<FillMap>,
     ipiv: Vec<usize>,
     /// Nonzero extents of the band factors' columns (see `band_factor`).
@@ -843,7 +843,7 @@ impl Peel {
     }
 
     /// The peeled entries of M = I − γJ (`jac`: J over M's pattern) and, when `gather`, the
-    /// coupled block's J gathered into `self.jac` (the band LU reads it through `src`
+    /// coupled block's J gathered into `self.jac` (the band LU reads J through its `FillMap`
     /// instead). False when a peeled diagonal is zero or not finite (M singular).
     fn factor(&mut self, jac: &[f64], gamma: f64, gather: bool) -> bool {
         let mut ok = true;
@@ -3152,8 +3152,8 @@ impl<S: OdeSystem> Step<'_, S> {
     }
 
     /// Solve M x = tempv in place. False when GMRES did not reach its tolerance (direct
-    /// solves always return true; their failures show as non-finite values). Inlined into both
-    /// of `newton`'s variants (apart, a call costs ~20 instructions per solve on the vent).
+    /// solves always return true; their failures show as non-finite values). Inlined into
+    /// `newton`'s variants (apart, a call costs ~20 instructions per solve on the vent).
     #[inline(always)]
     fn solve(&mut self) -> bool {
         let n = self.n;
@@ -3172,7 +3172,7 @@ impl<S: OdeSystem> Step<'_, S> {
         true
     }
 
-    /// `solve` on the Krylov path (out of line: one copy for both of `newton`'s variants).
+    /// `solve` on the Krylov path (out of line: one copy for all of `newton`'s variants).
     #[inline(never)]
     fn solve_krylov(&mut self) -> bool {
         let ws = &mut *self.ws;
@@ -3233,7 +3233,8 @@ impl<S: OdeSystem> Step<'_, S> {
     }
 
     /// CVODE's cvNewtonIteration: its residual and update passes over the live states only
-    /// when they have the regular layout (`Live::groups`), chosen once per call.
+    /// when they have the regular layout (`Live::groups`), fused with the direct solve's split
+    /// when that allows (`Workspace::fused`), else over every state; chosen once per call.
     fn newton(&mut self, jcur: bool) -> Nls {
         if self.ws.fused {
             self.newton_passes::<FUSED>(jcur)
