@@ -1778,11 +1778,13 @@ fn newton_update(
     n: usize,
 ) -> f64 {
     let (acor, y, tv, z0, w) = (&mut acor[..n], &mut y[..n], &mut tv[..n], &z0[..n], &w[..n]);
+    if scale {
+        for v in tv.iter_mut() {
+            *v *= c;
+        }
+    }
     let mut sum = 0.0;
     for i in 0..n {
-        if scale {
-            tv[i] *= c;
-        }
         let d = tv[i] * w[i];
         sum += d * d;
         acor[i] += tv[i];
@@ -2462,8 +2464,9 @@ impl<S: OdeSystem> Step<'_, S> {
 
     fn rhs(&mut self, t: f64, which: Buf) -> bool {
         let (y, f) = match which {
-            Buf::Y => (&self.ws.y, &mut self.ws.ftemp),
-            Buf::Pert => (&self.ws.ypert, &mut self.ws.fpert),
+            Buf::Y => (&self.ws.y[..], &mut self.ws.ftemp),
+            Buf::Z0 => (&self.s.zn[..self.n], &mut self.ws.ftemp),
+            Buf::Pert => (&self.ws.ypert[..], &mut self.ws.fpert),
         };
         self.sys.rhs(t, y, f);
         finite_values(f)
@@ -2721,10 +2724,10 @@ impl<S: OdeSystem> Step<'_, S> {
         }
     }
 
-    /// y = predicted z_0 into ws.y, and f there into ws.ftemp.
+    /// f at the predicted z_0 into ws.ftemp (read in place: the Newton update writes all of
+    /// ws.y before anything reads it, and the Jacobian is evaluated at z_0 too).
     #[inline(always)]
     fn nls(&mut self, nflag: NFlag) -> Nls {
-        let n = self.n;
         let mut convfail = if nflag == NFlag::FirstCall || nflag == NFlag::PrevErrFail {
             ConvFail::NoFailures
         } else {
@@ -2737,9 +2740,8 @@ impl<S: OdeSystem> Step<'_, S> {
             || s.nst >= s.nstlp + MSBP
             || (s.gamrat - 1.0).abs() > DGMAX;
         loop {
-            self.ws.y.copy_from_slice(&self.s.zn[..n]);
             let tn = self.s.tn;
-            if !self.rhs(tn, Buf::Y) {
+            if !self.rhs(tn, Buf::Z0) {
                 return Nls::ConvFail;
             }
             let mut jcur = false;
@@ -2790,8 +2792,8 @@ impl<S: OdeSystem> Step<'_, S> {
         Some(jbad)
     }
 
-    /// Newton Jacobian at (tn, ws.y) with f = ws.ftemp, column groups at once: exact (`jvp`) or
-    /// forward differences.
+    /// Newton Jacobian at (tn, z_0) (the prediction, where `nls` evaluated f) with f =
+    /// ws.ftemp, column groups at once: exact (`jvp`) or forward differences.
     fn jacobian(&mut self) -> bool {
         let n = self.n;
         self.stats.jacobian_evaluations += 1;
@@ -2807,63 +2809,63 @@ impl<S: OdeSystem> Step<'_, S> {
         // never taken for the one it overwrote (see `History::assign`).
         self.s.jac_count += 1;
         let (pattern, coloring) = self.ws.groups.take().expect("workspace prepared");
+        let (sys, ws, stats) = (&mut *self.sys, &mut *self.ws, &mut *self.stats);
+        let s = &mut *self.s;
+        let (y, jac) = (&s.zn[..n], &mut s.jac);
         let mut ok = true;
         // Exact columns from the system's directional derivative, J·v with v the indicator of a
         // group of structurally orthogonal columns; finite differences once it says it has none.
         let mut exact = self.tol.jacobian == JacobianSource::Exact;
         for g in 0..coloring.n_colors() {
             if exact {
-                self.ws.ypert.fill(0.0);
+                ws.ypert.fill(0.0);
                 for &j in coloring.group(g) {
-                    self.ws.ypert[j] = 1.0;
+                    ws.ypert[j] = 1.0;
                 }
                 // One jvp costs about one right-hand side: counted as one.
-                self.stats.jacobian_rhs_evaluations += 1;
-                let ws = &mut *self.ws;
-                if self
-                    .sys
-                    .jvp(tn, &ws.y, &ws.ypert, &mut ws.fjvp, &mut ws.fpert)
-                {
+                stats.jacobian_rhs_evaluations += 1;
+                if sys.jvp(tn, y, &ws.ypert, &mut ws.fjvp, &mut ws.fpert) {
                     if !ws.fpert.iter().all(|v| v.is_finite()) {
                         ok = false;
                         break;
                     }
                     for &j in coloring.group(g) {
                         for k in pattern.col_start[j]..pattern.col_start[j + 1] {
-                            self.s.jac[ws.jpos[k]] = ws.fpert[pattern.rows[k]];
+                            jac[ws.jpos[k]] = ws.fpert[pattern.rows[k]];
                         }
                     }
                     continue;
                 }
                 exact = false;
             }
-            self.ws.ypert.copy_from_slice(&self.ws.y);
+            ws.ypert.copy_from_slice(y);
             for &j in coloring.group(g) {
-                let w = self.ws.ewt[j];
+                let w = ws.ewt[j];
                 // A quadrature's weight is 0: its column is empty, any finite increment does.
                 let floor = if w > 0.0 {
                     min_inc / w
                 } else {
-                    min_inc * (self.ws.y[j].abs() + 1.0)
+                    min_inc * (y[j].abs() + 1.0)
                 };
-                let inc = (srur * self.ws.y[j].abs()).max(floor);
-                self.ws.ypert[j] += inc;
+                let inc = (srur * y[j].abs()).max(floor);
+                ws.ypert[j] += inc;
             }
-            self.stats.jacobian_rhs_evaluations += 1;
-            if !self.rhs(tn, Buf::Pert) {
+            stats.jacobian_rhs_evaluations += 1;
+            sys.rhs(tn, &ws.ypert, &mut ws.fpert);
+            if !finite_values(&ws.fpert) {
                 ok = false;
                 break;
             }
             for &j in coloring.group(g) {
                 // The increment actually represented in floating point.
-                let inc = self.ws.ypert[j] - self.ws.y[j];
+                let inc = ws.ypert[j] - y[j];
                 for k in pattern.col_start[j]..pattern.col_start[j + 1] {
                     let i = pattern.rows[k];
-                    self.s.jac[self.ws.jpos[k]] = (self.ws.fpert[i] - self.ws.ftemp[i]) / inc;
+                    jac[ws.jpos[k]] = (ws.fpert[i] - ws.ftemp[i]) / inc;
                 }
             }
         }
-        self.ws.groups = Some((pattern, coloring));
+        ws.groups = Some((pattern, coloring));
         ok
     }
 
@@ -3379,6 +3381,8 @@ impl<S: OdeSystem> Step<'_, S> {
 #[derive(Clone, Copy)]
 enum Buf {
     Y,
+    /// The Nordsieck array's z_0 (the prediction) as y.
+    Z0,
     Pert,
 }
 
