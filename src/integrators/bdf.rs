@@ -2602,10 +2602,24 @@ impl<S: OdeSystem> Step<'_, S> {
     }
 
     // Out of line: about half the steps skip it (`CoefKey`), and the step stays small.
+    // Specialized on the order (a constant argument to the inlined body): its short loops over
+    // ℓ unrolled, the same operations in the same order.
     #[inline(never)]
     fn compute_coefficients(&mut self) {
+        match self.s.q {
+            1 => self.coefficients_of_order(1),
+            2 => self.coefficients_of_order(2),
+            3 => self.coefficients_of_order(3),
+            4 => self.coefficients_of_order(4),
+            5 => self.coefficients_of_order(5),
+            q => self.coefficients_of_order(q),
+        }
+    }
+
+    /// `compute_coefficients` at order q (= s.q).
+    #[inline(always)]
+    fn coefficients_of_order(&mut self, q: usize) {
         let s = &mut *self.s;
-        let q = s.q;
         let h = s.h;
         s.l = [0.0; MAX_ORDER + 1];
         s.l[0] = 1.0;
