@@ -383,19 +383,30 @@ impl PartialEq for CoefKey {
 impl History {
     /// `self = other` without allocating once the vectors have their sizes.
     fn assign(&mut self, o: &History) {
-        self.assign_live(o, None);
+        self.assign_copy(o, None, true);
     }
 
-    /// `assign` between the committed and the working copy of one run of the fixed order k
-    /// (`fixed = Some(k)`): only what such a run can have written since the last full copy.
-    /// Its Nordsieck columns k + 1..=MAX_ORDER are never written (predict, correct, rescale and
-    /// the start all stop at column q = k), and the start points are never written once the
-    /// start is over (start_len > k in both; a restart sets start_len to 0 first). On 10⁵
-    /// states the full copy moved 9n values twice a step for bdf2 where 3n change.
+    /// `assign` between the committed and the working copy of one run (`fixed`: the
+    /// integrator's), of what such a run can have written since the last full copy (see
+    /// `assign_copy`).
+    #[inline(always)]
+    fn assign_live(&mut self, o: &History, fixed: Option<usize>) {
+        self.assign_copy(o, fixed, false);
+    }
+
+    /// `assign` (`full`), or between the committed and the working copy of one run of the fixed
+    /// order k (`fixed = Some(k)`) or of the adaptive method (`None`): only what such a run can
+    /// have written since the last full copy. A fixed order's Nordsieck columns
+    /// k + 1..=MAX_ORDER are never written (predict, correct, rescale and the start all stop
+    /// at column q = k), and the start points are never written once the start is over
+    /// (start_len > k in both; a restart sets start_len to 0 first). On 10⁵ states the full
+    /// copy moved 9n values twice a step for bdf2 where 3n change. The adaptive method never
+    /// writes the start points (times, states, count) at all: both copies keep those of the
+    /// last full copy.
     // Inlined into `commit` (itself inlined into the driver's dispatch), as `nls` into the
     // step: a call's entry and exit cost ~20 instructions a step on the small networks.
     #[inline(always)]
-    fn assign_live(&mut self, o: &History, fixed: Option<usize>) {
+    fn assign_copy(&mut self, o: &History, fixed: Option<usize>, full: bool) {
         let History {
             started,
             tn,
@@ -452,10 +463,11 @@ impl History {
         *nstlp = o.nstlp;
         *nstlj = o.nstlj;
         match fixed {
-            Some(k) if zn.len() == o.zn.len() => {
+            Some(k) if !full && zn.len() == o.zn.len() => {
                 let live = (k + 1) * (o.zn.len() / (MAX_ORDER + 1));
                 zn[..live].copy_from_slice(&o.zn[..live]);
             }
+            None if zn.len() == o.zn.len() => zn.copy_from_slice(&o.zn),
             _ => zn.clone_from(&o.zn),
         }
         // The Jacobian is copied only when it is another one: `jac_count` names its contents
@@ -464,16 +476,19 @@ impl History {
             jac.clone_from(&o.jac);
         }
         *jac_count = o.jac_count;
+        *coef_key = o.coef_key;
+        if !full && fixed.is_none() {
+            return;
+        }
         *start_t = o.start_t;
         // bdf1 starts from its one point (`initialize`) and never writes a start point; the
         // others stop writing them once the start is over.
-        let start_over =
-            fixed.is_some_and(|k| k == 1 || (*start_len == o.start_len && o.start_len > k));
+        let start_over = !full
+            && fixed.is_some_and(|k| k == 1 || (*start_len == o.start_len && o.start_len > k));
         if !start_over || start_y.len() != o.start_y.len() {
             start_y.clone_from(&o.start_y);
         }
         *start_len = o.start_len;
-        *coef_key = o.coef_key;
     }
 }
 
@@ -4405,6 +4420,60 @@ mod tests {
         let want = (1.0f64 + h).powi(-20);
         println!("y(2) = {}, (1 + h)^-20 = {want}", runs[0][19]);
         assert!((runs[0][19] - want).abs() < 1e-14);
+    }
+
+    /// The adaptive method's copies between the committed and the working history leave the
+    /// start points (times, count) alone, which it never writes: start points marked in the
+    /// committed copy after the first step stay there, the working copy keeps its own, and the
+    /// steps are bit for bit those of an unmarked run.
+    #[test]
+    fn adaptive_copies_leave_the_start_points_alone() {
+        use super::Bdf;
+        use crate::integrators::Integrator;
+        use crate::ode::OdeSystem;
+        struct Decay;
+        impl OdeSystem for Decay {
+            fn dimension(&self) -> usize {
+                2
+            }
+            fn rhs(&mut self, _t: f64, y: &[f64], dy: &mut [f64]) {
+                dy[0] = -y[0];
+                dy[1] = -50.0 * (y[1] - y[0]);
+            }
+        }
+        let mut runs = Vec::new();
+        for marked in [false, true] {
+            let (mut sys, mut y, mut inc, mut t) = (Decay, vec![1.0, 0.0], vec![0.0; 2], 0.0);
+            let mut b = Bdf::adaptive(2);
+            b.tolerances.rtol = 1e-6;
+            b.tolerances.atol = 1e-10;
+            let mut ys = Vec::new();
+            for k in 0..30 {
+                let h = b.attempt(&mut sys, t, &y, 1.0, &mut inc).expect("step");
+                y[0] += inc[0];
+                y[1] += inc[1];
+                t += h;
+                b.commit(&mut sys, t, &y);
+                if marked && k == 0 {
+                    b.hist.start_t = [7.0; super::MAX_ORDER + 1];
+                    b.hist.start_len = 3;
+                }
+                ys.push((t, y.clone()));
+            }
+            if marked {
+                println!(
+                    "after 30 steps: committed start {:?} ({}), working {:?} ({})",
+                    b.hist.start_t, b.hist.start_len, b.trial.start_t, b.trial.start_len
+                );
+                assert!(b.hist.start_t.iter().all(|&v| v == 7.0) && b.hist.start_len == 3);
+                assert!(b.trial.start_t.iter().all(|&v| v == 0.0) && b.trial.start_len == 0);
+            }
+            runs.push(ys);
+        }
+        assert_eq!(runs[0], runs[1]);
+        let (t, y) = runs[0].last().expect("steps");
+        println!("y({t}) = {}, exp(-t) = {}", y[0], (-t).exp());
+        assert!((y[0] - (-t).exp()).abs() < 1e-4);
     }
 
     /// The small dense LU (`small_factor`, `small_solve`) against the band kernels it replaces
