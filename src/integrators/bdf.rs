@@ -2933,6 +2933,25 @@ impl<S: OdeSystem> Step<'_, S> {
     /// solves always return true; their failures show as non-finite values).
     fn solve(&mut self) -> bool {
         let n = self.n;
+        if self.ws.krylov.is_some() {
+            return self.solve_krylov();
+        }
+        let ws = &mut *self.ws;
+        // Direct: the first states, the coupled block's LU, the last states (`Peel`).
+        if let Some(peel) = ws.peel.as_mut() {
+            peel.before(&mut ws.tempv);
+            ws.direct.solve_lu(&mut peel.b);
+            peel.after(&mut ws.tempv);
+        } else {
+            ws.direct.solve_lu(&mut ws.tempv[..n]);
+        }
+        true
+    }
+
+    /// `solve` on the Krylov path (GMRES): out of line, so that the direct solves inlined into
+    /// the Newton iteration do not carry its registers.
+    #[inline(never)]
+    fn solve_krylov(&mut self) -> bool {
         let ws = &mut *self.ws;
         if let Some(k) = ws.krylov.as_mut() {
             // M·u with the current γ (CVODE's cvLsATimes), the preconditioner from γ_M.
@@ -2987,15 +3006,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 }
             };
         }
-        // Direct: the first states, the coupled block's LU, the last states (`Peel`).
-        if let Some(peel) = ws.peel.as_mut() {
-            peel.before(&mut ws.tempv);
-            ws.direct.solve_lu(&mut peel.b);
-            peel.after(&mut ws.tempv);
-        } else {
-            ws.direct.solve_lu(&mut ws.tempv[..n]);
-        }
-        true
+        unreachable!("the Krylov path without its workspace")
     }
 
     /// CVODE's cvNewtonIteration.
