@@ -3212,18 +3212,7 @@ impl<S: OdeSystem> Step<'_, S> {
             self.predict_with_increment();
             self.set_coefficients();
             if self.nls(nflag) != Nls::Success {
-                self.stats.convergence_failures += 1;
-                self.restore(saved_t);
-                ncf += 1;
-                self.s.etamax = 1.0;
-                if ncf == MXNCF || self.s.h.abs() <= f64::EPSILON * saved_t.abs() * 4.0 {
-                    return Err(SolverError::NewtonFailed {
-                        t: saved_t,
-                        h: self.s.h,
-                    });
-                }
-                self.s.eta = ETACF;
-                self.rescale();
+                self.after_convergence_failure(saved_t, &mut ncf)?;
                 nflag = NFlag::PrevConvFail;
                 continue;
             }
@@ -3232,51 +3221,8 @@ impl<S: OdeSystem> Step<'_, S> {
                 dsm = d;
                 break;
             }
-            // Error test failed.
-            self.stats.error_test_failures += 1;
-            self.restore(saved_t);
-            nef += 1;
+            self.after_error_test_failure(saved_t, d, &mut nef)?;
             nflag = NFlag::PrevErrFail;
-            self.s.etamax = 1.0;
-            if nef == MXNEF || self.s.h.abs() <= f64::EPSILON * saved_t.abs() * 4.0 {
-                return Err(SolverError::StepTooSmall {
-                    t: saved_t,
-                    h: self.s.h,
-                });
-            }
-            if nef <= MXNEF1 {
-                let big_l = (self.s.q + 1) as f64;
-                let mut eta = 1.0 / ((BIAS2 * d).powf(1.0 / big_l) + ADDON);
-                eta = eta.max(ETAMIN);
-                if nef >= SMALL_NEF {
-                    eta = eta.min(ETAMXF);
-                }
-                self.s.eta = eta;
-                self.rescale();
-                continue;
-            }
-            if self.s.q > 1 {
-                self.s.eta = ETAMIN;
-                self.adjust_order(-1);
-                let big_l = self.s.q;
-                self.s.q -= 1;
-                self.s.qwait = big_l;
-                self.rescale();
-                continue;
-            }
-            // Order 1 already: reload z_1 = h·f(t, y).
-            let n = self.n;
-            self.s.eta = ETAMIN;
-            self.s.h *= ETAMIN;
-            self.s.hscale = self.s.h;
-            self.s.qwait = LONG_WAIT;
-            self.ws.y.copy_from_slice(&self.s.zn[..n]);
-            if !self.rhs(saved_t, Buf::Y) {
-                return Err(SolverError::NonFinite { t: saved_t });
-            }
-            for i in 0..n {
-                self.s.zn[n + i] = self.s.h * self.ws.ftemp[i];
-            }
         }
         let h = self.s.h;
         self.complete_step();
@@ -3287,6 +3233,87 @@ impl<S: OdeSystem> Step<'_, S> {
             ETAMX3
         };
         Ok(h)
+    }
+
+    /// `step_adaptive` after a failed Newton iteration: the prediction undone and the step
+    /// cut for the retry (CVODE's cvHandleNFlag). Out of line, as `after_error_test_failure`:
+    /// rare, and the step's loop keeps fewer registers.
+    #[cold]
+    #[inline(never)]
+    fn after_convergence_failure(
+        &mut self,
+        saved_t: f64,
+        ncf: &mut u32,
+    ) -> Result<(), SolverError> {
+        self.stats.convergence_failures += 1;
+        self.restore(saved_t);
+        *ncf += 1;
+        self.s.etamax = 1.0;
+        if *ncf == MXNCF || self.s.h.abs() <= f64::EPSILON * saved_t.abs() * 4.0 {
+            return Err(SolverError::NewtonFailed {
+                t: saved_t,
+                h: self.s.h,
+            });
+        }
+        self.s.eta = ETACF;
+        self.rescale();
+        Ok(())
+    }
+
+    /// `step_adaptive` after a failed error test (error norm `d` > 1): the prediction undone,
+    /// then a smaller step, a lower order, or at order 1 z_1 reloaded (CVODE's cvDoErrorTest).
+    #[cold]
+    #[inline(never)]
+    fn after_error_test_failure(
+        &mut self,
+        saved_t: f64,
+        d: f64,
+        nef: &mut u32,
+    ) -> Result<(), SolverError> {
+        self.stats.error_test_failures += 1;
+        self.restore(saved_t);
+        *nef += 1;
+        self.s.etamax = 1.0;
+        if *nef == MXNEF || self.s.h.abs() <= f64::EPSILON * saved_t.abs() * 4.0 {
+            return Err(SolverError::StepTooSmall {
+                t: saved_t,
+                h: self.s.h,
+            });
+        }
+        if *nef <= MXNEF1 {
+            let big_l = (self.s.q + 1) as f64;
+            let mut eta = 1.0 / ((BIAS2 * d).powf(1.0 / big_l) + ADDON);
+            eta = eta.max(ETAMIN);
+            if *nef >= SMALL_NEF {
+                eta = eta.min(ETAMXF);
+            }
+            self.s.eta = eta;
+            self.rescale();
+            return Ok(());
+        }
+        if self.s.q > 1 {
+            self.s.eta = ETAMIN;
+            self.adjust_order(-1);
+            let big_l = self.s.q;
+            self.s.q -= 1;
+            self.s.qwait = big_l;
+            self.rescale();
+            return Ok(());
+        }
+        // Order 1 already: reload z_1 = h·f(t, y).
+        let n = self.n;
+        self.s.eta = ETAMIN;
+        self.s.h *= ETAMIN;
+        self.s.hscale = self.s.h;
+        self.s.qwait = LONG_WAIT;
+        self.ws.y.copy_from_slice(&self.s.zn[..n]);
+        if !self.rhs(saved_t, Buf::Y) {
+            return Err(SolverError::NonFinite { t: saved_t });
+        }
+        for i in 0..n {
+            self.s.zn[n + i] = self.s.h * self.ws.ftemp[i];
+        }
+        Ok(())
     }
 
     /// One fixed-order step of exactly `h` (the Nordsieck array rescaled to it).
