@@ -1576,6 +1576,47 @@ fn predict_two<const Q: usize, const K: usize>(
     }
 }
 
+/// `Step::restore`'s undoing of the predictor (z_{j−1} −= z_j for k = 1..=Q, j = Q down to k)
+/// for n ≤ one block, element by element and two states at a time: per element the same
+/// subtractions in the same order as the column passes, so the same bits.
+fn restore_small<const Q: usize, const K: usize>(zn: &mut [f64], n: usize) {
+    const { assert!(K == Q + 1) };
+    let mut cols = columns_mut::<K>(zn, n);
+    let mut i = 0;
+    while i + 2 <= n {
+        let mut z = [[0.0; 2]; MAX_ORDER + 1];
+        for (v, col) in z.iter_mut().zip(cols.iter()) {
+            *v = pair(&col[i..i + 2]);
+        }
+        for k in 1..Q + 1 {
+            for jj in 0..Q + 1 - k {
+                let j = Q - jj;
+                z[j - 1][0] -= z[j][0];
+                z[j - 1][1] -= z[j][1];
+            }
+        }
+        for (col, v) in cols.iter_mut().zip(&z).take(Q) {
+            col[i..i + 2].copy_from_slice(v);
+        }
+        i += 2;
+    }
+    if i < n {
+        let mut z = [0.0; MAX_ORDER + 1];
+        for (v, col) in z.iter_mut().zip(cols.iter()) {
+            *v = col[i];
+        }
+        for k in 1..Q + 1 {
+            for jj in 0..Q + 1 - k {
+                let j = Q - jj;
+                z[j - 1] -= z[j];
+            }
+        }
+        for (col, v) in cols.iter_mut().zip(&z).take(Q) {
+            col[i] = *v;
+        }
+    }
+}
+
 /// Two values as an array (`Live`'s pairs; the slice has length 2).
 #[inline(always)]
 fn pair(v: &[f64]) -> [f64; 2] {
@@ -2564,6 +2605,19 @@ impl<S: OdeSystem> Step<'_, S> {
     fn restore(&mut self, saved_t: f64) {
         let (n, q) = (self.n, self.s.q);
         self.s.tn = saved_t;
+        if n <= NORDSIECK_BLOCK {
+            // Element by element, two states at a time, with the order a constant (as
+            // `predict_small`): the same subtractions in the same order.
+            let zn = &mut self.s.zn[..(q + 1) * n];
+            match q {
+                1 => return restore_small::<1, 2>(zn, n),
+                2 => return restore_small::<2, 3>(zn, n),
+                3 => return restore_small::<3, 4>(zn, n),
+                4 => return restore_small::<4, 5>(zn, n),
+                5 => return restore_small::<5, 6>(zn, n),
+                _ => {}
+            }
+        }
         for k in 1..=q {
             for j in (k..=q).rev() {
                 let (prev, next) = column_pair(&mut self.s.zn, n, j);
@@ -3927,7 +3981,8 @@ impl Integrator for Bdf {
 mod tests {
     use super::{
         MAX_ORDER, NORDSIECK_BLOCK, SMALL_MAX, band_factor, band_solve, correct_blocked,
-        correct_onto_invariants, finite_values, predict_blocked, small_factor, small_solve,
+        correct_onto_invariants, finite_values, predict_blocked, restore_small, small_factor,
+        small_solve,
     };
 
     /// `finite_values` against the per-value test it replaces, on finite values of every
@@ -4036,6 +4091,26 @@ mod tests {
                 let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&zb), bits(&zt), "predict n {n} q {q}");
                 assert_eq!(bits(&incb), bits(&inct), "increment n {n} q {q}");
+                if n <= NORDSIECK_BLOCK {
+                    // The predictor undone (`Step::restore`), element by element.
+                    let (mut zr, mut zrt) = (zb.clone(), zt.clone());
+                    for k in 1..=q {
+                        for j in (k..=q).rev() {
+                            for i in 0..n {
+                                zrt[(j - 1) * n + i] -= zrt[j * n + i];
+                            }
+                        }
+                    }
+                    match q {
+                        1 => restore_small::<1, 2>(&mut zr, n),
+                        2 => restore_small::<2, 3>(&mut zr, n),
+                        3 => restore_small::<3, 4>(&mut zr, n),
+                        4 => restore_small::<4, 5>(&mut zr, n),
+                        _ => restore_small::<5, 6>(&mut zr, n),
+                    }
+                    assert_eq!(bits(&zr), bits(&zrt), "restore n {n} q {q}");
+                    checked += zr.len();
+                }
                 for (j, &lj) in l.iter().enumerate().take(q + 1) {
                     for i in 0..n {
                         zt[j * n + i] += lj * acor[i];
