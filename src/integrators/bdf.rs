@@ -511,8 +511,9 @@ struct Workspace {
     /// when `quad_out` (weight +0), all for the others (a select without a branch, which the
     /// compiler vectorizes two states at a time).
     weight_mask: Vec<u64>,
-    /// Number of the states in the norms: the divisor of the weighted RMS norms.
-    n_err: usize,
+    /// Number of the states in the norms (≥ 1, as a float): the divisor of the weighted RMS
+    /// norms.
+    n_err: f64,
     acor: Vec<f64>,
     y: Vec<f64>,
     ftemp: Vec<f64>,
@@ -1863,9 +1864,9 @@ fn finite_values(v: &[f64]) -> bool {
 
 /// Weighted RMS norm over `len` states (the weights of the others are 0).
 #[inline]
-fn wrms(v: &[f64], w: &[f64], len: usize) -> f64 {
+fn wrms(v: &[f64], w: &[f64], len: f64) -> f64 {
     let s: f64 = v.iter().zip(w).map(|(a, b)| (a * b) * (a * b)).sum();
-    (s / len.max(1) as f64).sqrt()
+    (s / len.max(1.0)).sqrt()
 }
 
 impl Bdf {
@@ -2149,7 +2150,7 @@ impl Bdf {
         ws.weight_mask
             .extend((0..n).map(|j| if quad(j) && ws.quad_out { 0 } else { u64::MAX }));
         let in_norms = ws.weight_mask.iter().filter(|&&m| m != 0).count();
-        ws.n_err = in_norms.max(1);
+        ws.n_err = in_norms.max(1) as f64;
         ws.direct.band = match self.linear {
             // No coupled states: no LU at all.
             _ if nf == 0 => None,
@@ -3013,7 +3014,7 @@ impl<S: OdeSystem> Step<'_, S> {
             let (gamma, jac) = (s.gamma, &s.jac);
             // The tolerance from b's weighted RMS norm (`wrms`'s sum, which GMRES's first pass
             // computes).
-            let n_err = ws.n_err.max(1) as f64;
+            let n_err = ws.n_err.max(1.0);
             let eplifac_tol = EPLIFAC * s.tq[4];
             let tol = |ss: f64| eplifac_tol.max(KRYLOV_MIN_REDUCTION * (ss / n_err).sqrt());
             let KrylovWs {
@@ -3103,7 +3104,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 let (a, y, tv, z0, w) =
                     (&mut ws.acor, &mut ws.y, &mut ws.tempv, &s.zn[..n], &ws.ewt);
                 let sum = newton_update(a, y, tv, z0, w, scale, c, n);
-                (sum / ws.n_err.max(1) as f64).sqrt()
+                (sum / ws.n_err.max(1.0)).sqrt()
             };
             if !del.is_finite() {
                 // A zero pivot of the sparse LU (or an overflow): like a singular M.
