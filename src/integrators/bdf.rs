@@ -1624,16 +1624,17 @@ fn pair(v: &[f64]) -> [f64; 2] {
     [v[0], v[1]]
 }
 
-/// Dense output's increment inc = last + Σ_{j=1..Q} z_j·σ^j (`z` from column 1, `pw[j]` = σ^j)
+/// Dense output's increment inc = last + Σ_{j=1..Q} z_j·σ^j (`z` from column 1, σ^j formed here)
 /// element by element: per element the same additions in the same order as the column passes
 /// (inc = last, then += z_j·σ^j for j = 1..Q), so the same bits, in one sweep.
-fn dense_sum<const Q: usize>(
-    z: &[f64],
-    pw: &[f64; MAX_ORDER + 1],
-    last: &[f64],
-    inc: &mut [f64],
-    n: usize,
-) {
+fn dense_sum<const Q: usize>(z: &[f64], sigma: f64, last: &[f64], inc: &mut [f64], n: usize) {
+    // σ^j, each the product of the one before and σ (the order a constant: no loop).
+    let mut pw = [0.0; MAX_ORDER + 1];
+    let mut p = 1.0;
+    for v in &mut pw[1..Q + 1] {
+        p *= sigma;
+        *v = p;
+    }
     let mut rest = z;
     let cols: [&[f64]; Q] = std::array::from_fn(|_| {
         let (col, r) = rest.split_at(n);
@@ -3721,19 +3722,13 @@ impl Integrator for Bdf {
         // p(t_n+1 + s·h) = Σ z_j s^j with z_0 = y + inc: the increment is inc + Σ_{j≥1} z_j s^j.
         let s = &self.trial;
         let sigma = (h - self.last.h) / s.h;
-        let mut pw = [0.0; MAX_ORDER + 1];
-        let mut p = 1.0;
-        for v in &mut pw[1..=s.q] {
-            p *= sigma;
-            *v = p;
-        }
         let (z, last) = (&s.zn[n..], &self.last.inc);
         match s.q {
-            1 => dense_sum::<1>(z, &pw, last, inc, n),
-            2 => dense_sum::<2>(z, &pw, last, inc, n),
-            3 => dense_sum::<3>(z, &pw, last, inc, n),
-            4 => dense_sum::<4>(z, &pw, last, inc, n),
-            5 => dense_sum::<5>(z, &pw, last, inc, n),
+            1 => dense_sum::<1>(z, sigma, last, inc, n),
+            2 => dense_sum::<2>(z, sigma, last, inc, n),
+            3 => dense_sum::<3>(z, sigma, last, inc, n),
+            4 => dense_sum::<4>(z, sigma, last, inc, n),
+            5 => dense_sum::<5>(z, sigma, last, inc, n),
             q => unreachable!("BDF order {q}"),
         }
         Ok(())
