@@ -3161,11 +3161,8 @@ impl<S: OdeSystem> Step<'_, S> {
             3 => s.tau[2..4].copy_from_slice(&t[1..3]),
             4 => s.tau[2..5].copy_from_slice(&t[1..4]),
             5 => s.tau[2..6].copy_from_slice(&t[1..5]),
-            _ => {
-                for i in 2..=q {
-                    s.tau[i] = t[i - 1];
-                }
-            }
+            _ if q > 5 => s.tau[2..=q].copy_from_slice(&t[1..q]),
+            _ => {}
         }
         if q == 1 && s.nst > 1 {
             s.tau[2] = s.tau[1];
