@@ -2531,6 +2531,7 @@ impl<S: OdeSystem> Step<'_, S> {
         }
     }
 
+    #[inline(always)]
     fn rhs(&mut self, t: f64, which: Buf) -> bool {
         let (y, f) = match which {
             Buf::Y => (&self.ws.y[..], &mut self.ws.ftemp),
