@@ -1840,12 +1840,24 @@ fn newton_update(
     n: usize,
 ) -> f64 {
     let (acor, y, tv, z0, w) = (&mut acor[..n], &mut y[..n], &mut tv[..n], &z0[..n], &w[..n]);
+    let mut sum = 0.0;
+    if scale && n > NORDSIECK_BLOCK {
+        // Large systems: the scaling in the same sweep (one pass less over memory).
+        for i in 0..n {
+            tv[i] *= c;
+            let d = tv[i] * w[i];
+            sum += d * d;
+            acor[i] += tv[i];
+            y[i] = z0[i] + acor[i];
+        }
+        return sum;
+    }
+    // Small ones: the scaling a pass of its own (vectorized), the sweep without a branch.
     if scale {
         for v in tv.iter_mut() {
             *v *= c;
         }
     }
-    let mut sum = 0.0;
     for i in 0..n {
         let d = tv[i] * w[i];
         sum += d * d;
