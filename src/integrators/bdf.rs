@@ -383,19 +383,30 @@ impl PartialEq for CoefKey {
 impl History {
     /// `self = other` without allocating once the vectors have their sizes.
     fn assign(&mut self, o: &History) {
-        self.assign_live(o, None);
+        self.assign_copy(o, None, true);
     }
 
-    /// `assign` between the committed and the working copy of one run of the fixed order k
-    /// (`fixed = Some(k)`): only what such a run can have written since the last full copy.
-    /// Its Nordsieck columns k + 1..=MAX_ORDER are never written (predict, correct, rescale and
-    /// the start all stop at column q = k), and the start points are never written once the
-    /// start is over (start_len > k in both; a restart sets start_len to 0 first). On 10⁵
-    /// states the full copy moved 9n values twice a step for bdf2 where 3n change.
+    /// `assign` between the committed and the working copy of one run (`fixed`: the
+    /// integrator's), of what such a run can have written since the last full copy (see
+    /// `assign_copy`).
+    #[inline(always)]
+    fn assign_live(&mut self, o: &History, fixed: Option<usize>) {
+        self.assign_copy(o, fixed, false);
+    }
+
+    /// `assign` (`full`), or between the committed and the working copy of one run of the fixed
+    /// order k (`fixed = Some(k)`) or of the adaptive method (`None`): only what such a run can
+    /// have written since the last full copy. A fixed order's Nordsieck columns
+    /// k + 1..=MAX_ORDER are never written (predict, correct, rescale and the start all stop
+    /// at column q = k), and the start points are never written once the start is over
+    /// (start_len > k in both; a restart sets start_len to 0 first). On 10⁵ states the full
+    /// copy moved 9n values twice a step for bdf2 where 3n change. The adaptive method never
+    /// writes the start points (times, states, count) at all: both copies keep those of the
+    /// last full copy.
     // Inlined into `commit` (itself inlined into the driver's dispatch), as `nls` into the
     // step: a call's entry and exit cost ~20 instructions a step on the small networks.
     #[inline(always)]
-    fn assign_live(&mut self, o: &History, fixed: Option<usize>) {
+    fn assign_copy(&mut self, o: &History, fixed: Option<usize>, full: bool) {
         let History {
             started,
             tn,
@@ -452,10 +463,11 @@ impl History {
         *nstlp = o.nstlp;
         *nstlj = o.nstlj;
         match fixed {
-            Some(k) if zn.len() == o.zn.len() => {
+            Some(k) if !full && zn.len() == o.zn.len() => {
                 let live = (k + 1) * (o.zn.len() / (MAX_ORDER + 1));
                 zn[..live].copy_from_slice(&o.zn[..live]);
             }
+            None if zn.len() == o.zn.len() => zn.copy_from_slice(&o.zn),
             _ => zn.clone_from(&o.zn),
         }
         // The Jacobian is copied only when it is another one: `jac_count` names its contents
@@ -464,16 +476,19 @@ impl History {
             jac.clone_from(&o.jac);
         }
         *jac_count = o.jac_count;
+        *coef_key = o.coef_key;
+        if !full && fixed.is_none() {
+            return;
+        }
         *start_t = o.start_t;
         // bdf1 starts from its one point (`initialize`) and never writes a start point; the
         // others stop writing them once the start is over.
-        let start_over =
-            fixed.is_some_and(|k| k == 1 || (*start_len == o.start_len && o.start_len > k));
+        let start_over = !full
+            && fixed.is_some_and(|k| k == 1 || (*start_len == o.start_len && o.start_len > k));
         if !start_over || start_y.len() != o.start_y.len() {
             start_y.clone_from(&o.start_y);
         }
         *start_len = o.start_len;
-        *coef_key = o.coef_key;
     }
 }
 
@@ -487,15 +502,18 @@ struct Workspace {
     inc: Vec<f64>,
     /// Error weights 1/(rtol·|y_i| + atol); 0 for the quadratures (`quad`).
     ewt: Vec<f64>,
-    /// The system's quadratures (`OdeSystem::quadratures`: the network's accumulators), per
-    /// state whatever the path: `jacobian_radius_bound` leaves them out.
-    quad: Vec<bool>,
+    /// The system's quadratures (`OdeSystem::quadratures`: the network's accumulators)
+    /// whatever the path: `jacobian_radius_bound` leaves them out.
+    quad: [std::ops::Range<usize>; 2],
     /// The adaptive method keeps `quad` out of the error norms (`set_weights`).
     quad_out: bool,
-    /// The states `set_weights` gives weight 0: the quadratures when `quad_out`, else none.
-    zero_weight: Vec<usize>,
-    /// Number of the states in the norms: the divisor of the weighted RMS norms.
-    n_err: usize,
+    /// Per state, the bits that `set_weights` keeps of its weight: none for the quadratures
+    /// when `quad_out` (weight +0), all for the others (a select without a branch, which the
+    /// compiler vectorizes two states at a time).
+    weight_mask: Vec<u64>,
+    /// Number of the states in the norms (≥ 1, as a float): the divisor of the weighted RMS
+    /// norms.
+    n_err: f64,
     acor: Vec<f64>,
     y: Vec<f64>,
     ftemp: Vec<f64>,
@@ -1570,9 +1588,15 @@ fn predict_blocked(zn: &mut [f64], inc: &mut [f64], n: usize, q: usize, live: Op
 fn predict_small<const Q: usize, const K: usize>(zn: &mut [f64], inc: &mut [f64], n: usize) {
     const { assert!(K == Q + 1) };
     let mut cols = columns_mut::<K>(zn, n);
-    // An index loop (not `enumerate` over inc): ~35 fewer instructions a call (callgrind).
     let inc = &mut inc[..n];
-    for i in 0..n {
+    // Two states at a time (one SSE2 operation per pair of values, as `predict_live`'s
+    // pairs), the last one of an odd n alone.
+    let mut i = 0;
+    while i + 2 <= n {
+        predict_two::<Q, K>(&mut cols, inc, i);
+        i += 2;
+    }
+    if i < n {
         predict_one::<Q, K>(&mut cols, inc, i);
     }
 }
@@ -1620,30 +1644,82 @@ fn predict_live<const Q: usize, const K: usize>(
     let mut cols = columns_mut::<K>(zn, n);
     let inc = &mut inc[..n];
     for &p in &live.pairs {
-        // Slices of exactly two: no bounds checks per value, and one SSE2 operation each.
-        let mut z = [[0.0; 2]; MAX_ORDER + 1];
-        for (v, col) in z.iter_mut().zip(&cols) {
-            *v = pair(&col[p..p + 2]);
-        }
-        let mut sum = [0.0; 2];
-        for v in &z[1..Q + 1] {
-            sum[0] += v[0];
-            sum[1] += v[1];
-        }
-        inc[p..p + 2].copy_from_slice(&sum);
-        for k in 1..Q + 1 {
-            for jj in 0..Q + 1 - k {
-                let j = Q - jj;
-                z[j - 1][0] += z[j][0];
-                z[j - 1][1] += z[j][1];
-            }
-        }
-        for (col, v) in cols.iter_mut().zip(&z).take(Q) {
-            col[p..p + 2].copy_from_slice(v);
-        }
+        predict_two::<Q, K>(&mut cols, inc, p);
     }
     for &i in &live.singles {
         predict_one::<Q, K>(&mut cols, inc, i);
+    }
+}
+
+/// `predict_one` for the states p and p + 1 together: per state the same operations in the
+/// same order (the same bits), each pair of values one SSE2 operation.
+#[inline(always)]
+fn predict_two<const Q: usize, const K: usize>(
+    cols: &mut [&mut [f64]; K],
+    inc: &mut [f64],
+    p: usize,
+) {
+    // Slices of exactly two: no bounds checks per value, and one SSE2 operation each.
+    let mut z = [[0.0; 2]; MAX_ORDER + 1];
+    for (v, col) in z.iter_mut().zip(cols.iter()) {
+        *v = pair(&col[p..p + 2]);
+    }
+    let mut sum = [0.0; 2];
+    for v in &z[1..Q + 1] {
+        sum[0] += v[0];
+        sum[1] += v[1];
+    }
+    inc[p..p + 2].copy_from_slice(&sum);
+    for k in 1..Q + 1 {
+        for jj in 0..Q + 1 - k {
+            let j = Q - jj;
+            z[j - 1][0] += z[j][0];
+            z[j - 1][1] += z[j][1];
+        }
+    }
+    for (col, v) in cols.iter_mut().zip(&z).take(Q) {
+        col[p..p + 2].copy_from_slice(v);
+    }
+}
+
+/// `Step::restore`'s undoing of the predictor (z_{j−1} −= z_j for k = 1..=Q, j = Q down to k)
+/// for n ≤ one block, element by element and two states at a time: per element the same
+/// subtractions in the same order as the column passes, so the same bits.
+fn restore_small<const Q: usize, const K: usize>(zn: &mut [f64], n: usize) {
+    const { assert!(K == Q + 1) };
+    let mut cols = columns_mut::<K>(zn, n);
+    let mut i = 0;
+    while i + 2 <= n {
+        let mut z = [[0.0; 2]; MAX_ORDER + 1];
+        for (v, col) in z.iter_mut().zip(cols.iter()) {
+            *v = pair(&col[i..i + 2]);
+        }
+        for k in 1..Q + 1 {
+            for jj in 0..Q + 1 - k {
+                let j = Q - jj;
+                z[j - 1][0] -= z[j][0];
+                z[j - 1][1] -= z[j][1];
+            }
+        }
+        for (col, v) in cols.iter_mut().zip(&z).take(Q) {
+            col[i..i + 2].copy_from_slice(v);
+        }
+        i += 2;
+    }
+    if i < n {
+        let mut z = [0.0; MAX_ORDER + 1];
+        for (v, col) in z.iter_mut().zip(cols.iter()) {
+            *v = col[i];
+        }
+        for k in 1..Q + 1 {
+            for jj in 0..Q + 1 - k {
+                let j = Q - jj;
+                z[j - 1] -= z[j];
+            }
+        }
+        for (col, v) in cols.iter_mut().zip(&z).take(Q) {
+            col[i] = *v;
+        }
     }
 }
 
@@ -1653,28 +1729,43 @@ fn pair(v: &[f64]) -> [f64; 2] {
     [v[0], v[1]]
 }
 
-/// Dense output's increment inc = last + Σ_{j=1..Q} z_j·σ^j (`z` from column 1, `pw[j]` = σ^j)
+/// Dense output's increment inc = last + Σ_{j=1..Q} z_j·σ^j (`z` from column 1, σ^j formed here)
 /// element by element: per element the same additions in the same order as the column passes
 /// (inc = last, then += z_j·σ^j for j = 1..Q), so the same bits, in one sweep.
-fn dense_sum<const Q: usize>(
-    z: &[f64],
-    pw: &[f64; MAX_ORDER + 1],
-    last: &[f64],
-    inc: &mut [f64],
-    n: usize,
-) {
+fn dense_sum<const Q: usize>(z: &[f64], sigma: f64, last: &[f64], inc: &mut [f64], n: usize) {
+    // σ^j, each the product of the one before and σ (the order a constant: no loop).
+    let mut pw = [0.0; MAX_ORDER + 1];
+    let mut p = 1.0;
+    for v in &mut pw[1..Q + 1] {
+        p *= sigma;
+        *v = p;
+    }
     let mut rest = z;
     let cols: [&[f64]; Q] = std::array::from_fn(|_| {
         let (col, r) = rest.split_at(n);
         rest = r;
         col
     });
-    for (i, (inc, &l)) in inc[..n].iter_mut().zip(&last[..n]).enumerate() {
-        let mut acc = l;
+    let (inc, last) = (&mut inc[..n], &last[..n]);
+    // Two states at a time (each pair of values one SSE2 operation), the last one of an odd
+    // n alone.
+    let mut i = 0;
+    while i + 2 <= n {
+        let mut acc = pair(&last[i..i + 2]);
+        for (col, &p) in cols.iter().zip(&pw[1..]) {
+            let z = pair(&col[i..i + 2]);
+            acc[0] += z[0] * p;
+            acc[1] += z[1] * p;
+        }
+        inc[i..i + 2].copy_from_slice(&acc);
+        i += 2;
+    }
+    if i < n {
+        let mut acc = last[i];
         for (col, &p) in cols.iter().zip(&pw[1..]) {
             acc += col[i] * p;
         }
-        *inc = acc;
+        inc[i] = acc;
     }
 }
 
@@ -1701,12 +1792,53 @@ fn correct_small<const K: usize>(
     n: usize,
 ) {
     let mut cols = columns_mut::<K>(zn, n);
-    for (i, (inc, &c)) in inc[..n].iter_mut().zip(&acor[..n]).enumerate() {
-        for (col, &lj) in cols.iter_mut().zip(l) {
-            col[i] += lj * c;
-        }
-        *inc += c;
+    let (inc, acor) = (&mut inc[..n], &acor[..n]);
+    // Two states at a time (`correct_live`'s pairs), the last one of an odd n alone.
+    let mut i = 0;
+    while i + 2 <= n {
+        correct_two(&mut cols, l, acor, inc, i);
+        i += 2;
     }
+    if i < n {
+        correct_one(&mut cols, l, acor, inc, i);
+    }
+}
+
+/// The corrector of state i (`correct_small`'s element).
+#[inline(always)]
+fn correct_one<const K: usize>(
+    cols: &mut [&mut [f64]; K],
+    l: &[f64; MAX_ORDER + 1],
+    acor: &[f64],
+    inc: &mut [f64],
+    i: usize,
+) {
+    let c = acor[i];
+    for (col, &lj) in cols.iter_mut().zip(l) {
+        col[i] += lj * c;
+    }
+    inc[i] += c;
+}
+
+/// The corrector of the states p and p + 1 together: per state the same operations (the same
+/// bits), each pair of values one SSE2 operation.
+#[inline(always)]
+fn correct_two<const K: usize>(
+    cols: &mut [&mut [f64]; K],
+    l: &[f64; MAX_ORDER + 1],
+    acor: &[f64],
+    inc: &mut [f64],
+    p: usize,
+) {
+    let c = pair(&acor[p..p + 2]);
+    for (col, &lj) in cols.iter_mut().zip(l) {
+        let z = &mut col[p..p + 2];
+        z[0] += lj * c[0];
+        z[1] += lj * c[1];
+    }
+    let v = &mut inc[p..p + 2];
+    v[0] += c[0];
+    v[1] += c[1];
 }
 
 /// `correct_small` over the `live` states only, two at a time (`Live`): the same bits.
@@ -1721,22 +1853,10 @@ fn correct_live<const K: usize>(
     let mut cols = columns_mut::<K>(zn, n);
     let (inc, acor) = (&mut inc[..n], &acor[..n]);
     for &p in &live.pairs {
-        let c = pair(&acor[p..p + 2]);
-        for (col, &lj) in cols.iter_mut().zip(l) {
-            let z = &mut col[p..p + 2];
-            z[0] += lj * c[0];
-            z[1] += lj * c[1];
-        }
-        let v = &mut inc[p..p + 2];
-        v[0] += c[0];
-        v[1] += c[1];
+        correct_two(&mut cols, l, acor, inc, p);
     }
     for &i in &live.singles {
-        let c = acor[i];
-        for (col, &lj) in cols.iter_mut().zip(l) {
-            col[i] += lj * c;
-        }
-        inc[i] += c;
+        correct_one(&mut cols, l, acor, inc, i);
     }
 }
 
@@ -1826,10 +1946,24 @@ fn newton_update(
 ) -> f64 {
     let (acor, y, tv, z0, w) = (&mut acor[..n], &mut y[..n], &mut tv[..n], &z0[..n], &w[..n]);
     let mut sum = 0.0;
-    for i in 0..n {
-        if scale {
+    if scale && n > NORDSIECK_BLOCK {
+        // Large systems: the scaling in the same sweep (one pass less over memory).
+        for i in 0..n {
             tv[i] *= c;
+            let d = tv[i] * w[i];
+            sum += d * d;
+            acor[i] += tv[i];
+            y[i] = z0[i] + acor[i];
         }
+        return sum;
+    }
+    // Small ones: the scaling a pass of its own (vectorized), the sweep without a branch.
+    if scale {
+        for v in tv.iter_mut() {
+            *v *= c;
+        }
+    }
+    for i in 0..n {
         let d = tv[i] * w[i];
         sum += d * d;
         acor[i] += tv[i];
@@ -2011,17 +2145,28 @@ fn newton_update_fused(
 
 /// Whether every value is finite: Σ 0·v_i is ±0 when they all are and NaN when one is not
 /// (0·∞ = NaN), two operations a value and no branch (`iter().all(is_finite)` cost ~45
-/// instructions a right-hand side on 5 states, callgrind).
+/// instructions a right-hand side on 5 states, callgrind). Every term is ±0 or NaN, so the
+/// order of the sum does not matter: the odd value first, then two sums over the pairs (one
+/// SSE2 operation a pair, where the single sum's chain cost ~5 instructions a value).
 #[inline]
 fn finite_values(v: &[f64]) -> bool {
-    v.iter().fold(0.0, |acc, x| acc + 0.0 * x) == 0.0
+    let mut acc = [0.0f64; 2];
+    let odd = v.len() % 2;
+    if odd == 1 {
+        acc[0] = 0.0 * v[0];
+    }
+    for p in v[odd..].chunks_exact(2) {
+        acc[0] += 0.0 * p[0];
+        acc[1] += 0.0 * p[1];
+    }
+    acc[0] + acc[1] == 0.0
 }
 
 /// Weighted RMS norm over `len` states (the weights of the others are 0).
 #[inline]
-fn wrms(v: &[f64], w: &[f64], len: usize) -> f64 {
+fn wrms(v: &[f64], w: &[f64], len: f64) -> f64 {
     let s: f64 = v.iter().zip(w).map(|(a, b)| (a * b) * (a * b)).sum();
-    (s / len.max(1) as f64).sqrt()
+    (s / len.max(1.0)).sqrt()
 }
 
 impl Bdf {
@@ -2097,20 +2242,20 @@ impl Bdf {
         }
         let (rtol, atol) = (self.tolerances.rtol, self.tolerances.atol);
         let zn = &self.hist.zn;
-        let quad = &ws.quad;
-        if quad.len() != n {
+        if ws.weight_mask.len() != n {
             return None;
         }
+        let quad = |i: usize| ws.quad.iter().any(|r| r.contains(&i));
         let w = |i: usize| 1.0 / (rtol * zn[i].abs() + atol);
         let mut col_max = 0.0f64;
         ws.rowsum.fill(0.0);
         // Column sums directly, row sums accumulated (J is stored by columns).
-        for j in (0..n).filter(|&j| !quad[j]) {
+        for j in (0..n).filter(|&j| !quad(j)) {
             let wj = w(j);
             let range = p.col_start[j]..p.col_start[j + 1];
             let mut s = 0.0;
             for (&i, a) in p.rows[range.clone()].iter().zip(&self.hist.jac[range]) {
-                if quad[i] {
+                if quad(i) {
                     continue;
                 }
                 s += a.abs() * w(i);
@@ -2298,14 +2443,14 @@ impl Bdf {
         };
         // The quadratures the system names, out of the adaptive method's norms (not in the
         // fixed-order variants). The Krylov path solves them outside GMRES (`quad_rows`).
-        let quadratures = sys.quadratures();
+        ws.quad = sys.quadratures();
         ws.quad_out = self.fixed.is_none();
-        ws.quad.clear();
-        ws.quad
-            .extend((0..n).map(|j| quadratures.iter().any(|r| r.contains(&j))));
-        let in_norms = ws.quad.iter().filter(|&&q| !(q && ws.quad_out)).count();
-        ws.zero_weight = (0..n).filter(|&j| ws.quad[j] && ws.quad_out).collect();
-        ws.n_err = in_norms.max(1);
+        let quad = |j: usize| ws.quad.iter().any(|r| r.contains(&j));
+        ws.weight_mask.clear();
+        ws.weight_mask
+            .extend((0..n).map(|j| if quad(j) && ws.quad_out { 0 } else { u64::MAX }));
+        let in_norms = ws.weight_mask.iter().filter(|&&m| m != 0).count();
+        ws.n_err = in_norms.max(1) as f64;
         ws.direct.band = match self.linear {
             // No coupled states: no LU at all.
             _ if nf == 0 => None,
@@ -2403,7 +2548,7 @@ impl Bdf {
             let mut quad_rows: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
             if ws.quad_out {
                 quad_rows = (0..n)
-                    .filter(|&q| ws.quad[q])
+                    .filter(|&q| ws.quad.iter().any(|r| r.contains(&q)))
                     .map(|q| (q, Vec::new()))
                     .collect();
                 for j in 0..n {
@@ -2679,36 +2824,21 @@ impl<S: OdeSystem> Step<'_, S> {
         };
         let n = self.n;
         let ws = &mut *self.ws;
-        if n <= SMALL_MAX {
-            let quad_out = ws.quad_out;
-            for ((e, &q), z) in ws.ewt[..n]
-                .iter_mut()
-                .zip(&ws.quad[..n])
-                .zip(&self.s.zn[..n])
-            {
-                *e = if q && quad_out {
-                    0.0
-                } else {
-                    1.0 / (rtol * z.abs() + atol)
-                };
-            }
-            return;
-        }
-        // Above `SMALL_MAX` states every weight, then the quadratures' set to 0: a pass without
-        // a branch per state, which the compiler vectorizes (the same values; on the 20-tank
-        // chain 0.49k → ~0.1k instructions a step; on 5 states the branchy loop is cheaper).
-        for (e, z) in ws.ewt[..n].iter_mut().zip(&self.s.zn[..n]) {
-            *e = 1.0 / (rtol * z.abs() + atol);
-        }
-        for &q in &ws.zero_weight {
-            ws.ewt[q] = 0.0;
+        // An index loop over slices cut to n, the quadratures' weights +0 by their mask: no
+        // branch, two states at a time.
+        let (e, m, z) = (&mut ws.ewt[..n], &ws.weight_mask[..n], &self.s.zn[..n]);
+        for i in 0..n {
+            let w = 1.0 / (rtol * z[i].abs() + atol);
+            e[i] = f64::from_bits(w.to_bits() & m[i]);
         }
     }
 
+    #[inline(always)]
     fn rhs(&mut self, t: f64, which: Buf) -> bool {
         let (y, f) = match which {
-            Buf::Y => (&self.ws.y, &mut self.ws.ftemp),
-            Buf::Pert => (&self.ws.ypert, &mut self.ws.fpert),
+            Buf::Y => (&self.ws.y[..], &mut self.ws.ftemp),
+            Buf::Z0 => (&self.s.zn[..self.n], &mut self.ws.ftemp),
+            Buf::Pert => (&self.ws.ypert[..], &mut self.ws.fpert),
         };
         self.sys.rhs(t, y, f);
         finite_values(f)
@@ -2791,6 +2921,19 @@ impl<S: OdeSystem> Step<'_, S> {
     fn restore(&mut self, saved_t: f64) {
         let (n, q) = (self.n, self.s.q);
         self.s.tn = saved_t;
+        if n <= NORDSIECK_BLOCK {
+            // Element by element, two states at a time, with the order a constant (as
+            // `predict_small`): the same subtractions in the same order.
+            let zn = &mut self.s.zn[..(q + 1) * n];
+            match q {
+                1 => return restore_small::<1, 2>(zn, n),
+                2 => return restore_small::<2, 3>(zn, n),
+                3 => return restore_small::<3, 4>(zn, n),
+                4 => return restore_small::<4, 5>(zn, n),
+                5 => return restore_small::<5, 6>(zn, n),
+                _ => {}
+            }
+        }
         for k in 1..=q {
             for j in (k..=q).rev() {
                 let (prev, next) = column_pair(&mut self.s.zn, n, j);
@@ -2844,10 +2987,24 @@ impl<S: OdeSystem> Step<'_, S> {
     }
 
     // Out of line: about half the steps skip it (`CoefKey`), and the step stays small.
+    // Specialized on the order (a constant argument to the inlined body): its short loops over
+    // ℓ unrolled, the same operations in the same order.
     #[inline(never)]
     fn compute_coefficients(&mut self) {
+        match self.s.q {
+            1 => self.coefficients_of_order(1),
+            2 => self.coefficients_of_order(2),
+            3 => self.coefficients_of_order(3),
+            4 => self.coefficients_of_order(4),
+            5 => self.coefficients_of_order(5),
+            q => self.coefficients_of_order(q),
+        }
+    }
+
+    /// `compute_coefficients` at order q (= s.q).
+    #[inline(always)]
+    fn coefficients_of_order(&mut self, q: usize) {
         let s = &mut *self.s;
-        let q = s.q;
         let h = s.h;
         s.l = [0.0; MAX_ORDER + 1];
         s.l[0] = 1.0;
@@ -2966,10 +3123,10 @@ impl<S: OdeSystem> Step<'_, S> {
         }
     }
 
-    /// y = predicted z_0 into ws.y, and f there into ws.ftemp.
+    /// f at the predicted z_0 into ws.ftemp (read in place: the Newton update writes all of
+    /// ws.y before anything reads it, and the Jacobian is evaluated at z_0 too).
     #[inline(always)]
     fn nls(&mut self, nflag: NFlag) -> Nls {
-        let n = self.n;
         let mut convfail = if nflag == NFlag::FirstCall || nflag == NFlag::PrevErrFail {
             ConvFail::NoFailures
         } else {
@@ -2982,9 +3139,8 @@ impl<S: OdeSystem> Step<'_, S> {
             || s.nst >= s.nstlp + MSBP
             || (s.gamrat - 1.0).abs() > DGMAX;
         loop {
-            self.ws.y.copy_from_slice(&self.s.zn[..n]);
             let tn = self.s.tn;
-            if !self.rhs(tn, Buf::Y) {
+            if !self.rhs(tn, Buf::Z0) {
                 return Nls::ConvFail;
             }
             let mut jcur = false;
@@ -3035,8 +3191,8 @@ impl<S: OdeSystem> Step<'_, S> {
         Some(jbad)
     }
 
-    /// Newton Jacobian at (tn, ws.y) with f = ws.ftemp, column groups at once: exact (`jvp`) or
-    /// forward differences.
+    /// Newton Jacobian at (tn, z_0) (the prediction, where `nls` evaluated f) with f =
+    /// ws.ftemp, column groups at once: exact (`jvp`) or forward differences.
     fn jacobian(&mut self) -> bool {
         let n = self.n;
         self.stats.jacobian_evaluations += 1;
@@ -3052,63 +3208,63 @@ impl<S: OdeSystem> Step<'_, S> {
         // never taken for the one it overwrote (see `History::assign`).
         self.s.jac_count += 1;
         let (pattern, coloring) = self.ws.groups.take().expect("workspace prepared");
+        let (sys, ws, stats) = (&mut *self.sys, &mut *self.ws, &mut *self.stats);
+        let s = &mut *self.s;
+        let (y, jac) = (&s.zn[..n], &mut s.jac);
         let mut ok = true;
         // Exact columns from the system's directional derivative, J·v with v the indicator of a
         // group of structurally orthogonal columns; finite differences once it says it has none.
         let mut exact = self.tol.jacobian == JacobianSource::Exact;
         for g in 0..coloring.n_colors() {
             if exact {
-                self.ws.ypert.fill(0.0);
+                ws.ypert.fill(0.0);
                 for &j in coloring.group(g) {
-                    self.ws.ypert[j] = 1.0;
+                    ws.ypert[j] = 1.0;
                 }
                 // One jvp costs about one right-hand side: counted as one.
-                self.stats.jacobian_rhs_evaluations += 1;
-                let ws = &mut *self.ws;
-                if self
-                    .sys
-                    .jvp(tn, &ws.y, &ws.ypert, &mut ws.fjvp, &mut ws.fpert)
-                {
+                stats.jacobian_rhs_evaluations += 1;
+                if sys.jvp(tn, y, &ws.ypert, &mut ws.fjvp, &mut ws.fpert) {
                     if !ws.fpert.iter().all(|v| v.is_finite()) {
                         ok = false;
                         break;
                     }
                     for &j in coloring.group(g) {
                         for k in pattern.col_start[j]..pattern.col_start[j + 1] {
-                            self.s.jac[ws.jpos[k]] = ws.fpert[pattern.rows[k]];
+                            jac[ws.jpos[k]] = ws.fpert[pattern.rows[k]];
                         }
                     }
                     continue;
                 }
                 exact = false;
             }
-            self.ws.ypert.copy_from_slice(&self.ws.y);
+            ws.ypert.copy_from_slice(y);
             for &j in coloring.group(g) {
-                let w = self.ws.ewt[j];
+                let w = ws.ewt[j];
                 // A quadrature's weight is 0: its column is empty, any finite increment does.
                 let floor = if w > 0.0 {
                     min_inc / w
                 } else {
-                    min_inc * (self.ws.y[j].abs() + 1.0)
+                    min_inc * (y[j].abs() + 1.0)
                 };
-                let inc = (srur * self.ws.y[j].abs()).max(floor);
-                self.ws.ypert[j] += inc;
+                let inc = (srur * y[j].abs()).max(floor);
+                ws.ypert[j] += inc;
             }
-            self.stats.jacobian_rhs_evaluations += 1;
-            if !self.rhs(tn, Buf::Pert) {
+            stats.jacobian_rhs_evaluations += 1;
+            sys.rhs(tn, &ws.ypert, &mut ws.fpert);
+            if !finite_values(&ws.fpert) {
                 ok = false;
                 break;
             }
             for &j in coloring.group(g) {
                 // The increment actually represented in floating point.
-                let inc = self.ws.ypert[j] - self.ws.y[j];
+                let inc = ws.ypert[j] - y[j];
                 for k in pattern.col_start[j]..pattern.col_start[j + 1] {
                     let i = pattern.rows[k];
-                    self.s.jac[self.ws.jpos[k]] = (self.ws.fpert[i] - self.ws.ftemp[i]) / inc;
+                    jac[ws.jpos[k]] = (ws.fpert[i] - ws.ftemp[i]) / inc;
                 }
             }
         }
-        self.ws.groups = Some((pattern, coloring));
+        ws.groups = Some((pattern, coloring));
         ok
     }
 
@@ -3172,7 +3328,8 @@ impl<S: OdeSystem> Step<'_, S> {
         true
     }
 
-    /// `solve` on the Krylov path (out of line: one copy for all of `newton`'s variants).
+    /// `solve` on the Krylov path (GMRES): out of line, so that the direct solves inlined into
+    /// the Newton iteration do not carry its registers.
     #[inline(never)]
     fn solve_krylov(&mut self) -> bool {
         let ws = &mut *self.ws;
@@ -3182,7 +3339,7 @@ impl<S: OdeSystem> Step<'_, S> {
             let (gamma, jac) = (s.gamma, &s.jac);
             // The tolerance from b's weighted RMS norm (`wrms`'s sum, which GMRES's first pass
             // computes).
-            let n_err = ws.n_err.max(1) as f64;
+            let n_err = ws.n_err.max(1.0);
             let eplifac_tol = EPLIFAC * s.tq[4];
             let tol = |ss: f64| eplifac_tol.max(KRYLOV_MIN_REDUCTION * (ss / n_err).sqrt());
             let KrylovWs {
@@ -3229,13 +3386,25 @@ impl<S: OdeSystem> Step<'_, S> {
                 }
             };
         }
-        unreachable!("the Krylov solve without its workspace")
+        unreachable!("the Krylov path without its workspace")
     }
 
     /// CVODE's cvNewtonIteration: its residual and update passes over the live states only
     /// when they have the regular layout (`Live::groups`), fused with the direct solve's split
     /// when that allows (`Workspace::fused`), else over every state; chosen once per call.
     fn newton(&mut self, jcur: bool) -> Nls {
+        let skips = self.ws.fused || self.ws.live.as_ref().is_some_and(|l| l.groups > 0);
+        if skips {
+            // The live passes never write a constant state's y, and `nls` no longer copies z_0
+            // into y (f and J read z_0 in place); a fixed-order run starts from its start
+            // points without ever setting y there. So y = z_0 there first, as the full update
+            // leaves it.
+            let n = self.n;
+            let (y, z0) = (&mut self.ws.y, &self.s.zn[..n]);
+            for &i in &self.ws.constant {
+                y[i] = z0[i];
+            }
+        }
         if self.ws.fused {
             self.newton_passes::<FUSED>(jcur)
         } else if self.ws.live.as_ref().is_some_and(|l| l.groups > 0) {
@@ -3319,7 +3488,7 @@ impl<S: OdeSystem> Step<'_, S> {
                     }
                     _ => newton_update(a, y, tv, z0, w, scale, c, n),
                 };
-                (sum / ws.n_err.max(1) as f64).sqrt()
+                (sum / ws.n_err.max(1.0)).sqrt()
             };
             if !del.is_finite() {
                 // A zero pivot of the sparse LU (or an overflow): like a singular M.
@@ -3367,8 +3536,16 @@ impl<S: OdeSystem> Step<'_, S> {
         self.stats.steps += 1;
         let s = &mut *self.s;
         s.nst += 1;
-        for i in (2..=q).rev() {
-            s.tau[i] = s.tau[i - 1];
+        // τ_i = τ_{i−1} for i = q down to 2: one copy of constant length per order (the loop
+        // cost ~18 instructions a step).
+        let t = s.tau;
+        match q {
+            2 => s.tau[2] = t[1],
+            3 => s.tau[2..4].copy_from_slice(&t[1..3]),
+            4 => s.tau[2..5].copy_from_slice(&t[1..4]),
+            5 => s.tau[2..6].copy_from_slice(&t[1..5]),
+            _ if q > 5 => s.tau[2..=q].copy_from_slice(&t[1..q]),
+            _ => {}
         }
         if q == 1 && s.nst > 1 {
             s.tau[2] = s.tau[1];
@@ -3482,18 +3659,7 @@ impl<S: OdeSystem> Step<'_, S> {
             self.predict_with_increment();
             self.set_coefficients();
             if self.nls(nflag) != Nls::Success {
-                self.stats.convergence_failures += 1;
-                self.restore(saved_t);
-                ncf += 1;
-                self.s.etamax = 1.0;
-                if ncf == MXNCF || self.s.h.abs() <= f64::EPSILON * saved_t.abs() * 4.0 {
-                    return Err(SolverError::NewtonFailed {
-                        t: saved_t,
-                        h: self.s.h,
-                    });
-                }
-                self.s.eta = ETACF;
-                self.rescale();
+                self.after_convergence_failure(saved_t, &mut ncf)?;
                 nflag = NFlag::PrevConvFail;
                 continue;
             }
@@ -3502,51 +3668,8 @@ impl<S: OdeSystem> Step<'_, S> {
                 dsm = d;
                 break;
             }
-            // Error test failed.
-            self.stats.error_test_failures += 1;
-            self.restore(saved_t);
-            nef += 1;
+            self.after_error_test_failure(saved_t, d, &mut nef)?;
             nflag = NFlag::PrevErrFail;
-            self.s.etamax = 1.0;
-            if nef == MXNEF || self.s.h.abs() <= f64::EPSILON * saved_t.abs() * 4.0 {
-                return Err(SolverError::StepTooSmall {
-                    t: saved_t,
-                    h: self.s.h,
-                });
-            }
-            if nef <= MXNEF1 {
-                let big_l = (self.s.q + 1) as f64;
-                let mut eta = 1.0 / ((BIAS2 * d).powf(1.0 / big_l) + ADDON);
-                eta = eta.max(ETAMIN);
-                if nef >= SMALL_NEF {
-                    eta = eta.min(ETAMXF);
-                }
-                self.s.eta = eta;
-                self.rescale();
-                continue;
-            }
-            if self.s.q > 1 {
-                self.s.eta = ETAMIN;
-                self.adjust_order(-1);
-                let big_l = self.s.q;
-                self.s.q -= 1;
-                self.s.qwait = big_l;
-                self.rescale();
-                continue;
-            }
-            // Order 1 already: reload z_1 = h·f(t, y).
-            let n = self.n;
-            self.s.eta = ETAMIN;
-            self.s.h *= ETAMIN;
-            self.s.hscale = self.s.h;
-            self.s.qwait = LONG_WAIT;
-            self.ws.y.copy_from_slice(&self.s.zn[..n]);
-            if !self.rhs(saved_t, Buf::Y) {
-                return Err(SolverError::NonFinite { t: saved_t });
-            }
-            for i in 0..n {
-                self.s.zn[n + i] = self.s.h * self.ws.ftemp[i];
-            }
         }
         let h = self.s.h;
         self.complete_step();
@@ -3557,6 +3680,87 @@ impl<S: OdeSystem> Step<'_, S> {
             ETAMX3
         };
         Ok(h)
+    }
+
+    /// `step_adaptive` after a failed Newton iteration: the prediction undone and the step
+    /// cut for the retry (CVODE's cvHandleNFlag). Out of line, as `after_error_test_failure`:
+    /// rare, and the step's loop keeps fewer registers.
+    #[cold]
+    #[inline(never)]
+    fn after_convergence_failure(
+        &mut self,
+        saved_t: f64,
+        ncf: &mut u32,
+    ) -> Result<(), SolverError> {
+        self.stats.convergence_failures += 1;
+        self.restore(saved_t);
+        *ncf += 1;
+        self.s.etamax = 1.0;
+        if *ncf == MXNCF || self.s.h.abs() <= f64::EPSILON * saved_t.abs() * 4.0 {
+            return Err(SolverError::NewtonFailed {
+                t: saved_t,
+                h: self.s.h,
+            });
+        }
+        self.s.eta = ETACF;
+        self.rescale();
+        Ok(())
+    }
+
+    /// `step_adaptive` after a failed error test (error norm `d` > 1): the prediction undone,
+    /// then a smaller step, a lower order, or at order 1 z_1 reloaded (CVODE's cvDoErrorTest).
+    #[cold]
+    #[inline(never)]
+    fn after_error_test_failure(
+        &mut self,
+        saved_t: f64,
+        d: f64,
+        nef: &mut u32,
+    ) -> Result<(), SolverError> {
+        self.stats.error_test_failures += 1;
+        self.restore(saved_t);
+        *nef += 1;
+        self.s.etamax = 1.0;
+        if *nef == MXNEF || self.s.h.abs() <= f64::EPSILON * saved_t.abs() * 4.0 {
+            return Err(SolverError::StepTooSmall {
+                t: saved_t,
+                h: self.s.h,
+            });
+        }
+        if *nef <= MXNEF1 {
+            let big_l = (self.s.q + 1) as f64;
+            let mut eta = 1.0 / ((BIAS2 * d).powf(1.0 / big_l) + ADDON);
+            eta = eta.max(ETAMIN);
+            if *nef >= SMALL_NEF {
+                eta = eta.min(ETAMXF);
+            }
+            self.s.eta = eta;
+            self.rescale();
+            return Ok(());
+        }
+        if self.s.q > 1 {
+            self.s.eta = ETAMIN;
+            self.adjust_order(-1);
+            let big_l = self.s.q;
+            self.s.q -= 1;
+            self.s.qwait = big_l;
+            self.rescale();
+            return Ok(());
+        }
+        // Order 1 already: reload z_1 = h·f(t, y).
+        let n = self.n;
+        self.s.eta = ETAMIN;
+        self.s.h *= ETAMIN;
+        self.s.hscale = self.s.h;
+        self.s.qwait = LONG_WAIT;
+        self.ws.y.copy_from_slice(&self.s.zn[..n]);
+        if !self.rhs(saved_t, Buf::Y) {
+            return Err(SolverError::NonFinite { t: saved_t });
+        }
+        for i in 0..n {
+            self.s.zn[n + i] = self.s.h * self.ws.ftemp[i];
+        }
+        Ok(())
     }
 
     /// One fixed-order step of exactly `h` (the Nordsieck array rescaled to it).
@@ -3691,6 +3895,8 @@ impl<S: OdeSystem> Step<'_, S> {
 #[derive(Clone, Copy)]
 enum Buf {
     Y,
+    /// The Nordsieck array's z_0 (the prediction) as y.
+    Z0,
     Pert,
 }
 
@@ -3896,19 +4102,13 @@ impl Integrator for Bdf {
         // p(t_n+1 + s·h) = Σ z_j s^j with z_0 = y + inc: the increment is inc + Σ_{j≥1} z_j s^j.
         let s = &self.trial;
         let sigma = (h - self.last.h) / s.h;
-        let mut pw = [0.0; MAX_ORDER + 1];
-        let mut p = 1.0;
-        for v in &mut pw[1..=s.q] {
-            p *= sigma;
-            *v = p;
-        }
         let (z, last) = (&s.zn[n..], &self.last.inc);
         match s.q {
-            1 => dense_sum::<1>(z, &pw, last, inc, n),
-            2 => dense_sum::<2>(z, &pw, last, inc, n),
-            3 => dense_sum::<3>(z, &pw, last, inc, n),
-            4 => dense_sum::<4>(z, &pw, last, inc, n),
-            5 => dense_sum::<5>(z, &pw, last, inc, n),
+            1 => dense_sum::<1>(z, sigma, last, inc, n),
+            2 => dense_sum::<2>(z, sigma, last, inc, n),
+            3 => dense_sum::<3>(z, sigma, last, inc, n),
+            4 => dense_sum::<4>(z, sigma, last, inc, n),
+            5 => dense_sum::<5>(z, sigma, last, inc, n),
             q => unreachable!("BDF order {q}"),
         }
         Ok(())
@@ -4168,7 +4368,8 @@ impl Integrator for Bdf {
 mod tests {
     use super::{
         MAX_ORDER, NORDSIECK_BLOCK, SMALL_MAX, band_factor, band_solve, correct_blocked,
-        correct_onto_invariants, finite_values, predict_blocked, small_factor, small_solve,
+        correct_onto_invariants, finite_values, predict_blocked, restore_small, small_factor,
+        small_solve,
     };
 
     /// `finite_values` against the per-value test it replaces, on finite values of every
@@ -4188,11 +4389,16 @@ mod tests {
         assert!(finite_values(&finite));
         assert!(finite_values(&[]));
         for bad in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN] {
-            for k in 0..finite.len() {
-                let mut v = finite;
-                v[k] = bad;
-                assert!(!finite_values(&v), "{bad} at {k}");
-                assert_eq!(finite_values(&v), v.iter().all(|x| x.is_finite()));
+            // Every length (even and odd: the pairs and the odd value), the bad value anywhere.
+            for len in 1..=finite.len() {
+                assert!(finite_values(&finite[..len]));
+                for k in 0..len {
+                    let mut v = finite;
+                    v[k] = bad;
+                    let v = &v[..len];
+                    assert!(!finite_values(v), "{bad} at {k} of {len}");
+                    assert_eq!(finite_values(v), v.iter().all(|x| x.is_finite()));
+                }
             }
         }
     }
@@ -4277,6 +4483,26 @@ mod tests {
                 let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&zb), bits(&zt), "predict n {n} q {q}");
                 assert_eq!(bits(&incb), bits(&inct), "increment n {n} q {q}");
+                if n <= NORDSIECK_BLOCK {
+                    // The predictor undone (`Step::restore`), element by element.
+                    let (mut zr, mut zrt) = (zb.clone(), zt.clone());
+                    for k in 1..=q {
+                        for j in (k..=q).rev() {
+                            for i in 0..n {
+                                zrt[(j - 1) * n + i] -= zrt[j * n + i];
+                            }
+                        }
+                    }
+                    match q {
+                        1 => restore_small::<1, 2>(&mut zr, n),
+                        2 => restore_small::<2, 3>(&mut zr, n),
+                        3 => restore_small::<3, 4>(&mut zr, n),
+                        4 => restore_small::<4, 5>(&mut zr, n),
+                        _ => restore_small::<5, 6>(&mut zr, n),
+                    }
+                    assert_eq!(bits(&zr), bits(&zrt), "restore n {n} q {q}");
+                    checked += zr.len();
+                }
                 for (j, &lj) in l.iter().enumerate().take(q + 1) {
                     for i in 0..n {
                         zt[j * n + i] += lj * acor[i];
@@ -4954,6 +5180,60 @@ mod tests {
         let want = (1.0f64 + h).powi(-20);
         println!("y(2) = {}, (1 + h)^-20 = {want}", runs[0][19]);
         assert!((runs[0][19] - want).abs() < 1e-14);
+    }
+
+    /// The adaptive method's copies between the committed and the working history leave the
+    /// start points (times, count) alone, which it never writes: start points marked in the
+    /// committed copy after the first step stay there, the working copy keeps its own, and the
+    /// steps are bit for bit those of an unmarked run.
+    #[test]
+    fn adaptive_copies_leave_the_start_points_alone() {
+        use super::Bdf;
+        use crate::integrators::Integrator;
+        use crate::ode::OdeSystem;
+        struct Decay;
+        impl OdeSystem for Decay {
+            fn dimension(&self) -> usize {
+                2
+            }
+            fn rhs(&mut self, _t: f64, y: &[f64], dy: &mut [f64]) {
+                dy[0] = -y[0];
+                dy[1] = -50.0 * (y[1] - y[0]);
+            }
+        }
+        let mut runs = Vec::new();
+        for marked in [false, true] {
+            let (mut sys, mut y, mut inc, mut t) = (Decay, vec![1.0, 0.0], vec![0.0; 2], 0.0);
+            let mut b = Bdf::adaptive(2);
+            b.tolerances.rtol = 1e-6;
+            b.tolerances.atol = 1e-10;
+            let mut ys = Vec::new();
+            for k in 0..30 {
+                let h = b.attempt(&mut sys, t, &y, 1.0, &mut inc).expect("step");
+                y[0] += inc[0];
+                y[1] += inc[1];
+                t += h;
+                b.commit(&mut sys, t, &y);
+                if marked && k == 0 {
+                    b.hist.start_t = [7.0; super::MAX_ORDER + 1];
+                    b.hist.start_len = 3;
+                }
+                ys.push((t, y.clone()));
+            }
+            if marked {
+                println!(
+                    "after 30 steps: committed start {:?} ({}), working {:?} ({})",
+                    b.hist.start_t, b.hist.start_len, b.trial.start_t, b.trial.start_len
+                );
+                assert!(b.hist.start_t.iter().all(|&v| v == 7.0) && b.hist.start_len == 3);
+                assert!(b.trial.start_t.iter().all(|&v| v == 0.0) && b.trial.start_len == 0);
+            }
+            runs.push(ys);
+        }
+        assert_eq!(runs[0], runs[1]);
+        let (t, y) = runs[0].last().expect("steps");
+        println!("y({t}) = {}, exp(-t) = {}", y[0], (-t).exp());
+        assert!((y[0] - (-t).exp()).abs() < 1e-4);
     }
 
     /// The small dense LU (`small_factor`, `small_solve`) against the band kernels it replaces
