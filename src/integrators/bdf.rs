@@ -3393,15 +3393,23 @@ impl<S: OdeSystem> Step<'_, S> {
     /// when they have the regular layout (`Live::groups`), fused with the direct solve's split
     /// when that allows (`Workspace::fused`), else over every state; chosen once per call.
     fn newton(&mut self, jcur: bool) -> Nls {
-        let skips = self.ws.fused || self.ws.live.as_ref().is_some_and(|l| l.groups > 0);
-        if skips {
+        let n = self.n;
+        let ws = &mut *self.ws;
+        if let Some(live) = ws.live.as_ref().filter(|l| l.groups > 0) {
             // The live passes never write a constant state's y, and `nls` no longer copies z_0
-            // into y (f and J read z_0 in place); a fixed-order run starts from its start
-            // points without ever setting y there. So y = z_0 there first, as the full update
-            // leaves it.
-            let n = self.n;
-            let (y, z0) = (&mut self.ws.y, &self.s.zn[..n]);
-            for &i in &self.ws.constant {
+            // into y (f and J read z_0 in place); a fixed-order start or a restore leaves y
+            // unset there. So y = z_0 there first, as the full update leaves it: in the groups
+            // their last GROUP − LEAD states, then the constant states after them.
+            let (y, z0) = (&mut ws.y[..n], &self.s.zn[..n]);
+            let g = GROUP * live.groups;
+            for (yg, zg) in y[..g]
+                .chunks_exact_mut(GROUP)
+                .zip(z0[..g].chunks_exact(GROUP))
+            {
+                yg[LEAD..].copy_from_slice(&zg[LEAD..]);
+            }
+            let after = ws.constant.partition_point(|&i| i < g);
+            for &i in &ws.constant[after..] {
                 y[i] = z0[i];
             }
         }
