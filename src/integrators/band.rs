@@ -697,6 +697,17 @@ mod tests {
     };
     use crate::sparsity::Pattern;
 
+    /// Uniform values in [−1, 1) from a 64-bit linear congruential generator (Knuth's MMIX
+    /// constants): deterministic test matrices without a dependency.
+    fn uniform(mut seed: u64) -> impl FnMut() -> f64 {
+        move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        }
+    }
+
     /// The kernels monomorphized on the widths give the generic kernels' bits: factors, pivots,
     /// extents and solutions, for every specialised width, on random bands with small
     /// diagonals (row interchanges), with exact zeros inside the band (a chamber without a
@@ -704,13 +715,7 @@ mod tests {
     /// storage is `fill_any`'s, in the own and in a permuted order.
     #[test]
     fn specialised_band_kernels_give_the_generic_bits() {
-        let mut seed = 2024u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        };
+        let mut next = uniform(2024u64);
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         let mut widths = Vec::new();
         for k in 1..=SPECIALISED_MAX {
@@ -817,13 +822,7 @@ mod tests {
     /// `check_mapped_fill` on widths without their own kernels (kl ≠ ku: the generic zeroing).
     #[test]
     fn mapped_fill_of_generic_widths() {
-        let mut seed = 99u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        };
+        let mut next = uniform(99u64);
         for (kl, ku, n) in [(2usize, 4usize, 17usize), (3, 1, 9), (9, 9, 30)] {
             let mut entries = Vec::new();
             for j in 0..n {
@@ -980,13 +979,7 @@ mod tests {
     /// row interchanges and zeros inside the band.
     #[test]
     fn band_kernels_match_generic_loops_bit_for_bit() {
-        let mut seed = 987654321u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        };
+        let mut next = uniform(987654321u64);
         for &(n, kl, ku) in &[
             (1, 0, 0),
             (7, 1, 2),
@@ -1051,13 +1044,7 @@ mod tests {
             let kv = kl + ku;
             // Deterministic entries in the band, diagonal small so that pivoting happens.
             let mut full = vec![vec![0.0; n]; n];
-            let mut seed = 12345u64;
-            let mut next = || {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-            };
+            let mut next = uniform(12345u64);
             for (i, row) in full.iter_mut().enumerate() {
                 for (j, a) in row.iter_mut().enumerate() {
                     let hole = holes && i != j && (i % 3 == 2 || j % 3 == 2);

@@ -1988,19 +1988,49 @@ fn newton_residual_live(
     live: &Live,
 ) {
     let (tv, z1, acor, f) = (&mut tv[..n], &z1[..n], &acor[..n], &f[..n]);
-    let g = GROUP * live.groups;
-    for (((tv, z1), a), f) in tv[..g]
-        .chunks_exact_mut(GROUP)
+    residual_groups::<GROUP>(tv, z1, acor, f, rl1, gamma, live.groups);
+    residual_rest(tv, z1, acor, f, rl1, gamma, &live.rest);
+}
+
+/// The residual of the groups' live states (the first LEAD of each GROUP) into `dst`, S values
+/// a group: S = GROUP writes them in place in tv (`newton_residual_live`), S = LEAD packs them
+/// into the coupled block's right-hand side (`Peel::b`, the fused iteration).
+#[inline(always)]
+fn residual_groups<const S: usize>(
+    dst: &mut [f64],
+    z1: &[f64],
+    acor: &[f64],
+    f: &[f64],
+    rl1: f64,
+    gamma: f64,
+    groups: usize,
+) {
+    let g = GROUP * groups;
+    for (((d, z1), a), f) in dst[..S * groups]
+        .chunks_exact_mut(S)
         .zip(z1[..g].chunks_exact(GROUP))
         .zip(acor[..g].chunks_exact(GROUP))
         .zip(f[..g].chunks_exact(GROUP))
     {
         for r in 0..LEAD {
             let t = rl1 * z1[r] + a[r];
-            tv[r] = gamma * f[r] - t;
+            d[r] = gamma * f[r] - t;
         }
     }
-    for &i in &live.rest {
+}
+
+/// The residual of the live states after the groups (`Live::rest`), in tv.
+#[inline(always)]
+fn residual_rest(
+    tv: &mut [f64],
+    z1: &[f64],
+    acor: &[f64],
+    f: &[f64],
+    rl1: f64,
+    gamma: f64,
+    rest: &[usize],
+) {
+    for &i in rest {
         let t = rl1 * z1[i] + acor[i];
         tv[i] = gamma * f[i] - t;
     }
@@ -2008,7 +2038,8 @@ fn newton_residual_live(
 
 /// `newton_update` over the `live` states only, in increasing order. A skipped (constant)
 /// state's δ is ±0 (f_i ≡ 0, and its z_1 and acor are +0), so the full pass adds +0 to the
-/// sum and to acor and y = z_0 + acor = z_0 there (as `nls` set y, acor = 0): the same bits.
+/// sum and to acor and y = z_0 + acor = z_0 there (as `newton` set y first, acor = 0): the
+/// same bits.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn newton_update_live(
@@ -2023,31 +2054,68 @@ fn newton_update_live(
     live: &Live,
 ) -> f64 {
     let (acor, y, tv, z0, w) = (&mut acor[..n], &mut y[..n], &mut tv[..n], &z0[..n], &w[..n]);
-    let g = GROUP * live.groups;
+    let sum = update_groups::<GROUP>(acor, y, tv, z0, w, scale, c, live.groups);
+    update_rest(acor, y, tv, z0, w, scale, c, &live.rest, sum)
+}
+
+/// The update of the groups' live states, their δ read from `d` (S values a group, as
+/// `residual_groups` wrote them; scaled there): the drift scaling, the weighted sum of squares
+/// (returned, from 0) and acor += δ, y = z_0 + acor.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn update_groups<const S: usize>(
+    acor: &mut [f64],
+    y: &mut [f64],
+    d: &mut [f64],
+    z0: &[f64],
+    w: &[f64],
+    scale: bool,
+    c: f64,
+    groups: usize,
+) -> f64 {
+    let g = GROUP * groups;
     let mut sum = 0.0;
-    for ((((a, y), tv), z0), w) in acor[..g]
+    for ((((a, y), d), z0), w) in acor[..g]
         .chunks_exact_mut(GROUP)
         .zip(y[..g].chunks_exact_mut(GROUP))
-        .zip(tv[..g].chunks_exact_mut(GROUP))
+        .zip(d[..S * groups].chunks_exact_mut(S))
         .zip(z0[..g].chunks_exact(GROUP))
         .zip(w[..g].chunks_exact(GROUP))
     {
         for r in 0..LEAD {
             if scale {
-                tv[r] *= c;
+                d[r] *= c;
             }
-            let d = tv[r] * w[r];
-            sum += d * d;
-            a[r] += tv[r];
+            let e = d[r] * w[r];
+            sum += e * e;
+            a[r] += d[r];
             y[r] = z0[r] + a[r];
         }
     }
-    for &i in &live.rest {
+    sum
+}
+
+/// `update_groups` for the live states after the groups (`Live::rest`), their δ in tv, the
+/// sum of squares continued from `sum`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn update_rest(
+    acor: &mut [f64],
+    y: &mut [f64],
+    tv: &mut [f64],
+    z0: &[f64],
+    w: &[f64],
+    scale: bool,
+    c: f64,
+    rest: &[usize],
+    mut sum: f64,
+) -> f64 {
+    for &i in rest {
         if scale {
             tv[i] *= c;
         }
-        let d = tv[i] * w[i];
-        sum += d * d;
+        let e = tv[i] * w[i];
+        sum += e * e;
         acor[i] += tv[i];
         y[i] = z0[i] + acor[i];
     }
@@ -2055,93 +2123,11 @@ fn newton_update_live(
 }
 
 /// `Step::newton_passes`' variants: over every state, over the live ones (`Live::groups`), or
-/// fused with the direct solve's split (`Workspace::fused`).
+/// fused with the direct solve's split (`Workspace::fused`: the groups' residual and δ in
+/// `Peel::b`, LEAD values a group).
 const FULL: u8 = 0;
 const LIVE: u8 = 1;
 const FUSED: u8 = 2;
-
-/// `newton_residual_live` with the groups' live states written into `bc` (the coupled block's
-/// right-hand side, `Peel::b`, LEAD values per group in order) instead of tv; the rest into tv.
-/// The same operations, so the same bits.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn newton_residual_fused(
-    bc: &mut [f64],
-    tv: &mut [f64],
-    z1: &[f64],
-    acor: &[f64],
-    f: &[f64],
-    rl1: f64,
-    gamma: f64,
-    n: usize,
-    live: &Live,
-) {
-    let (tv, z1, acor, f) = (&mut tv[..n], &z1[..n], &acor[..n], &f[..n]);
-    let g = GROUP * live.groups;
-    for (((bc, z1), a), f) in bc[..LEAD * live.groups]
-        .chunks_exact_mut(LEAD)
-        .zip(z1[..g].chunks_exact(GROUP))
-        .zip(acor[..g].chunks_exact(GROUP))
-        .zip(f[..g].chunks_exact(GROUP))
-    {
-        for r in 0..LEAD {
-            let t = rl1 * z1[r] + a[r];
-            bc[r] = gamma * f[r] - t;
-        }
-    }
-    for &i in &live.rest {
-        let t = rl1 * z1[i] + acor[i];
-        tv[i] = gamma * f[i] - t;
-    }
-}
-
-/// `newton_update_live` reading the groups' δ from `bc` (`Peel::b`, scaled there) and the
-/// rest's from tv: the same operations in the same order, so the same bits.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn newton_update_fused(
-    acor: &mut [f64],
-    y: &mut [f64],
-    bc: &mut [f64],
-    tv: &mut [f64],
-    z0: &[f64],
-    w: &[f64],
-    scale: bool,
-    c: f64,
-    n: usize,
-    live: &Live,
-) -> f64 {
-    let (acor, y, tv, z0, w) = (&mut acor[..n], &mut y[..n], &mut tv[..n], &z0[..n], &w[..n]);
-    let g = GROUP * live.groups;
-    let mut sum = 0.0;
-    for ((((a, y), bc), z0), w) in acor[..g]
-        .chunks_exact_mut(GROUP)
-        .zip(y[..g].chunks_exact_mut(GROUP))
-        .zip(bc[..LEAD * live.groups].chunks_exact_mut(LEAD))
-        .zip(z0[..g].chunks_exact(GROUP))
-        .zip(w[..g].chunks_exact(GROUP))
-    {
-        for r in 0..LEAD {
-            if scale {
-                bc[r] *= c;
-            }
-            let d = bc[r] * w[r];
-            sum += d * d;
-            a[r] += bc[r];
-            y[r] = z0[r] + a[r];
-        }
-    }
-    for &i in &live.rest {
-        if scale {
-            tv[i] *= c;
-        }
-        let d = tv[i] * w[i];
-        sum += d * d;
-        acor[i] += tv[i];
-        y[i] = z0[i] + acor[i];
-    }
-    sum
-}
 
 /// Whether every value is finite: Σ 0·v_i is ±0 when they all are and NaN when one is not
 /// (0·∞ = NaN), two operations a value and no branch (`iter().all(is_finite)` cost ~45
@@ -3451,8 +3437,9 @@ impl<S: OdeSystem> Step<'_, S> {
                 let (rl1, gamma) = (s.rl1, s.gamma);
                 match (ws.live.as_ref(), ws.peel.as_deref_mut()) {
                     (Some(live), Some(peel)) if MODE == FUSED => {
-                        let bc = &mut peel.b;
-                        newton_residual_fused(bc, tv, z1, a, f, rl1, gamma, n, live)
+                        let (tv, z1, a, f) = (&mut tv[..n], &z1[..n], &a[..n], &f[..n]);
+                        residual_groups::<LEAD>(&mut peel.b, z1, a, f, rl1, gamma, live.groups);
+                        residual_rest(tv, z1, a, f, rl1, gamma, &live.rest);
                     }
                     (Some(live), _) if MODE == LIVE => {
                         newton_residual_live(tv, z1, a, f, rl1, gamma, n, live)
@@ -3488,8 +3475,10 @@ impl<S: OdeSystem> Step<'_, S> {
                     (&mut ws.acor, &mut ws.y, &mut ws.tempv, &s.zn[..n], &ws.ewt);
                 let sum = match (ws.live.as_ref(), ws.peel.as_deref_mut()) {
                     (Some(live), Some(peel)) if MODE == FUSED => {
-                        let bc = &mut peel.b;
-                        newton_update_fused(a, y, bc, tv, z0, w, scale, c, n, live)
+                        let (a, y, tv, w) = (&mut a[..n], &mut y[..n], &mut tv[..n], &w[..n]);
+                        let groups = live.groups;
+                        let sum = update_groups::<LEAD>(a, y, &mut peel.b, z0, w, scale, c, groups);
+                        update_rest(a, y, tv, z0, w, scale, c, &live.rest, sum)
                     }
                     (Some(live), _) if MODE == LIVE => {
                         newton_update_live(a, y, tv, z0, w, scale, c, n, live)
