@@ -25,11 +25,13 @@
 //!   CVODES"; a wall's swept volume did the same on `cantera_wall`: "BDF steps against CVODES
 //!   (2)"). Their value at a step is still the BDF formula's.
 //! - Constant states — those the system names in `OdeSystem::constant_states` (f_i ≡ 0: the
-//!   network's fixed chamber volumes) whose row of J's pattern is empty — stay out of the direct
-//!   solve (`Peel`) and out of the predictor and corrector (`Live`) whenever the direct solve is
-//!   peeled (not on the Krylov path, nor on small systems where the split would not halve the
-//!   LU): their corrections and higher Nordsieck columns are exactly 0, so the results are the
-//!   same bits as without the declaration.
+//!   network's fixed chamber volumes and closed chambers' masses) whose row of J's pattern is
+//!   empty — stay out of the direct solve (`Peel`) and out of the predictor and corrector
+//!   (`Live`) whenever the direct solve is peeled (not on the Krylov path): their corrections
+//!   and higher Nordsieck columns are exactly 0, so the results are the same bits as without
+//!   the declaration. On small systems where the split would not halve the LU, the small LU
+//!   leaves them out through a selection (`SmallSel`; their columns drop out, x being 0: the
+//!   same results to round-off), and the passes skip them where that saves operations.
 //! - On small systems without that split, trailing states with an empty column (quadratures)
 //!   are solved from their rows after a smaller LU of the leading ones (`Direct::tail`).
 //! - Iteration matrix M = I − γJ rebuilt and factored (LU with partial pivoting: as a band
