@@ -1408,11 +1408,13 @@ impl Network {
     /// Per chamber (`moves`, one entry each, overwritten): whether an element can change its
     /// mass. Only `transfer` and the test sink write dm/dt; `transfer` moves mass along the
     /// flow links (orifices, valves, mass flows, restrictors, tubes) and along a piston's bore
-    /// once the piston has left it (a piston with an `x_exit`, or one already out). Walls and
-    /// pistons in their bores move volume only, and an inertance valve's liquid runs between
-    /// reservoirs (it writes only its own q). No run-time input sets a chamber's mass
-    /// (`SETTABLE`: flows and boundary conditions only; a link whose flow an input may switch
-    /// on is a link all the same, so its chambers count as moving). One pass over the
+    /// once the piston has left it. Every piston counts, with an `x_exit` or without: a
+    /// restored FMU state may hold any exit flags (they are checked for their count only), and
+    /// one set for a piston without an exit opens its bore all the same, after the BDF has
+    /// taken the masses for constant. Walls move volume only, and an inertance valve's liquid
+    /// runs between reservoirs (it writes only its own q). No run-time input sets a chamber's
+    /// mass (`SETTABLE`: flows and boundary conditions only; a link whose flow an input may
+    /// switch on is a link all the same, so its chambers count as moving). One pass over the
     /// components, no allocation.
     fn mark_mass_moves(&self, moves: &mut [bool]) {
         debug_assert_eq!(moves.len(), self.chambers.len());
@@ -1435,11 +1437,9 @@ impl Network {
             mark(a);
             mark(b);
         }
-        for (p, &out) in self.pistons.iter().zip(&self.exited) {
-            if p.x_exit.is_some() || out {
-                mark(p.behind);
-                mark(p.ahead);
-            }
+        for p in &self.pistons {
+            mark(p.behind);
+            mark(p.ahead);
         }
         if let Some(k) = &self.test_sink {
             mark(k.chamber);
@@ -1518,8 +1518,8 @@ impl OdeSystem for Network {
     /// The volumes of the chambers that no piston or wall bounds: only `boundary_work` writes
     /// dV/dt, so theirs is 0 (their rows of `network_pattern` are empty, for the same reason);
     /// and the masses of the chambers that no element can fill or empty (no flow link, no
-    /// piston that can leave its bore: [`Self::mark_mass_moves`]), whose dm/dt is 0 (their
-    /// rows of `network_pattern` are empty too). Increasing.
+    /// piston, whose bore opens when it leaves: [`Self::mark_mass_moves`]), whose dm/dt is 0
+    /// (their rows of `network_pattern` are empty too). Increasing.
     fn constant_states(&self) -> Vec<usize> {
         let mass_moves = self.mass_moves();
         let mut states = Vec::new();
