@@ -413,6 +413,11 @@ pub struct Network {
     orifice_links: OrificeLinks,
     #[serde(skip)]
     valve_links: ValveLinks,
+    /// Test builds: per chamber, whether its mass can move, for the check of the constant
+    /// masses (`debug_check_constant_states`), sized with the scratch so that the check does
+    /// not allocate. Empty in release builds.
+    #[serde(skip)]
+    mass_moves_scratch: RefCell<Vec<bool>>,
 }
 
 /// Names of the per-link output (`<name>.mdot`) in order: orifices, then valves.
@@ -536,6 +541,7 @@ impl Network {
             breakpoints: BreakpointCache::default(),
             orifice_links: OrificeLinks::default(),
             valve_links: ValveLinks::default(),
+            mass_moves_scratch: RefCell::default(),
         };
         net.ensure_scratch();
         net.refresh_orifice_links();
@@ -549,6 +555,11 @@ impl Network {
         let more = self.has_more_kinds();
         let no_orifices = self.orifices.is_empty();
         self.scratch.get_mut().ensure(nn, nl, more, no_orifices);
+        let nc = self.chambers.len();
+        let moves = self.mass_moves_scratch.get_mut();
+        if cfg!(debug_assertions) && moves.len() != nc {
+            *moves = vec![false; nc];
+        }
     }
 
     /// Rebuild whichever compact links (`OrificeLinks`, `ValveLinks`) a parameter write
@@ -1394,8 +1405,56 @@ impl Network {
             || self.walls.iter().any(|w| w.left == k || w.right == k)
     }
 
+    /// Per chamber (`moves`, one entry each, overwritten): whether an element can change its
+    /// mass. Only `transfer` and the test sink write dm/dt; `transfer` moves mass along the
+    /// flow links (orifices, valves, mass flows, restrictors, tubes) and along a piston's bore
+    /// once the piston has left it. Every piston counts, with an `x_exit` or without: a
+    /// restored FMU state may hold any exit flags (they are checked for their count only), and
+    /// one set for a piston without an exit opens its bore all the same, after the BDF has
+    /// taken the masses for constant. Walls move volume only, and an inertance valve's liquid
+    /// runs between reservoirs (it writes only its own q). No run-time input sets a chamber's
+    /// mass (`SETTABLE`: flows and boundary conditions only; a link whose flow an input may
+    /// switch on is a link all the same, so its chambers count as moving). One pass over the
+    /// components, no allocation.
+    fn mark_mass_moves(&self, moves: &mut [bool]) {
+        debug_assert_eq!(moves.len(), self.chambers.len());
+        moves.fill(false);
+        let nc = self.chambers.len();
+        let mut mark = |node: usize| {
+            if node < nc {
+                moves[node] = true;
+            }
+        };
+        let links = self
+            .orifices
+            .iter()
+            .map(|o| (o.from, o.to))
+            .chain(self.valves.iter().map(|v| (v.from, v.to)))
+            .chain(self.mass_flows.iter().map(|m| (m.from, m.to)))
+            .chain(self.restrictors.iter().map(|r| (r.from, r.to)))
+            .chain(self.tubes.iter().map(|x| (x.from, x.to)));
+        for (a, b) in links {
+            mark(a);
+            mark(b);
+        }
+        for p in &self.pistons {
+            mark(p.behind);
+            mark(p.ahead);
+        }
+        if let Some(k) = &self.test_sink {
+            mark(k.chamber);
+        }
+    }
+
+    /// [`Self::mark_mass_moves`] into a new vector.
+    pub(crate) fn mass_moves(&self) -> Vec<bool> {
+        let mut moves = vec![false; self.chambers.len()];
+        self.mark_mass_moves(&mut moves);
+        moves
+    }
+
     /// Test builds: the states declared constant (`constant_states`) have f_i = 0 (without
-    /// allocating, as `rhs`).
+    /// allocating, as `rhs`: the masses through `mass_moves_scratch`).
     #[inline(always)]
     fn debug_check_constant_states(&self, dy: &[f64]) {
         if cfg!(debug_assertions) {
@@ -1407,6 +1466,18 @@ impl Network {
                     "constant state {i} has dV/dt = {}",
                     dy[i]
                 );
+            }
+            let mut moves = self.mass_moves_scratch.borrow_mut();
+            if moves.len() == self.chambers.len() {
+                self.mark_mass_moves(&mut moves);
+                for (k, &m) in moves.iter().enumerate() {
+                    let i = k * chamber::STATES + chamber::MASS;
+                    assert!(
+                        dy[i] == 0.0 || m,
+                        "constant state {i} (a closed chamber's mass) has dm/dt = {}",
+                        dy[i]
+                    );
+                }
             }
         }
     }
@@ -1445,12 +1516,23 @@ impl OdeSystem for Network {
     }
 
     /// The volumes of the chambers that no piston or wall bounds: only `boundary_work` writes
-    /// dV/dt, so theirs is 0 (their rows of `network_pattern` are empty, for the same reason).
+    /// dV/dt, so theirs is 0 (their rows of `network_pattern` are empty, for the same reason);
+    /// and the masses of the chambers that no element can fill or empty (no flow link, no
+    /// piston, whose bore opens when it leaves: [`Self::mark_mass_moves`]), whose dm/dt is 0
+    /// (their rows of `network_pattern` are empty too). Increasing.
     fn constant_states(&self) -> Vec<usize> {
-        (0..self.chambers.len())
-            .filter(|&k| !self.volume_moves(k))
-            .map(|k| k * chamber::STATES + chamber::VOLUME)
-            .collect()
+        let mass_moves = self.mass_moves();
+        let mut states = Vec::new();
+        for (k, &mass_moves) in mass_moves.iter().enumerate() {
+            let o = k * chamber::STATES;
+            if !mass_moves {
+                states.push(o + chamber::MASS);
+            }
+            if !self.volume_moves(k) {
+                states.push(o + chamber::VOLUME);
+            }
+        }
+        states
     }
 
     /// Mass: every chamber's mass and `mass_left` (`mass_total`, check 4). Every flow leaves one

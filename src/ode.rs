@@ -19,10 +19,13 @@ pub trait OdeSystem {
         [0..0, 0..0]
     }
     /// Structurally constant states: f_i(t, y) = 0 exactly for every (t, y), so their row of the
-    /// Jacobian is empty (a chamber's volume that no piston or wall moves). When its direct
-    /// solve is peeled, the BDF leaves them out of it and of its vector passes: their
-    /// corrections and higher Nordsieck columns stay exactly 0, so the results are the same
-    /// bits. A declared state whose row of `sparsity` is not empty is stepped as any other.
+    /// Jacobian is empty (a chamber's volume that no piston or wall moves, the mass of a
+    /// chamber that no flow reaches). The BDF's direct solves leave them out (`Peel`, or on
+    /// small systems the small LU's selection), and its vector passes where that pays: their
+    /// corrections and higher Nordsieck columns stay exactly 0, so their columns of the
+    /// Jacobian (which need not be empty) drop out of the solve. The results are the same bits
+    /// where such a state was a peeled first state before, round-off apart where it sat in the
+    /// LU. A declared state whose row of `sparsity` is not empty is stepped as any other.
     /// Empty by default.
     fn constant_states(&self) -> Vec<usize> {
         Vec::new()

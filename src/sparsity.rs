@@ -629,10 +629,19 @@ fn network_entries<E: EntrySink>(net: &Network, dep: &mut E) {
     // pistons and walls): only their cliques write its row, so a fixed volume's row stays
     // empty (dV/dt ≡ 0) and the BDF's direct solves take it out of the LU (`bdf::Peel`).
     let is_volume = |i: usize| i < nc * chamber::STATES && i % chamber::STATES == chamber::VOLUME;
+    // Likewise a chamber's mass changes only through a flow (`Network::mark_mass_moves`): a
+    // closed chamber's row of m stays empty in every clique (dm/dt ≡ 0), though its column
+    // does not (its temperature reaches a wall's heat flow).
+    let mass_moves = net.mass_moves();
+    let is_closed_mass = |i: usize| {
+        i < nc * chamber::STATES
+            && i % chamber::STATES == chamber::MASS
+            && !mass_moves[i / chamber::STATES]
+    };
     let clique = |states: &Clique, dep: &mut E, into_accumulators: bool, moves_volumes: bool| {
         let states = states.as_slice();
         for &i in states {
-            if !moves_volumes && is_volume(i) {
+            if (!moves_volumes && is_volume(i)) || is_closed_mass(i) {
                 continue;
             }
             for &j in states {
