@@ -783,8 +783,9 @@ mod tests {
     }
 
     /// `band_fill_mapped` (the BDF's fill, through a `FillMap`) gives `band_fill`'s storage bit
-    /// for bit: in the states' own order (`own`) and in the reversed one (`rev`), and with J's
-    /// values read through an index map (`src`: the coupled block of `bdf::Peel`).
+    /// for bit: in the states' own order (`own`, widths kl, ku) and in the reversed one (`rev`,
+    /// which swaps the widths), and with J's values read through an index map (`src`: the
+    /// coupled block of `bdf::Peel`).
     fn check_mapped_fill(
         p: &Pattern,
         kl: usize,
@@ -810,12 +811,13 @@ mod tests {
         let order: Vec<usize> = (0..n).rev().collect();
         let src: Vec<usize> = (0..jac.len()).rev().collect();
         let jrev: Vec<f64> = jac.iter().rev().copied().collect();
-        let map = FillMap::new(p, kl, ku, &src, &order);
-        band_fill_mapped(&mut am, n, kl, ku, &map, &jrev, gamma);
+        let mut ar = vec![f64::NAN; (2 * ku + kl + 1) * n];
+        let map = FillMap::new(p, ku, kl, &src, &order);
+        band_fill_mapped(&mut ar, n, ku, kl, &map, &jrev, gamma);
         assert_eq!(
-            bits(&am),
+            bits(&ar),
             bits(rev),
-            "mapped fill through src, n {n}, kl {kl}, ku {ku}"
+            "mapped fill through src, reversed, n {n}, kl {kl}, ku {ku}"
         );
     }
 
@@ -841,24 +843,7 @@ mod tests {
             let order: Vec<usize> = (0..n).rev().collect();
             let mut rev_sw = vec![f64::NAN; (2 * ku + kl + 1) * n];
             band_fill(&mut rev_sw, n, ku, kl, &p, &jac, 0.7, &order);
-            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            let mut am = vec![f64::NAN; ld * n];
-            band_fill_mapped(
-                &mut am,
-                n,
-                kl,
-                ku,
-                &FillMap::new(&p, kl, ku, &[], &[]),
-                &jac,
-                0.7,
-            );
-            assert_eq!(bits(&am), bits(&own), "kl {kl}, ku {ku}");
-            let src: Vec<usize> = (0..jac.len()).rev().collect();
-            let jrev: Vec<f64> = jac.iter().rev().copied().collect();
-            let mut ar = vec![f64::NAN; (2 * ku + kl + 1) * n];
-            let map = FillMap::new(&p, ku, kl, &src, &order);
-            band_fill_mapped(&mut ar, n, ku, kl, &map, &jrev, 0.7);
-            assert_eq!(bits(&ar), bits(&rev_sw), "reversed, kl {kl}, ku {ku}");
+            check_mapped_fill(&p, kl, ku, &jac, 0.7, &own, &rev_sw);
         }
     }
 
