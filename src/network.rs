@@ -239,8 +239,9 @@ fn const_orifice_flow<T: Scalar>(
 }
 
 /// A test-only component that removes a fraction of a chamber's mass and energy per second
-/// without counting it as having left (see `Network::test_sink`).
-#[doc(hidden)]
+/// without counting it as having left (see `Network::test_sink`): only in builds with the
+/// `test-support` feature (the test builds), never in the shipped library.
+#[cfg(feature = "test-support")]
 #[derive(Clone, Debug, PartialEq)]
 pub struct TestSink {
     pub chamber: usize,
@@ -394,8 +395,8 @@ pub struct Network {
     /// Right-hand-side evaluations so far.
     pub rhs_evaluations: u64,
     /// A deliberately non-conserving sink, for the tests of checks 4–7 only (no model file
-    /// can create it).
-    #[doc(hidden)]
+    /// can create it; the `test-support` feature only).
+    #[cfg(feature = "test-support")]
     #[serde(skip)]
     pub test_sink: Option<TestSink>,
     /// In a cell so that `rhs` lends it to `eval` (which borrows the network immutably)
@@ -535,6 +536,7 @@ impl Network {
             layout,
             segment_start_s: 0.0,
             rhs_evaluations: 0,
+            #[cfg(feature = "test-support")]
             test_sink: None,
             scratch: RefCell::default(),
             dual: DualScratch::default(),
@@ -653,6 +655,15 @@ impl Network {
             });
         }
         l.state = LinksState::Usable;
+    }
+
+    /// Whether a test sink is present (never without the `test-support` feature).
+    #[inline(always)]
+    fn has_test_sink(&self) -> bool {
+        #[cfg(feature = "test-support")]
+        return self.test_sink.is_some();
+        #[cfg(not(feature = "test-support"))]
+        false
     }
 
     /// Whether any link or boundary other than orifices and valves exists (see `eval_more`).
@@ -1441,6 +1452,7 @@ impl Network {
             mark(p.behind);
             mark(p.ahead);
         }
+        #[cfg(feature = "test-support")]
         if let Some(k) = &self.test_sink {
             mark(k.chamber);
         }
@@ -1554,7 +1566,7 @@ impl OdeSystem for Network {
         self.rhs_evaluations += 1;
         // `&mut self`: no other borrow of the cell exists, so this cannot fail.
         let mut sc = self.scratch.borrow_mut();
-        if sc.lean && self.test_sink.is_none() && !self.isothermal {
+        if sc.lean && !self.has_test_sink() && !self.isothermal {
             // Chambers, reservoirs and valves alone (vents and chains of one-way valves),
             // the reservoirs' nodes kept: the same arithmetic without the other kinds' code,
             // whose registers and stack cost a small network's evaluation more than its
@@ -1652,7 +1664,7 @@ impl Network {
         });
         let mut sc = self.scratch.borrow_mut();
         let fresh = sc.reservoirs_fresh;
-        if sc.valves_only && self.test_sink.is_none() && !self.isothermal {
+        if sc.valves_only && !self.has_test_sink() && !self.isothermal {
             self.eval_with::<f64, false>(t, y, dy, &mut sc, &[], fresh);
         } else {
             // Every component kind, here in `rhs_general` (out of line: the valves-only path
@@ -1751,6 +1763,7 @@ impl Network {
             self.eval_more(t, y, dy, nodes, link_mdot, link, seeds);
         }
 
+        #[cfg(feature = "test-support")]
         if let Some(k) = &self.test_sink {
             // Unaccounted losses (not in the accumulators): the totals are not conserved.
             let o = k.chamber * chamber::STATES;
