@@ -14,6 +14,8 @@
 //! surroundings exchange to hold T₀) goes into `energy_left`, so `energy_total` = ΣU + piston
 //! energy + energy_left stays closed then too.
 
+mod pattern;
+
 use std::cell::RefCell;
 
 use num_dual::Dual64;
@@ -1509,7 +1511,7 @@ impl OdeSystem for Network {
     }
 
     fn sparsity(&self) -> Option<crate::sparsity::Pattern> {
-        crate::sparsity::network_pattern(self)
+        pattern::network_pattern(self)
     }
 
     /// The walls' swept volumes (for check 9 only) and the two accumulators (mass and energy
