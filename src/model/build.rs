@@ -14,6 +14,7 @@ use crate::integrators::{
 use crate::model::spec::{GasSection, ModelFile};
 use crate::network::{Extras, Network};
 use crate::param::Param;
+use crate::checks::Thresholds;
 use crate::simulation::{Sensitivities, Settings, Simulation};
 use crate::units::from_si;
 
@@ -245,10 +246,21 @@ pub fn build_simulation_of(
         network,
         integrator,
         settings,
-        spec.checks.clone(),
+        thresholds(&spec.checks),
         spec.solver.t_start,
         Sensitivities { names, params },
     ))
+}
+
+/// The run-time checks' thresholds of a `[checks]` section.
+pub fn thresholds(c: &crate::model::spec::ChecksSection) -> Thresholds {
+    Thresholds {
+        mass_drift: c.mass_drift,
+        energy_drift: c.energy_drift,
+        piston_desync: c.piston_desync,
+        mass_gradient_drift: c.mass_gradient_drift,
+        energy_gradient_drift: c.energy_gradient_drift,
+    }
 }
 
 /// The `[solver] linear_solver` setting by name.

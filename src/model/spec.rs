@@ -185,15 +185,7 @@ pub struct SolverSection {
     pub stop_on_exit: bool,
 }
 
-/// CVODE's default `mxstep` is 500 per output call; Plenum's calls may span a whole run (one
-/// fmi2DoStep over the whole experiment), so the guard is set far above any shipped model's
-/// needs (the stiffest takes a few thousand steps per run) and still ends a runaway call in
-/// well under a second of release-build time.
-pub const DEFAULT_MAX_STEPS: u64 = 100_000;
-
-pub fn default_max_steps() -> u64 {
-    DEFAULT_MAX_STEPS
-}
+pub use crate::simulation::{DEFAULT_MAX_STEPS, default_max_steps};
 
 fn default_method() -> String {
     "auto".to_string()
