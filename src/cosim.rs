@@ -89,7 +89,7 @@ pub fn guid_of(model_toml: &[u8]) -> String {
     )
 }
 
-/// Unit of a component key, by the key's name (the model file's keys are SI, DESIGN.md), from
+/// Unit of a component key, by the key's name (the model file's keys are SI, docs/model-file.md), from
 /// the key's quantity type.
 pub fn unit_of_key(key: &str) -> Unit {
     match key {
@@ -1279,7 +1279,7 @@ impl Instance {
         Ok(())
     }
 
-    /// fmi2DoStep from `current_s` over `h_s` (DESIGN.md "FMU" and "Run-time checks").
+    /// fmi2DoStep from `current_s` over `h_s` (docs/fmu.md, "Behaviour"; docs/checks.md).
     pub fn do_step(&mut self, current_s: f64, h_s: f64) -> Result<StepReport, CallError> {
         self.require(Call::DoStep, "fmi2DoStep")?;
         let t = self.sim.t_s;

@@ -1,4 +1,4 @@
-//! The table of output variables (CLI columns and FMI names alike, DESIGN.md "Variables").
+//! The table of output variables (CLI columns and FMI names alike; docs/fmu.md, "Variables").
 
 use crate::components::piston;
 use crate::simulation::Simulation;

@@ -1,6 +1,6 @@
 //! The model file as data: what a `.toml` model deserializes into, before validation.
 //!
-//! Field names are the keys of DESIGN.md's model file; units are SI and given per field.
+//! Field names are the model file's keys (docs/model-file.md); units are SI and given per field.
 
 use serde::{Deserialize, Serialize};
 
