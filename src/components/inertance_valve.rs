@@ -30,6 +30,32 @@ use crate::param::{Param, ParamValue};
 use crate::units::{Area, Length};
 use crate::units::{MassDensity, VolumeRate};
 
+use crate::components::keys::{Component, Kind};
+use crate::units::from_si;
+
+crate::declare_kind! {
+    /// `[[inertance_valve]]`: CircAdapt's valve with liquid inertia between two reservoirs
+    /// (state q).
+    kind InertanceValveSpec = "inertance_valve", LiquidLink, no_gas;
+    name: Name;
+    from: Node;
+    to: Node;
+    /// Liquid density ρ, kg/m³.
+    density: Number, density, Required, Positive;
+    /// Effective area when open, m².
+    area_open: Param, area, Required, Positive;
+    /// Effective area when closed, m².
+    area_leak: Param, area, Required, Positive;
+    /// Area of the `from` side, m².
+    area_from: Param, area, Required, Positive;
+    /// Area of the `to` side, m².
+    area_to: Param, area, Required, Positive;
+    /// Valve length, m.
+    length: Param, length, Required, NonNegative;
+    /// Initial volume flow, m³/s.
+    q0: Number, volume_rate, Number(0.0), Any;
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InertanceValve {
     pub name: String,
@@ -118,4 +144,38 @@ impl InertanceValve {
             alpha_pa_s2_per_m6: alpha,
         }
     }
+}
+
+impl InertanceValveSpec {
+    /// The valve of a validated spec (`node`: a node's index by name).
+    pub fn build(&self, node: &dyn Fn(&str) -> usize) -> InertanceValve {
+        InertanceValve {
+            name: self.name.clone(),
+            from: node(&self.from),
+            to: node(&self.to),
+            density: from_si(self.density),
+            area_open_m2: self.area_open.to_param(),
+            area_leak_m2: self.area_leak.to_param(),
+            area_from_m2: self.area_from.to_param(),
+            area_to_m2: self.area_to.to_param(),
+            length_m: self.length.to_param(),
+            q0: from_si(self.q0),
+        }
+    }
+}
+
+impl Component for InertanceValve {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    crate::run_params!(
+        "area_open" => area_open_m2,
+        "area_leak" => area_leak_m2,
+        "area_from" => area_from_m2,
+        "area_to" => area_to_m2,
+        "length" => length_m,
+    );
 }

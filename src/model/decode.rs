@@ -18,6 +18,7 @@ use super::locate::{
 use super::overrides::SECTIONS;
 use super::overrides::shift;
 use super::spec::{ModelFile, TableSpec};
+use crate::components::keys::KeyDefault;
 
 /// The field names serde's derive declares for a struct (its keys), found by asking it to
 /// deserialize from a deserializer that only records them.
@@ -429,6 +430,57 @@ fn place(
     Some(span)
 }
 
+/// The required keys that a component does not give, as its kind declares them
+/// (`crate::components::keys`): serde fills every absent key of a component with its declared
+/// default (a placeholder for a required one), so a missing key is found here, in the tree as
+/// written (with the overrides). A key that is present with an invalid value is not missing
+/// (serde reports it), nor is one that a close misspelling stands for (reported as an unknown
+/// key with a did-you-mean).
+fn missing_component_keys(loc: &Locator<'_>) -> Vec<ModelError> {
+    let mut errors = Vec::new();
+    let DeValue::Table(root) = loc.root.get_ref() else {
+        return errors;
+    };
+    for (name, items) in root.iter() {
+        let Some(kind) = crate::components::kind(name.get_ref()) else {
+            continue;
+        };
+        let DeValue::Array(items) = items.get_ref() else {
+            continue;
+        };
+        for (i, item) in items.iter().enumerate() {
+            let DeValue::Table(t) = item.get_ref() else {
+                continue;
+            };
+            for k in kind
+                .keys
+                .iter()
+                .filter(|k| k.default == KeyDefault::Required)
+            {
+                let misspelled = t.iter().any(|(u, _)| {
+                    let u: &str = u.get_ref();
+                    kind.key(u).is_none() && close(u, k.name)
+                });
+                if t.get(k.name).is_some() || misspelled {
+                    continue;
+                }
+                let table = vec![key(kind.name), Seg::Index(i)];
+                let mut err = loc.error(
+                    &table,
+                    format!("missing required key `{}` in {}", k.name, kind.name),
+                );
+                if err.file != "--set" {
+                    let mut missing = table.clone();
+                    missing.push(key(k.name));
+                    err.key = loc.render(&missing);
+                }
+                errors.push(err);
+            }
+        }
+    }
+    errors
+}
+
 /// Deserialize the model, collecting every type-level problem.
 pub(crate) fn decode(loc: &Locator<'_>) -> Result<ModelFile, Vec<ModelError>> {
     let mut work = loc.root.clone();
@@ -436,6 +488,7 @@ pub(crate) fn decode(loc: &Locator<'_>) -> Result<ModelFile, Vec<ModelError>> {
     let mut removed: Vec<Path> = Vec::new();
     let mut placeholders: Vec<Placeholder> = Vec::new();
     let mut next_span = SYNTHETIC;
+    errors.extend(missing_component_keys(loc));
     // Sections written as arrays, and missing sections: serde would report only the first.
     for section in SECTIONS {
         let path = vec![key(section)];
