@@ -89,74 +89,28 @@ pub fn guid_of(model_toml: &[u8]) -> String {
     )
 }
 
-/// Unit of a component key, by the key's name (the model file's keys are SI, docs/model-file.md), from
-/// the key's quantity type.
-pub fn unit_of_key(key: &str) -> Unit {
-    match key {
-        "volume" => Unit::volume(),
-        "pressure" | "friction_static" | "friction_dynamic" => Unit::pressure(),
-        "temperature" => Unit::temperature(),
-        "area" | "area_open" | "area_leak" | "area_from" | "area_to" => Unit::area(),
-        "mass" => Unit::mass(),
-        "x0" | "x_exit" | "spring_x0" | "x_min" | "x_max" | "length" | "diameter" | "roughness" => {
-            Unit::length()
-        }
-        "v0" | "velocity" => Unit::velocity(),
-        "coefficient" => Unit::flow_coefficient(),
-        "rate" => Unit::mass_rate(),
-        "density" => Unit::density(),
-        "viscosity" => Unit::viscosity(),
-        "q0" => Unit::volume_rate(),
-        "sonic_conductance" => Unit::sonic_conductance(),
-        "spring_stiffness" => Unit::stiffness(),
-        "damping" => Unit::damping(),
-        "heat_transfer_coefficient" => Unit::heat_transfer_coefficient(),
-        "expansion_coefficient" => Unit::expansion_coefficient(),
-        _ => Unit::dimensionless(),
-    }
-}
-
-/// Every numeric scalar key of every component: (`<component>.<key>`, value, unit), in file
-/// order of kinds and components, keys sorted.
+/// Every number of every component: (`<component>.<key>`, value, unit), kind by kind in the
+/// registry's order, components in file order, keys sorted: the numbers the file gives and the
+/// ones its kinds fill in (`crate::components::keys`), each with its key's declared unit.
 pub fn parameters(spec: &ModelFile) -> Vec<(String, f64, Unit)> {
     let mut out = Vec::new();
-    let Ok(toml::Value::Table(root)) = toml::Value::try_from(spec) else {
-        return out;
-    };
-    for kind in [
-        "chamber",
-        "reservoir",
-        "orifice",
-        "valve",
-        "piston",
-        "wall",
-        "mass_flow",
-        "restrictor",
-        "tube",
-        "inertance_valve",
-    ] {
-        let Some(toml::Value::Array(items)) = root.get(kind) else {
-            continue;
-        };
-        for item in items {
-            let toml::Value::Table(t) = item else {
-                continue;
-            };
-            let Some(toml::Value::String(name)) = t.get("name") else {
-                continue;
-            };
-            let mut keys: Vec<(&String, f64)> = t
-                .iter()
-                .filter_map(|(k, v)| match v {
-                    toml::Value::Float(f) => Some((k, *f)),
-                    toml::Value::Integer(i) => Some((k, *i as f64)),
-                    _ => None,
-                })
-                .collect();
-            keys.sort_by(|a, b| a.0.cmp(b.0));
-            for (k, v) in keys {
-                out.push((format!("{name}.{k}"), v, unit_of_key(k)));
-            }
+    for (_, x) in spec.components() {
+        let table = x.to_table();
+        let mut keys: Vec<(&String, f64)> = table
+            .iter()
+            .filter_map(|(k, v)| match v {
+                toml::Value::Float(f) => Some((k, *f)),
+                toml::Value::Integer(i) => Some((k, *i as f64)),
+                _ => None,
+            })
+            .collect();
+        keys.sort_by(|a, b| a.0.cmp(b.0));
+        for (k, v) in keys {
+            let unit = x
+                .kind()
+                .key(k)
+                .map_or_else(Unit::dimensionless, |k| k.unit());
+            out.push((format!("{}.{k}", x.name()), v, unit));
         }
     }
     out
@@ -1101,7 +1055,7 @@ impl Instance {
                 return Err(CallError(format!(
                     "input `{name}` cannot change during a run: the network has no parameter \
                      that can ({})",
-                    crate::network::SETTABLE
+                    crate::components::settable_during_run()
                 )));
             }
         }

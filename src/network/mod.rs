@@ -22,6 +22,7 @@ use num_dual::Dual64;
 use serde::{Deserialize, Serialize};
 
 use crate::ad::{Scalar, c, copysign, max0};
+use crate::components::keys::{Component, Key};
 use crate::components::{
     Chamber, InertanceValve, MassFlow, NodeState, Orifice, OrificeForm, Piston, Reservoir,
     Restrictor, Tube, Valve, Wall, chamber, orifice, piston, restrictor, valve,
@@ -257,114 +258,6 @@ struct DualScratch {
     sc: Scratch<Dual64>,
     y: Vec<Dual64>,
     dy: Vec<Dual64>,
-}
-
-/// The parameters that may change during a run, in words (for messages).
-pub const SETTABLE: &str = "reservoir pressure, temperature; orifice area, discharge_coefficient, \
-    sonic_conductance, critical_pressure_ratio; valve coefficient, opening; wall area, \
-    heat_transfer_coefficient, expansion_coefficient, velocity; piston friction_static, \
-    friction_dynamic, damping; mass_flow rate; restrictor diameter, k; tube length, diameter, \
-    roughness, viscosity; inertance_valve area_open, area_leak, area_from, area_to, length";
-
-/// The lookup of a run-time parameter by `<component>.<key>`, shared by the shared and the
-/// mutable accessor.
-macro_rules! param_lookup {
-    ($net:ident, $component:ident, $key:ident, $iter:ident $(, $m:tt)?) => {{
-        if let Some(r) = $net.reservoirs.$iter().find(|r| r.name == $component) {
-            return match $key {
-                "pressure" => Some(& $($m)? *r.pressure_pa),
-                "temperature" => Some(& $($m)? *r.temperature_k),
-                _ => None,
-            };
-        }
-        if let Some(o) = $net.orifices.$iter().find(|o| o.name == $component) {
-            return match (& $($m)? o.form, $key) {
-                (
-                    OrificeForm::Isentropic { area_m2, .. },
-                    "area",
-                ) => Some(& $($m)? **area_m2),
-                (
-                    OrificeForm::Isentropic {
-                        discharge_coefficient,
-                        ..
-                    },
-                    "discharge_coefficient",
-                ) => Some(& $($m)? **discharge_coefficient),
-                (
-                    OrificeForm::Iso6358 {
-                        sonic_conductance_m3_per_s_pa,
-                        ..
-                    },
-                    "sonic_conductance",
-                ) => Some(& $($m)? **sonic_conductance_m3_per_s_pa),
-                (
-                    OrificeForm::Iso6358 {
-                        critical_pressure_ratio,
-                        ..
-                    },
-                    "critical_pressure_ratio",
-                ) => Some(& $($m)? **critical_pressure_ratio),
-                _ => None,
-            };
-        }
-        if let Some(v) = $net.valves.$iter().find(|v| v.name == $component) {
-            return match $key {
-                "coefficient" => Some(& $($m)? *v.coefficient_kg_per_s_pa),
-                "opening" => Some(& $($m)? *v.opening),
-                _ => None,
-            };
-        }
-        if let Some(w) = $net.walls.$iter().find(|w| w.name == $component) {
-            return match $key {
-                "area" => Some(& $($m)? *w.area_m2),
-                "heat_transfer_coefficient" => Some(& $($m)? *w.heat_transfer_coefficient_w_per_m2_k),
-                "expansion_coefficient" => Some(& $($m)? *w.expansion_coefficient_m_per_s_pa),
-                "velocity" => Some(& $($m)? *w.velocity_m_per_s),
-                _ => None,
-            };
-        }
-        if let Some(p) = $net.pistons.$iter().find(|p| p.name == $component) {
-            return match $key {
-                "friction_static" => Some(& $($m)? *p.friction_static_pa),
-                "friction_dynamic" => Some(& $($m)? *p.friction_dynamic_pa),
-                "damping" => Some(& $($m)? *p.damping_n_s_per_m),
-                _ => None,
-            };
-        }
-        if let Some(m) = $net.mass_flows.$iter().find(|m| m.name == $component) {
-            return match $key {
-                "rate" => Some(& $($m)? *m.rate_kg_per_s),
-                _ => None,
-            };
-        }
-        if let Some(r) = $net.restrictors.$iter().find(|r| r.name == $component) {
-            return match $key {
-                "diameter" => Some(& $($m)? *r.diameter_m),
-                "k" => Some(& $($m)? *r.k),
-                _ => None,
-            };
-        }
-        if let Some(x) = $net.tubes.$iter().find(|x| x.name == $component) {
-            return match $key {
-                "length" => Some(& $($m)? *x.length_m),
-                "diameter" => Some(& $($m)? *x.diameter_m),
-                "roughness" => Some(& $($m)? *x.roughness_m),
-                "viscosity" => Some(& $($m)? *x.viscosity_pa_s),
-                _ => None,
-            };
-        }
-        if let Some(x) = $net.inertance_valves.$iter().find(|x| x.name == $component) {
-            return match $key {
-                "area_open" => Some(& $($m)? *x.area_open_m2),
-                "area_leak" => Some(& $($m)? *x.area_leak_m2),
-                "area_from" => Some(& $($m)? *x.area_from_m2),
-                "area_to" => Some(& $($m)? *x.area_to_m2),
-                "length" => Some(& $($m)? *x.length_m),
-                _ => None,
-            };
-        }
-        None
-    }};
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -1044,21 +937,76 @@ impl Network {
     /// The current value of a parameter that may change during a run (see [`Self::set_scalar`]),
     /// by the model file's names: `component` is a component's `name`, `key` its key.
     pub fn get_scalar(&self, component: &str, key: &str, t: f64) -> Option<f64> {
-        let seg = self.segment_start_s;
-        if let Some(r) = self.reservoirs.iter().find(|r| r.name == component) {
-            return match key {
-                "pressure" => Some(r.pressure_pa.value(t, seg)),
-                "temperature" => Some(r.temperature_k.value(t, seg)),
-                _ => None,
-            };
-        }
         let param = self.param_ref(component, key)?;
-        Some(param.value(t, seg))
+        Some(param.value(t, self.segment_start_s))
+    }
+
+    /// The component named `name` (a lookup by name: at load time and for fmi2SetReal, never
+    /// in the right-hand side; no allocation).
+    pub fn component(&self, name: &str) -> Option<&dyn Component> {
+        fn by_name<'a, C: Component>(v: &'a [C], name: &str) -> Option<&'a dyn Component> {
+            v.iter()
+                .find(|c| c.name() == name)
+                .map(|c| c as &dyn Component)
+        }
+        by_name(&self.chambers, name)
+            .or_else(|| by_name(&self.reservoirs, name))
+            .or_else(|| by_name(&self.orifices, name))
+            .or_else(|| by_name(&self.valves, name))
+            .or_else(|| by_name(&self.pistons, name))
+            .or_else(|| by_name(&self.walls, name))
+            .or_else(|| by_name(&self.mass_flows, name))
+            .or_else(|| by_name(&self.restrictors, name))
+            .or_else(|| by_name(&self.tubes, name))
+            .or_else(|| by_name(&self.inertance_valves, name))
+    }
+
+    /// [`Self::component`], to change it (private: every writer goes through `param_mut`).
+    fn component_mut(&mut self, name: &str) -> Option<&mut dyn Component> {
+        fn by_name<'a, C: Component>(v: &'a mut [C], name: &str) -> Option<&'a mut dyn Component> {
+            v.iter_mut()
+                .find(|c| c.name() == name)
+                .map(|c| c as &mut dyn Component)
+        }
+        if let Some(c) = by_name(&mut self.chambers, name) {
+            return Some(c);
+        }
+        if let Some(c) = by_name(&mut self.reservoirs, name) {
+            return Some(c);
+        }
+        if let Some(c) = by_name(&mut self.orifices, name) {
+            return Some(c);
+        }
+        if let Some(c) = by_name(&mut self.valves, name) {
+            return Some(c);
+        }
+        if let Some(c) = by_name(&mut self.pistons, name) {
+            return Some(c);
+        }
+        if let Some(c) = by_name(&mut self.walls, name) {
+            return Some(c);
+        }
+        if let Some(c) = by_name(&mut self.mass_flows, name) {
+            return Some(c);
+        }
+        if let Some(c) = by_name(&mut self.restrictors, name) {
+            return Some(c);
+        }
+        if let Some(c) = by_name(&mut self.tubes, name) {
+            return Some(c);
+        }
+        by_name(&mut self.inertance_valves, name)
+    }
+
+    /// The declaration of key `<component>.<key>` (`name`), if the component and the key exist.
+    pub fn key_of(&self, name: &str) -> Option<&'static Key> {
+        let (component, key) = name.rsplit_once('.')?;
+        self.component(component)?.kind().key(key)
     }
 
     /// The parameter `<component>.<key>` that may change during a run, if there is one.
     fn param_ref(&self, component: &str, key: &str) -> Option<&ParamValue> {
-        param_lookup!(self, component, key, iter)
+        self.component(component)?.param(key)
     }
 
     /// The parameter `<component>.<key>` that may change during a run (by the model file's
@@ -1072,7 +1020,7 @@ impl Network {
         let sc = self.scratch.get_mut();
         sc.reservoirs_fresh = false;
         sc.lean = false;
-        param_lookup!(self, component, key, iter_mut, mut)
+        self.component_mut(component)?.param_mut(key)
     }
 
     /// Change a parameter during a run (a co-simulation input). Only parameters that set a flow
@@ -1087,8 +1035,8 @@ impl Network {
                 Ok(changed)
             }
             None => Err(format!(
-                "`{component}.{key}` cannot change during a run (settable during a run: \
-                 {SETTABLE})"
+                "`{component}.{key}` cannot change during a run (settable during a run: {})",
+                crate::components::settable_during_run()
             )),
         }
     }
@@ -1426,9 +1374,9 @@ impl Network {
     /// one set for a piston without an exit opens its bore all the same, after the BDF has
     /// taken the masses for constant. Walls move volume only, and an inertance valve's liquid
     /// runs between reservoirs (it writes only its own q). No run-time input sets a chamber's
-    /// mass (`SETTABLE`: flows and boundary conditions only; a link whose flow an input may
-    /// switch on is a link all the same, so its chambers count as moving). One pass over the
-    /// components, no allocation.
+    /// mass (the keys settable during a run set flows and boundary conditions only; a link
+    /// whose flow an input may switch on is a link all the same, so its chambers count as
+    /// moving). One pass over the components, no allocation.
     fn mark_mass_moves(&self, moves: &mut [bool]) {
         debug_assert_eq!(moves.len(), self.chambers.len());
         moves.fill(false);
@@ -2154,7 +2102,8 @@ pub enum SensitivityParameter {
     PistonMass(usize),
     /// `<chamber>.pressure`, the initial pressure: enters through the initial state only.
     ChamberPressure(usize),
-    /// A run-time parameter `<component>.<key>` (see [`SETTABLE`]): enters the right-hand side.
+    /// A run-time parameter `<component>.<key>` (a key that may change during a run,
+    /// `crate::components::keys`): enters the right-hand side.
     Run { component: String, key: String },
 }
 
@@ -2184,7 +2133,8 @@ impl Network {
         }
         Err(format!(
             "`{name}` cannot be a sensitivity parameter (possible: a piston's mass, a chamber's \
-             pressure, and the run-time parameters: {SETTABLE})"
+             pressure, and the run-time parameters: {})",
+            crate::components::settable_during_run()
         ))
     }
 
