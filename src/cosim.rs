@@ -635,12 +635,37 @@ pub struct Instance {
     /// Output values at the current time (valid when `outputs_valid`).
     outputs: Vec<f64>,
     outputs_valid: bool,
+    /// Parameters set before the run whose values, each valid on its own, do not yet make a
+    /// valid model together (see [`Instance::set_real`]).
+    pending: Option<Pending>,
 }
 
+/// Values set by fmi2SetReal before the run that break a rule joining keys (a piston's `x0`
+/// past its `x_exit` until `x_exit` is set too): kept, and judged on the final values when
+/// initialization ends.
+#[derive(Clone, Debug)]
+struct Pending {
+    /// Every `name=value` set so far (the instance's `overrides` stay the last valid ones).
+    overrides: Vec<String>,
+    /// What is wrong with them together.
+    problems: String,
+}
+
+/// Model errors as the FMU's log says them: a problem of a value set by fmi2SetReal names the
+/// variable and says fmi2SetReal, not the command line's `--set` (its errors' file and key).
 fn errors_text(errors: &[crate::model::ModelError]) -> String {
     errors
         .iter()
-        .map(|e| e.to_string())
+        .map(|e| {
+            if e.file != "--set" {
+                return e.to_string();
+            }
+            let message = e.message.replace("--set", "fmi2SetReal");
+            match e.key.split_once('=') {
+                Some((name, value)) => format!("`{name}` = {value} (fmi2SetReal): {message}"),
+                None => format!("fmi2SetReal: {message}"),
+            }
+        })
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -851,6 +876,7 @@ impl Instance {
             live_inputs: vec![None; n_inputs],
             sim,
             description,
+            pending: None,
         })
     }
 
@@ -940,10 +966,25 @@ impl Instance {
         Ok(())
     }
 
+    /// fmi2ExitInitializationMode: refused (the instance stays in initialization mode) while
+    /// the parameters set do not make a valid model together.
     pub fn exit_initialization_mode(&mut self) -> Result<(), CallError> {
         self.require(Call::ExitInitializationMode, "fmi2ExitInitializationMode")?;
+        self.no_pending_parameters()?;
         self.phase = Phase::StepComplete;
         Ok(())
+    }
+
+    /// An error while parameters set by fmi2SetReal do not make a valid model together.
+    fn no_pending_parameters(&self) -> Result<(), CallError> {
+        match &self.pending {
+            None => Ok(()),
+            Some(p) => Err(CallError(format!(
+                "the parameters set by fmi2SetReal do not make a valid model together: {}; \
+                 set other values with fmi2SetReal (or fmi2Reset)",
+                p.problems
+            ))),
+        }
     }
 
     pub fn terminate(&mut self) -> Result<(), CallError> {
@@ -975,6 +1016,10 @@ impl Instance {
             self.variable(vr, "Real")?;
             need_outputs |= (vr as usize) < self.n_outputs;
         }
+        if need_outputs {
+            // The outputs of a model the parameters set do not make.
+            self.no_pending_parameters()?;
+        }
         if need_outputs && !self.outputs_valid {
             crate::variables::write_outputs(&mut self.sim, &mut self.outputs);
             self.outputs_valid = true;
@@ -999,7 +1044,13 @@ impl Instance {
     }
 
     /// fmi2SetReal: parameters (until initialization ends) and inputs. Every value is checked
-    /// before anything is set; on an error nothing changes.
+    /// before anything is set, against its key's rule (`crate::components::keys`, the same as in
+    /// the model file); on an error nothing changes. The values of one call are judged
+    /// together, on their final values (the last of a variable given twice); before the run,
+    /// values that each obey their rule but break a rule joining keys (a piston's `x0` past
+    /// its `x_exit`) are kept until initialization ends, so that a master that sets one
+    /// parameter per call (FMPy's start values) is judged on the final values too:
+    /// fmi2ExitInitializationMode refuses the model they make if it is still invalid.
     pub fn set_real(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), CallError> {
         self.require(Call::SetValues, "fmi2SetReal")?;
         if values.len() != vrs.len() {
@@ -1048,16 +1099,17 @@ impl Instance {
     /// Inputs during the run: changed in the network at once; a change is a discontinuity, so
     /// the integrator starts afresh (multistep history is not carried across it).
     fn set_inputs_live(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), CallError> {
-        // Check that every input can change before changing any.
-        for &vr in vrs {
+        // Check every value (its key can change during a run, and the value obeys the key's
+        // rule) before changing any.
+        for (&vr, &x) in vrs.iter().zip(values) {
             let name = &self.description.variables[vr as usize].name;
-            if !self.settable_now(name) {
-                return Err(CallError(format!(
-                    "input `{name}` cannot change during a run: the network has no parameter \
-                     that can ({})",
-                    crate::components::settable_during_run()
-                )));
-            }
+            let (c, k) = name.rsplit_once('.').unwrap_or((name, ""));
+            self.sim.network.check_scalar(c, k, x).map_err(|e| {
+                CallError(format!(
+                    "input `{name}` (value reference {vr}) cannot be set to {x}: {e}; nothing \
+                     was set"
+                ))
+            })?;
         }
         let mut changed = false;
         for (&vr, &x) in vrs.iter().zip(values) {
@@ -1076,10 +1128,37 @@ impl Instance {
         Ok(())
     }
 
-    /// Parameters (and inputs) before the run: recorded as `name=value` overrides of the model
-    /// file, which is parsed and validated again; the simulation is rebuilt from it.
+    /// Parameters (and inputs) before the run: each value is checked against its key's rule
+    /// (refused at once, nothing set), then recorded as a `name=value` override of the model
+    /// file, which is parsed and validated again with every override set so far; the
+    /// simulation is rebuilt from it. Overrides that break a rule joining keys are kept as
+    /// [`Pending`] (the simulation stays the last valid one) until later values make the model
+    /// valid; fmi2ExitInitializationMode refuses it until then.
     fn set_overrides(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), CallError> {
-        let mut overrides = self.overrides.clone();
+        for (&vr, &x) in vrs.iter().zip(values) {
+            let name = &self.description.variables[vr as usize].name;
+            let Some((c, k)) = name.rsplit_once('.') else {
+                continue;
+            };
+            if let Some(rule) = self.sim.network.rule_of(c, k)
+                && !rule.holds(x)
+            {
+                let unit = self
+                    .sim
+                    .network
+                    .key_of(name)
+                    .map_or_else(Unit::dimensionless, |k| k.unit());
+                return Err(CallError(format!(
+                    "`{name}` (value reference {vr}) cannot be set to {x}: it must be {}; \
+                     nothing was set",
+                    rule.text(&unit)
+                )));
+            }
+        }
+        let mut overrides = match &self.pending {
+            Some(p) => p.overrides.clone(),
+            None => self.overrides.clone(),
+        };
         for (&vr, &x) in vrs.iter().zip(values) {
             let name = &self.description.variables[vr as usize].name;
             let entry = format!("{name}={x:?}");
@@ -1091,20 +1170,34 @@ impl Instance {
                 None => overrides.push(entry),
             }
         }
-        let model = crate::model::parse_str(&self.source, &self.label, &overrides)
-            .map_err(|e| CallError(errors_text(&e)))?;
+        let model = match crate::model::parse_str(&self.source, &self.label, &overrides) {
+            Ok(model) => model,
+            Err(e) => {
+                // Valid one by one, not (yet) together: judged on the final values.
+                for (&vr, &x) in vrs.iter().zip(values) {
+                    self.param_values[vr as usize - self.n_outputs] = x;
+                }
+                self.pending = Some(Pending {
+                    overrides,
+                    problems: errors_text(&e),
+                });
+                return Ok(());
+            }
+        };
         // The loader must have applied every override (value for value).
         let now: std::collections::HashMap<String, f64> = parameters(&model.spec)
             .into_iter()
             .map(|(n, v, _)| (n, v))
             .collect();
-        for (&vr, &x) in vrs.iter().zip(values) {
-            let name = &self.description.variables[vr as usize].name;
-            match now.get(name) {
-                Some(v) if v.to_bits() == x.to_bits() => {}
-                other => {
+        for o in &overrides {
+            let Some((name, x)) = o.split_once('=') else {
+                continue;
+            };
+            match (now.get(name), x.parse::<f64>()) {
+                (Some(v), Ok(x)) if v.to_bits() == x.to_bits() => {}
+                (other, _) => {
                     return Err(CallError(format!(
-                        "setting `{name}` = {x:?} had no effect on the model (it reads {}): \
+                        "setting `{name}` = {x} had no effect on the model (it reads {}): \
                          the model loader did not apply the override",
                         other.map_or("nothing".to_string(), |v| format!("{v:?}"))
                     )));
@@ -1124,6 +1217,7 @@ impl Instance {
         self.reference = (overrides.clone(), self.start_time_s.to_bits(), sim.clone());
         self.overrides = overrides;
         self.param_values = param_values;
+        self.pending = None;
         self.live_inputs.fill(None);
         self.sim = sim;
         self.outputs_valid = false;
@@ -1431,7 +1525,8 @@ impl Instance {
         // field changes, so a refused state leaves the instance as it was.
         self.check_inputs_settable(&snapshot.inputs)?;
         let mut param_values = None;
-        if snapshot.overrides != self.overrides {
+        // A state holds a valid model's overrides: parameters pending when it is restored go.
+        if snapshot.overrides != self.overrides || self.pending.is_some() {
             let model = crate::model::parse_str(&self.source, &self.label, &snapshot.overrides)
                 .map_err(|e| CallError(errors_text(&e)))?;
             let now: std::collections::HashMap<String, f64> = parameters(&model.spec)
@@ -1463,6 +1558,7 @@ impl Instance {
             );
         }
         self.overrides.clone_from(&snapshot.overrides);
+        self.pending = None;
         self.phase = snapshot.phase;
         self.start_time_s = snapshot.start_time_s;
         self.stop_time_s = snapshot.stop_time_s;
@@ -1472,17 +1568,14 @@ impl Instance {
         Ok(())
     }
 
-    /// The variable `<component>.<key>` names a parameter the network can change during a run.
-    fn settable_now(&self, name: &str) -> bool {
-        name.rsplit_once('.')
-            .and_then(|(c, key)| self.sim.network.get_scalar(c, key, self.sim.t_s))
-            .is_some()
-    }
-
-    /// Every input `put_inputs` would change can change in this model's network.
+    /// Every input `put_inputs` would change can change in this model's network, to the value
+    /// the state holds (its key's rule, as for fmi2SetReal).
     fn check_inputs_settable(&self, inputs: &[Option<f64>]) -> Result<(), CallError> {
         for (k, want) in inputs.iter().enumerate() {
-            if want.is_none() || self.live_inputs.get(k) == Some(want) {
+            let Some(x) = want else {
+                continue;
+            };
+            if self.live_inputs.get(k) == Some(want) {
                 continue;
             }
             let name = self
@@ -1491,10 +1584,11 @@ impl Instance {
                 .get(self.first_input + k)
                 .map(|v| v.name.as_str())
                 .unwrap_or("");
-            if !self.settable_now(name) {
+            let (c, key) = name.rsplit_once('.').unwrap_or((name, ""));
+            if let Err(e) = self.sim.network.check_scalar(c, key, *x) {
                 return Err(CallError(format!(
-                    "the state sets input {k} (`{name}`), which this model's network cannot \
-                     change during a run; the instance is unchanged"
+                    "the state sets input {k} (`{name}`) to {x}, which no fmi2SetReal can have \
+                     set: {e}; the instance is unchanged"
                 )));
             }
         }

@@ -74,15 +74,19 @@ pub enum Rule {
     PositiveFraction,
     /// 0 ≤ v < the bound.
     Below(f64),
+    /// > 0 (an absolute pressure), except on a node that only liquid links touch, whose
+    /// pressure may be gauge: any finite value there (a reservoir feeding inertance valves).
+    AbsoluteUnlessLiquid,
 }
 
 impl Rule {
-    /// Whether `v` obeys the rule (a non-finite `v` never does).
+    /// Whether `v` obeys the rule (a non-finite `v` never does; [`Rule::AbsoluteUnlessLiquid`]
+    /// as on a gas node: its exception needs the network, `Network::rule_of`).
     pub fn holds(self, v: f64) -> bool {
         v.is_finite()
             && match self {
                 Rule::Any => true,
-                Rule::Positive => v > 0.0,
+                Rule::Positive | Rule::AbsoluteUnlessLiquid => v > 0.0,
                 Rule::NonNegative => v >= 0.0,
                 Rule::Fraction => (0.0..=1.0).contains(&v),
                 Rule::PositiveFraction => v > 0.0 && v <= 1.0,
@@ -103,6 +107,10 @@ impl Rule {
             Rule::Fraction => "between 0 and 1".to_string(),
             Rule::PositiveFraction => "greater than 0 and at most 1".to_string(),
             Rule::Below(b) => format!("at least 0 and below {b}"),
+            Rule::AbsoluteUnlessLiquid => format!(
+                "greater than 0{u} (absolute; only a reservoir that feeds nothing but inertance \
+                 valves may have a gauge pressure)"
+            ),
         }
     }
 }

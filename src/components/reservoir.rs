@@ -14,7 +14,7 @@ crate::declare_kind! {
     kind ReservoirSpec = "reservoir", Node, no_gas;
     name: Name;
     /// Pa (absolute; gauge for a reservoir that feeds only inertance valves).
-    pressure: Param, pressure, Required, Positive;
+    pressure: Param, pressure, Required, AbsoluteUnlessLiquid;
     /// K.
     temperature: Param, temperature, Required, Positive;
 }

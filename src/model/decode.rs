@@ -92,7 +92,8 @@ fn snippet(loc: &Locator<'_>, v: &Spanned<DeValue<'_>>) -> Option<String> {
 /// serde's "expected ..." in a user's words.
 fn expected_phrase(expected: &str) -> String {
     match expected {
-        "f64" | "f32" | "i64" | "u64" | "usize" => "a number".to_string(),
+        "f64" | "f32" => "a number".to_string(),
+        "i64" | "u64" | "usize" => "a whole number".to_string(),
         "a string" => "a string (in quotes)".to_string(),
         "a boolean" => "true or false".to_string(),
         "a sequence" => "an array".to_string(),
@@ -305,12 +306,37 @@ fn translate(loc: &Locator<'_>, e: &toml::de::Error, removed: &[Path]) -> (Vec<M
             format!(
                 "`{name}` must be a constant number: a table over time is not allowed for this key"
             )
+        } else if expected_phrase(expected).contains("whole number")
+            && found_serde.starts_with("floating point")
+        {
+            // "must be a whole number, not a number" would say nothing: quote the value.
+            let value = node.and_then(|v| snippet(loc, v)).unwrap_or_default();
+            format!(
+                "`{name}` must be {}, not {value}",
+                expected_phrase(expected)
+            )
         } else {
             format!(
                 "`{name}` must be {}, not {found}{quoted}",
                 expected_phrase(expected)
             )
         };
+        return (vec![loc.error(&path, message)], Next::Remove(path));
+    }
+
+    // A value of the right type out of the type's range (a negative whole number).
+    if let Some(rest) = msg.strip_prefix("invalid value: ") {
+        let expected = rest.split_once(", expected ").map_or("", |(_, e)| e);
+        let path = loc.path_at(&span, Prefer::Shallow);
+        let value = loc
+            .node(&path)
+            .and_then(|(_, v)| snippet(loc, v))
+            .unwrap_or_default();
+        let message = format!(
+            "`{}` must be {}, not {value}",
+            last_key(&path),
+            expected_phrase(expected)
+        );
         return (vec![loc.error(&path, message)], Next::Remove(path));
     }
 

@@ -91,7 +91,10 @@ pub struct SolverSection {
     /// Most accepted adaptive steps in one advance (one FMU communication step, one CLI output
     /// interval) before the run stops with an error: CVODE's `mxstep`, so that no input can
     /// make one call run without end.
-    #[serde(default = "default_max_steps")]
+    #[serde(
+        default = "default_max_steps",
+        deserialize_with = "whole_number_from_1"
+    )]
     pub max_steps: u64,
     /// Newton Jacobian of the implicit methods: "exact" (dual numbers, the default) or
     /// "finite-difference".
@@ -113,6 +116,35 @@ pub struct SolverSection {
 }
 
 pub use crate::simulation::{DEFAULT_MAX_STEPS, default_max_steps};
+
+/// A whole number ≥ 1 (`max_steps`): serde's `u64` would tell a user "expected u64".
+fn whole_number_from_1<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    use serde::de::{Error, Unexpected, Visitor};
+    struct WholeFrom1;
+    impl Visitor<'_> for WholeFrom1 {
+        type Value = u64;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a whole number ≥ 1")
+        }
+        fn visit_u64<E: Error>(self, v: u64) -> Result<u64, E> {
+            if v >= 1 {
+                Ok(v)
+            } else {
+                Err(E::invalid_value(Unexpected::Unsigned(v), &self))
+            }
+        }
+        fn visit_i64<E: Error>(self, v: i64) -> Result<u64, E> {
+            match u64::try_from(v) {
+                Ok(u) => self.visit_u64(u),
+                Err(_) => Err(E::invalid_value(Unexpected::Signed(v), &self)),
+            }
+        }
+        fn visit_f64<E: Error>(self, v: f64) -> Result<u64, E> {
+            Err(E::invalid_type(Unexpected::Float(v), &self))
+        }
+    }
+    d.deserialize_u64(WholeFrom1)
+}
 
 fn default_method() -> String {
     "auto".to_string()

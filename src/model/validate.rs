@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::ModelError;
 use super::locate::{Locator, Path, Seg, did_you_mean, key};
 use super::spec::{ModelFile, ParamSpec};
-use crate::components::keys::{Form, Kind, Role, Rule, Value};
+use crate::components::keys::{Form, Role, Rule, Value};
 use crate::gas::SPECIES;
 use crate::integrators::{METHODS, Method};
 use crate::units::Unit;
@@ -437,12 +437,6 @@ fn solver(c: &mut Check, spec: &ModelFile) {
     c.opt_positive(&sect("solver", "atol"), s.atol, "");
     c.opt_positive(&sect("solver", "max_step"), s.max_step, " s");
     c.opt_positive(&sect("solver", "initial_step"), s.initial_step, " s");
-    if s.max_steps == 0 {
-        c.err(
-            &sect("solver", "max_steps"),
-            "`max_steps` must be at least 1".to_string(),
-        );
-    }
     if s.t_start.is_finite() && s.t_end.is_finite() && s.t_end <= s.t_start {
         c.err(
             &sect("solver", "t_end"),
@@ -496,7 +490,7 @@ fn components(c: &mut Check, spec: &ModelFile) {
                 continue;
             };
             let path = comp(kind.name, i, k.name);
-            let (rule, text) = rule_of(spec, kind, x.name(), k.name, k.rule, &k.unit());
+            let (rule, text) = rule_of(spec, x.name(), k.rule, &k.unit());
             match value {
                 Value::Number(v) => c.require(&path, v, rule.holds(v), &text),
                 Value::Param(ParamSpec::Cubic(cu)) if k.form == Form::Opening => {
@@ -519,30 +513,12 @@ fn components(c: &mut Check, spec: &ModelFile) {
     initial_volumes(c, spec);
 }
 
-/// The rule of key `key` of component `name` of `kind` (declared `declared`, of unit `unit`)
-/// in this model, and its words for messages: the declared rule, except that a reservoir that
-/// feeds nothing but liquid links holds liquid, whose pressure may be gauge (any finite value).
-pub(crate) fn rule_of(
-    spec: &ModelFile,
-    kind: &Kind,
-    name: &str,
-    key: &str,
-    declared: Rule,
-    unit: &Unit,
-) -> (Rule, String) {
-    let gauge_allowed = kind.role == Role::Node && !kind.needs_gas && *unit == Unit::pressure();
-    if gauge_allowed {
-        if liquid_only(spec, name) {
-            return (Rule::Any, declared.text(unit));
-        }
-        if key == "pressure" && declared == Rule::Positive {
-            return (
-                declared,
-                "greater than 0 Pa (absolute; only a reservoir that feeds nothing but \
-                 inertance valves may have a gauge pressure)"
-                    .to_string(),
-            );
-        }
+/// The rule of a key of component `name` in this model, and its words for messages: the
+/// declared rule, where [`Rule::AbsoluteUnlessLiquid`] admits any finite (gauge) pressure on a
+/// node that only liquid links touch (as `Network::rule_of` does during a run).
+fn rule_of(spec: &ModelFile, name: &str, declared: Rule, unit: &Unit) -> (Rule, String) {
+    if declared == Rule::AbsoluteUnlessLiquid && liquid_only(spec, name) {
+        return (Rule::Any, Rule::Any.text(unit));
     }
     (declared, declared.text(unit))
 }
@@ -681,7 +657,34 @@ fn inputs(c: &mut Check, spec: &ModelFile, names: &HashMap<&str, (&'static str, 
             .filter(|(_, v)| matches!(v, toml::Value::Float(_) | toml::Value::Integer(_)))
             .map(|(k, _)| k.as_str())
             .collect();
+        let declared = crate::components::kind(kind).and_then(|d| d.key(k));
         match keys.get(k) {
+            // A key that fixes an initial state or the geometry (`keys::Key::settable_during_run`):
+            // every set during a run would be refused, so the model is.
+            Some(toml::Value::Float(_) | toml::Value::Integer(_))
+                if declared.is_some_and(|d| !d.settable_during_run()) =>
+            {
+                let can: Vec<&str> = crate::components::kind(kind)
+                    .map(|d| d.keys.iter())
+                    .into_iter()
+                    .flatten()
+                    .filter(|d| d.settable_during_run())
+                    .map(|d| d.name)
+                    .collect();
+                c.err(
+                    &path,
+                    format!(
+                        "input `{input}`: `{k}` of {kind} `{name}` cannot change during a run \
+                         (it fixes an initial state or the geometry, and so the stored mass and \
+                         energy); {}",
+                        if can.is_empty() {
+                            format!("no key of a {kind} can")
+                        } else {
+                            format!("keys of a {kind} that can: {}", can.join(", "))
+                        }
+                    ),
+                )
+            }
             Some(toml::Value::Float(_) | toml::Value::Integer(_)) => {}
             Some(toml::Value::Table(_)) => c.err(
                 &path,

@@ -22,7 +22,7 @@ use num_dual::Dual64;
 use serde::{Deserialize, Serialize};
 
 use crate::ad::{Scalar, c, copysign, max0};
-use crate::components::keys::{Component, Key};
+use crate::components::keys::{Component, Key, Rule};
 use crate::components::{
     Chamber, InertanceValve, MassFlow, NodeState, Orifice, OrificeForm, Piston, Reservoir,
     Restrictor, Tube, Valve, Wall, chamber, orifice, piston, restrictor, valve,
@@ -1023,21 +1023,86 @@ impl Network {
         self.component_mut(component)?.param_mut(key)
     }
 
+    /// The rule a value of `<component>.<key>` obeys in this network: the key's declared rule
+    /// (`crate::components::keys`), where a pressure that may be gauge for a node of liquid
+    /// ([`Rule::AbsoluteUnlessLiquid`]) may be any finite value on a reservoir that only liquid
+    /// links (inertance valves) touch, as at load time. No allocation.
+    pub fn rule_of(&self, component: &str, key: &str) -> Option<Rule> {
+        let rule = self.component(component)?.kind().key(key)?.rule;
+        if rule != Rule::AbsoluteUnlessLiquid {
+            return Some(rule);
+        }
+        let liquid = self
+            .node_index(component)
+            .is_some_and(|node| self.liquid_only(node));
+        Some(if liquid { Rule::Any } else { Rule::Positive })
+    }
+
+    /// The node index of the chamber or reservoir named `name`.
+    fn node_index(&self, name: &str) -> Option<usize> {
+        match self.chambers.iter().position(|c| c.name == name) {
+            Some(i) => Some(self.node_of_chamber(i)),
+            None => self
+                .reservoirs
+                .iter()
+                .position(|r| r.name == name)
+                .map(|j| self.node_of_reservoir(j)),
+        }
+    }
+
+    /// Whether only liquid links (inertance valves) touch node `node`, and at least one does.
+    fn liquid_only(&self, node: usize) -> bool {
+        let touches = |a: usize, b: usize| a == node || b == node;
+        let gas = self.orifices.iter().any(|x| touches(x.from, x.to))
+            || self.valves.iter().any(|x| touches(x.from, x.to))
+            || self.mass_flows.iter().any(|x| touches(x.from, x.to))
+            || self.restrictors.iter().any(|x| touches(x.from, x.to))
+            || self.tubes.iter().any(|x| touches(x.from, x.to))
+            || self.pistons.iter().any(|x| touches(x.behind, x.ahead))
+            || self.walls.iter().any(|x| touches(x.left, x.right));
+        !gas && self.inertance_valves.iter().any(|x| touches(x.from, x.to))
+    }
+
+    /// Whether `value` may be set to `<component>.<key>` during a run ([`Self::set_scalar`]):
+    /// the key may change during a run, and the value obeys its rule ([`Self::rule_of`]) as a
+    /// value in the model file must. The error names the parameter and the rule. No allocation
+    /// unless refused.
+    pub fn check_scalar(&self, component: &str, key: &str, value: f64) -> Result<(), String> {
+        if self.param_ref(component, key).is_none() {
+            return Err(format!(
+                "`{component}.{key}` cannot change during a run (settable during a run: {})",
+                crate::components::settable_during_run()
+            ));
+        }
+        match self.rule_of(component, key) {
+            Some(rule) if !rule.holds(value) => {
+                let unit = self
+                    .component(component)
+                    .and_then(|c| c.kind().key(key))
+                    .map_or_else(crate::units::Unit::dimensionless, |k| k.unit());
+                Err(format!(
+                    "`{component}.{key}` must be {}, got {value}",
+                    rule.text(&unit)
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Change a parameter during a run (a co-simulation input). Only parameters that set a flow
     /// or a boundary condition can change; the ones that fix initial conditions or geometry
-    /// (and so the stored mass and energy) cannot. A table becomes the constant `value`.
-    /// Returns whether the value changed.
+    /// (and so the stored mass and energy) cannot, and the value must obey the key's rule
+    /// ([`Self::check_scalar`]: the same as in the model file). A table becomes the constant
+    /// `value`. Returns whether the value changed; on an error nothing changes.
     pub fn set_scalar(&mut self, component: &str, key: &str, value: f64) -> Result<bool, String> {
+        self.check_scalar(component, key, value)?;
         match self.param_mut(component, key) {
             Some(slot) => {
                 let changed = *slot != ParamValue::Const(value);
                 *slot = ParamValue::Const(value);
                 Ok(changed)
             }
-            None => Err(format!(
-                "`{component}.{key}` cannot change during a run (settable during a run: {})",
-                crate::components::settable_during_run()
-            )),
+            None => Err(format!("`{component}.{key}` cannot change during a run")),
         }
     }
 
