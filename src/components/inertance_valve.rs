@@ -30,7 +30,7 @@ use crate::param::{Param, ParamValue};
 use crate::units::{Area, Length};
 use crate::units::{MassDensity, VolumeRate};
 
-use crate::components::keys::{Component, Kind};
+use crate::components::keys::{Component, Kind, Link};
 use crate::units::from_si;
 
 crate::declare_kind! {
@@ -178,4 +178,19 @@ impl Component for InertanceValve {
         "area_to" => area_to_m2,
         "length" => length_m,
     );
+}
+
+impl Link for InertanceValve {
+    fn ends(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
+    fn reads_upstream_temperature(&self) -> bool {
+        false
+    }
+    fn reads_pressures(&self) -> bool {
+        false
+    }
+    fn flow_is_state(&self) -> bool {
+        true
+    }
 }

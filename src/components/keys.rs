@@ -327,6 +327,25 @@ pub trait Component {
     fn param_mut(&mut self, key: &str) -> Option<&mut ParamValue>;
 }
 
+/// A component that carries a flow from one node to another (a `<name>.mdot` output): what the
+/// network asks of it outside the right-hand side (its nodes, and what its flow reads directly,
+/// for the FMU's ModelStructure and for the states that stay constant).
+pub trait Link: Component {
+    /// Its two nodes, (from, to): network node indices.
+    fn ends(&self) -> (usize, usize);
+    /// Its flow reads its nodes' pressures (a mass flow controller's does not).
+    fn reads_pressures(&self) -> bool {
+        true
+    }
+    /// Its flow law reads the upstream temperature (beyond the enthalpy it carries).
+    fn reads_upstream_temperature(&self) -> bool;
+    /// Its flow is a state of its own (an inertance valve's q, between reservoirs of liquid):
+    /// no parameter sets it at an instant, and it moves no gas.
+    fn flow_is_state(&self) -> bool {
+        false
+    }
+}
+
 /// [`Component::param`] and [`Component::param_mut`] from one list of `"key" => field`.
 #[macro_export]
 #[doc(hidden)]

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::param::Param;
 use crate::units::MassRate;
 
-use crate::components::keys::{Component, Kind};
+use crate::components::keys::{Component, Kind, Link};
 
 crate::declare_kind! {
     /// `[[mass_flow]]`: a prescribed mass flow (Cantera's MassFlowController).
@@ -56,4 +56,16 @@ impl Component for MassFlow {
         &self.name
     }
     crate::run_params!("rate" => rate_kg_per_s);
+}
+
+impl Link for MassFlow {
+    fn ends(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
+    fn reads_upstream_temperature(&self) -> bool {
+        false
+    }
+    fn reads_pressures(&self) -> bool {
+        false
+    }
 }

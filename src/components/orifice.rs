@@ -33,7 +33,7 @@ use crate::gas::IdealGas;
 use crate::param::{Param, ParamValue};
 use crate::units::{Area, Ratio, SonicConductance};
 
-use crate::components::keys::{Component, Kind, Problem};
+use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::param::ParamSpec;
 
 crate::declare_kind! {
@@ -391,5 +391,14 @@ impl Component for Orifice {
             ) => Some(critical_pressure_ratio),
             _ => None,
         }
+    }
+}
+
+impl Link for Orifice {
+    fn ends(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
+    fn reads_upstream_temperature(&self) -> bool {
+        true
     }
 }

@@ -15,7 +15,7 @@ use crate::ad::{Scalar, copysign, max_const};
 use crate::param::{Param, ParamValue};
 use crate::units::{Length, Ratio};
 
-use crate::components::keys::{Component, Kind};
+use crate::components::keys::{Component, Kind, Link};
 
 crate::declare_kind! {
     /// `[[restrictor]]`: FONSim's FlowRestrictor (a minor loss).
@@ -92,4 +92,13 @@ impl Component for Restrictor {
         &self.name
     }
     crate::run_params!("diameter" => diameter_m, "k" => k);
+}
+
+impl Link for Restrictor {
+    fn ends(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
+    fn reads_upstream_temperature(&self) -> bool {
+        true
+    }
 }

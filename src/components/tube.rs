@@ -17,7 +17,7 @@ use crate::ad::{Scalar, c, max0};
 use crate::param::{Param, ParamValue};
 use crate::units::{DynamicViscosity, Length};
 
-use crate::components::keys::{Component, Kind};
+use crate::components::keys::{Component, Kind, Link};
 
 crate::declare_kind! {
     /// `[[tube]]`: FONSim's CircularTube (a major loss).
@@ -305,6 +305,15 @@ impl Component for Tube {
         "roughness" => roughness_m,
         "viscosity" => viscosity_pa_s,
     );
+}
+
+impl Link for Tube {
+    fn ends(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
+    fn reads_upstream_temperature(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

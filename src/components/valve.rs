@@ -10,7 +10,7 @@ use crate::ad::{Scalar, max0};
 use crate::param::Param;
 use crate::units::{FlowCoefficient, Ratio};
 
-use crate::components::keys::{Component, Kind};
+use crate::components::keys::{Component, Kind, Link};
 
 crate::declare_kind! {
     /// `[[valve]]`: Cantera's linear valve.
@@ -93,4 +93,13 @@ impl Component for Valve {
         &self.name
     }
     crate::run_params!("coefficient" => coefficient_kg_per_s_pa, "opening" => opening);
+}
+
+impl Link for Valve {
+    fn ends(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
+    fn reads_upstream_temperature(&self) -> bool {
+        false
+    }
 }

@@ -22,7 +22,7 @@ use num_dual::Dual64;
 use serde::{Deserialize, Serialize};
 
 use crate::ad::{Scalar, c, copysign, max0};
-use crate::components::keys::{Component, Key, Rule};
+use crate::components::keys::{Component, Key, Link, Rule};
 use crate::components::{
     Chamber, InertanceValve, MassFlow, NodeState, Orifice, OrificeForm, Piston, Reservoir,
     Restrictor, Tube, Valve, Wall, chamber, orifice, piston, restrictor, valve,
@@ -587,17 +587,41 @@ impl Network {
             + self.inertance_valves.len()
     }
 
+    /// The kinds of flow links, each as a list, in link order: the one place that lists them
+    /// (outside the right-hand side, which is written out per kind).
+    fn link_lists(&self) -> [&dyn LinkList; 6] {
+        [
+            &self.orifices,
+            &self.valves,
+            &self.mass_flows,
+            &self.restrictors,
+            &self.tubes,
+            &self.inertance_valves,
+        ]
+    }
+
+    /// The links with a `<name>.mdot` output, in link order (not for the right-hand side).
+    pub fn links(&self) -> impl Iterator<Item = &dyn Link> {
+        self.link_lists()
+            .into_iter()
+            .flat_map(|list| (0..list.len()).map(move |i| list.get(i)))
+    }
+
+    /// Named link `l` (in link order), without walking the links before it.
+    pub fn link(&self, l: usize) -> Option<&dyn Link> {
+        let mut l = l;
+        for list in self.link_lists() {
+            if l < list.len() {
+                return Some(list.get(l));
+            }
+            l -= list.len();
+        }
+        None
+    }
+
     /// Names of the links with a `<name>.mdot` output, in link order.
     pub fn named_links(&self) -> Vec<&str> {
-        self.orifices
-            .iter()
-            .map(|x| x.name.as_str())
-            .chain(self.valves.iter().map(|x| x.name.as_str()))
-            .chain(self.mass_flows.iter().map(|x| x.name.as_str()))
-            .chain(self.restrictors.iter().map(|x| x.name.as_str()))
-            .chain(self.tubes.iter().map(|x| x.name.as_str()))
-            .chain(self.inertance_valves.iter().map(|x| x.name.as_str()))
-            .collect()
+        self.links().map(|x| x.name()).collect()
     }
 
     /// Volume flow q (m³/s) of inertance valve `k` in state `y`.
@@ -1052,15 +1076,18 @@ impl Network {
 
     /// Whether only liquid links (inertance valves) touch node `node`, and at least one does.
     fn liquid_only(&self, node: usize) -> bool {
-        let touches = |a: usize, b: usize| a == node || b == node;
-        let gas = self.orifices.iter().any(|x| touches(x.from, x.to))
-            || self.valves.iter().any(|x| touches(x.from, x.to))
-            || self.mass_flows.iter().any(|x| touches(x.from, x.to))
-            || self.restrictors.iter().any(|x| touches(x.from, x.to))
-            || self.tubes.iter().any(|x| touches(x.from, x.to))
-            || self.pistons.iter().any(|x| touches(x.behind, x.ahead))
-            || self.walls.iter().any(|x| touches(x.left, x.right));
-        !gas && self.inertance_valves.iter().any(|x| touches(x.from, x.to))
+        let touches = |(a, b): (usize, usize)| a == node || b == node;
+        let (mut liquid, mut gas) = (false, false);
+        for x in self.links().filter(|x| touches(x.ends())) {
+            if x.flow_is_state() {
+                liquid = true;
+            } else {
+                gas = true;
+            }
+        }
+        gas |= self.pistons.iter().any(|x| touches((x.behind, x.ahead)))
+            || self.walls.iter().any(|x| touches((x.left, x.right)));
+        liquid && !gas
     }
 
     /// Whether `value` may be set to `<component>.<key>` during a run ([`Self::set_scalar`]):
@@ -1451,15 +1478,8 @@ impl Network {
                 moves[node] = true;
             }
         };
-        let links = self
-            .orifices
-            .iter()
-            .map(|o| (o.from, o.to))
-            .chain(self.valves.iter().map(|v| (v.from, v.to)))
-            .chain(self.mass_flows.iter().map(|m| (m.from, m.to)))
-            .chain(self.restrictors.iter().map(|r| (r.from, r.to)))
-            .chain(self.tubes.iter().map(|x| (x.from, x.to)));
-        for (a, b) in links {
+        for x in self.links().filter(|x| !x.flow_is_state()) {
+            let (a, b) = x.ends();
             mark(a);
             mark(b);
         }
@@ -2073,90 +2093,42 @@ impl Network {
     /// it joins. An inertance valve's flow ρ·q is a state. The structure behind the FMU's
     /// ModelStructure dependencies.
     pub fn link_depends_on(&self, l: usize, component: &str, key: &str) -> bool {
-        let (name, from, to, uses_temperature) = match self.link_ends(l) {
-            Some(x) => x,
-            None => return false,
+        let Some(link) = self.link(l) else {
+            return false;
         };
-        if self.param_ref(component, key).is_none() {
+        if self.param_ref(component, key).is_none() || link.flow_is_state() {
             return false;
         }
-        if name == component {
-            return !matches!(self.link_kind(l), LinkKind::Inertance);
+        if link.name() == component {
+            return true;
         }
+        let (from, to) = link.ends();
         let reservoir_end = |node: usize| {
             node >= self.chambers.len()
                 && self.reservoirs[node - self.chambers.len()].name == component
         };
         let joins = reservoir_end(from) || reservoir_end(to);
         match key {
-            "pressure" => {
-                joins && !matches!(self.link_kind(l), LinkKind::MassFlow | LinkKind::Inertance)
-            }
-            "temperature" => joins && uses_temperature,
+            "pressure" => joins && link.reads_pressures(),
+            "temperature" => joins && link.reads_upstream_temperature(),
             _ => false,
         }
     }
-
-    /// Name, end nodes and whether the flow depends on the upstream temperature, of named
-    /// link `l`.
-    fn link_ends(&self, l: usize) -> Option<(&str, usize, usize, bool)> {
-        let mut l = l;
-        if l < self.orifices.len() {
-            let o = &self.orifices[l];
-            return Some((&o.name, o.from, o.to, true));
-        }
-        l -= self.orifices.len();
-        if l < self.valves.len() {
-            let v = &self.valves[l];
-            return Some((&v.name, v.from, v.to, false));
-        }
-        l -= self.valves.len();
-        if l < self.mass_flows.len() {
-            let m = &self.mass_flows[l];
-            return Some((&m.name, m.from, m.to, false));
-        }
-        l -= self.mass_flows.len();
-        if l < self.restrictors.len() {
-            let r = &self.restrictors[l];
-            return Some((&r.name, r.from, r.to, true));
-        }
-        l -= self.restrictors.len();
-        if l < self.tubes.len() {
-            let x = &self.tubes[l];
-            return Some((&x.name, x.from, x.to, true));
-        }
-        l -= self.tubes.len();
-        let x = self.inertance_valves.get(l)?;
-        Some((&x.name, x.from, x.to, false))
-    }
-
-    fn link_kind(&self, l: usize) -> LinkKind {
-        let bounds = [
-            (self.orifices.len(), LinkKind::Orifice),
-            (self.valves.len(), LinkKind::Valve),
-            (self.mass_flows.len(), LinkKind::MassFlow),
-            (self.restrictors.len(), LinkKind::Restrictor),
-            (self.tubes.len(), LinkKind::Tube),
-        ];
-        let mut l = l;
-        for (n, kind) in bounds {
-            if l < n {
-                return kind;
-            }
-            l -= n;
-        }
-        LinkKind::Inertance
-    }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum LinkKind {
-    Orifice,
-    Valve,
-    MassFlow,
-    Restrictor,
-    Tube,
-    Inertance,
+/// A list of links of one kind, as [`Network::link_lists`] sees it.
+trait LinkList {
+    fn len(&self) -> usize;
+    fn get(&self, i: usize) -> &dyn Link;
+}
+
+impl<C: Link> LinkList for Vec<C> {
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+    fn get(&self, i: usize) -> &dyn Link {
+        &self[i]
+    }
 }
 
 /// A parameter of a forward-sensitivity run (`[sensitivities] parameters`, see

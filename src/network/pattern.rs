@@ -157,15 +157,8 @@ fn network_entries<E: EntrySink>(net: &Network, dep: &mut E) {
         node_states(i, &mut s);
         clique(&s, dep, false, false);
     }
-    let links = net
-        .orifices()
-        .iter()
-        .map(|o| (o.from, o.to))
-        .chain(net.valves().iter().map(|v| (v.from, v.to)))
-        .chain(net.mass_flows().iter().map(|m| (m.from, m.to)))
-        .chain(net.restrictors().iter().map(|r| (r.from, r.to)))
-        .chain(net.tubes().iter().map(|x| (x.from, x.to)));
-    for (a, b) in links {
+    // The gas links (an inertance valve's q is a state of its own: below).
+    for (a, b) in net.links().filter(|x| !x.flow_is_state()).map(|x| x.ends()) {
         s.clear();
         node_states(a, &mut s);
         node_states(b, &mut s);
