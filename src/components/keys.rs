@@ -64,9 +64,9 @@ pub enum KeyDefault {
 pub enum Rule {
     /// Any finite number.
     Any,
-    /// > 0.
+    /// v > 0.
     Positive,
-    /// ≥ 0.
+    /// v ≥ 0.
     NonNegative,
     /// 0 ≤ v ≤ 1.
     Fraction,
@@ -74,7 +74,7 @@ pub enum Rule {
     PositiveFraction,
     /// 0 ≤ v < the bound.
     Below(f64),
-    /// > 0 (an absolute pressure), except on a node that only liquid links touch, whose
+    /// v > 0 (an absolute pressure), except on a node that only liquid links touch, whose
     /// pressure may be gauge: any finite value there (a reservoir feeding inertance valves).
     AbsoluteUnlessLiquid,
 }

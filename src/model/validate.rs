@@ -4,7 +4,7 @@
 //! Non-finite numbers are found once, in the spanned tree (TOML allows `nan` and `inf`); the
 //! range checks below skip them so that a `nan` is reported once, as such.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::ModelError;
 use super::locate::{Locator, Path, Seg, did_you_mean, key};
@@ -12,7 +12,6 @@ use super::spec::{ModelFile, ParamSpec};
 use crate::components::keys::{Form, Role, Rule, Value};
 use crate::gas::SPECIES;
 use crate::integrators::{METHODS, Method};
-use crate::units::Unit;
 
 fn comp(kind: &str, i: usize, k: &str) -> Path {
     vec![key(kind), Seg::Index(i), key(k)]
@@ -45,9 +44,14 @@ impl Check<'_, '_> {
 
     /// `v` must satisfy `ok`; non-finite values are skipped (reported elsewhere).
     fn require(&mut self, path: &[Seg], v: f64, ok: bool, rule: &str) {
+        self.require_with(path, v, ok, || rule.to_string());
+    }
+
+    /// [`Self::require`] with the rule's words made only for a message.
+    fn require_with(&mut self, path: &[Seg], v: f64, ok: bool, rule: impl FnOnce() -> String) {
         if v.is_finite() && !ok {
             let name = name_of(path);
-            self.err(path, format!("`{name}` must be {rule}, got {v}"));
+            self.err(path, format!("`{name}` must be {}, got {v}", rule()));
         }
     }
 
@@ -63,15 +67,22 @@ impl Check<'_, '_> {
 
     /// A parameter that may be a table: the table must not be empty and its times must
     /// increase strictly; every value must satisfy `ok` (described by `rule`).
-    fn param(&mut self, path: &[Seg], p: &ParamSpec, ok: impl Fn(f64) -> bool, rule: &str) {
-        let name = name_of(path);
+    fn param(
+        &mut self,
+        path: &[Seg],
+        p: &ParamSpec,
+        ok: impl Fn(f64) -> bool,
+        rule: impl FnOnce() -> String,
+    ) {
+        let name = || name_of(path);
         match p {
-            ParamSpec::Const(v) => self.require(path, *v, ok(*v), rule),
+            ParamSpec::Const(v) => self.require_with(path, *v, ok(*v), rule),
             ParamSpec::Cubic(_) => self.err(
                 path,
                 format!(
-                    "`{name}` cannot be a cubic opening curve: `{{ cubic = ... }}` is only for a \
-                     valve's `opening`; give a number or a table"
+                    "`{}` cannot be a cubic opening curve: `{{ cubic = ... }}` is only for a \
+                     valve's `opening`; give a number or a table",
+                    name()
                 ),
             ),
             ParamSpec::Table(t) => {
@@ -80,7 +91,10 @@ impl Check<'_, '_> {
                 if t.table.is_empty() {
                     self.err(
                         &table_path,
-                        format!("`{name}` has an empty table: give at least one [time, value] row"),
+                        format!(
+                            "`{}` has an empty table: give at least one [time, value] row",
+                            name()
+                        ),
                     );
                     return;
                 }
@@ -93,8 +107,9 @@ impl Check<'_, '_> {
                     self.err(
                         &row(r),
                         format!(
-                            "the table of `{name}` is not sorted by time: t = {} s comes after \
+                            "the table of `{}` is not sorted by time: t = {} s comes after \
                              t = {} s (times must increase strictly)",
+                            name(),
                             t.table[r][0],
                             t.table[r - 1][0]
                         ),
@@ -106,8 +121,11 @@ impl Check<'_, '_> {
                     self.err(
                         &row(r),
                         format!(
-                            "`{name}` must be {rule}, got {} at t = {} s",
-                            t.table[r][1], t.table[r][0]
+                            "`{}` must be {}, got {} at t = {} s",
+                            name(),
+                            rule(),
+                            t.table[r][1],
+                            t.table[r][0]
                         ),
                     );
                 }
@@ -483,6 +501,7 @@ fn checks(c: &mut Check, spec: &ModelFile) {
 /// every row of a table; a cubic curve only where the key may be one. Then each kind's own
 /// cross-key rules, and the chambers' initial volumes.
 fn components(c: &mut Check, spec: &ModelFile) {
+    let liquid = liquid_nodes(spec);
     for (i, x) in spec.components() {
         let kind = x.kind();
         for k in kind.keys {
@@ -490,15 +509,20 @@ fn components(c: &mut Check, spec: &ModelFile) {
                 continue;
             };
             let path = comp(kind.name, i, k.name);
-            let (rule, text) = rule_of(spec, x.name(), k.rule, &k.unit());
+            // A node of liquid may hold a gauge pressure (as `Network::rule_of` during a run).
+            let rule = match k.rule {
+                Rule::AbsoluteUnlessLiquid if liquid.contains(x.name()) => Rule::Any,
+                r => r,
+            };
+            let text = || rule.text(&k.unit());
             match value {
-                Value::Number(v) => c.require(&path, v, rule.holds(v), &text),
+                Value::Number(v) => c.require_with(&path, v, rule.holds(v), text),
                 Value::Param(ParamSpec::Cubic(cu)) if k.form == Form::Opening => {
                     let mut d = path.clone();
                     d.extend([key("cubic"), key("duration")]);
                     c.positive(&d, cu.cubic.duration, " s");
                 }
-                Value::Param(p) => c.param(&path, p, |v| rule.holds(v), &text),
+                Value::Param(p) => c.param(&path, p, |v| rule.holds(v), text),
                 Value::Text(_) | Value::Flag(_) => {}
             }
         }
@@ -511,16 +535,6 @@ fn components(c: &mut Check, spec: &ModelFile) {
         }
     }
     initial_volumes(c, spec);
-}
-
-/// The rule of a key of component `name` in this model, and its words for messages: the
-/// declared rule, where [`Rule::AbsoluteUnlessLiquid`] admits any finite (gauge) pressure on a
-/// node that only liquid links touch (as `Network::rule_of` does during a run).
-fn rule_of(spec: &ModelFile, name: &str, declared: Rule, unit: &Unit) -> (Rule, String) {
-    if declared == Rule::AbsoluteUnlessLiquid && liquid_only(spec, name) {
-        return (Rule::Any, Rule::Any.text(unit));
-    }
-    (declared, declared.text(unit))
 }
 
 /// Chambers' dead volumes with the pistons that move them: 0 only with a piston `behind`, and a
@@ -590,27 +604,27 @@ fn initial_volumes(c: &mut Check, spec: &ModelFile) {
     }
 }
 
-/// A node that only liquid links touch holds liquid (a reservoir: links may not reach a
-/// chamber), whose pressure may be gauge.
-fn liquid_only(spec: &ModelFile, name: &str) -> bool {
-    let (mut liquid, mut gas) = (false, false);
+/// The nodes that only liquid links touch (reservoirs of liquid: links may not reach a
+/// chamber), whose pressure may be gauge. One pass over the components.
+fn liquid_nodes(spec: &ModelFile) -> HashSet<&str> {
+    let (mut liquid, mut gas) = (HashSet::new(), HashSet::new());
     for (_, x) in spec.components() {
         let kind = x.kind();
         let Some((a, b)) = kind.ends() else {
             continue;
         };
-        let touches = [a, b]
-            .iter()
-            .any(|k| matches!(x.value(k), Some(Value::Text(n)) if n == name));
-        if touches {
-            if kind.role == Role::LiquidLink {
-                liquid = true;
-            } else {
-                gas = true;
+        for k in [a, b] {
+            if let Some(Value::Text(node)) = x.value(k) {
+                if kind.role == Role::LiquidLink {
+                    liquid.insert(node);
+                } else {
+                    gas.insert(node);
+                }
             }
         }
     }
-    liquid && !gas
+    liquid.retain(|n| !gas.contains(n));
+    liquid
 }
 
 /// The numeric keys of a component (as the FMU's parameters see them) and all of its keys.
