@@ -1,5 +1,5 @@
 //! The wording of model-file and `--set` errors, as `plenum check` prints them, is reviewed
-//! like code: each case's stderr and exit code is an insta snapshot in `tests/snapshots/`.
+//! like code: each case's stderr and exit code is an insta snapshot in `snapshots/`.
 //! The model is copied into a temporary directory and named by a relative path, so the
 //! snapshots hold no absolute path. `cargo insta review` (or `INSTA_UPDATE=always`) updates them.
 

@@ -1,5 +1,5 @@
 //! The adaptive methods against BlasterSim's exact solution (eq. 3.8, as in
-//! `verification_projectile.rs`): Dormand–Prince 5(4)'s global error falls in proportion to
+//! `projectile.rs`): Dormand–Prince 5(4)'s global error falls in proportion to
 //! its tolerance, events are located on its dense output, output times come from dense output
 //! without shortening steps; backward Euler converges at order 1 and FONSim's interpolation
 //! criterion adapts its step to the dynamics.
@@ -11,7 +11,7 @@ use plenum::integrators::Method;
 use plenum::model::{ModelFile, build_simulation};
 use plenum::simulation::{Advance, Simulation};
 
-/// Eq. 3.8, from the model's own parameters (copied from `verification_projectile.rs`), as
+/// Eq. 3.8, from the model's own parameters (copied from `projectile.rs`), as
 /// the squared velocity v²(x).
 fn exact_velocity_squared(spec: &ModelFile, x: f64) -> f64 {
     let p = &spec.piston[0];

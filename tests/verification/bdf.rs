@@ -5,38 +5,7 @@
 
 use crate::common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
-/// Counts this thread's allocations while `COUNTING` is set (for the no-allocation check).
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.with(|c| c.get()) {
-            ALLOCATIONS.with(|a| a.set(a.get() + 1));
-        }
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.with(|c| c.get()) {
-            ALLOCATIONS.with(|a| a.set(a.get() + 1));
-        }
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
+use crate::counting_alloc::allocations_in;
 use common::*;
 use plenum::integrators::bdf::Bdf;
 use plenum::integrators::{Integrator, Method, SolverError};
@@ -44,7 +13,7 @@ use plenum::model::ModelFile;
 use plenum::network::Network;
 use plenum::ode::OdeSystem;
 
-/// Eq. 3.8 of BlasterSim's verification (see tests/verification_projectile.rs).
+/// Eq. 3.8 of BlasterSim's verification (see tests/verification/projectile.rs).
 fn exact_velocity(spec: &ModelFile, x: f64) -> f64 {
     let p = &spec.piston[0];
     let c = &spec.chamber[0];
@@ -58,7 +27,7 @@ fn exact_velocity(spec: &ModelFile, x: f64) -> f64 {
     (p.v0 * p.v0 + 2.0 * a / m * work).sqrt()
 }
 
-/// The gentler air gun of tests/verification_projectile.rs (3 bar, x0 = 0.3 m, exit at 0.5 m,
+/// The gentler air gun of tests/verification/projectile.rs (3 bar, x0 = 0.3 m, exit at 0.5 m,
 /// 20 g): its solution is smoother, so high orders reach their asymptotic range above round-off.
 fn gentle_case() -> ModelFile {
     let mut spec = shipped("projectile");
@@ -693,16 +662,15 @@ fn no_allocation_in_the_step_loop_after_warm_up() {
     let mut run = Run::new(&net);
     run.advance(&mut bdf, &mut net, 1e-3, f64::INFINITY);
     let mut dense = vec![0.0; n];
-    COUNTING.with(|c| c.set(true));
     let before = bdf.stats;
-    while run.t < 100.0 {
-        let t0 = run.t;
-        run.step(&mut bdf, &mut net, 100.0, f64::INFINITY).unwrap();
-        bdf.dense(&mut net, t0, &run.y, 0.5 * (run.t - t0), &mut dense)
-            .unwrap();
-    }
-    COUNTING.with(|c| c.set(false));
-    let allocations = ALLOCATIONS.with(|a| a.get());
+    let allocations = allocations_in(|| {
+        while run.t < 100.0 {
+            let t0 = run.t;
+            run.step(&mut bdf, &mut net, 100.0, f64::INFINITY).unwrap();
+            bdf.dense(&mut net, t0, &run.y, 0.5 * (run.t - t0), &mut dense)
+                .unwrap();
+        }
+    });
     let after = bdf.stats;
     println!(
         "bdf steady loop to 100 s: {} steps, {} Jacobians, {} factorizations, {} error-test and {} \

@@ -2,10 +2,10 @@
 //! here: the inertance valve (CircAdapt), the mass flow controller, parameters as tables, the
 //! ISO 6358 orifice, the cubic valve opening, FONSim's restrictor and tube, the isothermal gas.
 
-use plenum::model::parse_str;
-use plenum::simulation::{Advance, Simulation};
 use crate::common;
 use common::{output, sim_of};
+use plenum::model::parse_str;
+use plenum::simulation::{Advance, Simulation};
 
 fn advance(sim: &mut Simulation, t: f64) {
     match sim.advance_to(t).expect("no check failure") {

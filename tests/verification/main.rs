@@ -1,9 +1,13 @@
 //! Verification against independent truths: closed forms (BlasterSim's projectile, CircAdapt's
 //! valve, textbook component laws), conservation laws, peer solvers run in the same test, and
-//! the gallery's models. One test binary: each module below was a test file of its own.
+//! the gallery's models.
 
 #[path = "../common/mod.rs"]
 mod common;
+// The counting global allocator of `bdf`'s no-allocation check (one per binary; it counts per
+// thread, so the tests running in parallel do not see each other's allocations).
+#[path = "../common/counting_alloc.rs"]
+mod counting_alloc;
 
 mod adaptive;
 mod auto;

@@ -358,7 +358,7 @@ fn stops() -> ModelFile {
 }
 
 /// A piston on a spring bouncing off its `x_max` stop (restitution 0.5) between two reservoirs
-/// (tests/verification_events.rs's end-stop model): impacts at 10.5 and 24.7 ms, t_end 30 ms. The sensitivities of
+/// (`events.rs`'s end-stop model): impacts at 10.5 and 24.7 ms, t_end 30 ms. The sensitivities of
 /// x, v and the energy accumulator at t_end to the piston's mass (which also enters the impact
 /// map through the energy lost) and to the left reservoir's pressure (a run-time parameter),
 /// through the jumps s⁺ = H·s⁻ + ∂h/∂p + (H·f⁻ − f⁺)·dt_e/dp, against central differences of

@@ -5,11 +5,11 @@
 //! compression by a wall of prescribed velocity) and the same chamber written by hand without
 //! the swept volume (the BDF takes the same steps).
 
+use crate::common;
+use common::{output, sim_of};
 use plenum::integrators::{Bdf, Integrator};
 use plenum::ode::OdeSystem;
 use plenum::simulation::Advance;
-use crate::common;
-use common::{output, sim_of};
 
 const R: f64 = 296.9450935;
 const CP: f64 = 1039.30782725;

@@ -12,7 +12,7 @@
 //! field of the state, the integrators' included), rewrite it with
 //!
 //! ```text
-//! PLENUM_BLESS=1 cargo test -p compliance-tests --test fmi2_state_contents -- --ignored bless
+//! PLENUM_BLESS=1 cargo test -p compliance-tests --test fmi2 -- --ignored bless
 //! ```
 //!
 //! which writes every seed blob (`<model>_init.bin`, `<model>_steps.bin`: this FMU's serialized

@@ -1,4 +1,4 @@
-//! Bad calls, part 2 (part 1 is `fmi2_abi.rs`): every fmi2 function called in every FMI 2.0
+//! Bad calls, part 2 (part 1 is `abi.rs`): every fmi2 function called in every FMI 2.0
 //! Co-Simulation state, against the standard's calling-sequence table written out here as data
 //! (FMI 2.0.4 §4.2.4, the Co-Simulation state machine); a NULL for every pointer argument;
 //! nvr = 0; unknown value references; fixed parameters after initialization; non-finite values;
