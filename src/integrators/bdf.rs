@@ -250,7 +250,7 @@ pub(crate) fn write_factor_too_large(
 /// of M + Mᵀ under faer's AMD ordering (symbolic only), over nnz of its upper triangle. The
 /// sparse LU pivots and orders by COLAMD, so this is an estimate of its fill, independent of
 /// the states' order. `None` if faer's analysis fails (out of memory). `Auto` takes the Krylov
-/// path at `KRYLOV_MIN_FILL`; the scale bench (`--krylov`) and `tests/krylov_bdf.rs` print it.
+/// path at `KRYLOV_MIN_FILL`; the scale bench (`--krylov`) and `tests/solvers/krylov_bdf.rs` print it.
 pub fn fill_ratio(p: &Pattern) -> Option<f64> {
     use faer::Side;
     use faer::sparse::linalg::SupernodalThreshold;
@@ -2852,7 +2852,7 @@ impl Bdf {
 /// would allocate, and a later one that pivots otherwise could. Factors of random values over
 /// the pattern pivot away from the diagonal and fill far more than M (close to the identity for
 /// the γ of a step) does; three of them leave room that the step loop has not outgrown in any
-/// run measured (`tests/no_alloc.rs`). A heuristic, not a bound: the bound on the fill under
+/// run measured (`tests/solvers/no_alloc.rs`). A heuristic, not a bound: the bound on the fill under
 /// any pivoting (the Cholesky factor of MᵀM, George & Ng, SIAM J. Sci. Stat. Comput. 6 (1985))
 /// cannot be reserved through faer's API.
 fn warm_sparse_lu(
