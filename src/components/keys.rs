@@ -13,7 +13,7 @@
 //! - which keys are FMU parameters (every number), which may be FMU inputs and change during a
 //!   run (the ones that may be time tables), and their units (`crate::cosim`, the CLI's
 //!   `describe`, the units of sensitivity outputs);
-//! - the tables of docs/model-file.md (`tests/docs_model_file.rs` compares them key by key).
+//! - the tables of docs/model-file.md (`tests/docs/model_file.rs` compares them key by key).
 //!
 //! The run-time side of a kind (its component struct) implements [`Component`]: its name and
 //! the parameters that may change during a run, found by key.
