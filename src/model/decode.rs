@@ -309,8 +309,12 @@ fn translate(loc: &Locator<'_>, e: &toml::de::Error, removed: &[Path]) -> (Vec<M
         } else if expected_phrase(expected).contains("whole number")
             && found_serde.starts_with("floating point")
         {
-            // "must be a whole number, not a number" would say nothing: quote the value.
-            let value = node.and_then(|v| snippet(loc, v)).unwrap_or_default();
+            // "must be a whole number, not a number" would say nothing: quote the value (as
+            // serde saw it when the source has no text for it: a `--set`).
+            let value = node
+                .and_then(|v| snippet(loc, v))
+                .or_else(|| backticked(found_serde).first().map(|s| s.to_string()))
+                .unwrap_or_default();
             format!(
                 "`{name}` must be {}, not {value}",
                 expected_phrase(expected)
@@ -326,11 +330,12 @@ fn translate(loc: &Locator<'_>, e: &toml::de::Error, removed: &[Path]) -> (Vec<M
 
     // A value of the right type out of the type's range (a negative whole number).
     if let Some(rest) = msg.strip_prefix("invalid value: ") {
-        let expected = rest.split_once(", expected ").map_or("", |(_, e)| e);
+        let (found_serde, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
         let path = loc.path_at(&span, Prefer::Shallow);
         let value = loc
             .node(&path)
             .and_then(|(_, v)| snippet(loc, v))
+            .or_else(|| backticked(found_serde).first().map(|s| s.to_string()))
             .unwrap_or_default();
         let message = format!(
             "`{}` must be {}, not {value}",
