@@ -15,10 +15,18 @@
 
 use crate::sparsity::Pattern;
 
+/// `Auto` factors M as a band matrix from `SPARSE_MIN_STATES` states on when its lower plus
+/// upper bandwidth is at most this (a chain of tanks: 5 + 5). Measured on the 20-tank chain
+/// (62 states; callgrind, `plenum run --repeat 20`): faer's sparse LU spends
+/// ~150k instructions per factorization and ~11k per solve there, about 40 % of the whole
+/// BDF solve; the band LU does a factorization in n·kl·(kl + ku) and a solve in n·(2kl + ku)
+/// multiply-adds with no symbolic bookkeeping.
+pub const BAND_MAX: usize = 16;
+
 /// Widths kl = ku = 1..=SPECIALISED_MAX have their own kernels: every symmetric band `Auto`
 /// takes (kl + ku ≤ `BAND_MAX`).
-pub(super) const SPECIALISED_MAX: usize = 8;
-const _: () = assert!(2 * SPECIALISED_MAX == super::bdf::BAND_MAX);
+pub(crate) const SPECIALISED_MAX: usize = 8;
+const _: () = assert!(2 * SPECIALISED_MAX == BAND_MAX);
 
 /// Dispatch on (kl, ku) to a kernel monomorphized on (KL, KU, LD = 2KL + KU + 1), else the
 /// generic one.
@@ -44,7 +52,7 @@ macro_rules! by_width {
 /// else entry (i, j) goes to band position (pos[i], pos[j]).
 #[cfg(test)]
 #[allow(clippy::too_many_arguments)]
-pub(super) fn band_fill(
+pub(crate) fn band_fill(
     ab: &mut [f64],
     n: usize,
     kl: usize,
@@ -141,13 +149,13 @@ fn fill_k<const KL: usize, const KU: usize, const LD: usize>(
 /// band storage, position in J's values). J's value of p's entry k is `jac[k]`, or
 /// `jac[src[k]]` when `src` is not empty; `pos` as in `band_fill`. `p` holds every diagonal
 /// (M's pattern). Built once per pattern.
-pub(super) struct FillMap {
+pub(crate) struct FillMap {
     diag: Vec<usize>,
     off: Vec<(usize, usize)>,
 }
 
 impl FillMap {
-    pub(super) fn new(p: &Pattern, kl: usize, ku: usize, src: &[usize], pos: &[usize]) -> FillMap {
+    pub(crate) fn new(p: &Pattern, kl: usize, ku: usize, src: &[usize], pos: &[usize]) -> FillMap {
         let (ld, kv) = (2 * kl + ku + 1, kl + ku);
         let at = |i: usize| if pos.is_empty() { i } else { pos[i] };
         let mut map = FillMap {
@@ -178,7 +186,7 @@ impl FillMap {
 /// written once, with `band_fill`'s operations, so the same bits, with one indexed store per
 /// entry instead of the pattern's row arithmetic (on the 20-tank chain 4.1k → 3.1k
 /// instructions a fill, J's gather into the coupled block's order, 1.2k, no longer needed).
-pub(super) fn band_fill_mapped(
+pub(crate) fn band_fill_mapped(
     ab: &mut [f64],
     n: usize,
     kl: usize,
@@ -253,7 +261,7 @@ fn arr_mut<const LD: usize>(col: &mut [f64]) -> &mut [f64; LD] {
 /// dropped). A chain's M has whole zero rows and columns inside its band (volumes without
 /// pistons), and without interchanges U keeps bandwidth ku, not kl + ku: skipping exact zeros
 /// performs the same operations on every other entry, in the same order.
-pub(super) fn band_factor(
+pub(crate) fn band_factor(
     ab: &mut [f64],
     ipiv: &mut [usize],
     counts: &mut [usize],
@@ -270,7 +278,7 @@ pub(super) fn band_factor(
 }
 
 /// Solve A x = b in place with the factors of [`band_factor`] (LAPACK's `dgbtrs`, no transpose).
-pub(super) fn band_solve(
+pub(crate) fn band_solve(
     ab: &[f64],
     ipiv: &[usize],
     counts: &[usize],
