@@ -55,8 +55,8 @@ pub enum SolverError {
     /// size h (its smallest step, its limit on retries, or the fixed step given).
     NewtonFailed { t: f64, h: f64 },
     /// The BDF's band or dense LU of M = I − γJ (`band`: which) for `n` states would store
-    /// `values` values (`usize::MAX`: more than that), above `linsolve::MAX_FACTOR_VALUES`: refused
-    /// at setup (plain fields, so that the error type needs no drop).
+    /// `values` values (`usize::MAX`: more than that), above `linsolve::MAX_FACTOR_VALUES`:
+    /// refused at setup (plain fields, so that the error type needs no drop).
     FactorTooLarge {
         linear: linsolve::LinearSolver,
         band: bool,

@@ -133,12 +133,12 @@ impl History {
     /// have written since the last full copy. A fixed order's Nordsieck columns
     /// k + 1..=MAX_ORDER are never written (predict, correct, rescale and the start all stop
     /// at column q = k), and the start points are never written once the start is over
-    /// (start_len > k in both; a restart sets start_len to 0 first). On 10⁵ states the full
-    /// copy moved 9n values twice a step for bdf2 where 3n change. The adaptive method never
+    /// (start_len > k in both; a restart sets start_len to 0 first): bdf2 copies 3n values
+    /// where the full copy moves 9n. The adaptive method never
     /// writes the start points (times, states, count) at all: both copies keep those of the
     /// last full copy.
     // Inlined into `commit` (itself inlined into the driver's dispatch), as `nls` into the
-    // step: a call's entry and exit cost ~20 instructions a step on the small networks.
+    // step: on small networks a call's entry and exit are a visible share of a step.
     #[inline(always)]
     fn assign_copy(&mut self, o: &History, fixed: Option<usize>, full: bool) {
         let History {

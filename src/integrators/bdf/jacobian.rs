@@ -126,8 +126,8 @@ impl<S: OdeSystem> Step<'_, S> {
             k.ilu.factor_shifted(jac, gamma)
         } else if let Some(peel) = ws.peel.as_mut() {
             // The band LU fills M's band from the whole J through its map (`FillMap`, which
-            // holds `Peel::src`); the others factor the gathered coupled block (on the 20-tank
-            // chain the gather of 232 values cost 1.2k instructions a factorization).
+            // holds `Peel::src`, so no gather is needed); the others factor the gathered
+            // coupled block.
             if ws.direct.band.is_some() && !ws.direct.small {
                 peel.factor(jac, gamma, false) && ws.direct.factor_lu(&peel.pattern, jac, gamma)
             } else {
@@ -154,7 +154,7 @@ impl<S: OdeSystem> Step<'_, S> {
 
     /// Solve M x = tempv in place. False when GMRES did not reach its tolerance (direct
     /// solves always return true; their failures show as non-finite values). Inlined into
-    /// `newton`'s variants (apart, a call costs ~20 instructions per solve on the vent).
+    /// `newton`'s variants: a call per solve is a visible share on small systems.
     #[inline(always)]
     pub(super) fn solve(&mut self) -> bool {
         let n = self.n;

@@ -19,11 +19,9 @@
 //!   states; the Krylov path keeps them; `jacobian_radius_bound` leaves them out), as CVODES keeps quadrature
 //!   variables out of its error test by default (`errconQ = SUNFALSE`, cvodes.c; CVODES guide,
 //!   `CVodeSetQuadErrCon`). They never feed back, so their error cannot move the other states;
-//!   an accumulator starts at 0, and with atol ≪ its scale its weight 1/(rtol·|y| + atol) was
-//!   huge early in a run: it set a first step ~10⁻⁷ s and held the step small while it was
-//!   small against the states it integrates (measured: `BENCHMARKS.md`, "BDF steps against
-//!   CVODES"; a wall's swept volume did the same on `cantera_wall`: "BDF steps against CVODES
-//!   (2)"). Their value at a step is still the BDF formula's.
+//!   an accumulator (or a wall's swept volume) starts at 0, and with atol ≪ its scale its
+//!   weight 1/(rtol·|y| + atol) would be huge early in a run and hold the steps small. Their
+//!   value at a step is still the BDF formula's.
 //! - Constant states — those the system names in `OdeSystem::constant_states` (f_i ≡ 0: the
 //!   network's fixed chamber volumes and closed chambers' masses) whose row of J's pattern is
 //!   empty — stay out of the direct solve (`Peel`) and out of the predictor and corrector
@@ -476,8 +474,8 @@ impl Integrator for Bdf {
         }
         Ok(())
     }
-    // Inlined (see `History::assign_live`); `dense` is not: inlined, it made the default
-    // method's dispatch dearer (+600 instructions on the vent's `auto` solve).
+    // Inlined (see `History::assign_live`); `dense` is not, so that the default method's
+    // dispatch stays small.
     #[inline(always)]
     fn commit<S: OdeSystem>(&mut self, sys: &mut S, t_new: f64, y_new: &[f64]) {
         let n = self.n;

@@ -8,9 +8,8 @@ use crate::integrators::linsolve::small::SMALL_MAX;
 
 /// The states the predictor and the corrector run over when the constant ones are skipped, as
 /// pairs of adjacent states (each pair's two values are one SSE2 operation, as in the passes
-/// over all states, which the compiler vectorizes two states at a time: a list of single
-/// states, ~2× the instructions per state, cost more than the skipped third saved on the
-/// chain, whose live states are the chambers' (m, U) pairs) and the states left over.
+/// over all states, which the compiler vectorizes two states at a time; a list of single
+/// states would cost more than skipping the constant ones saves) and the states left over.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Live {
     /// The first state of each pair (every pair's second below n).
@@ -49,8 +48,7 @@ impl Live {
                 i += 1;
             }
         }
-        // Up to `SMALL_MAX` states the full passes (vectorized, one loop) cost less (the two
-        // tanks: 294.6k → 297.7k instructions a bdf solve with the groups).
+        // Up to `SMALL_MAX` states the full passes (vectorized, one loop) cost less.
         if constant.len() > SMALL_MAX {
             live.groups = regular_groups(constant);
         }
@@ -71,9 +69,8 @@ fn regular_groups(constant: &[bool]) -> usize {
 }
 
 /// The Newton residual's right-hand side tv = γ·f − (z_1/ℓ_1 + acor) (cvNewtonIteration), for
-/// the first n states. An index loop over slices cut to n: the zip of four vectors it replaces
-/// cost ~30 % more instructions on 5–9 states (a trip count from four lengths), and a
-/// constant n (`small_n`) more again (callgrind, the Cantera networks).
+/// the first n states. An index loop over slices cut to n: one trip count, where a zip of
+/// four vectors computes it from four lengths.
 #[inline(always)]
 pub(super) fn newton_residual(
     tv: &mut [f64],

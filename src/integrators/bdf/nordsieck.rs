@@ -8,9 +8,8 @@ use super::newton_passes::Live;
 
 /// Elements per block of the Nordsieck sweeps (`predict_with_increment`, `complete_step`): the
 /// q + 1 columns' slices of one block (≤ 6 × 4 KiB) stay in L1 while every column pass runs
-/// over them, so the array is read and written once per sweep instead of once per pass. On
-/// 10⁵ states the array (7 MB) does not fit L2, and the unblocked passes made the bdf2 step
-/// grow faster than the states (`cargo bench --bench scale -- --interleaved`).
+/// over them, so the array is read and written once per sweep instead of once per pass: on
+/// large systems the array does not fit in the caches.
 pub(super) const NORDSIECK_BLOCK: usize = 512;
 
 /// Nordsieck columns j − 1 (mutable) and j of `zn` (n values each), for the Pascal-triangle
@@ -76,9 +75,8 @@ pub(super) fn predict_blocked(
 
 /// `predict_blocked` for n ≤ one block and order Q, element by element: each element's Q + 1
 /// Nordsieck values are loaded once, summed and run through the Pascal triangle in registers
-/// (the same additions in the same order, so the same bits). On the small networks the
-/// column passes cost about 1,000 instructions a step for 4 states, mostly the q(q + 1)/2
-/// passes' own loop set-up (callgrind, cantera_vent).
+/// (the same additions in the same order, so the same bits). On small networks the column
+/// passes would spend most of their time in the q(q + 1)/2 passes' own loop set-up.
 fn predict_small<const Q: usize, const K: usize>(zn: &mut [f64], inc: &mut [f64], n: usize) {
     const { assert!(K == Q + 1) };
     let mut cols = columns_mut::<K>(zn, n);
@@ -270,8 +268,8 @@ pub(super) fn dense_sum<const Q: usize>(
 }
 
 /// The first K columns (n values each) of a Nordsieck array, as K slices: the element-wise
-/// sweeps index each by i < n, without a multiplication and a bounds check per value (about
-/// 60 % of `predict_small`'s and `correct_small`'s instructions with `zn[j·n + i]`).
+/// sweeps index each by i < n, without the multiplication and bounds check per value of
+/// `zn[j·n + i]`.
 #[inline(always)]
 fn columns_mut<const K: usize>(zn: &mut [f64], n: usize) -> [&mut [f64]; K] {
     let mut rest = zn;

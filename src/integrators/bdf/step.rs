@@ -63,7 +63,7 @@ const ETA_SCREEN: [f64; MAX_ORDER + 2] = {
 /// The step ratio 1/(x^(1/L) + ADDON) that `prepare_next_step` compares with THRESH, or 0 when
 /// it is surely below THRESH (`ETA_SCREEN`): every use there then makes the same choice
 /// (η < THRESH keeps the step, and a ratio below THRESH is never the largest one taken), and
-/// libm's `pow` (~140 instructions) is skipped on steps that keep their size.
+/// libm's `pow` is skipped on steps that keep their size.
 #[inline]
 fn eta_or_below_thresh(x: f64, big_l: usize) -> f64 {
     if x > ETA_SCREEN[big_l] {
@@ -96,10 +96,10 @@ pub(super) enum Nls {
 }
 
 /// Whether every value is finite: Σ 0·v_i is ±0 when they all are and NaN when one is not
-/// (0·∞ = NaN), two operations a value and no branch (`iter().all(is_finite)` cost ~45
-/// instructions a right-hand side on 5 states, callgrind). Every term is ±0 or NaN, so the
-/// order of the sum does not matter: the odd value first, then two sums over the pairs (one
-/// SSE2 operation a pair, where the single sum's chain cost ~5 instructions a value).
+/// (0·∞ = NaN), two operations a value and no branch (`iter().all(is_finite)` branches per
+/// value). Every term is ±0 or NaN, so the order of the sum does not matter: the odd value
+/// first, then two sums over the pairs (one SSE2 operation a pair, where a single sum is one
+/// dependent chain).
 #[inline]
 pub(super) fn finite_values(v: &[f64]) -> bool {
     let mut acc = [0.0f64; 2];
@@ -137,8 +137,8 @@ impl<S: OdeSystem> Step<'_, S> {
         self.fixed.unwrap_or(MAX_ORDER)
     }
 
-    // Inlined (as `complete_step` and `set_coefficients`) into the step: each call's own
-    // entry and exit cost ~20 instructions a step on the small networks (callgrind).
+    // Inlined (as `complete_step` and `set_coefficients`) into the step: on small networks
+    // each call's own entry and exit are a visible share of a step.
     #[inline(always)]
     pub(super) fn set_weights(&mut self) {
         let (rtol, atol) = if self.fixed.is_some() {
@@ -333,7 +333,7 @@ impl<S: OdeSystem> Step<'_, S> {
         let n = self.n;
         let ws = &mut *self.ws;
         if let Some(live) = ws.live.as_ref().filter(|l| l.groups > 0) {
-            // The live passes never write a constant state's y, and `nls` no longer copies z_0
+            // The live passes never write a constant state's y, and `nls` does not copy z_0
             // into y (f and J read z_0 in place); a fixed-order start or a restore leaves y
             // unset there. So y = z_0 there first, as the full update leaves it: in the groups
             // their last GROUP − LEAD states, then the constant states after them.
@@ -473,8 +473,8 @@ impl<S: OdeSystem> Step<'_, S> {
         self.stats.steps += 1;
         let s = &mut *self.s;
         s.nst += 1;
-        // τ_i = τ_{i−1} for i = q down to 2: one copy of constant length per order (the loop
-        // cost ~18 instructions a step).
+        // τ_i = τ_{i−1} for i = q down to 2: one copy of constant length per order, not a
+        // loop.
         let t = s.tau;
         match q {
             2 => s.tau[2] = t[1],

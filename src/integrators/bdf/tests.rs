@@ -462,8 +462,8 @@ fn restored_last_steps_that_dense_cannot_read_are_refused() {
 }
 
 /// bdf1 starts from its one point and never reads or writes the start points: the
-/// committed ones are not copied into the working history at each attempt and commit (they
-/// were, 2n values twice a step). Marked committed start points stay out of the working
+/// committed ones are not copied into the working history at each attempt and commit.
+/// Marked committed start points stay out of the working
 /// copy, and the steps are bit for bit those of an unmarked run. Truth: y' = −y,
 /// backward Euler's y_k = (1 + h)^(−k).
 #[test]

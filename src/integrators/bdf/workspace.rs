@@ -113,8 +113,7 @@ impl Bdf {
     /// Size the workspace for `sys` (once; again after `set_linear_solver`). Fails, before
     /// allocating the factors, when the band or dense LU would store more than
     /// `MAX_FACTOR_VALUES` values; the column groups are set up even then.
-    // Inlined: every attempt asks, and only the first of a solve does the work (the call
-    // itself cost ~17 instructions an attempt).
+    // Inlined: every attempt asks, and only the first of a solve does the work.
     #[inline(always)]
     pub(super) fn prepare<S: OdeSystem>(&mut self, sys: &S) -> Result<(), SolverError> {
         if self.ws.n == self.n && self.ws.m_pattern.is_some() {
@@ -175,11 +174,8 @@ impl Bdf {
         // The direct paths factor the coupled states only (`Peel`); GMRES runs over M.
         // Up to `SMALL_MAX` states (the fixed-size LU, unrolled on n) the gathers, scatters and
         // row sweeps around a smaller LU cost about as much as they save: there only the first
-        // states are split off, and only when that halves the LU (callgrind, bdf solves: with
-        // both kinds split off vent 272k → 279k, wall 493k → 521k, piston 596k → 625k
-        // instructions; the vent's first state alone, 5 → 4, 272k → 284k; the two tanks' four
-        // first states, 8 → 4, 360k → 347k). Without a split, trailing quadratures still leave
-        // the LU, in place (`Direct::tail`).
+        // states are split off, and only when that halves the LU. Without a split, trailing
+        // quadratures still leave the LU, in place (`Direct::tail`).
         let small_system = n <= SMALL_MAX;
         let mut peel = match self.linear {
             LinearSolver::Krylov => None,
@@ -194,9 +190,8 @@ impl Bdf {
         // chamber, then every piston), so a chain with pistons has a wide band in its own order
         // and a narrow one in reverse Cuthill–McKee order. Only for `Auto` from
         // `SPARSE_MIN_STATES` to `BAND_RCM_MAX_STATES` states (above, the sparse LU is faster)
-        // when the own order's band is wide, so that every network
-        // that took the band or sparse LU in its own order before and still does factors the
-        // same matrix in the same order (same bits).
+        // when the own order's band is wide: a network whose own order gives a narrow band
+        // keeps it.
         ws.direct.band_perm = Vec::new();
         ws.direct.band_pos = Vec::new();
         ws.direct.band_rhs = Vec::new();
@@ -231,8 +226,8 @@ impl Bdf {
             .map(|j| fp.col_start[j] + fp.column(j).partition_point(|&i| i < j))
             .collect();
         // Krylov when asked for, or for `Auto` on a pattern whose direct LU fills (2-D grids):
-        // there GMRES is 2–4× faster per step than the sparse LU and grows linearly with the
-        // size, where any elimination order fills superlinearly (George 1973). The band choice
+        // there GMRES grows linearly with the size, where any elimination order fills
+        // superlinearly (George 1973). The band choice
         // comes first (a chain's fill ratio is 1.0 anyway).
         let krylov = match self.linear {
             LinearSolver::Krylov => true,
@@ -275,8 +270,7 @@ impl Bdf {
         let mut small_constant = Vec::new();
         let forced = matches!(self.linear, LinearSolver::Dense | LinearSolver::Banded);
         if let Some((bkl, bku)) = ws.direct.band {
-            // Against all n states (as before the coupled ones were split off): a bound on
-            // what is stored.
+            // Against all n states (not only the coupled ones): a bound on what is stored.
             let values = (2 * bkl + bku + 1).checked_mul(n);
             // Only a forced choice is refused: `Auto` takes a band only when it is narrow.
             if forced && values.is_none_or(|v| v > MAX_FACTOR_VALUES) {
@@ -297,8 +291,7 @@ impl Bdf {
                 }
                 ws.direct.small_kind = nf - ws.direct.tail;
                 // The constant states before the tail left out of the LU (`SmallSel`), when
-                // any state is left to it: a closed chamber's mass and a fixed volume (the
-                // wall's LU 6 → 4, the piston's 3 → 2).
+                // any state is left to it: a closed chamber's mass and a fixed volume.
                 let head = nf - ws.direct.tail;
                 let kept: Vec<usize> = (0..head).filter(|&i| !constant[i]).collect();
                 if !kept.is_empty() && kept.len() < head {
@@ -412,7 +405,7 @@ impl Bdf {
             // Against all n states, as the band's.
             let values = n.checked_mul(n);
             // Only a forced choice is refused: `Auto` falls back to the dense LU where no
-            // other fits (e.g. the dense pattern of a system with sensitivities), as before.
+            // other fits (e.g. the dense pattern of a system with sensitivities).
             if forced && values.is_none_or(|v| v > MAX_FACTOR_VALUES) {
                 return Err(too_large(self.linear, false, n, values));
             }
@@ -446,10 +439,7 @@ impl Bdf {
             }
             let live = Live::of(&constant);
             // The small LU's selection (no `Peel`): the passes over the live states only when
-            // they take fewer operations (pairs and singles) than the full ones' pairs (vent
-            // 5 → 2 pairs, wall 9 → 3 pairs and a single; the piston's 6 → 2 pairs and a
-            // single is no fewer: callgrind, bdf solves, piston 449.2k with the live passes,
-            // 445.6k without, wall 308.3k against 309.5k, vent 219.3k against 222.3k).
+            // they take fewer operations (pairs and singles) than the full ones' pairs.
             let fewer = live.pairs.len() + live.singles.len() < n.div_ceil(2);
             if ws.peel.is_some() || fewer {
                 ws.live = Some(live);
@@ -509,7 +499,7 @@ impl Bdf {
             *self.ws = Workspace::default();
             return false;
         }
-        // The predictor no longer writes their increments; the last step's is not read once an
+        // The predictor does not write their increments; the last step's is not read once an
         // attempt starts (and becomes the next one's scratch).
         for &i in &self.ws.constant {
             self.ws.inc[i] = 0.0;

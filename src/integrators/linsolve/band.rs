@@ -6,21 +6,17 @@
 //!
 //! `band_fill`, `band_factor` and `band_solve` take the band's widths at run time and dispatch
 //! to kernels monomorphized on them for the widths `Auto` meets on chains (kl = ku ≤
-//! `SPECIALISED_MAX`: the 20-tank chain's own order is 5/5, the scale bench's chains in reverse
-//! Cuthill–McKee order 7/7), else to the generic kernels (`factor_any`, `solve_any`). Both
-//! perform the same floating-point operations in the same order, so they give the same bits:
-//! with the widths constants the columns are fixed-size arrays, their index arithmetic folds
-//! and most bounds checks go (on the 20-tank chain 34.6k → 14.8k instructions per
-//! factorization, 5.1k → 3.85k per solve: callgrind, BENCHMARKS.md "The chain's BDF step").
+//! `SPECIALISED_MAX`), else to the generic kernels (`factor_any`, `solve_any`). Both perform
+//! the same floating-point operations in the same order, so they give the same bits: with the
+//! widths constants the columns are fixed-size arrays, their index arithmetic folds and most
+//! bounds checks go.
 
 use crate::sparsity::Pattern;
 
 /// `Auto` factors M as a band matrix from `SPARSE_MIN_STATES` states on when its lower plus
-/// upper bandwidth is at most this (a chain of tanks: 5 + 5). Measured on the 20-tank chain
-/// (62 states; callgrind, `plenum run --repeat 20`): faer's sparse LU spends
-/// ~150k instructions per factorization and ~11k per solve there, about 40 % of the whole
-/// BDF solve; the band LU does a factorization in n·kl·(kl + ku) and a solve in n·(2kl + ku)
-/// multiply-adds with no symbolic bookkeeping.
+/// upper bandwidth is at most this (a chain of tanks: 5 + 5): the band LU does a factorization
+/// in n·kl·(kl + ku) and a solve in n·(2kl + ku) multiply-adds with none of the sparse LU's
+/// symbolic bookkeeping, which dominates on such narrow patterns.
 pub const BAND_MAX: usize = 16;
 
 /// Widths kl = ku = 1..=SPECIALISED_MAX have their own kernels: every symmetric band `Auto`
@@ -85,9 +81,8 @@ fn fill_any(
     let ld = 2 * kl + ku + 1;
     let kv = kl + ku;
     // Above 2 KiB (glibc's `rep stosb` threshold) each column is zeroed as it is filled
-    // (every column once, in either order): one memset of the whole band is a `rep stosb`
-    // that callgrind counts byte by byte (4 % of the 20-tank chain's instructions); below it
-    // one memset is fewer instructions than n calls.
+    // (every column once, in either order), which keeps the band in cache as it is written;
+    // below it one memset is cheaper than n calls.
     let ab = &mut ab[..ld * n];
     let by_column = ab.len() >= 256;
     if !by_column {
@@ -184,8 +179,8 @@ impl FillMap {
 /// `band_fill` through its `FillMap`: column by column zeroed and its diagonal set to
 /// −γ·J_jj + 1, then each off-diagonal −γ·J written where the map says. Each band position is
 /// written once, with `band_fill`'s operations, so the same bits, with one indexed store per
-/// entry instead of the pattern's row arithmetic (on the 20-tank chain 4.1k → 3.1k
-/// instructions a fill, J's gather into the coupled block's order, 1.2k, no longer needed).
+/// entry instead of the pattern's row arithmetic (and no gather of J into the coupled block's
+/// order).
 pub(crate) fn band_fill_mapped(
     ab: &mut [f64],
     n: usize,
@@ -207,9 +202,8 @@ pub(crate) fn band_fill_mapped(
     }
 }
 
-/// Each column zeroed (a few stores, not a `memset`: the diagonal's store in the same loop
-/// keeps it from becoming one, whose `rep stosb` callgrind counts byte by byte) and its
-/// diagonal set.
+/// Each column zeroed (a few stores, not a `memset` call: the diagonal's store in the same loop
+/// keeps it from becoming one) and its diagonal set.
 fn diag_k<const KL: usize, const KU: usize, const LD: usize>(
     ab: &mut [f64],
     diag: &[usize],
@@ -543,7 +537,7 @@ fn rank1_k<const M: usize, const LD: usize>(cols: &mut [f64], l: &[f64], kv: usi
 /// a −= x·u element by element (a and x of one length). The band's columns are short (at most
 /// kl multipliers, kl + ku entries of U), so a generic loop's set-up cost more than its work:
 /// lengths up to 8 take a loop of constant length, unrolled, the same operations in the same
-/// order (the same bits). (Up to 16 cost more instructions on the 20-tank chain.)
+/// order (the same bits).
 #[inline(always)]
 fn sub_scaled(a: &mut [f64], x: &[f64], u: f64) {
     macro_rules! by_len {
@@ -855,8 +849,8 @@ mod tests {
         }
     }
 
-    /// The band kernels of the previous commit (generic loops over the short columns), kept
-    /// as the reference the unrolled ones must match bit for bit.
+    /// The band kernels as generic loops over the short columns, kept as the reference the
+    /// unrolled ones must match bit for bit.
     fn band_factor_generic(
         ab: &mut [f64],
         ipiv: &mut [usize],

@@ -65,9 +65,9 @@ pub struct Ilu0 {
     /// The CSC pattern itself: column j's rows at `csc_rows[csc_start[j]..csc_start[j + 1]]`.
     csc_start: Vec<u32>,
     csc_rows: Vec<u32>,
-    /// The factors: L (unit, strictly lower) and U (upper) in one CSR value array (f64: in
-    /// f32 they halve what the preconditioner streams, but the adaptive grid runs then took
-    /// 1–5 % more steps and GMRES iterations, see BENCHMARKS.md).
+    /// The factors: L (unit, strictly lower) and U (upper) in one CSR value array (f64: f32
+    /// factors would halve what the preconditioner streams but weaken it, and the adaptive
+    /// runs would take more steps and GMRES iterations).
     vals: Vec<f64>,
     /// 1/U_ii: the backward sweep multiplies (a division's latency would sit on its chain of
     /// dependent rows).
@@ -257,8 +257,8 @@ pub struct Gmres {
     t: Vec<f64>,
     x: Vec<f64>,
     /// P⁻¹S⁻¹v₀ of the current cycle: when the cycle converges after one iteration (the usual
-    /// case: one per Newton solve on the scale bench's grids, 1.05 on adaptive runs) the update
-    /// is g₀·z₀, without a second preconditioner solve.
+    /// case on the BDF's Newton systems) the update is g₀·z₀, without a second preconditioner
+    /// solve.
     z0: Vec<f64>,
 }
 

@@ -23,12 +23,10 @@ use small::{SMALL_MAX, SmallSel, small_lu, small_solve};
 
 pub use band::BAND_MAX;
 
-/// Below this many states M = I − γJ is never factored sparsely (`LinearSolver::Auto`).
-/// Measured (`cargo bench --bench scale -- --crossover`, bdf2 step on chains): the sparse LU is
-/// already 0.86× the dense one at 10 states and 0.5× at 76. Below 10 states (the shipped
-/// models: 5–8) `Auto` takes the band LU with the full band, a plain unblocked LU: on the
-/// 5-state vent (callgrind) faer's dense LU cost ~1.7k instructions per solve, 36 % of the
-/// BDF solve.
+/// Below this many states M = I − γJ is never factored sparsely (`LinearSolver::Auto`): the
+/// sparse LU overtakes the dense one from about here (`cargo bench --bench scale --
+/// --crossover`). Below it `Auto` takes the band LU with the full band, a plain unblocked LU,
+/// whose small-n cost is a fraction of faer's dense LU's set-up.
 pub const SPARSE_MIN_STATES: usize = 10;
 
 /// How the iteration matrix M = I − γJ is factored. Not part of the saved state: a restored
@@ -60,25 +58,19 @@ pub enum LinearSolver {
 }
 
 /// `Auto` takes the band LU in reverse Cuthill–McKee order only below this many states in the
-/// LU (the coupled ones, see `Peel`); above it, the sparse LU. Measured on chains with pistons
-/// (bdf2 step, idle machine, CPU 0, BENCHMARKS.md "Scale, part 4"; all states then in the LU):
-/// the reordered band is 6–7 % faster at 1.5k and 15k states,
-/// even at ~50k (2.28 against 2.30 ms) and 13–29 % slower at 100k–150k, where its serial
+/// LU (the coupled ones, see `Peel`); above it, the sparse LU: on chains with pistons the
+/// reordered band is faster up to about this size, and slower beyond, where its serial
 /// substitutions through memory cost more than the sparse LU's bookkeeping.
 pub const BAND_RCM_MAX_STATES: usize = 50_000;
 
-/// `Auto` takes the Krylov path from this many states when `fill_ratio` ≥ `KRYLOV_MIN_FILL`.
-/// Measured on the scale bench's grids (`--emit grid SIZE`, `plenum run … --set
-/// solver.t_end=0.5 --set solver.rtol=1e-6`, sparse LU against Krylov, BENCHMARKS.md "Krylov
-/// by default on grids"): Krylov 1.4× faster at 52 states, 2.1× at 112, 2.7× at 198, 4.0× at
-/// 373, 4–5× at 1k and 10k; the fixed-step bench's bdf2 step 1.2× at 112 states. Below 100
-/// states the gain is small and the direct solve (exact Newton systems) is kept.
+/// `Auto` takes the Krylov path from this many states when `fill_ratio` ≥ `KRYLOV_MIN_FILL`:
+/// GMRES's advantage over the sparse LU grows with the size of a grid, and below this it is
+/// small, so the direct solve (exact Newton systems) is kept.
 pub const KRYLOV_MIN_STATES: usize = 100;
 
 /// Least structural fill ratio (`fill_ratio`) at which `Auto` takes the Krylov path: a chain
-/// or tree (1.0) factors without fill and its band or sparse LU is faster than GMRES (1.4–1.8×
-/// on chains, BENCHMARKS.md "Krylov BDF on grids"); a 2-D grid measures 3.3 at 1k states,
-/// 10.6 at 100k.
+/// or tree (1.0) factors without fill and its band or sparse LU is faster than GMRES; a 2-D
+/// grid's ratio grows with its size (3.3 at 1k states, 10.6 at 100k).
 pub const KRYLOV_MIN_FILL: f64 = 2.0;
 
 /// Most values the band or dense LU may store (2^27 f64 = 1 GiB). A band as wide as the
@@ -212,8 +204,8 @@ pub(crate) struct Direct {
     /// over the leading n − tail states and each tail state follows from its row
     /// (`small_tail`). Their rows stay in `small_lu` below the LU's (`small_lu` writes them,
     /// the elimination never reaches them), their diagonals M_qq in `tail_d`. The general
-    /// `Peel` does the same through gathers and index lists, which on the wall cost more than
-    /// its 9 → 6 LU saved (370.7k → 389.4k instructions a bdf solve).
+    /// `Peel` does the same through gathers and index lists, which on small systems cost more
+    /// than the smaller LU saves.
     pub(crate) tail: usize,
     pub(crate) tail_d: [f64; SMALL_MAX],
     /// Small path: which LU it runs (`small_kind`): N = n − tail states in their own order, or
@@ -265,7 +257,7 @@ impl Direct {
     }
 
     /// `factor_lu` above `SMALL_MAX` states. Apart, so that the small path's call does not
-    /// pay this one's register saves (~35 instructions per solve on the piston, `solve_large`).
+    /// pay this one's register saves.
     #[inline(never)]
     fn factor_large(&mut self, p: &Pattern, jac: &[f64], gamma: f64) -> bool {
         let n = p.n;

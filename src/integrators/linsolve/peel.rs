@@ -70,7 +70,7 @@ pub(crate) struct PeeledEntry {
 impl Peel {
     /// The split of M's pattern `p` (diagonal included), the last states kept in the LU unless
     /// `last`; `None` when fewer than `min_split` states (at least 1) would be split off (the
-    /// LU then runs over M as before, the same bits). `constant[i]`: state i is constant (left
+    /// LU then runs over M). `constant[i]`: state i is constant (left
     /// out when its row is empty).
     pub(crate) fn of(p: &Pattern, last: bool, min_split: usize, constant: &[bool]) -> Option<Peel> {
         const COUPLED: usize = usize::MAX;
@@ -239,8 +239,7 @@ impl Peel {
     /// instead). False when a peeled diagonal is zero or not finite (M singular).
     pub(crate) fn factor(&mut self, jac: &[f64], gamma: f64, gather: bool) -> bool {
         let mut ok = true;
-        // (Plain loops, not chained iterators: 4.7k → 3.6k instructions in the vent's 16
-        // factorizations.)
+        // (Plain loops, not chained iterators: they compile to less.)
         for s in &mut self.first {
             // 1 + (−γ·J_ii): the LU's own sum for a diagonal entry.
             s.d = -gamma * jac[s.pos] + 1.0;

@@ -5,9 +5,8 @@
 use crate::sparsity::Pattern;
 
 /// Up to this many states the band LU (in the states' own order) runs on a fixed-size dense
-/// array, monomorphized on n (`small_factor`, `small_solve`): on the 5-state vent the band
-/// kernels' index arithmetic cost ~1,700 instructions per factorization and ~430 per solve,
-/// a quarter of the BDF solve (callgrind).
+/// array, monomorphized on n (`small_factor`, `small_solve`): at a handful of states the band
+/// kernels' index arithmetic costs more than the arithmetic itself.
 pub(crate) const SMALL_MAX: usize = 12;
 
 /// `Direct::small_kind` of an LU through `Direct::sel` (added to its N; the dispatch in
@@ -64,8 +63,8 @@ pub(crate) fn small_factor<const N: usize>(
         let l = &mut left[j];
         let inv = 1.0 / l[j];
         // The multipliers over all N rows, 0 at rows ≤ j: the updates below run over the whole
-        // column, a loop of constant length N (unrolled and vectorized; the variable-length
-        // one spent most of a 5-state factorization's ~1,300 instructions in loop control).
+        // column, a loop of constant length N (unrolled and vectorized, where a variable
+        // length spends most of a small factorization in loop control).
         // Rows ≤ j get x − 0·u = x (up to the sign of a zero, harmless as above).
         let mut m = [0.0; N];
         for (v, mr) in l[j + 1..N].iter_mut().zip(&mut m[j + 1..]) {
@@ -86,8 +85,7 @@ pub(crate) fn small_factor<const N: usize>(
 
 /// M = I − γJ (J's values `jac` over M's pattern `p`) into the N×N array, then `small_factor`;
 /// the tail's rows below it (`Direct::tail`).
-/// N a constant: the zeroing of each column is a few stores, not a `memset` call (~40 % of a
-/// 6-state factorization's instructions with the count a variable).
+/// N a constant: the zeroing of each column is a few stores, not a `memset` call.
 /// SEL: over the states of `sel` only (`SmallSel`), else over the first N in their own order.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn small_lu<const N: usize, const SEL: bool>(
