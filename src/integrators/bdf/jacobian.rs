@@ -6,9 +6,6 @@ use super::Bdf;
 use super::step::{ConvFail, DGMAX, MSBJ, Step, finite_values, wrms};
 use crate::integrators::JacobianSource;
 use crate::integrators::linsolve::fill_ratio;
-use crate::integrators::linsolve::krylov::{
-    EPLIFAC, GmresFailure, KRYLOV_MIN_REDUCTION, KrylovWs, correct_onto_invariants,
-};
 use crate::ode::OdeSystem;
 use crate::sparsity::newton_groups;
 
@@ -113,31 +110,14 @@ impl<S: OdeSystem> Step<'_, S> {
         ok
     }
 
-    /// Factor M = I − γJ: the states split off (`Peel`) and an LU with partial pivoting of the
-    /// coupled block (`Workspace::factor_lu`), or ILU(0) of M on the Krylov path. False when
-    /// M is singular.
+    /// Factor M = I − γJ through the linear solver (`Linsolve::factor`). False when M is
+    /// singular.
     pub(super) fn factor(&mut self, gamma: f64) -> bool {
         self.stats.factorizations += 1;
         let ws = &mut *self.ws;
-        let jac = &self.s.jac;
-        let ok = if let Some(k) = ws.krylov.as_mut() {
-            // The preconditioner: ILU(0) of M = I − γJ over M's pattern.
-            k.stats.preconditioner_setups += 1;
-            k.ilu.factor_shifted(jac, gamma)
-        } else if let Some(peel) = ws.peel.as_mut() {
-            // The band LU fills M's band from the whole J through its map (`FillMap`, which
-            // holds `Peel::src`, so no gather is needed); the others factor the gathered
-            // coupled block.
-            if ws.direct.band.is_some() && !ws.direct.small {
-                peel.factor(jac, gamma, false) && ws.direct.factor_lu(&peel.pattern, jac, gamma)
-            } else {
-                peel.factor(jac, gamma, true)
-                    && ws.direct.factor_lu(&peel.pattern, &peel.jac, gamma)
-            }
-        } else {
-            let p = ws.m_pattern.as_ref().expect("workspace prepared");
-            ws.direct.factor_lu(p, jac, gamma)
-        };
+        let ok = ws
+            .linsolve
+            .factor(ws.m_pattern.as_ref(), &self.s.jac, gamma);
         ws.lu_tag = ok.then_some((self.s.jac_count, gamma.to_bits()));
         ok
     }
@@ -152,86 +132,16 @@ impl<S: OdeSystem> Step<'_, S> {
         self.factor(self.s.gammap)
     }
 
-    /// Solve M x = tempv in place. False when GMRES did not reach its tolerance (direct
-    /// solves always return true; their failures show as non-finite values). Inlined into
-    /// `newton`'s variants: a call per solve is a visible share on small systems.
+    /// Solve M x = tempv in place (`Linsolve::solve`). False when GMRES did not reach its
+    /// tolerance (direct solves always return true; their failures show as non-finite values).
+    /// Inlined into `newton`'s variants: a call per solve is a visible share on small systems.
     #[inline(always)]
     pub(super) fn solve(&mut self) -> bool {
         let n = self.n;
-        if self.ws.krylov.is_some() {
-            return self.solve_krylov();
-        }
-        let ws = &mut *self.ws;
-        // Direct: the first states, the coupled block's LU, the last states (`Peel`).
-        if let Some(peel) = ws.peel.as_mut() {
-            peel.before(&mut ws.tempv);
-            ws.direct.solve_lu(&mut peel.b);
-            peel.after(&mut ws.tempv);
-        } else {
-            ws.direct.solve_lu(&mut ws.tempv[..n]);
-        }
-        true
-    }
-
-    /// `solve` on the Krylov path (GMRES): out of line, so that the direct solves inlined into
-    /// the Newton iteration do not carry its registers.
-    #[inline(never)]
-    fn solve_krylov(&mut self) -> bool {
-        let ws = &mut *self.ws;
-        if let Some(k) = ws.krylov.as_mut() {
-            // M·u with the current γ (CVODE's cvLsATimes), the preconditioner from γ_M.
-            let s = &*self.s;
-            let (gamma, jac) = (s.gamma, &s.jac);
-            // The tolerance from b's weighted RMS norm (`wrms`'s sum, which GMRES's first pass
-            // computes).
-            let n_err = ws.n_err.max(1.0);
-            let eplifac_tol = EPLIFAC * s.tq[4];
-            let tol = |ss: f64| eplifac_tol.max(KRYLOV_MIN_REDUCTION * (ss / n_err).sqrt());
-            let KrylovWs {
-                ilu,
-                gmres,
-                stats,
-                invariants,
-                inv_b,
-                inv_w,
-                quad_rows,
-                quad_b,
-            } = &mut **k;
-            for (b, set) in inv_b.iter_mut().zip(invariants.iter()) {
-                *b = set.iter().map(|&i| ws.tempv[i]).sum();
-            }
-            for (b, (q, _)) in quad_b.iter_mut().zip(quad_rows.iter()) {
-                *b = ws.tempv[*q];
-            }
-            let ilu = &*ilu;
-            let r = gmres.solve_with(
-                &mut ws.tempv,
-                &ws.ewt,
-                tol,
-                |u, out| ilu.mul_shifted(jac, gamma, u, out),
-                |u| ilu.solve(u),
-            );
-            stats.solves += 1;
-            return match r {
-                Ok(it) => {
-                    // The quadratures from their rows of M (GMRES left them at 0), then the
-                    // sums.
-                    for (&b, (q, row)) in quad_b.iter().zip(quad_rows.iter()) {
-                        let jx: f64 = row.iter().map(|&(j, pos)| jac[pos] * ws.tempv[j]).sum();
-                        ws.tempv[*q] = b + gamma * jx;
-                    }
-                    correct_onto_invariants(&mut ws.tempv, &ws.ewt, invariants, inv_b, inv_w);
-                    stats.iterations += it;
-                    stats.max_iterations = stats.max_iterations.max(it);
-                    true
-                }
-                Err(GmresFailure::NotConverged { .. } | GmresFailure::NonFinite) => {
-                    stats.failures += 1;
-                    false
-                }
-            };
-        }
-        unreachable!("the Krylov path without its workspace")
+        let (ws, s) = (&mut *self.ws, &*self.s);
+        let b = &mut ws.tempv[..n];
+        ws.linsolve
+            .solve(b, &ws.ewt, ws.n_err, s.tq[4], s.gamma, &s.jac)
     }
 
     /// The direct solve of the fused Newton iteration (`Workspace::fused`): the coupled block's
@@ -240,9 +150,7 @@ impl<S: OdeSystem> Step<'_, S> {
     #[inline(always)]
     pub(super) fn solve_fused(&mut self) {
         let ws = &mut *self.ws;
-        let peel = ws.peel.as_mut().expect("fused with a split");
-        ws.direct.solve_lu(&mut peel.b);
-        peel.after_fused(&mut ws.tempv);
+        ws.linsolve.solve_fused(&mut ws.tempv);
     }
 }
 

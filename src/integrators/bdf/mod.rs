@@ -87,6 +87,7 @@ mod workspace;
 
 use serde::{Deserialize, Serialize};
 
+use super::linsolve::Solver;
 use super::linsolve::krylov::{GmresLimits, KrylovStats};
 use super::{Integrator, SolverError, StepControl, check_finite};
 use crate::ode::OdeSystem;
@@ -199,28 +200,37 @@ impl Bdf {
     /// Whether the Newton systems are solved by GMRES (after the first step or
     /// `jacobian_groups`).
     pub fn uses_krylov(&self) -> bool {
-        self.ws.krylov.is_some()
+        self.ws.linsolve.is_krylov()
     }
 
     /// Counters of the GMRES solves since the workspace was prepared (`None` off the Krylov
     /// path). Not saved with the state.
     pub fn krylov_stats(&self) -> Option<KrylovStats> {
-        self.ws.krylov.as_ref().map(|k| k.stats)
+        match &self.ws.linsolve.solver {
+            Solver::Krylov(k) => Some(k.stats),
+            _ => None,
+        }
     }
 
     /// Whether M is factored sparsely (after the first step or `jacobian_groups`).
     pub fn uses_sparse_lu(&self) -> bool {
-        self.ws.direct.sparse
+        matches!(self.ws.linsolve.solver, Solver::Sparse(_))
     }
 
     /// Whether M is factored as a band matrix (after the first step or `jacobian_groups`).
     pub fn uses_band_lu(&self) -> bool {
-        self.ws.direct.band.is_some()
+        matches!(self.ws.linsolve.solver, Solver::Small(_) | Solver::Band(_))
     }
 
     /// Whether the band LU factors M in reverse Cuthill–McKee order (not the states' own).
     pub fn uses_reordered_band_lu(&self) -> bool {
-        self.ws.direct.band.is_some() && self.ws.direct.reordered
+        let peel = self.ws.linsolve.peel.as_ref();
+        let in_peel = peel.is_some_and(|p| p.reordered);
+        match &self.ws.linsolve.solver {
+            Solver::Band(lu) => lu.reordered() || in_peel,
+            Solver::Small(_) => in_peel,
+            _ => false,
+        }
     }
 
     /// `dense` without a Nordsieck step to interpolate: no last step from t (a step of its

@@ -375,7 +375,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 let ws = &mut *self.ws;
                 let (tv, z1, a, f) = (&mut ws.tempv, &s.zn[n..2 * n], &ws.acor, &ws.ftemp);
                 let (rl1, gamma) = (s.rl1, s.gamma);
-                match (ws.live.as_ref(), ws.peel.as_deref_mut()) {
+                match (ws.live.as_ref(), ws.linsolve.peel.as_deref_mut()) {
                     (Some(live), Some(peel)) if MODE == FUSED => {
                         let (tv, z1, a, f) = (&mut tv[..n], &z1[..n], &a[..n], &f[..n]);
                         residual_groups::<LEAD>(&mut peel.b, z1, a, f, rl1, gamma, live.groups);
@@ -403,7 +403,7 @@ impl<S: OdeSystem> Step<'_, S> {
             let gamrat = self.s.gamrat;
             // The direct solvers factored M with γ_M and scale for the drift; GMRES applies M
             // with the current γ itself (CVODE scales only for matrix-based solvers).
-            let scale = gamrat != 1.0 && self.ws.krylov.is_none();
+            let scale = gamrat != 1.0 && !self.ws.linsolve.is_krylov();
             let c = if scale { 2.0 / (1.0 + gamrat) } else { 1.0 };
             // One pass: the drift scaling, the weighted norm of the correction (`wrms`'s sum,
             // in its order) and the update acor += δ, y = z_0 + acor. A non-finite δ leaves
@@ -413,7 +413,7 @@ impl<S: OdeSystem> Step<'_, S> {
                 let ws = &mut *self.ws;
                 let (a, y, tv, z0, w) =
                     (&mut ws.acor, &mut ws.y, &mut ws.tempv, &s.zn[..n], &ws.ewt);
-                let sum = match (ws.live.as_ref(), ws.peel.as_deref_mut()) {
+                let sum = match (ws.live.as_ref(), ws.linsolve.peel.as_deref_mut()) {
                     (Some(live), Some(peel)) if MODE == FUSED => {
                         let (a, y, tv, w) = (&mut a[..n], &mut y[..n], &mut tv[..n], &w[..n]);
                         let groups = live.groups;

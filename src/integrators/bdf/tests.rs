@@ -1,6 +1,7 @@
 //! Tests of the BDF's steps: constant states and quadratures left out, the fixed-order
 //! variants' start, restored histories, the direct solves against a dense LU.
 
+use crate::integrators::linsolve::Solver;
 use crate::integrators::linsolve::small::SMALL_MAX;
 
 /// `set_weights`: 1/(rtol·|z_0,i| + atol) for every state and 0 for the quadratures when the
@@ -650,7 +651,11 @@ fn closed_chamber_masses_leave_the_small_lu() {
                 assert_eq!((y[0], y[3]), (y0[0], y0[3]), "masses at step {steps}");
             }
         }
-        let lu = (b.ws.direct.small_kind, b.ws.constant.clone());
+        let kind = match &b.ws.linsolve.solver {
+            Solver::Small(lu) => lu.kind,
+            _ => 0,
+        };
+        let lu = (kind, b.ws.constant.clone());
         (y, steps, b.stats.newton_iterations, lu)
     };
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -776,14 +781,15 @@ fn peeled_solves_equal_the_full_lu() {
             bdf.set_linear_solver(linear);
             bdf.prepare(&sys).expect("prepared");
             let p = bdf.ws.m_pattern.clone().expect("pattern");
-            let peel = bdf.ws.peel.as_ref();
+            let peel = bdf.ws.linsolve.peel.as_ref();
             let (nf, nl) = peel.map_or((0, 0), |p| (p.first.len(), p.last.len()));
-            let small = bdf.ws.direct.small;
-            let (tail, peeled) = (bdf.ws.direct.tail, peel.is_some());
+            let (small, tail) = match &bdf.ws.linsolve.solver {
+                Solver::Small(lu) => (true, lu.tail),
+                _ => (false, 0),
+            };
+            let peeled = peel.is_some();
             let bdf_lu_empty = peel.is_some_and(|p| p.core.is_empty())
-                && bdf.ws.direct.band.is_none()
-                && !bdf.ws.direct.sparse
-                && bdf.ws.direct.lu.is_none();
+                && matches!(bdf.ws.linsolve.solver, Solver::None);
             let gamma = 0.7;
             let jac: Vec<f64> = (0..p.nonzeros()).map(|_| 2.0 * next() - 1.0).collect();
             let b: Vec<f64> = (0..n).map(|_| 2.0 * next() - 1.0).collect();

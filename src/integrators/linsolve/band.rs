@@ -21,7 +21,7 @@ pub const BAND_MAX: usize = 16;
 
 /// Widths kl = ku = 1..=SPECIALISED_MAX have their own kernels: every symmetric band `Auto`
 /// takes (kl + ku ≤ `BAND_MAX`).
-pub(crate) const SPECIALISED_MAX: usize = 8;
+pub(super) const SPECIALISED_MAX: usize = 8;
 const _: () = assert!(2 * SPECIALISED_MAX == BAND_MAX);
 
 /// Dispatch on (kl, ku) to a kernel monomorphized on (KL, KU, LD = 2KL + KU + 1), else the
@@ -48,7 +48,7 @@ macro_rules! by_width {
 /// else entry (i, j) goes to band position (pos[i], pos[j]).
 #[cfg(test)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn band_fill(
+pub(super) fn band_fill(
     ab: &mut [f64],
     n: usize,
     kl: usize,
@@ -144,13 +144,13 @@ fn fill_k<const KL: usize, const KU: usize, const LD: usize>(
 /// band storage, position in J's values). J's value of p's entry k is `jac[k]`, or
 /// `jac[src[k]]` when `src` is not empty; `pos` as in `band_fill`. `p` holds every diagonal
 /// (M's pattern). Built once per pattern.
-pub(crate) struct FillMap {
+pub(super) struct FillMap {
     diag: Vec<usize>,
     off: Vec<(usize, usize)>,
 }
 
 impl FillMap {
-    pub(crate) fn new(p: &Pattern, kl: usize, ku: usize, src: &[usize], pos: &[usize]) -> FillMap {
+    pub(super) fn new(p: &Pattern, kl: usize, ku: usize, src: &[usize], pos: &[usize]) -> FillMap {
         let (ld, kv) = (2 * kl + ku + 1, kl + ku);
         let at = |i: usize| if pos.is_empty() { i } else { pos[i] };
         let mut map = FillMap {
@@ -176,12 +176,105 @@ impl FillMap {
     }
 }
 
+/// Lower and upper bandwidths (kl, ku) of a pattern: the largest i − j and j − i of its entries.
+pub(super) fn bandwidths(p: &Pattern) -> (usize, usize) {
+    let (mut kl, mut ku) = (0, 0);
+    for j in 0..p.n {
+        for &i in &p.rows[p.col_start[j]..p.col_start[j + 1]] {
+            kl = kl.max(i.saturating_sub(j));
+            ku = ku.max(j.saturating_sub(i));
+        }
+    }
+    (kl, ku)
+}
+
+/// The band LU of M = I − γJ (or of the coupled block of `Peel`) over a pattern of n states
+/// with bandwidths kl, ku, filled from J's values through a `FillMap`, in the pattern's own
+/// order or in a reordered numbering.
+pub(crate) struct BandLu {
+    n: usize,
+    kl: usize,
+    ku: usize,
+    /// The factors in LAPACK band storage (2kl + ku + 1 rows per column, column-major), the
+    /// row interchanges and the nonzero extents of the columns (see `band_factor`).
+    ab: Vec<f64>,
+    ipiv: Vec<usize>,
+    counts: Vec<usize>,
+    /// Where each of J's values (over M's pattern, through `Peel::src` for the coupled block)
+    /// goes in `ab`.
+    fill_map: FillMap,
+    /// A reordered numbering (`reverse_cuthill_mckee`; empty: the pattern's own order): the
+    /// state at each band position, and the right-hand side gathered into that order.
+    perm: Vec<usize>,
+    rhs: Vec<f64>,
+}
+
+impl BandLu {
+    /// The storage for the pattern `p` with bandwidths (kl, ku) in the numbering `perm` (`pos`
+    /// its inverse; both empty: the pattern's own order); J's value of p's entry k is `jac[k]`,
+    /// or `jac[src[k]]` when `src` is not empty.
+    pub(crate) fn new(
+        p: &Pattern,
+        (kl, ku): (usize, usize),
+        src: &[usize],
+        perm: Vec<usize>,
+        pos: &[usize],
+    ) -> BandLu {
+        let n = p.n;
+        BandLu {
+            n,
+            kl,
+            ku,
+            ab: vec![0.0; (2 * kl + ku + 1) * n],
+            ipiv: vec![0; n],
+            counts: vec![0; 2 * n],
+            fill_map: FillMap::new(p, kl, ku, src, pos),
+            rhs: if perm.is_empty() {
+                Vec::new()
+            } else {
+                vec![0.0; n]
+            },
+            perm,
+        }
+    }
+
+    /// Whether the band is in a reordered numbering.
+    pub(crate) fn reordered(&self) -> bool {
+        !self.perm.is_empty()
+    }
+
+    /// LU with partial pivoting of M = I − γJ (`jac`: J's values as `new`'s `src` says).
+    /// False when M is singular.
+    pub(crate) fn factor(&mut self, jac: &[f64], gamma: f64) -> bool {
+        let (n, kl, ku) = (self.n, self.kl, self.ku);
+        band_fill_mapped(&mut self.ab, n, kl, ku, &self.fill_map, jac, gamma);
+        band_factor(&mut self.ab, &mut self.ipiv, &mut self.counts, n, kl, ku)
+    }
+
+    /// Solve M x = b in place with the factors of `factor`.
+    pub(crate) fn solve(&mut self, b: &mut [f64]) {
+        let (n, kl, ku) = (b.len(), self.kl, self.ku);
+        if self.perm.is_empty() {
+            band_solve(&self.ab, &self.ipiv, &self.counts, n, kl, ku, b);
+            return;
+        }
+        // P M Pᵀ (P x) = P b: gather b into the band order, scatter x back.
+        for (r, &i) in self.rhs.iter_mut().zip(&self.perm) {
+            *r = b[i];
+        }
+        band_solve(&self.ab, &self.ipiv, &self.counts, n, kl, ku, &mut self.rhs);
+        for (&r, &i) in self.rhs.iter().zip(&self.perm) {
+            b[i] = r;
+        }
+    }
+}
+
 /// `band_fill` through its `FillMap`: column by column zeroed and its diagonal set to
 /// −γ·J_jj + 1, then each off-diagonal −γ·J written where the map says. Each band position is
 /// written once, with `band_fill`'s operations, so the same bits, with one indexed store per
 /// entry instead of the pattern's row arithmetic (and no gather of J into the coupled block's
 /// order).
-pub(crate) fn band_fill_mapped(
+pub(super) fn band_fill_mapped(
     ab: &mut [f64],
     n: usize,
     kl: usize,
@@ -255,7 +348,7 @@ fn arr_mut<const LD: usize>(col: &mut [f64]) -> &mut [f64; LD] {
 /// dropped). A chain's M has whole zero rows and columns inside its band (volumes without
 /// pistons), and without interchanges U keeps bandwidth ku, not kl + ku: skipping exact zeros
 /// performs the same operations on every other entry, in the same order.
-pub(crate) fn band_factor(
+pub(super) fn band_factor(
     ab: &mut [f64],
     ipiv: &mut [usize],
     counts: &mut [usize],
@@ -272,7 +365,7 @@ pub(crate) fn band_factor(
 }
 
 /// Solve A x = b in place with the factors of [`band_factor`] (LAPACK's `dgbtrs`, no transpose).
-pub(crate) fn band_solve(
+pub(super) fn band_solve(
     ab: &[f64],
     ipiv: &[usize],
     counts: &[usize],

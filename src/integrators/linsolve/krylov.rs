@@ -531,22 +531,139 @@ fn unweight(v: f64, e: f64) -> f64 {
     if e > 0.0 { v / e } else { 0.0 }
 }
 
-pub(crate) struct KrylovWs {
-    pub(crate) ilu: Ilu0,
-    pub(crate) gmres: Gmres,
+/// The Krylov path's solver of M x = b: ILU(0) of M (and J's pattern for M·u), GMRES and its
+/// counters, and what GMRES leaves to its caller.
+pub(crate) struct KrylovSolver {
+    ilu: Ilu0,
+    gmres: Gmres,
     pub(crate) stats: KrylovStats,
     /// The system's linear invariants (state sets whose sum it conserves) and, per set, the
     /// sum of the right-hand side being solved.
-    pub(crate) invariants: Vec<Vec<usize>>,
-    pub(crate) inv_b: Vec<f64>,
+    invariants: Vec<Vec<usize>>,
+    inv_b: Vec<f64>,
     /// The weights of the largest set (`correct_onto_invariants`' scratch).
-    pub(crate) inv_w: Vec<f64>,
+    inv_w: Vec<f64>,
     /// The quadratures, out of the norms (weight 0) and so out of GMRES's weighted space: each
     /// q with its row of J as (column, position in J's values), and b_q of the solve. Their
     /// columns are empty (nothing depends on them), so M's row q gives them exactly:
     /// x_q = b_q + γ·Σ_j J_qj·x_j.
-    pub(crate) quad_rows: Vec<(usize, Vec<(usize, usize)>)>,
-    pub(crate) quad_b: Vec<f64>,
+    quad_rows: Vec<(usize, Vec<(usize, usize)>)>,
+    quad_b: Vec<f64>,
+}
+
+impl KrylovSolver {
+    /// The solver for M's pattern `m` (diagonal included): the system's linear invariants
+    /// (sets that are empty or name a state past m.n are ignored), and the quadratures out of
+    /// the error norms (`quad`: empty when they are in them).
+    pub(crate) fn new(
+        m: &Pattern,
+        limits: GmresLimits,
+        invariants: Vec<Vec<usize>>,
+        quad: &[std::ops::Range<usize>],
+    ) -> KrylovSolver {
+        let n = m.n;
+        let invariants: Vec<Vec<usize>> = invariants
+            .into_iter()
+            .filter(|set| !set.is_empty() && set.iter().all(|&i| i < n))
+            .collect();
+        let mut quad_rows: Vec<(usize, Vec<(usize, usize)>)> = (0..n)
+            .filter(|&q| quad.iter().any(|r| r.contains(&q)))
+            .map(|q| (q, Vec::new()))
+            .collect();
+        if !quad_rows.is_empty() {
+            for j in 0..n {
+                let start = m.col_start[j];
+                for (k, &i) in m.column(j).iter().enumerate() {
+                    if i != j
+                        && let Some(row) = quad_rows.iter_mut().find(|(q, _)| *q == i)
+                    {
+                        row.1.push((j, start + k));
+                    }
+                }
+            }
+        }
+        KrylovSolver {
+            ilu: Ilu0::new(m),
+            gmres: Gmres::new(n, limits),
+            stats: KrylovStats::default(),
+            inv_b: vec![0.0; invariants.len()],
+            inv_w: vec![0.0; invariants.iter().map(Vec::len).max().unwrap_or(0)],
+            invariants,
+            quad_b: vec![0.0; quad_rows.len()],
+            quad_rows,
+        }
+    }
+
+    /// The preconditioner: ILU(0) of M = I − γJ over M's pattern (`jac`: J's values over it).
+    /// False when a pivot is zero or not finite.
+    pub(crate) fn factor(&mut self, jac: &[f64], gamma: f64) -> bool {
+        self.stats.preconditioner_setups += 1;
+        self.ilu.factor_shifted(jac, gamma)
+    }
+
+    /// Solve M x = b in place by GMRES, M·u with the current γ (CVODE's cvLsATimes), the
+    /// preconditioner from γ_M, to CVODE's linear tolerance eplifac·tq₄ in the weighted RMS norm
+    /// (`ewt`, over `n_err` states); then the quadratures from their rows and the correction
+    /// onto the invariants. False when GMRES does not converge. Out of line, so that the direct
+    /// solves inlined into the Newton iteration do not carry its registers.
+    #[inline(never)]
+    pub(crate) fn solve(
+        &mut self,
+        b: &mut [f64],
+        ewt: &[f64],
+        n_err: f64,
+        tq4: f64,
+        gamma: f64,
+        jac: &[f64],
+    ) -> bool {
+        // The tolerance from b's weighted RMS norm (`wrms`'s sum, which GMRES's first pass
+        // computes).
+        let n_err = n_err.max(1.0);
+        let eplifac_tol = EPLIFAC * tq4;
+        let tol = |ss: f64| eplifac_tol.max(KRYLOV_MIN_REDUCTION * (ss / n_err).sqrt());
+        let KrylovSolver {
+            ilu,
+            gmres,
+            stats,
+            invariants,
+            inv_b,
+            inv_w,
+            quad_rows,
+            quad_b,
+        } = self;
+        for (s, set) in inv_b.iter_mut().zip(invariants.iter()) {
+            *s = set.iter().map(|&i| b[i]).sum();
+        }
+        for (s, (q, _)) in quad_b.iter_mut().zip(quad_rows.iter()) {
+            *s = b[*q];
+        }
+        let ilu = &*ilu;
+        let r = gmres.solve_with(
+            b,
+            ewt,
+            tol,
+            |u, out| ilu.mul_shifted(jac, gamma, u, out),
+            |u| ilu.solve(u),
+        );
+        stats.solves += 1;
+        match r {
+            Ok(it) => {
+                // The quadratures from their rows of M (GMRES left them at 0), then the sums.
+                for (&s, (q, row)) in quad_b.iter().zip(quad_rows.iter()) {
+                    let jx: f64 = row.iter().map(|&(j, pos)| jac[pos] * b[j]).sum();
+                    b[*q] = s + gamma * jx;
+                }
+                correct_onto_invariants(b, ewt, invariants, inv_b, inv_w);
+                stats.iterations += it;
+                stats.max_iterations = stats.max_iterations.max(it);
+                true
+            }
+            Err(GmresFailure::NotConverged { .. } | GmresFailure::NonFinite) => {
+                stats.failures += 1;
+                false
+            }
+        }
+    }
 }
 
 /// Correct a Newton solution x of M x = b onto the system's linear invariants: for each set S
@@ -590,11 +707,11 @@ pub(crate) fn correct_onto_invariants(
 /// CVODE's `eplifac`: the linear residual of a Newton iteration is held to this fraction of the
 /// Newton convergence tolerance, ‖b − Mx‖_WRMS ≤ 0.05·tq₄ (Hindmarsh et al., ACM TOMS 31 (2005),
 /// §2.1; cvLsSolve).
-pub(crate) const EPLIFAC: f64 = 0.05;
+const EPLIFAC: f64 = 0.05;
 /// The Krylov tolerance is never asked below this fraction of the right-hand side's norm: the
 /// fixed-order variants converge Newton to 1e-13 relative, where eplifac·tq₄ would lie under
 /// the round-off of the residual itself.
-pub(crate) const KRYLOV_MIN_REDUCTION: f64 = 1e-10;
+const KRYLOV_MIN_REDUCTION: f64 = 1e-10;
 
 #[cfg(test)]
 mod tests {

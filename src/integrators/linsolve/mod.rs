@@ -3,23 +3,24 @@
 //! and the split of M by its pattern (`peel`), and GMRES (`krylov`).
 
 pub(crate) mod band;
+pub(crate) mod dense;
 pub mod krylov;
 pub(crate) mod peel;
 pub(crate) mod small;
+pub(crate) mod sparse;
 #[cfg(test)]
 mod tests;
 
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::lu::partial_pivoting::{factor as lu_factor, solve as lu_solve};
-use faer::perm::PermRef;
-use faer::sparse::linalg::lu::{NumericLu, SymbolicLu};
-use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
-use faer::{Conj, Mat, MatMut, Par};
+use faer::sparse::SymbolicSparseColMatRef;
 
 use super::SolverError;
-use crate::sparsity::Pattern;
-use band::{FillMap, band_factor, band_fill_mapped, band_solve};
-use small::{SMALL_MAX, SmallSel, small_lu, small_solve};
+use crate::sparsity::{Pattern, bandwidths_under, reverse_cuthill_mckee};
+use band::{BandLu, bandwidths};
+use dense::DenseLu;
+use krylov::KrylovSolver;
+use peel::Peel;
+use small::{SMALL_MAX, SmallLu};
+use sparse::SparseLu;
 
 pub use band::BAND_MAX;
 
@@ -164,283 +165,287 @@ pub fn fill_ratio(p: &Pattern) -> Option<f64> {
     Some(sym.len_val() as f64 / upper.nonzeros() as f64)
 }
 
-/// The direct solvers' factors and scratch (see `Workspace::direct`), apart from the rest of
-/// the workspace so that they are borrowed beside M's pattern and the right-hand side.
+/// The solver of M x = b chosen for a pattern by `Linsolve::select`, with its own factors and
+/// scratch only.
+// The small LU's arrays stay inline (the workspace holding this is boxed): no indirection on
+// the small systems' path, whose solves are the shortest.
+#[allow(clippy::large_enum_variant)]
 #[derive(Default)]
-pub(crate) struct Direct {
-    /// The band is in reverse Cuthill–McKee order (through `band_perm`, or `Peel::core`).
-    pub(crate) reordered: bool,
-    pub(crate) lu: Option<Mat<f64>>,
-    pub(crate) rhs: Option<Mat<f64>>,
-    pub(crate) perm: Vec<usize>,
-    pub(crate) perm_inv: Vec<usize>,
-    pub(crate) mem: Option<MemBuffer>,
-    /// Position of each diagonal entry in `m_pattern`.
-    pub(crate) diag: Vec<usize>,
-    /// Factor M sparsely (else densely).
-    pub(crate) sparse: bool,
-    /// Sparse path: M's values, the symbolic and numeric factors, their workspace.
-    pub(crate) m_vals: Vec<f64>,
-    pub(crate) symbolic: Option<SymbolicLu<usize>>,
-    pub(crate) numeric: NumericLu<usize, f64>,
-    pub(crate) sp_mem: Option<MemBuffer>,
-    /// Band path: (kl, ku) of M's pattern, the factors in LAPACK band storage (2kl + ku + 1
-    /// rows per column, column-major) and the row interchanges.
-    pub(crate) band: Option<(usize, usize)>,
-    pub(crate) ab: Vec<f64>,
-    /// Band path (not `small`): where each of J's values (over M's pattern, through `Peel::src`
-    /// for the coupled block) goes in `ab`, for `band_fill_mapped`.
-    pub(crate) fill_map: Option<FillMap>,
-    pub(crate) ipiv: Vec<usize>,
-    /// Nonzero extents of the band factors' columns (see `band_factor`).
-    pub(crate) band_counts: Vec<usize>,
-    /// Band path for n ≤ `SMALL_MAX` in the states' own order: the same LU in a fixed-size
-    /// dense array (`small_factor`), column-major, with its row interchanges.
-    pub(crate) small: bool,
-    pub(crate) small_lu: [[f64; SMALL_MAX]; SMALL_MAX],
-    pub(crate) small_piv: [usize; SMALL_MAX],
-    /// Small path: the last `tail` states have an empty column off the diagonal (the
-    /// quadratures: accumulators, swept volumes), so M is [M_CC 0; M_TC D_T]: the LU runs
-    /// over the leading n − tail states and each tail state follows from its row
-    /// (`small_tail`). Their rows stay in `small_lu` below the LU's (`small_lu` writes them,
-    /// the elimination never reaches them), their diagonals M_qq in `tail_d`. The general
-    /// `Peel` does the same through gathers and index lists, which on small systems cost more
-    /// than the smaller LU saves.
-    pub(crate) tail: usize,
-    pub(crate) tail_d: [f64; SMALL_MAX],
-    /// Small path: which LU it runs (`small_kind`): N = n − tail states in their own order, or
-    /// `SMALL_SEL` + N with the constant states left out (`sel`).
-    pub(crate) small_kind: usize,
-    /// Small path without a `Peel`, when the system has constant states with an empty row
-    /// (a closed chamber's mass, a fixed volume): the LU runs over the N others before the
-    /// tail only, through this map (the general `Peel` costs more than it saves here).
-    pub(crate) sel: SmallSel,
-    /// Band path in a reordered numbering (`reverse_cuthill_mckee`; empty: the states' own
-    /// order): the state at each band position, each state's band position, and the right-hand
-    /// side gathered into that order.
-    pub(crate) band_perm: Vec<usize>,
-    pub(crate) band_pos: Vec<usize>,
-    pub(crate) band_rhs: Vec<f64>,
+pub(crate) enum Solver {
+    /// Nothing to factor: no workspace yet, or every state is solved outside the LU (`Peel`).
+    #[default]
+    None,
+    /// The band LU of at most `SMALL_MAX` states in the states' own order, on a fixed-size
+    /// array.
+    Small(SmallLu),
+    /// The band LU (LAPACK's band storage), in the states' own order or reordered.
+    Band(BandLu),
+    /// faer's sparse LU.
+    Sparse(SparseLu),
+    /// faer's dense LU.
+    Dense(DenseLu),
+    /// GMRES preconditioned by ILU(0), over all of M (no `Peel`).
+    Krylov(Box<KrylovSolver>),
 }
 
-impl Direct {
-    /// LU with partial pivoting of M = I − γJ over the pattern `p` (J's values `jac` over it;
-    /// on the band path, above `SMALL_MAX` states, J's values over M's whole pattern, which
-    /// `fill_map` places): all of M, or the coupled block of `Peel`. Band (`small` below
-    /// `SMALL_MAX` states), faer's sparse or dense LU, as `prepare` chose for `p`. False when
-    /// M is singular.
-    #[inline(always)]
-    pub(crate) fn factor_lu(&mut self, p: &Pattern, jac: &[f64], gamma: f64) -> bool {
-        let n = p.n;
-        if n == 0 {
-            return true;
-        }
-        if self.small {
-            let (a, piv, d, sel) = (
-                &mut self.small_lu,
-                &mut self.small_piv,
-                &mut self.tail_d,
-                &self.sel,
-            );
-            macro_rules! lu {
-                ($($k:literal => $ks:literal),*) => {
-                    match self.small_kind {
-                        $($k => small_lu::<$k, false>(a, piv, d, p, jac, gamma, sel),)*
-                        $($ks => small_lu::<$k, true>(a, piv, d, p, jac, gamma, sel),)*
-                        k => unreachable!("small LU of kind {k} for {n} states"),
-                    }
-                };
+/// How the BDF solves its Newton systems M x = b, M = I − γJ: the states split off by `Peel`
+/// around one LU, or GMRES. Chosen once per pattern (`select`); nothing here is serialized.
+#[derive(Default)]
+pub(crate) struct Linsolve {
+    /// The states solved outside the LU before and after it (`None`: the LU is over M, or
+    /// GMRES).
+    pub(crate) peel: Option<Box<Peel>>,
+    pub(crate) solver: Solver,
+}
+
+impl Linsolve {
+    /// The solver for M's pattern `m` (diagonal included) under the setting `linear`:
+    /// `constant[i]` marks the constant states with an empty row, which a direct solve may
+    /// leave out (returned beside it: their corrections stay exactly 0); `krylov` builds the
+    /// GMRES solver if it is chosen. Fails, before allocating the factors, when a forced band
+    /// or dense LU (`LinearSolver::Banded`, `Dense`) would store more than
+    /// `MAX_FACTOR_VALUES` values.
+    pub(crate) fn select(
+        linear: LinearSolver,
+        m: &Pattern,
+        constant: &[bool],
+        krylov: impl FnOnce() -> KrylovSolver,
+    ) -> Result<(Linsolve, Vec<usize>), SolverError> {
+        let n = m.n;
+        // The direct paths factor the coupled states only (`Peel`); GMRES runs over M.
+        // Up to `SMALL_MAX` states (the fixed-size LU, unrolled on n) the gathers, scatters and
+        // row sweeps around a smaller LU cost about as much as they save: there only the first
+        // states are split off, and only when that halves the LU. Without a split, trailing
+        // quadratures still leave the LU, in place (`SmallLu::tail`).
+        let mut peel = match linear {
+            LinearSolver::Krylov => None,
+            _ if n <= SMALL_MAX => Peel::of(m, false, n - n / 2, constant),
+            _ => Peel::of(m, true, 1, constant),
+        };
+        // The pattern, size and entries of the matrix the LU factors.
+        let fp = peel.as_ref().map_or(m, |p| &p.pattern);
+        let (nf, fnnz) = (fp.n, fp.nonzeros());
+        let (kl, ku) = bandwidths(fp);
+        // A band in another order: a network numbers its states by component kind (every
+        // chamber, then every piston), so a chain with pistons has a wide band in its own order
+        // and a narrow one in reverse Cuthill–McKee order. Only for `Auto` from
+        // `SPARSE_MIN_STATES` to `BAND_RCM_MAX_STATES` states (above, the sparse LU is faster)
+        // when the own order's band is wide: a network whose own order gives a narrow band
+        // keeps it.
+        let (mut band_perm, mut band_pos) = (Vec::new(), Vec::new());
+        let mut reordered = None;
+        if linear == LinearSolver::Auto
+            && (SPARSE_MIN_STATES..BAND_RCM_MAX_STATES).contains(&nf)
+            && kl + ku > BAND_MAX
+        {
+            let perm = reverse_cuthill_mckee(fp);
+            let mut pos = vec![0; nf];
+            for (k, &i) in perm.iter().enumerate() {
+                pos[i] = k;
             }
-            return lu!(1 => 14, 2 => 15, 3 => 16, 4 => 17, 5 => 18, 6 => 19, 7 => 20, 8 => 21, 9 => 22, 10 => 23, 11 => 24, 12 => 25);
+            let (pkl, pku) = bandwidths_under(fp, &pos);
+            if pkl + pku <= BAND_MAX {
+                reordered = Some((pkl, pku));
+                if let Some(peel) = peel.as_mut() {
+                    // The coupled states taken in the band's order: their gather is the only
+                    // one (the same matrix in the same order as through `band_pos`: the
+                    // same bits).
+                    peel.reorder(&perm, &pos);
+                } else {
+                    (band_perm, band_pos) = (perm, pos);
+                }
+            }
         }
-        self.factor_large(p, jac, gamma)
+        let fp = peel.as_ref().map_or(m, |p| &p.pattern);
+        // Krylov when asked for, or for `Auto` on a pattern whose direct LU fills (2-D grids):
+        // there GMRES grows linearly with the size, where any elimination order fills
+        // superlinearly (George 1973). The band choice comes first (a chain's fill ratio is
+        // 1.0 anyway).
+        let use_krylov = match linear {
+            LinearSolver::Krylov => true,
+            LinearSolver::Auto => {
+                n >= KRYLOV_MIN_STATES
+                    && !(kl + ku <= BAND_MAX || reordered.is_some())
+                    && fill_ratio(m).is_some_and(|f| f >= KRYLOV_MIN_FILL)
+            }
+            _ => false,
+        };
+        if use_krylov {
+            let solver = Solver::Krylov(Box::new(krylov()));
+            return Ok((Linsolve { peel: None, solver }, Vec::new()));
+        }
+        let band = match linear {
+            // No coupled states: no LU at all.
+            _ if nf == 0 => None,
+            LinearSolver::Banded => Some((kl, ku)),
+            LinearSolver::Auto if nf < SPARSE_MIN_STATES || kl + ku <= BAND_MAX => Some((kl, ku)),
+            LinearSolver::Auto => reordered,
+            _ => None,
+        };
+        let forced = matches!(linear, LinearSolver::Dense | LinearSolver::Banded);
+        // The constant states left out besides `Peel`'s (the small LU's selection).
+        let mut left_out = Vec::new();
+        let mut solver = Solver::None;
+        if let Some((bkl, bku)) = band {
+            // Against all n states (not only the coupled ones): a bound on what is stored.
+            let values = (2 * bkl + bku + 1).checked_mul(n);
+            // Only a forced choice is refused: `Auto` takes a band only when it is narrow.
+            if forced && values.is_none_or(|v| v > MAX_FACTOR_VALUES) {
+                return Err(too_large(linear, true, n, values));
+            }
+            // The band's own widths (the reordered ones when reordered).
+            solver = if band_perm.is_empty() && nf <= SMALL_MAX {
+                let (small, sel) = SmallLu::new(fp, peel.is_some(), constant);
+                left_out = sel;
+                Solver::Small(small)
+            } else {
+                // Where each of J's values goes in the band (through `Peel::src` for the
+                // coupled block): the fill is then one indexed store per entry.
+                let src = peel.as_ref().map_or(&[][..], |p| &p.src[..]);
+                Solver::Band(BandLu::new(fp, (bkl, bku), src, band_perm, &band_pos))
+            };
+        }
+        let sparse = match linear {
+            _ if nf == 0 => false,
+            LinearSolver::Sparse => true,
+            LinearSolver::Auto => band.is_none() && nf >= SPARSE_MIN_STATES && 2 * fnnz <= nf * nf,
+            _ => false,
+        };
+        if sparse {
+            // Out of memory in the analysis: the dense path (which may well fail too).
+            if let Some(lu) = SparseLu::new(fp) {
+                solver = Solver::Sparse(lu);
+            }
+        }
+        // The dense path's n² matrix only where it is used.
+        if matches!(solver, Solver::None) && nf > 0 {
+            // Against all n states, as the band's.
+            let values = n.checked_mul(n);
+            // Only a forced choice is refused: `Auto` falls back to the dense LU where no
+            // other fits (e.g. the dense pattern of a system with sensitivities).
+            if forced && values.is_none_or(|v| v > MAX_FACTOR_VALUES) {
+                return Err(too_large(linear, false, n, values));
+            }
+            solver = Solver::Dense(DenseLu::new(nf));
+        }
+        if let Some(p) = peel.as_ref() {
+            left_out.clone_from(&p.constant);
+        }
+        let peel = peel.map(Box::new);
+        Ok((Linsolve { peel, solver }, left_out))
     }
 
-    /// `factor_lu` above `SMALL_MAX` states. Apart, so that the small path's call does not
-    /// pay this one's register saves.
+    /// Whether the Newton systems are solved by GMRES.
+    #[inline(always)]
+    pub(crate) fn is_krylov(&self) -> bool {
+        matches!(self.solver, Solver::Krylov(_))
+    }
+
+    /// Factor M = I − γJ (`jac`: J's values over M's pattern `m`): the states split off
+    /// (`Peel`) and an LU with partial pivoting of the coupled block, or ILU(0) of M on the
+    /// Krylov path. False when M is singular.
+    pub(crate) fn factor(&mut self, m: Option<&Pattern>, jac: &[f64], gamma: f64) -> bool {
+        let Linsolve { peel, solver } = self;
+        match (solver, peel.as_deref_mut()) {
+            (Solver::Krylov(k), _) => k.factor(jac, gamma),
+            // The band LU fills M's band from the whole J through its map (which holds
+            // `Peel::src`, so no gather is needed); the others factor the gathered coupled
+            // block.
+            (s, Some(peel)) if matches!(s, Solver::Band(_)) => {
+                peel.factor(jac, gamma, false) && s.factor_lu(&peel.pattern, jac, gamma)
+            }
+            (s, Some(peel)) => {
+                peel.factor(jac, gamma, true) && s.factor_lu(&peel.pattern, &peel.jac, gamma)
+            }
+            (s, None) => s.factor_lu(m.expect("workspace prepared"), jac, gamma),
+        }
+    }
+
+    /// Solve M x = b in place with the factors of `factor` (`b`: one value per state). GMRES
+    /// applies M with the current γ and J's values `jac`, to the tolerance CVODE asks of a
+    /// Newton iteration's linear solve (`ewt`: the error weights, `n_err` the states in the
+    /// norms, `tq4`: the Newton test's tq₄); false when it does not reach it. A direct solve
+    /// returns true (a singular M shows as non-finite values).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn solve(
+        &mut self,
+        b: &mut [f64],
+        ewt: &[f64],
+        n_err: f64,
+        tq4: f64,
+        gamma: f64,
+        jac: &[f64],
+    ) -> bool {
+        let Linsolve { peel, solver } = self;
+        if let Solver::Krylov(k) = solver {
+            return k.solve(b, ewt, n_err, tq4, gamma, jac);
+        }
+        // Direct: the first states, the coupled block's LU, the last states (`Peel`).
+        if let Some(peel) = peel.as_deref_mut() {
+            peel.before(b);
+            solver.solve_lu(&mut peel.b);
+            peel.after(b);
+        } else {
+            solver.solve_lu(b);
+        }
+        true
+    }
+
+    /// The direct solve of the fused Newton iteration: the coupled block's right-hand side is
+    /// already in `Peel::b` (and its solution stays there), the last states' in `b`.
+    #[inline(always)]
+    pub(crate) fn solve_fused(&mut self, b: &mut [f64]) {
+        let Linsolve { peel, solver } = self;
+        let peel = peel.as_deref_mut().expect("fused with a split");
+        solver.solve_lu(&mut peel.b);
+        peel.after_fused(b);
+    }
+}
+
+impl Solver {
+    /// LU with partial pivoting of M = I − γJ over the pattern `p` (J's values `jac` over it;
+    /// for the band LU, J's values over M's whole pattern, which its map places): all of M, or
+    /// the coupled block of `Peel`. False when M is singular.
+    #[inline(always)]
+    fn factor_lu(&mut self, p: &Pattern, jac: &[f64], gamma: f64) -> bool {
+        match self {
+            Solver::Small(lu) => lu.factor(p, jac, gamma),
+            _ => self.factor_large(p, jac, gamma),
+        }
+    }
+
+    /// `factor_lu` but the small LU's. Apart, so that the small path's call does not pay this
+    /// one's register saves.
     #[inline(never)]
     fn factor_large(&mut self, p: &Pattern, jac: &[f64], gamma: f64) -> bool {
-        let n = p.n;
-        if let Some((kl, ku)) = self.band {
-            let map = self.fill_map.as_ref().expect("workspace prepared");
-            band_fill_mapped(&mut self.ab, n, kl, ku, map, jac, gamma);
-            return band_factor(
-                &mut self.ab,
-                &mut self.ipiv,
-                &mut self.band_counts,
-                n,
-                kl,
-                ku,
-            );
+        match self {
+            Solver::Band(lu) => lu.factor(jac, gamma),
+            Solver::Sparse(lu) => lu.factor(p, jac, gamma),
+            Solver::Dense(lu) => lu.factor(p, jac, gamma),
+            Solver::None => true,
+            Solver::Small(_) | Solver::Krylov(_) => unreachable!("factor_lu's path"),
         }
-        if self.sparse {
-            for (m, a) in self.m_vals.iter_mut().zip(jac) {
-                *m = -gamma * a;
-            }
-            for &k in &self.diag {
-                self.m_vals[k] += 1.0;
-            }
-            let sym = self.symbolic.as_ref().expect("workspace prepared");
-            let a = SparseColMatRef::new(
-                SymbolicSparseColMatRef::new_checked(n, n, &p.col_start, None, &p.rows),
-                &self.m_vals,
-            );
-            let stack = MemStack::new(self.sp_mem.as_mut().expect("workspace prepared"));
-            // A structurally singular M is an error; a zero pivot gives non-finite factors,
-            // which the solve reports (see `solve`).
-            return sym
-                .factorize_numeric_lu(&mut self.numeric, a, Par::Seq, stack, Default::default())
-                .is_ok();
-        }
-        let lu = self.lu.as_mut().expect("workspace prepared");
-        // Scatter the columns (both column-major): no index checks in the n² zeroing.
-        for j in 0..n {
-            let col = lu.col_as_slice_mut(j);
-            col.fill(0.0);
-            let range = p.col_start[j]..p.col_start[j + 1];
-            for (&i, a) in p.rows[range.clone()].iter().zip(&jac[range]) {
-                col[i] = -gamma * a;
-            }
-            col[j] += 1.0;
-        }
-        let stack = MemStack::new(self.mem.as_mut().expect("workspace prepared"));
-        lu_factor::lu_in_place(
-            lu.as_mut(),
-            &mut self.perm,
-            &mut self.perm_inv,
-            Par::Seq,
-            stack,
-            Default::default(),
-        );
-        !(0..n).any(|i| lu[(i, i)] == 0.0 || !lu[(i, i)].is_finite())
     }
 
     /// Solve with the factors of `factor_lu` in place (b: one value per state of its pattern).
     #[inline(always)]
-    pub(crate) fn solve_lu(&mut self, b: &mut [f64]) {
-        let n = b.len();
-        if n == 0 {
-            return;
+    fn solve_lu(&mut self, b: &mut [f64]) {
+        match self {
+            Solver::Small(lu) => lu.solve(b),
+            _ => self.solve_large(b),
         }
-        if self.small {
-            let (a, piv, d, sel) = (&self.small_lu, &self.small_piv, &self.tail_d, &self.sel);
-            macro_rules! solve {
-                ($($k:literal => $ks:literal),*) => {
-                    match self.small_kind {
-                        $($k => small_solve::<$k, false>(a, piv, d, b, sel),)*
-                        $($ks => small_solve::<$k, true>(a, piv, d, b, sel),)*
-                        k => unreachable!("small LU of kind {k} for {n} states"),
-                    }
-                };
-            }
-            solve!(1 => 14, 2 => 15, 3 => 16, 4 => 17, 5 => 18, 6 => 19, 7 => 20, 8 => 21, 9 => 22, 10 => 23, 11 => 24, 12 => 25);
-            return;
-        }
-        self.solve_large(b);
     }
 
-    /// `solve_lu` above `SMALL_MAX` states (see `factor_large`).
+    /// `solve_lu` but the small LU's (see `factor_large`).
     #[inline(never)]
     fn solve_large(&mut self, b: &mut [f64]) {
-        let n = b.len();
-        if let Some((kl, ku)) = self.band {
-            if self.band_perm.is_empty() {
-                band_solve(&self.ab, &self.ipiv, &self.band_counts, n, kl, ku, b);
-            } else {
-                // P M Pᵀ (P x) = P b: gather b into the band order, scatter x back.
-                for (r, &i) in self.band_rhs.iter_mut().zip(&self.band_perm) {
-                    *r = b[i];
-                }
-                band_solve(
-                    &self.ab,
-                    &self.ipiv,
-                    &self.band_counts,
-                    n,
-                    kl,
-                    ku,
-                    &mut self.band_rhs,
-                );
-                for (&r, &i) in self.band_rhs.iter().zip(&self.band_perm) {
-                    b[i] = r;
-                }
-            }
-            return;
-        }
-        if self.sparse {
-            let sym = self.symbolic.as_ref().expect("workspace prepared");
-            let lu = faer::sparse::linalg::lu::LuRef::new_unchecked(sym, &self.numeric);
-            let stack = MemStack::new(self.sp_mem.as_mut().expect("workspace prepared"));
-            let rhs = MatMut::from_column_major_slice_mut(b, n, 1);
-            lu.solve_in_place_with_conj(Conj::No, rhs, Par::Seq, stack);
-            return;
-        }
-        let (lu, rhs) = (
-            self.lu.as_ref().expect("workspace prepared"),
-            self.rhs.as_mut().expect("workspace prepared"),
-        );
-        for i in 0..n {
-            rhs[(i, 0)] = b[i];
-        }
-        let perm = PermRef::new_checked(&self.perm, &self.perm_inv, n);
-        let stack = MemStack::new(self.mem.as_mut().expect("workspace prepared"));
-        lu_solve::solve_in_place(
-            lu.as_ref(),
-            lu.as_ref(),
-            perm,
-            rhs.as_mut(),
-            Par::Seq,
-            stack,
-        );
-        for i in 0..n {
-            b[i] = rhs[(i, 0)];
+        match self {
+            Solver::Band(lu) => lu.solve(b),
+            Solver::Sparse(lu) => lu.solve(b),
+            Solver::Dense(lu) => lu.solve(b),
+            Solver::None => {}
+            Solver::Small(_) | Solver::Krylov(_) => unreachable!("solve_lu's path"),
         }
     }
-}
-
-/// Lower and upper bandwidths (kl, ku) of a pattern: the largest i − j and j − i of its entries.
-pub(crate) fn bandwidths(p: &Pattern) -> (usize, usize) {
-    let (mut kl, mut ku) = (0, 0);
-    for j in 0..p.n {
-        for &i in &p.rows[p.col_start[j]..p.col_start[j + 1]] {
-            kl = kl.max(i.saturating_sub(j));
-            ku = ku.max(j.saturating_sub(i));
-        }
-    }
-    (kl, ku)
-}
-
-/// Size the numeric sparse LU's storage before the step loop. faer grows the L and U vectors
-/// of a factorization (`Vec::try_reserve`, never shrinking) whenever its fill, which depends on
-/// the row pivots, exceeds every earlier one: the first factorizations of M = I − γJ in a run
-/// would allocate, and a later one that pivots otherwise could. Factors of random values over
-/// the pattern pivot away from the diagonal and fill far more than M (close to the identity for
-/// the γ of a step) does; three of them leave room that the step loop has not outgrown in any
-/// run measured (`tests/no_alloc.rs`). A heuristic, not a bound: the bound on the fill under
-/// any pivoting (the Cholesky factor of MᵀM, George & Ng, SIAM J. Sci. Stat. Comput. 6 (1985))
-/// cannot be reserved through faer's API.
-pub(crate) fn warm_sparse_lu(
-    sym: &SymbolicLu<usize>,
-    p: &Pattern,
-    numeric: &mut NumericLu<usize, f64>,
-    vals: &mut [f64],
-    mem: &mut MemBuffer,
-) {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    for _ in 0..3 {
-        for v in vals.iter_mut() {
-            // xorshift64: values in (−1, 1), reproducible.
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            *v = (x >> 11) as f64 / (1u64 << 52) as f64 - 1.0;
-        }
-        let a = SparseColMatRef::new(
-            SymbolicSparseColMatRef::new_checked(p.n, p.n, &p.col_start, None, &p.rows),
-            &*vals,
-        );
-        // A singular draw only sizes less: its result is not used.
-        let _ =
-            sym.factorize_numeric_lu(numeric, a, Par::Seq, MemStack::new(mem), Default::default());
-    }
-    vals.fill(0.0);
 }

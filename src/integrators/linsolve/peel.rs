@@ -44,6 +44,8 @@ pub(crate) struct Peel {
     /// order): the gather and scatter then move each group's LEAD values at once, without an
     /// index or a bounds check per value. 0: through `core`.
     pub(crate) groups: usize,
+    /// The coupled states are in the band's order (`reorder`), not increasing.
+    pub(crate) reordered: bool,
 }
 
 /// A state solved outside the LU: its index, its diagonal's position in J's values, M_ii as
@@ -219,6 +221,7 @@ impl Peel {
             col_start.push(rows.len());
         }
         self.core = perm.iter().map(|&k| self.core[k]).collect();
+        self.reordered = true;
         // Another order than the states' own: the gathers go through `core` (and the fused
         // Newton iteration, which needs the groups, is not taken).
         self.groups = 0;
