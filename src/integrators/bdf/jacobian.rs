@@ -141,7 +141,7 @@ impl<S: OdeSystem> Step<'_, S> {
         let (ws, s) = (&mut *self.ws, &*self.s);
         let b = &mut ws.tempv[..n];
         ws.linsolve
-            .solve(b, &ws.ewt, ws.n_err, s.tq[4], s.gamma, &s.jac)
+            .solve::<S>(b, &ws.ewt, ws.n_err, s.tq[4], s.gamma, &s.jac)
     }
 
     /// The direct solve of the fused Newton iteration (`Workspace::fused`): the coupled block's

@@ -146,7 +146,7 @@ fn live_sweeps_equal_the_full_passes() {
     let mut checked = 0;
     for mask in masks {
         let constant: Vec<bool> = (0..n).map(mask).collect();
-        let live = Live::of(&constant);
+        let live = Live::of(&constant, None);
         let mut seen: Vec<usize> = live.singles.clone();
         seen.extend(live.pairs.iter().flat_map(|&p| [p, p + 1]));
         seen.sort_unstable();
@@ -198,6 +198,9 @@ fn newton_live_passes_equal_the_full_passes() {
     use super::newton_passes::{
         Live, newton_residual, newton_residual_live, newton_update, newton_update_live,
     };
+    use crate::ode::BlockLayout;
+    // A chain's chambers: (m, U) live, V constant.
+    let blocks = BlockLayout { size: 3, live: 2 };
     let mut x = 0x2545_F491_4F6C_DD1Du64;
     let mut draw = move || {
         x ^= x << 13;
@@ -214,16 +217,14 @@ fn newton_live_passes_equal_the_full_passes() {
     let mut checked = 0;
     for (constant, groups, rest) in cases {
         let n = constant.len();
-        let live = Live::of(&constant);
+        let live = Live::of(&constant, Some(blocks));
         assert_eq!(
             (live.groups, live.rest.len()),
             (groups, rest),
             "{constant:?}"
         );
         let mut expect: Vec<usize> = (0..groups)
-            .flat_map(|k| {
-                (0..super::newton_passes::LEAD).map(move |r| super::newton_passes::GROUP * k + r)
-            })
+            .flat_map(|k| (0..blocks.live).map(move |r| blocks.size * k + r))
             .collect();
         expect.extend(&live.rest);
         let all: Vec<usize> = (0..n).filter(|&i| !constant[i]).collect();
@@ -242,7 +243,7 @@ fn newton_live_passes_equal_the_full_passes() {
             let mut tv_full = vec![f64::NAN; n];
             newton_residual(&mut tv_full, &z1, &acor, &f, rl1, gamma, n);
             let mut tv_live = vec![f64::NAN; n];
-            newton_residual_live(&mut tv_live, &z1, &acor, &f, rl1, gamma, n, &live);
+            newton_residual_live(&mut tv_live, &z1, &acor, &f, rl1, gamma, n, &live, blocks);
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             for &i in &all {
                 assert_eq!(tv_live[i].to_bits(), tv_full[i].to_bits(), "residual {i}");
@@ -266,6 +267,7 @@ fn newton_live_passes_equal_the_full_passes() {
                 c,
                 n,
                 &live,
+                blocks,
             );
             assert_eq!(sum_live.to_bits(), sum_full.to_bits(), "sum, trial {trial}");
             assert_eq!(bits(&a_live), bits(&a_full), "acor, trial {trial}");

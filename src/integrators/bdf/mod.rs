@@ -31,7 +31,7 @@
 //!   leaves them out through a selection (`SmallSel`; their columns drop out, x being 0: the
 //!   same results to round-off), and the passes skip them where that saves operations.
 //! - On small systems without that split, trailing states with an empty column (quadratures)
-//!   are solved from their rows after a smaller LU of the leading ones (`Direct::tail`).
+//!   are solved from their rows after a smaller LU of the leading ones (`SmallLu::tail`).
 //! - Iteration matrix M = I − γJ rebuilt and factored (LU with partial pivoting: as a band
 //!   matrix below `SPARSE_MIN_STATES` states and for narrow bands (chains), else `faer`'s sparse
 //!   LU over the pattern of M with the column order and symbolic analysis computed once, or
@@ -71,6 +71,13 @@
 //! are recomputed from the saved J and γ when needed (same inputs, same bits), so a restored
 //! integrator continues bit for bit. The working copy of a step is separate from the committed
 //! history, so an attempt that the driver refuses changes nothing.
+//!
+//! Files: `step` (the step: predict, Newton, error test, order and step choice), `coefficients`
+//! (ℓ_j, the error constants, order changes), `jacobian` (J and when to evaluate it and factor
+//! M), `start` (the fixed-order variants), `history` (the serialized state), `workspace` (the
+//! scratch and its set-up once per solve), and the vector kernels of the predictor and
+//! corrector (`nordsieck`) and of the Newton iteration (`newton_passes`). The linear solvers
+//! are `super::linsolve`'s.
 
 mod coefficients;
 mod history;

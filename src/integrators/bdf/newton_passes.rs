@@ -5,6 +5,7 @@
 
 use super::nordsieck::NORDSIECK_BLOCK;
 use crate::integrators::linsolve::small::SMALL_MAX;
+use crate::ode::BlockLayout;
 
 /// The states the predictor and the corrector run over when the constant ones are skipped, as
 /// pairs of adjacent states (each pair's two values are one SSE2 operation, as in the passes
@@ -16,25 +17,20 @@ pub(super) struct Live {
     pub(super) pairs: Vec<usize>,
     pub(super) singles: Vec<usize>,
     /// The Newton iteration's passes (`newton_residual_live`, `newton_update_live`): the
-    /// states 0..GROUP·groups come in groups of `GROUP` whose first `LEAD` are live and the
-    /// others constant (a network's chambers without a piston or a wall: mass, energy, fixed
-    /// volume), swept group by group without an index or a bounds check per state; `rest`
-    /// are the live states from GROUP·groups on, increasing. groups = 0: the passes run over
-    /// every state.
+    /// states 0..size·groups come in the system's blocks (`OdeSystem::BLOCKS`) whose first
+    /// `live` states are live and the others constant (a network's chambers without a piston
+    /// or a wall: mass, energy, fixed volume), swept block by block without an index or a
+    /// bounds check per state; `rest` are the live states from size·groups on, increasing.
+    /// groups = 0: the passes run over every state.
     pub(super) groups: usize,
     pub(super) rest: Vec<usize>,
 }
 
-/// The live states' regular layout (`Live::groups`, `Peel::groups`): in each group of GROUP
-/// consecutive states the first LEAD are live. A network numbers each chamber's mass, energy
-/// and volume together (`chamber::STATES`), and a fixed volume is constant.
-pub(crate) const GROUP: usize = 3;
-pub(crate) const LEAD: usize = 2;
-
 impl Live {
     /// The runs of states not `constant`, cut into pairs and a single at an odd run's end;
-    /// and the leading groups of the regular layout (`groups`), with the live states after.
-    pub(super) fn of(constant: &[bool]) -> Live {
+    /// and the leading blocks of the system's layout `blocks` whose constant states are
+    /// exactly its non-live ones (`groups`), with the live states after.
+    pub(super) fn of(constant: &[bool], blocks: Option<BlockLayout>) -> Live {
         let mut live = Live::default();
         let mut i = 0;
         while i < constant.len() {
@@ -49,23 +45,35 @@ impl Live {
             }
         }
         // Up to `SMALL_MAX` states the full passes (vectorized, one loop) cost less.
-        if constant.len() > SMALL_MAX {
-            live.groups = regular_groups(constant);
+        let blocks = BlockLayout::checked(blocks);
+        if let Some(b) = blocks
+            && constant.len() > SMALL_MAX
+        {
+            live.groups = regular_groups(constant, b);
         }
-        live.rest = (GROUP * live.groups..constant.len())
-            .filter(|&i| !constant[i])
-            .collect();
+        let start = blocks.map_or(0, |b| b.size * live.groups);
+        live.rest = (start..constant.len()).filter(|&i| !constant[i]).collect();
         live
     }
 }
 
-/// How many groups of `GROUP` states from state 0 on have their first `LEAD` states live and
-/// the others constant (`constant[i]`).
-fn regular_groups(constant: &[bool]) -> usize {
+/// How many blocks of the layout `b` from state 0 on have their first `b.live` states live
+/// and the others constant (`constant[i]`).
+fn regular_groups(constant: &[bool], b: BlockLayout) -> usize {
     constant
-        .chunks_exact(GROUP)
-        .take_while(|g| g.iter().enumerate().all(|(r, &c)| c == (r >= LEAD)))
+        .chunks_exact(b.size)
+        .take_while(|g| g.iter().enumerate().all(|(r, &c)| c == (r >= b.live)))
         .count()
+}
+
+/// The layout the kernels sweep: the system's (`OdeSystem::BLOCKS`), or single states when it
+/// has none (then there are no groups). A constant once the system's type is known.
+#[inline(always)]
+pub(super) const fn kernel_blocks(blocks: Option<BlockLayout>) -> BlockLayout {
+    match BlockLayout::checked(blocks) {
+        Some(b) => b,
+        None => BlockLayout { size: 1, live: 1 },
+    }
 }
 
 /// The Newton residual's right-hand side tv = γ·f − (z_1/ℓ_1 + acor) (cvNewtonIteration), for
@@ -145,33 +153,49 @@ pub(super) fn newton_residual_live(
     gamma: f64,
     n: usize,
     live: &Live,
+    blocks: BlockLayout,
 ) {
     let (tv, z1, acor, f) = (&mut tv[..n], &z1[..n], &acor[..n], &f[..n]);
-    residual_groups::<GROUP>(tv, z1, acor, f, rl1, gamma, live.groups);
+    residual_groups(
+        tv,
+        blocks.size,
+        z1,
+        acor,
+        f,
+        rl1,
+        gamma,
+        live.groups,
+        blocks,
+    );
     residual_rest(tv, z1, acor, f, rl1, gamma, &live.rest);
 }
 
-/// The residual of the groups' live states (the first LEAD of each GROUP) into `dst`, S values
-/// a group: S = GROUP writes them in place in tv (`newton_residual_live`), S = LEAD packs them
-/// into the coupled block's right-hand side (`Peel::b`, the fused iteration).
+/// The residual of the groups' live states (the first `live` of each block of `size`) into
+/// `dst`, `stride` values a group: stride = size writes them in place in tv
+/// (`newton_residual_live`), stride = live packs them into the coupled block's right-hand side
+/// (`Peel::b`, the fused iteration). Inlined where `blocks` and `stride` are constants.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(super) fn residual_groups<const S: usize>(
+pub(super) fn residual_groups(
     dst: &mut [f64],
+    stride: usize,
     z1: &[f64],
     acor: &[f64],
     f: &[f64],
     rl1: f64,
     gamma: f64,
     groups: usize,
+    blocks: BlockLayout,
 ) {
-    let g = GROUP * groups;
-    for (((d, z1), a), f) in dst[..S * groups]
-        .chunks_exact_mut(S)
-        .zip(z1[..g].chunks_exact(GROUP))
-        .zip(acor[..g].chunks_exact(GROUP))
-        .zip(f[..g].chunks_exact(GROUP))
+    let BlockLayout { size, live } = blocks;
+    let g = size * groups;
+    for (((d, z1), a), f) in dst[..stride * groups]
+        .chunks_exact_mut(stride)
+        .zip(z1[..g].chunks_exact(size))
+        .zip(acor[..g].chunks_exact(size))
+        .zip(f[..g].chunks_exact(size))
     {
-        for r in 0..LEAD {
+        for r in 0..live {
             let t = rl1 * z1[r] + a[r];
             d[r] = gamma * f[r] - t;
         }
@@ -211,37 +235,42 @@ pub(super) fn newton_update_live(
     c: f64,
     n: usize,
     live: &Live,
+    blocks: BlockLayout,
 ) -> f64 {
     let (acor, y, tv, z0, w) = (&mut acor[..n], &mut y[..n], &mut tv[..n], &z0[..n], &w[..n]);
-    let sum = update_groups::<GROUP>(acor, y, tv, z0, w, scale, c, live.groups);
+    let groups = live.groups;
+    let sum = update_groups(acor, y, tv, blocks.size, z0, w, scale, c, groups, blocks);
     update_rest(acor, y, tv, z0, w, scale, c, &live.rest, sum)
 }
 
-/// The update of the groups' live states, their δ read from `d` (S values a group, as
+/// The update of the groups' live states, their δ read from `d` (`stride` values a group, as
 /// `residual_groups` wrote them; scaled there): the drift scaling, the weighted sum of squares
 /// (returned, from 0) and acor += δ, y = z_0 + acor.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(super) fn update_groups<const S: usize>(
+pub(super) fn update_groups(
     acor: &mut [f64],
     y: &mut [f64],
     d: &mut [f64],
+    stride: usize,
     z0: &[f64],
     w: &[f64],
     scale: bool,
     c: f64,
     groups: usize,
+    blocks: BlockLayout,
 ) -> f64 {
-    let g = GROUP * groups;
+    let BlockLayout { size, live } = blocks;
+    let g = size * groups;
     let mut sum = 0.0;
     for ((((a, y), d), z0), w) in acor[..g]
-        .chunks_exact_mut(GROUP)
-        .zip(y[..g].chunks_exact_mut(GROUP))
-        .zip(d[..S * groups].chunks_exact_mut(S))
-        .zip(z0[..g].chunks_exact(GROUP))
-        .zip(w[..g].chunks_exact(GROUP))
+        .chunks_exact_mut(size)
+        .zip(y[..g].chunks_exact_mut(size))
+        .zip(d[..stride * groups].chunks_exact_mut(stride))
+        .zip(z0[..g].chunks_exact(size))
+        .zip(w[..g].chunks_exact(size))
     {
-        for r in 0..LEAD {
+        for r in 0..live {
             if scale {
                 d[r] *= c;
             }
@@ -283,7 +312,7 @@ pub(super) fn update_rest(
 
 /// `Step::newton_passes`' variants: over every state, over the live ones (`Live::groups`), or
 /// fused with the direct solve's split (`Workspace::fused`: the groups' residual and δ in
-/// `Peel::b`, LEAD values a group).
+/// `Peel::b`, the blocks' live values a group).
 pub(super) const FULL: u8 = 0;
 pub(super) const LIVE: u8 = 1;
 pub(super) const FUSED: u8 = 2;

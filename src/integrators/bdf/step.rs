@@ -5,7 +5,7 @@
 use super::MAX_ORDER;
 use super::history::{History, Stats, Tolerances};
 use super::newton_passes::{
-    FULL, FUSED, GROUP, LEAD, LIVE, newton_residual, newton_residual_live, newton_update,
+    FULL, FUSED, LIVE, kernel_blocks, newton_residual, newton_residual_live, newton_update,
     newton_update_live, residual_groups, residual_rest, update_groups, update_rest,
 };
 use super::nordsieck::{
@@ -13,7 +13,7 @@ use super::nordsieck::{
 };
 use super::workspace::Workspace;
 use crate::integrators::{SolverError, check_finite};
-use crate::ode::OdeSystem;
+use crate::ode::{BlockLayout, OdeSystem};
 
 // CVODE's constants (cvode.c).
 const ETAMX1: f64 = 10000.0;
@@ -336,14 +336,15 @@ impl<S: OdeSystem> Step<'_, S> {
             // The live passes never write a constant state's y, and `nls` does not copy z_0
             // into y (f and J read z_0 in place); a fixed-order start or a restore leaves y
             // unset there. So y = z_0 there first, as the full update leaves it: in the groups
-            // their last GROUP − LEAD states, then the constant states after them.
+            // their states past the live ones, then the constant states after them.
             let (y, z0) = (&mut ws.y[..n], &self.s.zn[..n]);
-            let g = GROUP * live.groups;
+            let BlockLayout { size, live: lead } = kernel_blocks(S::BLOCKS);
+            let g = size * live.groups;
             for (yg, zg) in y[..g]
-                .chunks_exact_mut(GROUP)
-                .zip(z0[..g].chunks_exact(GROUP))
+                .chunks_exact_mut(size)
+                .zip(z0[..g].chunks_exact(size))
             {
-                yg[LEAD..].copy_from_slice(&zg[LEAD..]);
+                yg[lead..].copy_from_slice(&zg[lead..]);
             }
             let after = ws.constant.partition_point(|&i| i < g);
             for &i in &ws.constant[after..] {
@@ -375,14 +376,16 @@ impl<S: OdeSystem> Step<'_, S> {
                 let ws = &mut *self.ws;
                 let (tv, z1, a, f) = (&mut ws.tempv, &s.zn[n..2 * n], &ws.acor, &ws.ftemp);
                 let (rl1, gamma) = (s.rl1, s.gamma);
+                let blocks = kernel_blocks(S::BLOCKS);
                 match (ws.live.as_ref(), ws.linsolve.peel.as_deref_mut()) {
                     (Some(live), Some(peel)) if MODE == FUSED => {
                         let (tv, z1, a, f) = (&mut tv[..n], &z1[..n], &a[..n], &f[..n]);
-                        residual_groups::<LEAD>(&mut peel.b, z1, a, f, rl1, gamma, live.groups);
+                        let (b, stride, groups) = (&mut peel.b, blocks.live, live.groups);
+                        residual_groups(b, stride, z1, a, f, rl1, gamma, groups, blocks);
                         residual_rest(tv, z1, a, f, rl1, gamma, &live.rest);
                     }
                     (Some(live), _) if MODE == LIVE => {
-                        newton_residual_live(tv, z1, a, f, rl1, gamma, n, live)
+                        newton_residual_live(tv, z1, a, f, rl1, gamma, n, live, blocks)
                     }
                     _ => newton_residual(tv, z1, a, f, rl1, gamma, n),
                 }
@@ -413,15 +416,16 @@ impl<S: OdeSystem> Step<'_, S> {
                 let ws = &mut *self.ws;
                 let (a, y, tv, z0, w) =
                     (&mut ws.acor, &mut ws.y, &mut ws.tempv, &s.zn[..n], &ws.ewt);
+                let blocks = kernel_blocks(S::BLOCKS);
                 let sum = match (ws.live.as_ref(), ws.linsolve.peel.as_deref_mut()) {
                     (Some(live), Some(peel)) if MODE == FUSED => {
                         let (a, y, tv, w) = (&mut a[..n], &mut y[..n], &mut tv[..n], &w[..n]);
-                        let groups = live.groups;
-                        let sum = update_groups::<LEAD>(a, y, &mut peel.b, z0, w, scale, c, groups);
+                        let (b, stride, groups) = (&mut peel.b, blocks.live, live.groups);
+                        let sum = update_groups(a, y, b, stride, z0, w, scale, c, groups, blocks);
                         update_rest(a, y, tv, z0, w, scale, c, &live.rest, sum)
                     }
                     (Some(live), _) if MODE == LIVE => {
-                        newton_update_live(a, y, tv, z0, w, scale, c, n, live)
+                        newton_update_live(a, y, tv, z0, w, scale, c, n, live, blocks)
                     }
                     _ => newton_update(a, y, tv, z0, w, scale, c, n),
                 };

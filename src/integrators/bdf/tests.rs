@@ -80,7 +80,7 @@ fn error_weights_leave_out_the_quadratures() {
 fn fused_newton_steps_as_the_unfused() {
     use super::{Bdf, Tolerances};
     use crate::integrators::Integrator;
-    use crate::ode::OdeSystem;
+    use crate::ode::{BlockLayout, OdeSystem};
     use crate::sparsity::Pattern;
     const K: usize = 8;
     const N: usize = 3 * K + 2;
@@ -88,6 +88,7 @@ fn fused_newton_steps_as_the_unfused() {
         declared: bool,
     }
     impl OdeSystem for Chain {
+        const BLOCKS: Option<BlockLayout> = Some(BlockLayout { size: 3, live: 2 });
         fn dimension(&self) -> usize {
             N
         }
@@ -833,4 +834,93 @@ fn peeled_solves_equal_the_full_lu() {
         }
     }
     assert_eq!(checked, 28);
+}
+
+/// The network's block layout (`OdeSystem::BLOCKS`: each chamber's m, U, V, the volume usually
+/// constant) reaches the BDF through the trait alone, and only as a hint: on the 20-tank chain
+/// the Newton iteration runs block by block, fused with the direct solve's split, and a twin
+/// that declares no layout (its passes go through lists of states) takes the same steps to the
+/// same bits. Truth besides the twin: the mass the chain holds plus the mass that left stays
+/// the initial mass (a linear invariant the BDF keeps to round-off).
+#[test]
+fn the_networks_block_layout_changes_no_bit() {
+    use super::{Bdf, Tolerances};
+    use crate::components::chamber;
+    use crate::integrators::Integrator;
+    use crate::network::Network;
+    use crate::ode::{BlockLayout, OdeSystem};
+    use crate::sparsity::Pattern;
+    /// The network without its layout.
+    struct NoBlocks(Network);
+    impl OdeSystem for NoBlocks {
+        fn dimension(&self) -> usize {
+            self.0.dimension()
+        }
+        fn rhs(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
+            self.0.rhs(t, y, dy)
+        }
+        fn sparsity(&self) -> Option<Pattern> {
+            self.0.sparsity()
+        }
+        fn quadratures(&self) -> [std::ops::Range<usize>; 2] {
+            self.0.quadratures()
+        }
+        fn constant_states(&self) -> Vec<usize> {
+            self.0.constant_states()
+        }
+        fn linear_invariants(&self) -> Vec<Vec<usize>> {
+            self.0.linear_invariants()
+        }
+        fn jvp(&mut self, t: f64, y: &[f64], v: &[f64], f: &mut [f64], jv: &mut [f64]) -> bool {
+            self.0.jvp(t, y, v, f, jv)
+        }
+    }
+    assert_eq!(
+        Network::BLOCKS,
+        Some(BlockLayout {
+            size: chamber::STATES,
+            live: chamber::VOLUME
+        })
+    );
+    assert_eq!(NoBlocks::BLOCKS, None);
+    fn run<S: OdeSystem>(sys: &mut S, y0: &[f64]) -> (Vec<f64>, u64, u64, bool) {
+        let n = y0.len();
+        let mut b = Bdf::adaptive(n);
+        b.tolerances = Tolerances {
+            rtol: 3.2e-7,
+            atol: 1e-15,
+            ..Tolerances::default()
+        };
+        let (mut t, mut y, mut inc) = (0.0, y0.to_vec(), vec![0.0; n]);
+        while t < 5.0 {
+            let h = b.attempt(sys, t, &y, 5.0 - t, &mut inc).expect("step");
+            for (a, d) in y.iter_mut().zip(&inc) {
+                *a += d;
+            }
+            t += h;
+            b.commit(sys, t, &y);
+        }
+        (y, b.stats.steps, b.stats.newton_iterations, b.ws.fused)
+    }
+    let src = include_str!("../../../compliance-tests/peers/models/cantera_chain20.toml");
+    let model = crate::model::parse_str(src, "model.toml", &[]).unwrap();
+    let mut net = crate::model::build_network(&model.spec);
+    let y0 = net.initial_state();
+    let (ya, steps, its, fused) = run(&mut net, &y0);
+    let mut twin = NoBlocks(crate::model::build_network(&model.spec));
+    let (yb, twin_steps, twin_its, twin_fused) = run(&mut twin, &y0);
+    let mass = |y: &[f64]| -> f64 {
+        let chambers = (0..20).map(|k| y[k * chamber::STATES + chamber::MASS]);
+        chambers.sum::<f64>() + y[net.layout.accumulator_offset]
+    };
+    let drift = (mass(&ya) - mass(&y0)).abs() / mass(&y0);
+    println!(
+        "chain20 to 5 s: {steps} steps, {its} Newton iterations, fused {fused}; twin \
+         {twin_steps}, {twin_its}, fused {twin_fused}; mass drift {drift:.1e}"
+    );
+    assert!(fused && !twin_fused, "the layout is what fuses the passes");
+    assert_eq!((steps, its), (twin_steps, twin_its));
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&ya), bits(&yb));
+    assert!(drift < 1e-12, "mass drift {drift:e}");
 }

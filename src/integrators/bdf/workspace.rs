@@ -172,7 +172,9 @@ impl Bdf {
             let invariants = sys.linear_invariants();
             KrylovSolver::new(&m_pattern, self.gmres_limits, invariants, quad_out)
         };
-        let (linsolve, left_out) = Linsolve::select(self.linear, &m_pattern, &constant, krylov)?;
+        let linear = self.linear;
+        let (linsolve, left_out) =
+            Linsolve::select(linear, &m_pattern, &constant, S::BLOCKS, krylov)?;
         ws.linsolve = linsolve;
         ws.constant = left_out;
         ws.live = None;
@@ -182,7 +184,7 @@ impl Bdf {
             for &i in &ws.constant {
                 constant[i] = true;
             }
-            let live = Live::of(&constant);
+            let live = Live::of(&constant, S::BLOCKS);
             // The small LU's selection (no `Peel`): the passes over the live states only when
             // they take fewer operations (pairs and singles) than the full ones' pairs.
             let fewer = live.pairs.len() + live.singles.len() < n.div_ceil(2);

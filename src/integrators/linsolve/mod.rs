@@ -14,6 +14,7 @@ mod tests;
 use faer::sparse::SymbolicSparseColMatRef;
 
 use super::SolverError;
+use crate::ode::{BlockLayout, OdeSystem};
 use crate::sparsity::{Pattern, bandwidths_under, reverse_cuthill_mckee};
 use band::{BandLu, bandwidths};
 use dense::DenseLu;
@@ -201,14 +202,16 @@ pub(crate) struct Linsolve {
 impl Linsolve {
     /// The solver for M's pattern `m` (diagonal included) under the setting `linear`:
     /// `constant[i]` marks the constant states with an empty row, which a direct solve may
-    /// leave out (returned beside it: their corrections stay exactly 0); `krylov` builds the
-    /// GMRES solver if it is chosen. Fails, before allocating the factors, when a forced band
+    /// leave out (returned beside it: their corrections stay exactly 0); `blocks` is the
+    /// system's block layout (`OdeSystem::BLOCKS`), which the split's gathers may follow;
+    /// `krylov` builds the GMRES solver if it is chosen. Fails, before allocating the factors, when a forced band
     /// or dense LU (`LinearSolver::Banded`, `Dense`) would store more than
     /// `MAX_FACTOR_VALUES` values.
     pub(crate) fn select(
         linear: LinearSolver,
         m: &Pattern,
         constant: &[bool],
+        blocks: Option<BlockLayout>,
         krylov: impl FnOnce() -> KrylovSolver,
     ) -> Result<(Linsolve, Vec<usize>), SolverError> {
         let n = m.n;
@@ -219,8 +222,8 @@ impl Linsolve {
         // quadratures still leave the LU, in place (`SmallLu::tail`).
         let mut peel = match linear {
             LinearSolver::Krylov => None,
-            _ if n <= SMALL_MAX => Peel::of(m, false, n - n / 2, constant),
-            _ => Peel::of(m, true, 1, constant),
+            _ if n <= SMALL_MAX => Peel::of(m, false, n - n / 2, constant, blocks),
+            _ => Peel::of(m, true, 1, constant, blocks),
         };
         // The pattern, size and entries of the matrix the LU factors.
         let fp = peel.as_ref().map_or(m, |p| &p.pattern);
@@ -365,10 +368,10 @@ impl Linsolve {
     /// applies M with the current γ and J's values `jac`, to the tolerance CVODE asks of a
     /// Newton iteration's linear solve (`ewt`: the error weights, `n_err` the states in the
     /// norms, `tq4`: the Newton test's tq₄); false when it does not reach it. A direct solve
-    /// returns true (a singular M shows as non-finite values).
+    /// returns true (a singular M shows as non-finite values). `S`: the system, whose block
+    /// layout the split's gathers follow.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn solve(
+    pub(crate) fn solve<S: OdeSystem>(
         &mut self,
         b: &mut [f64],
         ewt: &[f64],
@@ -383,9 +386,9 @@ impl Linsolve {
         }
         // Direct: the first states, the coupled block's LU, the last states (`Peel`).
         if let Some(peel) = peel.as_deref_mut() {
-            peel.before(b);
+            peel.before::<S>(b);
             solver.solve_lu(&mut peel.b);
-            peel.after(b);
+            peel.after::<S>(b);
         } else {
             solver.solve_lu(b);
         }

@@ -1,7 +1,7 @@
 //! The split of M = I − γJ by its pattern: the states solved outside the LU before and after
 //! it, and the coupled block the LU factors.
 
-use crate::integrators::bdf::newton_passes::{GROUP, LEAD};
+use crate::ode::{BlockLayout, OdeSystem};
 use crate::sparsity::Pattern;
 
 /// The direct solvers' split of M = I − γJ by its pattern (`Peel::of`): the "first" states,
@@ -40,8 +40,8 @@ pub(crate) struct Peel {
     /// The constant states left out (increasing).
     pub(crate) constant: Vec<usize>,
     /// `core` is exactly the live states of the first `groups` groups of the regular layout
-    /// (`GROUP`, `LEAD`: a chain of chambers without pistons or walls, in the states' own
-    /// order): the gather and scatter then move each group's LEAD values at once, without an
+    /// (`OdeSystem::BLOCKS`: a chain of chambers without pistons or walls, in the states' own
+    /// order): the gather and scatter then move each block's live values at once, without an
     /// index or a bounds check per value. 0: through `core`.
     pub(crate) groups: usize,
     /// The coupled states are in the band's order (`reorder`), not increasing.
@@ -72,9 +72,16 @@ pub(crate) struct PeeledEntry {
 impl Peel {
     /// The split of M's pattern `p` (diagonal included), the last states kept in the LU unless
     /// `last`; `None` when fewer than `min_split` states (at least 1) would be split off (the
-    /// LU then runs over M). `constant[i]`: state i is constant (left
-    /// out when its row is empty).
-    pub(crate) fn of(p: &Pattern, last: bool, min_split: usize, constant: &[bool]) -> Option<Peel> {
+    /// LU then runs over M). `constant[i]`: state i is constant (left out when its row is
+    /// empty). `blocks`: the system's block layout, which the gathers follow when the coupled
+    /// states are the live states of its leading blocks.
+    pub(crate) fn of(
+        p: &Pattern,
+        last: bool,
+        min_split: usize,
+        constant: &[bool],
+        blocks: Option<BlockLayout>,
+    ) -> Option<Peel> {
         const COUPLED: usize = usize::MAX;
         const FIRST: usize = usize::MAX - 1;
         const LAST: usize = usize::MAX - 2;
@@ -183,14 +190,12 @@ impl Peel {
                 e.core = index[e.state];
             }
         }
-        peel.groups = peel.core.len() / LEAD;
-        if !peel
-            .core
-            .iter()
-            .copied()
-            .eq((0..peel.groups).flat_map(|k| (0..LEAD).map(move |r| GROUP * k + r)))
-        {
-            peel.groups = 0;
+        if let Some(BlockLayout { size, live }) = BlockLayout::checked(blocks) {
+            let groups = peel.core.len() / live;
+            let layout = (0..groups).flat_map(|k| (0..live).map(move |r| size * k + r));
+            if peel.core.iter().copied().eq(layout) {
+                peel.groups = groups;
+            }
         }
         Some(peel)
     }
@@ -267,9 +272,10 @@ impl Peel {
     }
 
     /// The first states of M x = b in place, their columns onto the others' right-hand sides,
-    /// then the coupled block's right-hand side gathered into `self.b`.
+    /// then the coupled block's right-hand side gathered into `self.b` (by the blocks of `S`,
+    /// the system, when `groups` says so).
     #[inline]
-    pub(crate) fn before(&mut self, b: &mut [f64]) {
+    pub(crate) fn before<S: OdeSystem>(&mut self, b: &mut [f64]) {
         let mut start = 0;
         for s in &self.first {
             let x = b[s.state] / s.d;
@@ -282,9 +288,11 @@ impl Peel {
             }
             start = s.end;
         }
-        if self.groups > 0 {
-            for (c, g) in self.b.chunks_exact_mut(LEAD).zip(b.chunks_exact(GROUP)) {
-                c.copy_from_slice(&g[..LEAD]);
+        if self.groups > 0
+            && let Some(BlockLayout { size, live }) = BlockLayout::checked(S::BLOCKS)
+        {
+            for (c, g) in self.b.chunks_exact_mut(live).zip(b.chunks_exact(size)) {
+                c.copy_from_slice(&g[..live]);
             }
             return;
         }
@@ -309,12 +317,15 @@ impl Peel {
         }
     }
 
-    /// The coupled block's solution from `self.b` into b, then the last states from their rows.
+    /// The coupled block's solution from `self.b` into b (by the blocks of `S`, the system,
+    /// when `groups` says so), then the last states from their rows.
     #[inline]
-    pub(crate) fn after(&self, b: &mut [f64]) {
-        if self.groups > 0 {
-            for (c, g) in self.b.chunks_exact(LEAD).zip(b.chunks_exact_mut(GROUP)) {
-                g[..LEAD].copy_from_slice(c);
+    pub(crate) fn after<S: OdeSystem>(&self, b: &mut [f64]) {
+        if self.groups > 0
+            && let Some(BlockLayout { size, live }) = BlockLayout::checked(S::BLOCKS)
+        {
+            for (c, g) in self.b.chunks_exact(live).zip(b.chunks_exact_mut(size)) {
+                g[..live].copy_from_slice(c);
             }
         } else {
             for (&c, &i) in self.b.iter().zip(&self.core) {

@@ -220,7 +220,17 @@ fn small_lu_gives_the_band_lu_bits() {
 #[test]
 fn peel_groups_move_the_core_values() {
     use super::peel::Peel;
+    use crate::ode::{BlockLayout, OdeSystem};
     use crate::sparsity::Pattern;
+    /// The chambers' layout, declared as a network declares it.
+    struct Chambers;
+    impl OdeSystem for Chambers {
+        const BLOCKS: Option<BlockLayout> = Some(BlockLayout { size: 3, live: 2 });
+        fn dimension(&self) -> usize {
+            0
+        }
+        fn rhs(&mut self, _t: f64, _y: &[f64], _dy: &mut [f64]) {}
+    }
     let (chambers, n) = (20usize, 62);
     let layout = |moving: Option<usize>| {
         let mut entries = Vec::new();
@@ -252,7 +262,7 @@ fn peel_groups_move_the_core_values() {
         )
     };
     let (p, constant) = layout(None);
-    let mut peel = Peel::of(&p, true, 1, &constant).expect("split");
+    let mut peel = Peel::of(&p, true, 1, &constant, Chambers::BLOCKS).expect("split");
     assert_eq!((peel.groups, peel.core.len(), peel.last.len()), (20, 40, 2));
     let mut seed = 11u64;
     let mut next = move || {
@@ -265,18 +275,18 @@ fn peel_groups_move_the_core_values() {
     assert!(peel.factor(&jac, 0.3, true));
     let b: Vec<f64> = (0..n).map(|_| next()).collect();
     let (mut grouped, mut indexed) = (b.clone(), b.clone());
-    peel.before(&mut grouped);
+    peel.before::<Chambers>(&mut grouped);
     let gathered = peel.b.clone();
     peel.groups = 0;
-    peel.before(&mut indexed);
+    peel.before::<Chambers>(&mut indexed);
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&gathered), bits(&peel.b), "gather");
     assert_eq!(bits(&grouped), bits(&indexed));
     let x: Vec<f64> = (0..peel.b.len()).map(|_| next()).collect();
     peel.b.copy_from_slice(&x);
-    peel.after(&mut indexed);
+    peel.after::<Chambers>(&mut indexed);
     peel.groups = 20;
-    peel.after(&mut grouped);
+    peel.after::<Chambers>(&mut grouped);
     assert_eq!(
         bits(&grouped),
         bits(&indexed),
@@ -284,6 +294,6 @@ fn peel_groups_move_the_core_values() {
     );
     assert!(grouped != b);
     let (p, constant) = layout(Some(7));
-    let peel = Peel::of(&p, true, 1, &constant).expect("split");
+    let peel = Peel::of(&p, true, 1, &constant, Chambers::BLOCKS).expect("split");
     assert_eq!((peel.groups, peel.core.len()), (0, 41));
 }
