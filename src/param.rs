@@ -416,7 +416,7 @@ mod tests {
     #[test]
     fn typed_param_serializes_as_the_untyped_value() {
         use crate::components::Reservoir;
-        let cfg = bincode::config::standard(); // as the FMU state (cosim.rs)
+        let cfg = bincode::config::standard(); // as the FMU state (cosim/mod.rs)
         let (pv, tv) = (table(Interpolation::Step), ParamValue::Const(300.0));
         let typed = Reservoir {
             name: "supply".into(),

@@ -83,7 +83,7 @@ mod tests {
     /// their layout.
     #[test]
     fn typed_chamber_serializes_as_the_raw_numbers() {
-        let cfg = bincode::config::standard(); // as the FMU state (cosim.rs)
+        let cfg = bincode::config::standard(); // as the FMU state (cosim/mod.rs)
         let typed = Chamber {
             name: "barrel".into(),
             dead_volume: from_si(1.5e-5),
