@@ -244,8 +244,8 @@ fn key_messages_say_what_is_expected() {
         assert_eq!(errs[0].key, "solver.max_steps");
         // The same value from the command line (`--set`, which has no source text to quote).
         let set = format!("solver.max_steps={value}");
-        let errs = parse_str(BLOWDOWN, "blowdown.toml", std::slice::from_ref(&set))
-            .expect_err("refused");
+        let errs =
+            parse_str(BLOWDOWN, "blowdown.toml", std::slice::from_ref(&set)).expect_err("refused");
         println!("--set {set}: {}", errs[0]);
         assert_eq!(errs.len(), 1);
         assert_eq!(errs[0].message, want);
