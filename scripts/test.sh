@@ -1,19 +1,38 @@
 #!/usr/bin/env bash
 # Every test: the Rust workspace (unit, verification, CLI, model-file, FMU ABI and compliance
-# tests, valgrind included), then through Python the FMUs of all shipped models in FMPy, the peer
-# simulators Cantera and FONSim run in the same test, and the real importers
-# (fmu-manipulation-toolbox, libcosim, Ecos, and fmi-sim, which this script installs from
-# crates.io into target/tools). Needs the Rust toolchain and Python 3 with venv; the
-# Python packages are installed into target/venv by scripts/python-env.sh.
+# tests, valgrind included), the shipped libraries of both platforms (linux64 built for glibc
+# 2.17, win64 cross-compiled and tested under Wine), then through Python the FMUs of all shipped
+# models in FMPy, the peer simulators Cantera and FONSim run in the same test, and the real
+# importers (fmu-manipulation-toolbox, libcosim, Ecos, and fmi-sim, which this script installs
+# from crates.io into target/tools). Needs the Rust toolchain and Python 3 with venv; what else
+# it needs it installs (scripts/prerequisites.sh: Debian packages as root, else it names them);
+# the Python packages go into target/venv (scripts/python-env.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 passed=0
 suite() { echo; echo "== $1"; }
 
+bash scripts/prerequisites.sh test
+
+# The libraries FMUs ship, each built once (profile fmu), with the win64 compliance runner and
+# test binaries; the tests below use these builds.
+suite "FMU libraries: linux64 (glibc 2.17), win64 (MinGW-w64) (scripts/build-fmu-libs.sh)"
+bash scripts/build-fmu-libs.sh --platforms linux64,win64 --windows-tests
+export PLENUM_FMU_PLATFORMS=linux64,win64
+passed=$((passed + 1))
+
 # Debug profile: debug_assert! invariants are on in every test.
 suite "cargo test --workspace"
 cargo build --workspace --all-targets -q
 cargo test --workspace
+passed=$((passed + 1))
+
+# The fmi2 ABI tests, bad calls, damaged state blobs, threads, memory and seed 002's procedures
+# against the win64 library, cross-compiled and run under Wine.
+suite "win64 under Wine: compliance tests (cross-compiled, scripts/wine-run.sh)"
+CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$PWD/scripts/wine-run.sh" \
+    PLENUM_FMI_LIB="$PWD/target/x86_64-pc-windows-gnu/fmu/plenum.dll" \
+    bash scripts/cargo-win64.sh test -q --profile fmu -p compliance-tests
 passed=$((passed + 1))
 
 # Bench binaries in quick mode (debug build, seconds; no time asserted): they build and run.
@@ -24,9 +43,8 @@ passed=$((passed + 1))
 
 suite "FMUs of the shipped models (target/fmu/)"
 mkdir -p target/fmu
-for model in models/*.toml; do
-    target/debug/fmu-build "$model" -o target/fmu --lib target/debug/libplenum.so
-done
+# With the shipped libraries of both platforms (fmu-build finds them).
+target/debug/fmu-build models/*.toml -o target/fmu --platforms linux64,win64
 
 PY=$(bash scripts/python-env.sh)
 export PLENUM_BIN_DIR="$PWD/target/debug" PLENUM_BIN="$PWD/target/debug/plenum"
