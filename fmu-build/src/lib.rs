@@ -616,7 +616,9 @@ pub fn write_fmu(
 ) -> Result<PathBuf, Error> {
     let name = &model.spec.model.name;
     if libraries.is_empty() {
-        return Err(build_err("no library to pack: an FMU needs at least one platform"));
+        return Err(build_err(
+            "no library to pack: an FMU needs at least one platform",
+        ));
     }
     for (i, a) in libraries.iter().enumerate() {
         if let Some(b) = libraries[..i].iter().find(|b| b.platform() == a.platform()) {

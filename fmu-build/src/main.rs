@@ -105,13 +105,7 @@ fn main() -> ExitCode {
                 let size = std::fs::metadata(&fmu).map_or(0, |m| m.len());
                 let parts: Vec<String> = libraries
                     .iter()
-                    .map(|l| {
-                        format!(
-                            "{} {}",
-                            l.platform(),
-                            megabytes(l.bytes.len() as u64)
-                        )
-                    })
+                    .map(|l| format!("{} {}", l.platform(), megabytes(l.bytes.len() as u64)))
                     .collect();
                 eprintln!(
                     "wrote {} ({}; libraries {})",

@@ -100,9 +100,8 @@ impl fmt::Display for Platform {
 }
 
 fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| dir.join(program).is_file())
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
 /// The functions of the FMI 2.0 C API (fmi2Functions.h: common, Co-Simulation and Model
@@ -316,7 +315,12 @@ impl Library {
                  ({} of the {} fmi2 functions missing)",
                 path.display(),
                 info.platform,
-                missing.iter().take(3).copied().collect::<Vec<_>>().join(", "),
+                missing
+                    .iter()
+                    .take(3)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 missing.len(),
                 FMI2_FUNCTIONS.len()
             ));

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use quick_xml::Reader;
 use fmu_build::{Library, Platform};
+use quick_xml::Reader;
 use quick_xml::events::Event;
 
 fn workspace() -> PathBuf {
@@ -343,7 +343,10 @@ fn fmu_archive_holds_description_libraries_and_model() {
             .unwrap_err()
             .to_string();
         println!("{err}");
-        assert!(err.contains("no library") || err.contains("two linux64"), "{err}");
+        assert!(
+            err.contains("no library") || err.contains("two linux64"),
+            "{err}"
+        );
         assert!(!tmp.join("out2/two_tanks.fmu").exists());
     }
     std::fs::remove_dir_all(&tmp).unwrap();
@@ -379,7 +382,9 @@ fn characters_xml_cannot_hold_are_refused_wherever_they_come_from() {
     let text = src.replacen("name = \"a\"", "name = \"a\\u0001\"", 1);
     match plenum::model::parse_str(&text, "bad.toml", &[]) {
         Ok(model) => {
-            let err = fmu_build::model_description(&model).unwrap_err().to_string();
+            let err = fmu_build::model_description(&model)
+                .unwrap_err()
+                .to_string();
             println!("component name: {err}");
             assert!(err.contains("U+0001"), "{err}");
         }

@@ -31,7 +31,9 @@ fn shipped(p: Platform) -> Option<Library> {
                 "PLENUM_FMU_PLATFORMS={required} requires the {p} library; looked at {looked:?} \
                  (bash scripts/build-fmu-libs.sh builds it)"
             );
-            println!("SKIPPED {p}: not built (looked at {looked:?}; bash scripts/build-fmu-libs.sh)");
+            println!(
+                "SKIPPED {p}: not built (looked at {looked:?}; bash scripts/build-fmu-libs.sh)"
+            );
             None
         }
     }
@@ -156,7 +158,12 @@ fn linux64_library_needs_no_glibc_symbol_above_2_17() {
     let debug = workspace().join("target/debug/libplenum.so");
     if let Ok(native) = Library::load(&debug, Some(Platform::Linux64)) {
         let n = native.info.newest_glibc.expect("a glibc version");
-        println!("control, native {}: newest GLIBC_{}.{}", debug.display(), n.0, n.1);
+        println!(
+            "control, native {}: newest GLIBC_{}.{}",
+            debug.display(),
+            n.0,
+            n.1
+        );
         assert_eq!(Some(n), objdump_newest_glibc(&debug));
         if n > GLIBC_BASELINE {
             assert!(native.glibc_note().is_some());
@@ -271,9 +278,15 @@ fn fmus_carry_every_built_platform_within_the_size_targets() {
          alone (targets 4 MB and 2 MB)",
         platform::megabytes(linux.bytes.len() as u64),
         win.as_ref()
-            .map_or("not built".into(), |w| platform::megabytes(w.bytes.len() as u64)),
+            .map_or("not built".into(), |w| platform::megabytes(
+                w.bytes.len() as u64
+            )),
         platform::megabytes(both),
-        if win.is_some() { "both platforms" } else { "linux64" },
+        if win.is_some() {
+            "both platforms"
+        } else {
+            "linux64"
+        },
         platform::megabytes(linux_only)
     );
     assert!(linux_only <= 2_000_000, "{linux_only} bytes");
@@ -376,7 +389,10 @@ fn lib_must_be_a_plenum_library_for_its_platform() {
         let arm = dir.join("libarm.so");
         std::fs::write(&arm, bytes).unwrap();
         cases.push((vec![arm], "not x86-64"));
-        cases.push((vec![linux.path.clone(), linux.path.clone()], "two linux64 libraries"));
+        cases.push((
+            vec![linux.path.clone(), linux.path.clone()],
+            "two linux64 libraries",
+        ));
     }
     for (libs, why) in cases {
         let mut cmd = fmu_build();

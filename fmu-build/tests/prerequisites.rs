@@ -96,7 +96,11 @@ fn without_root_a_missing_package_stops_at_once_with_the_apt_command() {
     let sys = FakeSystem::new("noroot", true);
     for (script, args, missing) in [
         ("scripts/prerequisites.sh", &["demo"][..], "libclang-dev"),
-        ("scripts/prerequisites.sh", &["test"][..], "libclang-dev wine valgrind"),
+        (
+            "scripts/prerequisites.sh",
+            &["test"][..],
+            "libclang-dev wine valgrind",
+        ),
         ("scripts/demo.sh", &[][..], "libclang-dev"),
         ("scripts/test.sh", &[][..], "gcc-mingw-w64-x86-64 libtbb12"),
     ] {
@@ -116,9 +120,15 @@ fn without_root_a_missing_package_stops_at_once_with_the_apt_command() {
         ];
         want.sort_by_key(|p| order.iter().position(|o| o == p));
         let command = format!("apt-get install -y {}", want.join(" "));
-        assert!(err.contains(&command), "{script}: expected `{command}` in {err}");
+        assert!(
+            err.contains(&command),
+            "{script}: expected `{command}` in {err}"
+        );
         assert_eq!(sys.calls(), "", "{script}: nothing may be installed");
-        assert!(secs < 10.0, "{script}: {secs} s: it must stop before any build");
+        assert!(
+            secs < 10.0,
+            "{script}: {secs} s: it must stop before any build"
+        );
         assert!(out.stdout.is_empty(), "{script}: nothing else ran");
     }
 }
@@ -126,12 +136,16 @@ fn without_root_a_missing_package_stops_at_once_with_the_apt_command() {
 #[test]
 fn as_root_only_the_missing_packages_are_installed() {
     let sys = FakeSystem::new("root", true);
-    let (out, _) = sys.run("scripts/prerequisites.sh", &["test"], "0", "valgrind wine64");
+    let (out, _) = sys.run(
+        "scripts/prerequisites.sh",
+        &["test"],
+        "0",
+        "valgrind wine64",
+    );
     assert!(out.status.success());
     let calls = sys.calls();
     assert_eq!(
-        calls,
-        "apt-get update -qq\napt-get install -y -qq valgrind wine64\n",
+        calls, "apt-get update -qq\napt-get install -y -qq valgrind wine64\n",
         "{calls}"
     );
     // Nothing missing: nothing run, as root or not.
@@ -158,7 +172,9 @@ fn as_the_user_nobody_nothing_is_installed() {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
     let setpriv = Command::new("setpriv").arg("--version").output().is_ok();
     if !root || !setpriv {
-        println!("SKIPPED: needs root and setpriv to become nobody (root {root}, setpriv {setpriv})");
+        println!(
+            "SKIPPED: needs root and setpriv to become nobody (root {root}, setpriv {setpriv})"
+        );
         return;
     }
     let sys = FakeSystem::new("nobody", false);
