@@ -1125,7 +1125,7 @@ impl Simulation {
         let c = &self.network.chambers()[i];
         let (m0, u0) = c.initial_mass_energy(&self.network.gas, from_si(v));
         (m0.value.to_bits() == m.to_bits() && u0.value.to_bits() == u.to_bits())
-            .then(|| (c.initial_pressure.value, c.initial_temperature.value))
+            .then_some((c.initial_pressure.value, c.initial_temperature.value))
     }
 
     /// Chamber `i`'s state as typed quantities (the `[f64; 5]` of [`Self::chamber_state`] is what

@@ -172,9 +172,12 @@ fn compare(a: &BTreeMap<String, Vec<Row>>, b: &BTreeMap<String, Vec<Row>>) -> Co
                     continue;
                 }
                 let (u, v) = (f64::from_bits(u), f64::from_bits(v));
+                if u == v {
+                    continue; // +0 and −0
+                }
                 let at = format!("{key}, row {i}, output {j}: {u:e} vs {v:e}");
                 let scaled = (u - v).abs() / scale[j];
-                if !(scaled <= c.worst_scaled) {
+                if scaled.is_nan() || scaled > c.worst_scaled {
                     c.worst_scaled = scaled;
                     c.worst_scaled_at = format!("{at} (largest |value| {:e})", scale[j]);
                 }
@@ -183,7 +186,7 @@ fn compare(a: &BTreeMap<String, Vec<Row>>, b: &BTreeMap<String, Vec<Row>>) -> Co
                     continue;
                 }
                 let rel = (u - v).abs() / u.abs().max(v.abs());
-                if !(rel <= c.worst) {
+                if rel.is_nan() || rel > c.worst {
                     c.worst = rel;
                     c.worst_at = at;
                 }
