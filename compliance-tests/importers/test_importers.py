@@ -3,7 +3,8 @@ importers").
 
 Run from the workspace root after building the FMUs (this file builds nothing itself):
 
-    cargo build --lib --bins
+    bash scripts/build-fmu-libs.sh
+    cargo build --bins
     target/debug/fmu-build models/*.toml -o target/fmu/
     bash compliance-tests/importers/install-fmi-sim.sh         # optional, long (see README.md)
     PY=$(bash scripts/python-env.sh)                           # venv at target/venv

@@ -2,7 +2,8 @@
 
 Run from the workspace root; this file builds nothing itself, so build first:
 
-    cargo build --lib --bins                                  # libplenum.so, plenum, fmu-build
+    bash scripts/build-fmu-libs.sh                            # the shipped libraries
+    cargo build --bins                                        # plenum, fmu-build
     target/debug/fmu-build models/*.toml -o target/fmu/       # the FMUs under test
     PY=$(bash scripts/python-env.sh)                          # venv at target/venv (FMPy, pytest)
     "$PY" -m pytest compliance-tests/python -v -rP            # -rP prints every asserted figure
