@@ -733,8 +733,9 @@ fn instantiate_refuses_bad_resources_guid_and_type() {
     // SAFETY: a live instance.
     unsafe { library().fmi2FreeInstance(c) };
 
-    let plain_form = format!("file:{}", good.resources.display());
-    let localhost = format!("file://localhost{}/", good.resources.display());
+    // file:/path and file://localhost/path (on Windows file:/C:/dir, file://localhost/C:/dir).
+    let plain_form = good.uri().replacen("file://", "file:", 1);
+    let localhost = good.uri().replacen("file://", "file://localhost", 1);
     for uri in [plain_form, localhost] {
         let (c, env, _cb) = instantiate_raw(
             Some("forms"),
