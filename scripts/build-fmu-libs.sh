@@ -4,7 +4,8 @@
 # (`--no-default-features`: none of the command line's dependencies):
 #
 #   linux64  target/x86_64-unknown-linux-gnu/fmu/libplenum.so   linked by zig against glibc 2.17
-#            (cargo-zigbuild and ziglang from PyPI, installed here into target/tools/zig-venv)
+#            (cargo-zigbuild and ziglang from PyPI, installed here into target/tools/zig-venv;
+#            built in target/zig, a target directory of its own, and copied there)
 #   win64    target/x86_64-pc-windows-gnu/fmu/plenum.dll        cross-compiled with MinGW-w64
 #            (rustup's x86_64-pc-windows-gnu target, Debian's gcc-mingw-w64-x86-64)
 #
@@ -14,7 +15,9 @@
 # the reason and the command that adds it. A platform named in --platforms that cannot be built
 # is an error (exit 2). --windows-tests also cross-builds, in the same profile, the compliance
 # runner and the compliance test binaries for win64 (run under Wine by scripts/test.sh).
-# `fmu-build` finds these libraries by itself.
+# `fmu-build` finds these libraries by itself. The platforms build at the same time (each ends in
+# a one-codegen-unit compile of the library that uses one core): linux64 in its own target
+# directory, since cargo holds a target directory's lock for the whole of a build.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -25,6 +28,7 @@ GLIBC=2.17
 WIN_TARGET=x86_64-pc-windows-gnu
 ZIG_VENV="$CARGO_TARGET_DIR/tools/zig-venv"
 ZIG_REQUIREMENTS="$root/scripts/requirements-zig.txt"
+ZIG_TARGET_DIR="$CARGO_TARGET_DIR/zig"
 
 requested=""
 windows_tests=0
@@ -82,7 +86,6 @@ zig_tools() {
 }
 
 build_linux64() {
-    zig_tools
     local start=$SECONDS include
     include=$(bash "$root/scripts/clang-include.sh") || {
         echo "build-fmu-libs.sh: clang's resource headers not found; install libclang-dev" >&2
@@ -98,12 +101,14 @@ build_linux64() {
     for d in x86-linux-gnu generic-glibc x86-linux-any any-linux-any; do
         bindgen_args+=" -isystem $zig_libc/$d"
     done
-    env PATH="$ZIG_VENV/bin:$PATH" \
+    env PATH="$ZIG_VENV/bin:$PATH" CARGO_TARGET_DIR="$ZIG_TARGET_DIR" \
         "BINDGEN_EXTRA_CLANG_ARGS_$LINUX_TARGET=$bindgen_args" \
         CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER="$root/scripts/fmu-linker.sh" \
         PLENUM_FMU_LINKER="cargo-zigbuild zig cc -- -g -fno-sanitize=all -target x86_64-linux-gnu.$GLIBC" \
         cargo zigbuild -q --profile fmu -p plenum --lib --no-default-features \
         --target "$LINUX_TARGET.$GLIBC"
+    mkdir -p "$CARGO_TARGET_DIR/$LINUX_TARGET/fmu"
+    cp -p "$ZIG_TARGET_DIR/$LINUX_TARGET/fmu/libplenum.so" "$CARGO_TARGET_DIR/$LINUX_TARGET/fmu/libplenum.so"
     echo "== linux64: $CARGO_TARGET_DIR/$LINUX_TARGET/fmu/libplenum.so in $((SECONDS - start)) s" >&2
 }
 
@@ -126,6 +131,7 @@ build_win64() {
 
 IFS=, read -r -a platforms <<<"${requested:-linux64,win64}"
 built=()
+pids=()
 for p in "${platforms[@]}"; do
     why=$(cannot_build "$p")
     if [[ -n $why ]]; then
@@ -136,7 +142,18 @@ for p in "${platforms[@]}"; do
         echo "== skipping $p: $why" >&2
         continue
     fi
-    "build_$p"
+    # Installed before the builds start, so that nothing installs while another builds.
+    [[ $p == linux64 ]] && zig_tools
+    "build_$p" &
+    pids+=($!)
     built+=("$p")
 done
+failed=()
+for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || failed+=("${built[$i]}")
+done
+if ((${#failed[@]})); then
+    echo "build-fmu-libs.sh: the build of ${failed[*]} failed" >&2
+    exit 1
+fi
 echo "== FMU libraries built: ${built[*]:-none}" >&2
