@@ -1120,7 +1120,24 @@ impl Simulation {
             self.y[o + chamber::VOLUME],
         );
         let gas = &self.network.gas;
+        if let Some((p, t)) = self.start_pressure_temperature(i, m, u, v) {
+            return [p, t, m, v, u];
+        }
         [gas.pressure_pa(u, v), gas.temperature_k(m, u), m, v, u]
+    }
+
+    /// Chamber `i`'s pressure and temperature as the model (or a master) set them, while no step
+    /// has been taken and its state is still exactly the (m, U) they give at its volume: read
+    /// back through m and U they would be off by round-off (1e6 Pa → 999999.9999999998 Pa).
+    /// In exact arithmetic the two agree, so only the start row changes.
+    fn start_pressure_temperature(&self, i: usize, m: f64, u: f64, v: f64) -> Option<(f64, f64)> {
+        if self.stats.steps != 0 {
+            return None;
+        }
+        let c = &self.network.chambers()[i];
+        let (m0, u0) = c.initial_mass_energy(&self.network.gas, from_si(v));
+        (m0.value.to_bits() == m.to_bits() && u0.value.to_bits() == u.to_bits())
+            .then_some((c.initial_pressure.value, c.initial_temperature.value))
     }
 
     /// Chamber `i`'s state as typed quantities (the `[f64; 5]` of [`Self::chamber_state`] is what

@@ -9,7 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 IMPORTERS = ["FMPy", "fmu-manipulation-toolbox", "libcosim", "Ecos", "fmi-sim"]
-PROCEDURES = ["check", "simulate", "= FMPy (1e-12 rel)", "step sequence", "get/set state", "projectile exit"]
+PROCEDURES = ["check", "simulate", "= FMPy (1e-12 rel)", "step sequence", "get/set state", "statuses"]
 
 # (importer, model, procedure) -> cell text
 CELLS = {}

@@ -3,7 +3,8 @@ importers").
 
 Run from the workspace root after building the FMUs (this file builds nothing itself):
 
-    cargo build --lib --bins
+    bash scripts/build-fmu-libs.sh
+    cargo build --bins
     target/debug/fmu-build models/*.toml -o target/fmu/
     bash compliance-tests/importers/install-fmi-sim.sh         # optional, long (see README.md)
     PY=$(bash scripts/python-env.sh)                           # venv at target/venv
@@ -11,10 +12,12 @@ Run from the workspace root after building the FMUs (this file builds nothing it
 
 For every shipped model (models/*.toml -> <model>.fmu) the reference is fmpy.simulate_fmu at the
 model's default step (DefaultExperiment stepSize), all outputs, computed in this run. Each
-importer reads the FMU with its own code; its results must equal the reference to 1e-12 relative
-at every common time, cover the whole run (the projectile: up to its exit), and be bit-identical
-to a replay, through FMPy's FMU2Slave, of the exact (currentCommunicationPoint,
-communicationStepSize) sequence the importer uses. That sequence is identified here by trying the
+importer reads the FMU with its own code; it must run the whole default experiment, from its
+startTime to its stopTime, its results must equal the reference to 1e-12 relative at every
+common time, and be bit-identical to a replay, through FMPy's FMU2Slave, of the exact
+(currentCommunicationPoint, communicationStepSize) sequence the importer uses; in that replay,
+which makes the importer's very calls, every fmi2DoStep returns fmi2OK and the FMU logs nothing
+above info (no line of status Warning or worse), and so it does in the FMPy reference. That sequence is identified here by trying the
 candidates of SEQUENCES in turn: the importers differ in how they form the communication points
 (see README.md), and Plenum's results depend on the last bit of the step size it is given.
 
@@ -46,12 +49,18 @@ from fmpy import read_model_description
 from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import (
     FMU2Slave,
+    fmi2CallbackAllocateMemoryTYPE,
+    fmi2CallbackFreeMemoryTYPE,
+    fmi2CallbackFunctions,
+    fmi2CallbackLoggerTYPE,
     fmi2False,
-    fmi2LastSuccessfulTime,
     fmi2OK,
-    fmi2Terminated,
-    fmi2Warning,
 )
+
+try:
+    from fmpy.fmi1 import allocateMemory, freeMemory
+except ImportError:  # where FMPy keeps them in other versions
+    from fmpy.simulation import allocateMemory, freeMemory
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = sorted((ROOT / "models").glob("*.toml"))
@@ -109,13 +118,17 @@ class Experiment:
 
 class Run:
     """An importer's results: times (m,), values (m, n_outputs) in the reference's output order;
-    row 0 is the initial point, row k the point after the k-th communication step."""
+    row 0 is the initial point, row k the point after the k-th communication step. Where the run
+    was made through FMPy: `statuses` of every fmi2DoStep and the FMU's `logs` (status,
+    category) above info."""
 
-    def __init__(self, label, times, values, note=""):
+    def __init__(self, label, times, values, note="", statuses=None, logs=None):
         self.label = label
         self.times = np.asarray(times, dtype=float)
         self.values = np.asarray(values, dtype=float).reshape(len(self.times), -1)
         self.note = note
+        self.statuses = statuses
+        self.logs = logs
 
     def __len__(self):
         return len(self.times)
@@ -125,25 +138,38 @@ class Run:
 # The FMPy reference and step-sequence replays
 
 
+class LogRecorder:
+    """An FMI 2.0 logger for FMPy that keeps the (status, category) of every line above info
+    (the FMU passes "%s" and its text, which ctypes cannot format; status and category are what
+    is checked)."""
+
+    def __init__(self):
+        self.above_info = []
+
+    def __call__(self, env, instance, status, category, message):
+        if status != fmi2OK:
+            self.above_info.append((STATUS[status], (category or b"").decode()))
+
+
+def reaches_stop_time(importer, name, run, ex, rel=1e-12):
+    """The run covers the default experiment: its first row at startTime, its last at stopTime
+    (`rel`: Ecos accumulates t += h), one row per communication step."""
+    print(f"{importer} {name}: {len(run)} rows, t {float(run.times[0])!r} .. "
+          f"{float(run.times[-1])!r}; default experiment {ex.t0!r} .. {ex.t_end!r}, {ex.n} steps")
+    assert math.isclose(run.times[0], ex.t0, rel_tol=1e-12, abs_tol=1e-15)
+    assert math.isclose(run.times[-1], ex.t_end, rel_tol=rel), "the run stopped early"
+    assert len(run) == ex.n + 1
+
+
 @lru_cache(maxsize=None)
 def reference(name):
-    """fmpy.simulate_fmu at the default step, all outputs. For the projectile the last row is the
-    one FMPy adds at fmi2LastSuccessfulTime after the fmi2Discard + fmi2Terminated of the exit."""
+    """fmpy.simulate_fmu at the default step, all outputs, the FMU's log lines recorded."""
     fmu = shipped_fmu(name)
     ex = Experiment(fmu)
-    res = fmpy.simulate_fmu(str(fmu), output_interval=ex.h, output=ex.outputs)
+    logger = LogRecorder()
+    res = fmpy.simulate_fmu(str(fmu), output_interval=ex.h, output=ex.outputs, logger=logger)
     values = np.column_stack([res[c] for c in ex.outputs])
-    return Run("FMPy simulate_fmu", res["time"], values)
-
-
-def exit_time(name):
-    """fmi2LastSuccessfulTime of the exit for a model that terminates early (None otherwise)."""
-    ref = reference(name)
-    ex = Experiment(shipped_fmu(name))
-    last = float(ref.times[-1])
-    if math.isclose(last, ex.t_end, rel_tol=1e-12):
-        return None
-    return last
+    return Run("FMPy simulate_fmu", res["time"], values, logs=logger.above_info)
 
 
 def seq_points(kind, t0, h, n):
@@ -192,7 +218,12 @@ class Slave:
             modelIdentifier=md.coSimulation.modelIdentifier,
             instanceName=name,
         )
-        self.fmu.instantiate()
+        self.logger = LogRecorder()
+        self.callbacks = fmi2CallbackFunctions()
+        self.callbacks.logger = fmi2CallbackLoggerTYPE(self.logger)
+        self.callbacks.allocateMemory = fmi2CallbackAllocateMemoryTYPE(allocateMemory)
+        self.callbacks.freeMemory = fmi2CallbackFreeMemoryTYPE(freeMemory)
+        self.fmu.instantiate(callbacks=self.callbacks)
         self.vrs = [
             v.valueReference for n in self.ex.outputs for v in md.modelVariables if v.name == n
         ]
@@ -218,21 +249,20 @@ class Slave:
 
 
 def drive(fmu, points, label):
-    """Initialize, then doStep through `points`; stops after the first status other than
-    OK/Warning. Returns (Run, status of the last step, fmi2LastSuccessfulTime or None)."""
+    """Initialize, then doStep through `points`, every status and every log line above info
+    recorded; stops after the first status other than OK. Returns the Run."""
     s = Slave(fmu, label)
     try:
         s.initialize()
-        times, rows = [points[0][0] if points else s.ex.t0], [s.values()]
-        status, last_ok = fmi2OK, None
+        times, rows, statuses = [points[0][0] if points else s.ex.t0], [s.values()], []
         for t, h in points:
             status = s.step(t, h)
-            if status not in (fmi2OK, fmi2Warning):
-                last_ok = s.fmu.getRealStatus(fmi2LastSuccessfulTime)
+            statuses.append(status)
+            if status != fmi2OK:
                 break
             times.append(t + h)
             rows.append(s.values())
-        return Run(label, times, rows), status, last_ok
+        return Run(label, times, rows, statuses=statuses, logs=s.logger.above_info)
     finally:
         s.free()
 
@@ -241,8 +271,7 @@ def drive(fmu, points, label):
 def replay(name, kind):
     fmu = shipped_fmu(name)
     ex = Experiment(fmu)
-    run, _, _ = drive(fmu, seq_points(kind, ex.t0, ex.h, ex.n), f"replay-{kind}")
-    return run
+    return drive(fmu, seq_points(kind, ex.t0, ex.h, ex.n), f"replay-{kind}")
 
 
 def identify_sequence(name, run, k_max):
@@ -270,9 +299,9 @@ def identify_sequence(name, run, k_max):
 
 
 def compare(name, run, table, importer, sequence):
-    """run vs the FMPy reference: every row of `run` before the exit has a reference row at the
-    same time (1e-12·max(1,|t|)) and every reference row before the exit has a `run` row; all
-    values equal to REL_TOL relative to max(|a|, |b|).
+    """run vs the FMPy reference: every row of `run` has a reference row at the same time
+    (1e-12·max(1,|t|)) and every reference row has a `run` row; all values equal to REL_TOL
+    relative to max(|a|, |b|).
 
     `sequence` is the step sequence identified for the importer (already shown bit-identical to
     a replay of it). When it is not FMPy's, Plenum is given communication step sizes a few ulps
@@ -281,15 +310,9 @@ def compare(name, run, table, importer, sequence):
     values are then held to 1e-12 of the column's largest magnitude over the run, and the
     pointwise figure is printed and put in the table."""
     ref = reference(name)
-    t_exit = exit_time(name)
     ex = Experiment(shipped_fmu(name))
-    limit = t_exit if t_exit is not None else math.inf
-
-    def before_exit(t):
-        return t < limit and not math.isclose(t, limit, rel_tol=1e-12)
-
-    ref_idx = [j for j, t in enumerate(ref.times) if before_exit(t)]
-    run_idx = [i for i, t in enumerate(run.times) if before_exit(t)]
+    ref_idx = list(range(len(ref)))
+    run_idx = list(range(len(run)))
     scale = np.max(np.abs(ref.values[ref_idx]), axis=0)
     matched, unmatched, worst, worst_scaled, identical, n_values, worst_at = 0, [], 0.0, 0.0, 0, 0, None
     over = 0
@@ -316,7 +339,7 @@ def compare(name, run, table, importer, sequence):
     missing = [float(ref.times[j]) for j in ref_idx if j not in covered]
     msg = (
         f"{importer} {name}: {len(run)} rows (t {float(run.times[0])!r} .. "
-        f"{float(run.times[-1])!r}), {len(run_idx)} before the end/exit, {matched} at reference "
+        f"{float(run.times[-1])!r}), {matched} at reference "
         f"times; {n_values} values compared, {identical} bit-identical, max relative difference "
         f"{worst:.3e}" + (f" ({worst_at[1]} at t={worst_at[0]!r}: {worst_at[2]!r} vs FMPy "
                           f"{worst_at[3]!r})" if worst_at else "")
@@ -345,14 +368,22 @@ def compare(name, run, table, importer, sequence):
 
 
 def check_sequence(name, run, table, importer, k_max=None):
-    """Identify the step sequence that reproduces `run` bit for bit (rows up to k_max)."""
-    t_exit = exit_time(name)
+    """Identify the step sequence that reproduces `run` bit for bit (rows up to k_max); in its
+    replay (the importer's very calls) every fmi2DoStep returned fmi2OK and the FMU logged
+    nothing above info."""
     if k_max is None:
         k_max = len(run) - 1
-    if t_exit is not None:
-        k_max = min(k_max, sum(1 for t in run.times if t < t_exit) - 1)
     kinds, rows = identify_sequence(name, run, k_max)
     kind = " = ".join(kinds) if kinds else None
+    for k in kinds:
+        rep = replay(name, k)
+        bad = [STATUS[x] for x in rep.statuses if x != fmi2OK]
+        print(f"{importer} {name}: replay of `{k}`: {len(rep.statuses)} fmi2DoStep calls, "
+              f"{len(bad)} not fmi2OK {sorted(set(bad))}; log lines above info: {rep.logs}")
+        table(importer, name, "statuses",
+              f"pass: {len(rep.statuses)} steps all fmi2OK, nothing logged above info"
+              if not bad and not rep.logs else f"FAIL: {sorted(set(bad))} {rep.logs[:3]}")
+        assert not bad and not rep.logs
     if kind is None:
         table(importer, name, "step sequence", "FAIL: no candidate replays it bit for bit")
         print(f"{importer} {name}: no candidate sequence among {list(SEQUENCES)} reproduces it")
@@ -361,7 +392,7 @@ def check_sequence(name, run, table, importer, k_max=None):
         print(
             f"{importer} {name}: step sequence `{kind}` ("
             f"{'; '.join(SEQUENCES[k] for k in kinds)}): replay through "
-            f"FMU2Slave bit-identical in all {rows} rows up to the end/exit"
+            f"FMU2Slave bit-identical in all {rows} rows"
         )
     assert kind is not None
     return kind
@@ -373,8 +404,9 @@ def check_sequence(name, run, table, importer, k_max=None):
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_fmpy(name, table):
-    """The reference: validate_fmu finds nothing, simulate_fmu runs (projectile: to its exit),
-    its rows equal an FMU2Slave replay of simulateCS's step sequence bit for bit, and
+    """The reference: validate_fmu finds nothing, simulate_fmu runs the default experiment to its
+    stop time with nothing logged above info, its rows equal an FMU2Slave replay of simulateCS's
+    step sequence bit for bit (all fmi2OK), and
     getFMUstate/setFMUstate and serialize/deserialize at 10 % rerun 10-20 % bit-identically."""
     from fmpy.validation import validate_fmu
 
@@ -386,22 +418,14 @@ def test_fmpy(name, table):
 
     ref = reference(name)
     ex = Experiment(fmu)
-    t_exit = exit_time(name)
-    print(f"FMPy {name}: simulate_fmu {len(ref)} rows, t {ref.times[0]!r} .. {ref.times[-1]!r}")
+    print(f"FMPy {name}: simulate_fmu {len(ref)} rows, t {ref.times[0]!r} .. {ref.times[-1]!r}; "
+          f"log lines above info: {ref.logs}")
     table("FMPy", name, "simulate", f"pass: {len(ref)} rows to t={float(ref.times[-1]):.6g}")
     table("FMPy", name, "= FMPy (1e-12 rel)", "(reference)")
     assert np.all(np.isfinite(ref.values))
-    if t_exit is None:
-        assert len(ref) == ex.n + 1
-    else:
-        exited = ref.values[-1][ex.outputs.index("projectile.exited")]
-        print(f"FMPy {name}: last row at fmi2LastSuccessfulTime {t_exit!r}, exited = {exited}")
-        table("FMPy", name, "projectile exit",
-              f"pass: Discard+Terminated → row at LastSuccessfulTime {t_exit:.10g}, stop")
-        assert exited == 1.0
-
-    k = len(ref) - 1 if t_exit is None else len(ref) - 2
-    assert check_sequence(name, ref, table, "FMPy", k_max=k).startswith("fmpy")
+    reaches_stop_time("FMPy", name, ref, ex)
+    assert ref.logs == []
+    assert check_sequence(name, ref, table, "FMPy").startswith("fmpy")
 
     # get/set state and serialization at 10 %, rerun to 20 %.
     s = Slave(fmu, "state")
@@ -507,32 +531,20 @@ def test_fmucontainer(name, table, tmp_path):
     table(imp, name, "get/set state",
           "n/a: container declares canGetAndSetFMUstate=false"
           if not md.coSimulation.canGetAndSetFMUstate else "not tested")
-    note = ""
     # Extracted here and removed below: simulate_fmu leaves its own extraction behind when it
     # raises.
     unzipped = fmpy.extract(str(container))
+    logger = LogRecorder()
     try:
-        res = fmpy.simulate_fmu(unzipped, output_interval=ex.h, output=ex.outputs)
+        res = fmpy.simulate_fmu(unzipped, output_interval=ex.h, output=ex.outputs, logger=logger)
         run = Run("container", res["time"], np.column_stack([res[c] for c in ex.outputs]))
-    except FMICallException as e:
-        # The container answers the embedded FMU's fmi2Discard with fmi2Error: simulate_fmu
-        # raises and keeps nothing. Drive the container step by step on FMPy's sequence.
-        print(f"simulate_fmu on the container raised: {e}")
-        pts = seq_points("fmpy", ex.t0, ex.h, ex.n)
-        run, status, _ = drive(container, pts, "container")
-        k = len(run) - 1
-        note = (f"container returns fmi2{STATUS[status]} for step {k + 1} "
-                f"(t {pts[k][0]!r} → {pts[k][0] + pts[k][1]!r}); rows up to t={run.times[-1]!r}")
-        print(note)
     finally:
         shutil.rmtree(unzipped, ignore_errors=True)
+    print(f"container {name}: log lines above info: {logger.above_info}")
     table(imp, name, "simulate", f"pass: FMPy ran the container, {len(run)} rows")
+    reaches_stop_time(imp, name, run, ex)
+    assert logger.above_info == []
     compare(name, run, table, imp, check_sequence(name, run, table, imp))
-    if exit_time(name) is not None:
-        table(imp, name, "projectile exit",
-              "container turns the Discard into fmi2Error; rows up to the last point before "
-              "the exit" if note else "FAIL: no error at the exit")
-        assert note
 
 
 # ---------------------------------------------------------------------------------------------
@@ -599,15 +611,8 @@ def test_libcosim(name, table):
         cols.append(v)
     assert steps == list(range(len(steps))), "samples are not steps 0, 1, 2, ..."
     run = Run("libcosim", [x / 1e9 for x in times], np.column_stack(cols))
-    t_exit = exit_time(name)
-    if t_exit is None:
-        assert ok, err
-        assert len(run) == ex.n + 1
-    else:
-        assert not ok
-        table(imp, name, "projectile exit",
-              f"simulate_until fails at the exit step ({err.strip()[:60]}…); "
-              f"samples up to t={run.times[-1]:.6g}")
+    assert ok, err
+    reaches_stop_time(imp, name, run, ex)
     table(imp, name, "simulate", f"pass: {len(run)} samples (steps 0..{steps[-1]})")
     table(imp, name, "check", "– (FMI Library logs one spurious error, see README)")
     table(imp, name, "get/set state", "n/a: not exposed by libcosimpy 0.0.6")
@@ -659,23 +664,7 @@ def test_ecos(name, table):
     table(imp, name, "simulate", f"pass: {len(run)} rows, final t {t_final!r}")
     table(imp, name, "check", "–")
     table(imp, name, "get/set state", "n/a: not exposed by ecospy 0.7.2")
-    assert len(run) == ex.n + 1
-    t_exit = exit_time(name)
-    if t_exit is not None:
-        # Ecos ignores fmi2Discard and fmi2Terminated and keeps calling fmi2DoStep, which Plenum
-        # refuses (fmi2Error: state stepFailed). Every row after the exit holds the FMU's state at
-        # the exit: compare those with FMPy's row at fmi2LastSuccessfulTime, bit for bit.
-        ref = reference(name)
-        after = [i for i, t in enumerate(run.times) if t > t_exit]
-        same = all(
-            [bits(x) for x in run.values[i]] == [bits(x) for x in ref.values[-1]] for i in after
-        )
-        print(f"Ecos {name}: {len(after)} rows after the exit (t {t_exit!r}); all equal FMPy's "
-              f"exit row bit for bit: {same}")
-        table(imp, name, "projectile exit",
-              f"ignores Discard/Terminated, keeps stepping (FMU answers fmi2Error); {len(after)} "
-              f"later rows = FMPy's exit row bit for bit: {same}")
-        assert same
+    reaches_stop_time(imp, name, run, ex, rel=1e-12 * ex.n)
     compare(name, run, table, imp, check_sequence(name, run, table, imp))
 
 
@@ -710,14 +699,11 @@ def test_fmi_sim(name, table, tmp_path):
     print(f"exit code {r.returncode}; its output without the 'Recorded outputs at time' lines:")
     print("\n".join(log[-40:]))
     run = read_fmi_sim_csv(out, ex)
-    t_exit = exit_time(name)
     table(imp, name, "simulate", f"exit {r.returncode}, {len(run)} rows to t={run.times[-1]:.6g}")
     table(imp, name, "check", "–")
     table(imp, name, "get/set state", "n/a: state-file options unimplemented in 0.7.0")
-    if t_exit is None:
-        assert r.returncode == 0
-    else:
-        table(imp, name, "projectile exit", fmi_sim_exit_note(r, run, t_exit))
+    assert r.returncode == 0
+    reaches_stop_time(imp, name, run, ex)
     compare(name, run, table, imp, check_sequence(name, run, table, imp))
 
 
@@ -736,17 +722,3 @@ def read_fmi_sim_csv(path, ex):
     cols = [header.index(n) for n in ex.outputs]
     data = [[float(x) for x in r] for r in rows[1:] if r]
     return Run("fmi-sim", [d[tcol] for d in data], [[d[c] for c in cols] for d in data])
-
-
-def fmi_sim_exit_note(r, run, t_exit):
-    """fmi-sim's CS loop, on fmi2Discard with fmi2Terminated, records the outputs at
-    fmi2LastSuccessfulTime and stops (as FMPy does): that last row must be FMPy's exit row."""
-    ref = reference("projectile")
-    last_t = float(run.times[-1])
-    same = [bits(x) for x in run.values[-1]] == [bits(x) for x in ref.values[-1]]
-    print(f"fmi-sim projectile: exit code {r.returncode}; last row t={last_t!r} (FMPy "
-          f"{float(ref.times[-1])!r}); values bit-identical to FMPy's exit row: {same}")
-    assert r.returncode == 0
-    assert bits(last_t) == bits(ref.times[-1]) and same
-    return (f"pass: Discard+Terminated → row at LastSuccessfulTime {last_t:.10g} (= FMPy's exit "
-            f"row bit for bit), exit code 0")

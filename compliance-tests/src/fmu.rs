@@ -1,6 +1,8 @@
 //! An `.fmu` opened the way a master opens it: unzipped into a temporary directory,
 //! `modelDescription.xml` read (model identifier, GUID, capabilities, outputs, default
-//! experiment), the shared library `binaries/linux64/<modelIdentifier>.so` loaded by path.
+//! experiment), the shared library of this process's platform ([`PLATFORM`]:
+//! `binaries/linux64/<modelIdentifier>.so`, `binaries/win64/<modelIdentifier>.dll`) loaded by
+//! path.
 //!
 //! Method variants: the same FMU with `resources/model.toml`'s `method` changed, written to a
 //! resources directory of its own, with the GUID the library expects for that text
@@ -11,6 +13,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use quick_xml::events::Event;
+
+/// The FMI 2.0 binaries folder and library extension of the platform this code runs on.
+pub const PLATFORM: (&str, &str) = if cfg!(windows) {
+    ("win64", "dll")
+} else {
+    ("linux64", "so")
+};
 
 /// What a master reads from modelDescription.xml.
 #[derive(Clone, Debug, PartialEq)]
@@ -144,7 +153,7 @@ pub struct Unpacked {
     pub fmu: PathBuf,
     pub dir: PathBuf,
     pub md: ModelDescription,
-    /// `binaries/linux64/<modelIdentifier>.so`.
+    /// `binaries/<platform>/<modelIdentifier>.<extension>` ([`PLATFORM`]).
     pub library: PathBuf,
     /// `resources/model.toml` as shipped.
     pub model_text: String,
@@ -202,12 +211,14 @@ pub fn unpack(fmu: &Path) -> Result<Unpacked, String> {
     let xml = std::fs::read_to_string(dir.join("modelDescription.xml"))
         .map_err(|e| format!("{}: modelDescription.xml: {e}", fmu.display()))?;
     let md = parse_model_description(&xml).map_err(|e| format!("{}: {e}", fmu.display()))?;
+    let (folder, extension) = PLATFORM;
     let library = dir
-        .join("binaries/linux64")
-        .join(format!("{}.so", md.model_identifier));
+        .join("binaries")
+        .join(folder)
+        .join(format!("{}.{extension}", md.model_identifier));
     if !library.is_file() {
         return Err(format!(
-            "{}: no binaries/linux64/{}.so",
+            "{}: no binaries/{folder}/{}.{extension}",
             fmu.display(),
             md.model_identifier
         ));

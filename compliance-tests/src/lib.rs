@@ -275,10 +275,21 @@ impl ModelDir {
     }
 }
 
-/// `file:///.../` of a directory, every byte outside the unreserved set percent-encoded.
+/// `file:///.../` of a directory, every byte outside the unreserved set percent-encoded (on
+/// Windows `file:///C:/dir/`, the separators as '/').
 pub fn file_uri(dir: &Path) -> String {
     let mut s = String::from("file://");
-    for b in dir.to_string_lossy().bytes() {
+    let path = dir.to_string_lossy();
+    let path = if cfg!(windows) {
+        // \\?\C:\dir (a canonical path) and C:\dir both become /C:/dir.
+        let p = path.trim_start_matches(r"\\?\").replace('\\', "/");
+        s.push('/');
+        s.push_str(&p[..p.find('/').unwrap_or(p.len())]);
+        p[p.find('/').unwrap_or(p.len())..].to_string()
+    } else {
+        path.into_owned()
+    };
+    for b in path.bytes() {
         if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
             s.push(b as char);
         } else {

@@ -271,6 +271,29 @@ pub fn multiple_handles(case: &Case, h: f64) -> Outcome {
     ))
 }
 
+/// The default experiment from its start to its stop time in steps of h, every output read
+/// after initialization and after every step: the rows that runs on other platforms are compared
+/// with (written to `dump/<model>-<method>.rows` when `dump` is given, see [`write_rows`]; the
+/// first row's status is 0).
+pub fn trajectory(case: &Case, dump: Option<&Path>) -> Outcome {
+    let fmu = case.initialized()?;
+    let mut t = case.start;
+    let n = case.steps_to(1.0, case.h);
+    let mut rows = vec![(OK, fmu.outputs_bits())];
+    rows.extend(run_steps(&fmu, &mut t, case.h, n)?);
+    let not_ok = rows.iter().filter(|r| r.0 != OK).count();
+    if let Some(dir) = dump {
+        let file = dir.join(format!("{}.rows", case.label.replace('/', "-")));
+        write_rows(&file, &rows).map_err(|e| format!("{}: {e}", file.display()))?;
+    }
+    Ok(format!(
+        "{} rows of {} values to t = {} s; {not_ok} steps not fmi2OK",
+        rows.len(),
+        case.outputs.len(),
+        last_time(&rows)
+    ))
+}
+
 /// A serialized run's continuation, written by the child process: rows as (status u32, every
 /// output u64), little-endian.
 pub fn write_rows(path: &Path, rows: &[Row]) -> std::io::Result<()> {
@@ -457,6 +480,7 @@ pub fn serialization(case: &Case, exe: &Path, work: &Path) -> Outcome {
 }
 
 /// Resident set size of this process, bytes (/proc/self/statm).
+#[cfg(unix)]
 pub fn resident_bytes() -> Result<u64, String> {
     let statm = std::fs::read_to_string("/proc/self/statm")
         .map_err(|e| format!("/proc/self/statm: {e}"))?;
@@ -470,15 +494,56 @@ pub fn resident_bytes() -> Result<u64, String> {
     Ok(pages * page)
 }
 
+#[cfg(unix)]
 unsafe extern "C" {
     fn sysconf(name: i32) -> i64;
 }
 
 /// `sysconf(_SC_PAGESIZE)` (30 on Linux).
+#[cfg(unix)]
 unsafe fn libc_sysconf_pagesize() -> u64 {
     // SAFETY: plain libc call.
     let p = unsafe { sysconf(30) };
     if p > 0 { p as u64 } else { 4096 }
+}
+
+/// Working set of this process, bytes (K32GetProcessMemoryInfo: Windows' resident set).
+#[cfg(windows)]
+pub fn resident_bytes() -> Result<u64, String> {
+    /// PROCESS_MEMORY_COUNTERS (psapi.h).
+    #[repr(C)]
+    #[derive(Default)]
+    struct Counters {
+        cb: u32,
+        page_fault_count: u32,
+        peak_working_set_size: usize,
+        working_set_size: usize,
+        quota_peak_paged_pool_usage: usize,
+        quota_paged_pool_usage: usize,
+        quota_peak_non_paged_pool_usage: usize,
+        quota_non_paged_pool_usage: usize,
+        pagefile_usage: usize,
+        peak_pagefile_usage: usize,
+    }
+    #[link(name = "kernel32")]
+    unsafe extern "system" {
+        fn GetCurrentProcess() -> *mut std::ffi::c_void;
+        fn K32GetProcessMemoryInfo(
+            process: *mut std::ffi::c_void,
+            counters: *mut Counters,
+            cb: u32,
+        ) -> i32;
+    }
+    let mut c = Counters {
+        cb: std::mem::size_of::<Counters>() as u32,
+        ..Counters::default()
+    };
+    // SAFETY: a pseudo-handle of this process and a counters struct of the size passed.
+    let ok = unsafe { K32GetProcessMemoryInfo(GetCurrentProcess(), &mut c, c.cb) };
+    if ok == 0 {
+        return Err("K32GetProcessMemoryInfo failed".into());
+    }
+    Ok(c.working_set_size as u64)
 }
 
 /// `cycles` of get state (a new handle) → one short step → set state → free state, from the

@@ -24,14 +24,14 @@ fn fmus() -> &'static Vec<PathBuf> {
         paths.sort();
         assert!(!paths.is_empty(), "no models in {}", models.display());
         let out = temp_dir("shipped-fmus");
-        let lib = library_path();
+        let lib = fmu_build::Library::load(&library_path(), None).unwrap_or_else(|e| panic!("{e}"));
         paths
             .iter()
             .map(|p| {
                 let model = fmu_build::load(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-                let fmu = fmu_build::write_fmu(&model, &lib, &out)
+                let fmu = fmu_build::write_fmu(&model, std::slice::from_ref(&lib), &out)
                     .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-                println!("packaged {} with {}", fmu.display(), lib.display());
+                println!("packaged {} with {}", fmu.display(), lib.path.display());
                 fmu
             })
             .collect()

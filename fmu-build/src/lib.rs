@@ -3,8 +3,9 @@
 //! - [`model_description`] writes `modelDescription.xml` (quick-xml events, not string
 //!   formatting) from `plenum::cosim::describe`: units with their SI base-unit exponents, log
 //!   categories, the default experiment, every variable, and the model structure.
-//! - [`write_fmu`] zips `modelDescription.xml`, `binaries/linux64/<model>.so` (a copy of
-//!   `libplenum.so`: one library serves every model) and `resources/model.toml` (the exact bytes
+//! - [`write_fmu`] zips `modelDescription.xml`, one binary per platform
+//!   (`binaries/linux64/<model>.so`, `binaries/win64/<model>.dll`: copies of the Plenum library,
+//!   one library serves every model; [`platform`]) and `resources/model.toml` (the exact bytes
 //!   the GUID is the hash of) into `<out>/<model>.fmu`.
 //!
 //! The generator is a library so that the freshness test of `modelDescription/*.xml` runs it
@@ -22,6 +23,10 @@ use plenum::units::{SiExponents, Unit};
 use quick_xml::Writer;
 use quick_xml::events::attributes::Attribute;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, Event};
+
+pub mod platform;
+
+pub use platform::{Library, Platform};
 
 /// `generationTool` attribute.
 pub const GENERATION_TOOL: &str = concat!("Plenum fmu-build ", env!("CARGO_PKG_VERSION"));
@@ -255,6 +260,35 @@ pub fn base_unit(unit: &str) -> Result<BaseUnit, String> {
     }
 }
 
+/// Whether XML 1.0 can hold `c` at all (production 2, `Char`): not even a character reference
+/// can stand for U+0000, the other C0 controls but tab, line feed and carriage return, or
+/// U+FFFE and U+FFFF.
+fn xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
+/// Every string written into modelDescription.xml passes here: one that XML 1.0 cannot hold
+/// stops the build with the element, the attribute and the character (exit code 2: the text
+/// comes from the model file).
+fn check_xml_text(element: &str, attribute: &str, value: &str) -> Result<(), Error> {
+    let Some((i, c)) = value.chars().enumerate().find(|(_, c)| !xml_char(*c)) else {
+        return Ok(());
+    };
+    Err(Error::Model(vec![ModelError {
+        file: String::new(),
+        line: 0,
+        column: 0,
+        key: String::new(),
+        message: format!(
+            "modelDescription.xml cannot hold <{element} {attribute}={value:?}>: character {} is \
+             U+{:04X}, which XML 1.0 does not allow (not even as a character reference); remove \
+             it from the model file",
+            i + 1,
+            c as u32
+        ),
+    }]))
+}
+
 /// XML attribute text: quick-xml escapes `& < > ' "`; whitespace other than spaces is also
 /// written as character references so a parser gives back exactly the same string.
 fn escape_attr(value: &str) -> Cow<'_, [u8]> {
@@ -281,16 +315,17 @@ fn escape_attr(value: &str) -> Cow<'_, [u8]> {
     Cow::Owned(out.into_bytes())
 }
 
-/// An element with attributes, escaped by [`escape_attr`].
-fn element<'a>(name: &'a str, attrs: &[(&'a str, String)]) -> BytesStart<'a> {
+/// An element with attributes, checked by [`check_xml_text`] and escaped by [`escape_attr`].
+fn element<'a>(name: &'a str, attrs: &[(&'a str, String)]) -> Result<BytesStart<'a>, Error> {
     let mut e = BytesStart::new(name);
     for (k, v) in attrs {
+        check_xml_text(name, k, v)?;
         e.push_attribute(Attribute {
             key: quick_xml::name::QName(k.as_bytes()),
             value: Cow::Owned(escape_attr(v).into_owned()),
         });
     }
-    e
+    Ok(e)
 }
 
 fn causality_str(c: Causality) -> &'static str {
@@ -315,7 +350,17 @@ fn variability_str(v: Variability) -> &'static str {
 pub fn model_description(model: &LoadedModel) -> Result<String, Error> {
     let d = cosim::describe(model);
     let deps = output_dependencies(model, &d)?;
-    description_xml_with(&d, Some(&deps))
+    description_xml_with(&d, Some(&deps)).map_err(|e| match e {
+        Error::Model(mut errors) => {
+            for err in &mut errors {
+                if err.file.is_empty() {
+                    err.file = model.file.clone();
+                }
+            }
+            Error::Model(errors)
+        }
+        e => e,
+    })
 }
 
 /// For each variable of `d` (by index), the 1-based indices of the inputs an output depends on
@@ -377,7 +422,7 @@ pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Res
             ("variableNamingConvention", naming.into()),
             ("numberOfEventIndicators", "0".into()),
         ],
-    );
+    )?;
     w.write_event(Event::Start(root)).map_err(xml_err)?;
 
     // Capabilities: true only where the library provides them (docs/fmu.md, "Capabilities").
@@ -396,7 +441,7 @@ pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Res
             ("canSerializeFMUstate", flag(true)),
             ("providesDirectionalDerivative", flag(true)),
         ],
-    )))
+    )?))
     .map_err(xml_err)?;
 
     // Every unit used, sorted by name. The exponents come from the variable's quantity type
@@ -431,7 +476,7 @@ pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Res
         w.write_event(Event::Start(element(
             "Unit",
             &[("name", symbol.to_string())],
-        )))
+        )?))
         .map_err(xml_err)?;
         let attrs: Vec<(&str, String)> = unit
             .si
@@ -439,7 +484,7 @@ pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Res
             .into_iter()
             .map(|(k, e)| (k, e.to_string()))
             .collect();
-        w.write_event(Event::Empty(element("BaseUnit", &attrs)))
+        w.write_event(Event::Empty(element("BaseUnit", &attrs)?))
             .map_err(xml_err)?;
         w.write_event(Event::End(BytesEnd::new("Unit")))
             .map_err(xml_err)?;
@@ -456,7 +501,7 @@ pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Res
                 ("name", name.to_string()),
                 ("description", description.to_string()),
             ],
-        )))
+        )?))
         .map_err(xml_err)?;
     }
     w.write_event(Event::End(BytesEnd::new("LogCategories")))
@@ -469,7 +514,7 @@ pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Res
             ("stopTime", fmt_real(d.stop_time_s)),
             ("stepSize", fmt_real(d.step_size_s)),
         ],
-    )))
+    )?))
     .map_err(xml_err)?;
 
     // FMI 2.0 §2.2.7: parameters fixed + initial exact + start; inputs start (initial is not
@@ -501,13 +546,13 @@ pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Res
                 ),
                 Causality::Output | Causality::Independent => None,
             };
-        w.write_event(Event::Start(element("ScalarVariable", &attrs)))
+        w.write_event(Event::Start(element("ScalarVariable", &attrs)?))
             .map_err(xml_err)?;
         let mut real = vec![("unit", v.unit.symbol.clone())];
         if let Some(s) = start {
             real.push(("start", fmt_real(s)));
         }
-        w.write_event(Event::Empty(element("Real", &real)))
+        w.write_event(Event::Empty(element("Real", &real)?))
             .map_err(xml_err)?;
         w.write_event(Event::End(BytesEnd::new("ScalarVariable")))
             .map_err(xml_err)?;
@@ -546,7 +591,7 @@ pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Res
                     attrs.push(("dependenciesKind", join(&|_| "dependent".to_string())));
                 }
             }
-            w.write_event(Event::Empty(element("Unknown", &attrs)))
+            w.write_event(Event::Empty(element("Unknown", &attrs)?))
                 .map_err(xml_err)?;
         }
         w.write_event(Event::End(BytesEnd::new(section)))
@@ -562,33 +607,30 @@ pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Res
     String::from_utf8(bytes).map_err(|e| build_err(format!("XML is not UTF-8: {e}")))
 }
 
-/// Where the workspace's build of `libplenum.so` is: `$CARGO_TARGET_DIR` if set, else the
-/// workspace's `target/`, then `release/` or `debug/`.
-pub fn default_library(release: bool) -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .parent()
-                .unwrap_or(Path::new("."))
-                .join("target")
-        });
-    target
-        .join(if release { "release" } else { "debug" })
-        .join("libplenum.so")
-}
-
-/// Write `<out_dir>/<model>.fmu` with the library at `library`. Returns the FMU's path.
-pub fn write_fmu(model: &LoadedModel, library: &Path, out_dir: &Path) -> Result<PathBuf, Error> {
+/// Write `<out_dir>/<model>.fmu` carrying `libraries` (at most one per platform), each as
+/// `binaries/<platform>/<model>.<extension>`. Returns the FMU's path.
+pub fn write_fmu(
+    model: &LoadedModel,
+    libraries: &[Library],
+    out_dir: &Path,
+) -> Result<PathBuf, Error> {
     let name = &model.spec.model.name;
+    if libraries.is_empty() {
+        return Err(build_err(
+            "no library to pack: an FMU needs at least one platform",
+        ));
+    }
+    for (i, a) in libraries.iter().enumerate() {
+        if let Some(b) = libraries[..i].iter().find(|b| b.platform() == a.platform()) {
+            return Err(build_err(format!(
+                "two {} libraries: {} and {}",
+                a.platform(),
+                b.path.display(),
+                a.path.display()
+            )));
+        }
+    }
     let xml = model_description(model)?;
-    let lib = std::fs::read(library).map_err(|e| {
-        build_err(format!(
-            "cannot read the Plenum library {}: {e}\n  build it first with `cargo build --lib` \
-             (or `cargo build --lib --release` for --release), or name one with --lib PATH",
-            library.display()
-        ))
-    })?;
     std::fs::create_dir_all(out_dir)
         .map_err(|e| build_err(format!("cannot create {}: {e}", out_dir.display())))?;
     let path = out_dir.join(format!("{name}.fmu"));
@@ -601,15 +643,23 @@ pub fn write_fmu(model: &LoadedModel, library: &Path, out_dir: &Path) -> Result<
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated)
         .last_modified_time(zip::DateTime::default());
-    let entries: [(String, &[u8], u32); 3] = [
-        ("modelDescription.xml".into(), xml.as_bytes(), 0o644),
-        (format!("binaries/linux64/{name}.so"), &lib, 0o755),
-        (
-            "resources/model.toml".into(),
-            model.source.as_bytes(),
-            0o644,
-        ),
-    ];
+    let mut libraries: Vec<&Library> = libraries.iter().collect();
+    libraries.sort_by_key(|l| l.platform());
+    let mut entries: Vec<(String, &[u8], u32)> =
+        vec![("modelDescription.xml".into(), xml.as_bytes(), 0o644)];
+    for lib in libraries {
+        let p = lib.platform();
+        entries.push((
+            format!("binaries/{}/{name}.{}", p.fmi2_folder(), p.extension()),
+            &lib.bytes,
+            0o755,
+        ));
+    }
+    entries.push((
+        "resources/model.toml".into(),
+        model.source.as_bytes(),
+        0o644,
+    ));
     for (entry, bytes, mode) in entries {
         zip.start_file(entry, options.unix_permissions(mode))
             .map_err(|e| io(&e))?;

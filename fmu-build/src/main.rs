@@ -1,15 +1,22 @@
-//! `fmu-build models/x.toml... -o target/fmu/ [--lib PATH] [--release] [--description-only]`
+//! `fmu-build models/x.toml... -o target/fmu/ [--platforms linux64,win64] [--lib PATH]...
+//! [--description-only]`
 //!
-//! Exit codes: 0 built, 1 build failure (missing library, I/O), 2 invalid model file.
+//! Exit codes: 0 built, 1 build failure (missing or unusable library, I/O), 2 invalid model file
+//! or arguments (two models of one name, a name the XML cannot hold). Nothing is written when
+//! the arguments are refused.
 
+use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
-use fmu_build::Error;
+use fmu_build::platform::{self, megabytes};
+use fmu_build::{Error, Library, Platform};
+use plenum::model::LoadedModel;
 
-/// Package Plenum model files as FMI 2.0 Co-Simulation FMUs (`<out>/<model>.fmu`).
+/// Package Plenum model files as FMI 2.0 Co-Simulation FMUs (`<out>/<model>.fmu`), with the
+/// Plenum library of every platform built on this machine.
 #[derive(Parser, Debug)]
 #[command(name = "fmu-build", version)]
 struct Cli {
@@ -19,12 +26,17 @@ struct Cli {
     /// Output directory (created if missing); with --description-only, `-` writes to stdout.
     #[arg(short = 'o', long = "out", default_value = "target/fmu")]
     out: PathBuf,
-    /// The Plenum shared library to ship (default: the workspace's target/<profile>/libplenum.so).
+    /// Platforms to pack, comma-separated: linux64, win64 (default: every platform whose
+    /// library is built, as scripts/build-fmu-libs.sh builds them; the others are listed with
+    /// the reason).
+    #[arg(long, value_delimiter = ',')]
+    platforms: Vec<String>,
+    /// A Plenum shared library to pack (repeatable): its platform is read from the file (an
+    /// x86-64 ELF shared object is linux64, an x86-64 DLL win64). Default: the `fmu` profile's
+    /// builds, `<target>/<triple>/fmu/`, in $CARGO_TARGET_DIR, the target directory this
+    /// executable is in, or the workspace's target/.
     #[arg(long = "lib")]
-    lib: Option<PathBuf>,
-    /// Take the library from the release build instead of the debug build.
-    #[arg(long)]
-    release: bool,
+    libs: Vec<PathBuf>,
     /// Write only the model description, as `<out>/<model>.xml` (the files kept in
     /// modelDescription/).
     #[arg(long)]
@@ -33,52 +45,198 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let library = cli
-        .lib
-        .clone()
-        .unwrap_or_else(|| fmu_build::default_library(cli.release));
     let mut worst = 0u8;
+    let mut models: Vec<(PathBuf, LoadedModel)> = Vec::new();
     for path in &cli.models {
-        match build_one(&cli, path, &library) {
-            Ok(()) => {}
-            Err(e @ Error::Model(_)) => {
-                eprintln!("{e}");
+        match fmu_build::load(path) {
+            Ok(m) => models.push((path.clone(), m)),
+            Err(e) => worst = worst.max(report(path, &e)),
+        }
+    }
+    // One output file per model name: two models of one name would overwrite each other.
+    let mut by_name: BTreeMap<&str, Vec<&Path>> = BTreeMap::new();
+    for (path, m) in &models {
+        by_name.entry(&m.spec.model.name).or_default().push(path);
+    }
+    let clashes: Vec<String> = by_name
+        .iter()
+        .filter(|(_, paths)| paths.len() > 1)
+        .map(|(name, paths)| {
+            format!(
+                "{} all name the model {name:?}: each would be written to {}",
+                paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                cli.out.join(format!("{name}.fmu")).display()
+            )
+        })
+        .collect();
+    if !clashes.is_empty() {
+        for c in clashes {
+            eprintln!("fmu-build: {c}");
+        }
+        eprintln!("fmu-build: give each model its own [model] name; nothing written");
+        return ExitCode::from(2);
+    }
+    if cli.description_only {
+        for (path, model) in &models {
+            if let Err(e) = describe_one(&cli, model) {
+                worst = worst.max(report(path, &e));
+            }
+        }
+        return ExitCode::from(worst);
+    }
+    if cli.out.as_os_str() == "-" {
+        eprintln!("fmu-build: -o - (stdout) is only for --description-only");
+        return ExitCode::from(2);
+    }
+    let libraries = match libraries(&cli) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("fmu-build: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    for (path, model) in &models {
+        match fmu_build::write_fmu(model, &libraries, &cli.out) {
+            Ok(fmu) => {
+                let size = std::fs::metadata(&fmu).map_or(0, |m| m.len());
+                let parts: Vec<String> = libraries
+                    .iter()
+                    .map(|l| format!("{} {}", l.platform(), megabytes(l.bytes.len() as u64)))
+                    .collect();
                 eprintln!(
-                    "fmu-build: {}: invalid model, nothing written",
-                    path.display()
+                    "wrote {} ({}; libraries {})",
+                    fmu.display(),
+                    megabytes(size),
+                    parts.join(", ")
                 );
-                worst = worst.max(2);
             }
-            Err(e @ Error::Build(_)) => {
-                eprintln!("fmu-build: {}: {e}", path.display());
-                worst = worst.max(1);
-            }
+            Err(e) => worst = worst.max(report(path, &e)),
         }
     }
     ExitCode::from(worst)
 }
 
-fn build_one(cli: &Cli, path: &std::path::Path, library: &std::path::Path) -> Result<(), Error> {
-    let model = fmu_build::load(path)?;
+/// Print an error; its exit code.
+fn report(path: &Path, e: &Error) -> u8 {
+    match e {
+        Error::Model(_) => {
+            eprintln!("{e}");
+            eprintln!(
+                "fmu-build: {}: invalid model, nothing written",
+                path.display()
+            );
+            2
+        }
+        Error::Build(_) => {
+            eprintln!("fmu-build: {}: {e}", path.display());
+            1
+        }
+    }
+}
+
+fn describe_one(cli: &Cli, model: &LoadedModel) -> Result<(), Error> {
     let io = |e: std::io::Error| Error::Build(e.to_string());
-    if cli.description_only {
-        let xml = fmu_build::model_description(&model)?;
-        if cli.out.as_os_str() == "-" {
-            std::io::stdout().write_all(xml.as_bytes()).map_err(io)?;
-        } else {
-            std::fs::create_dir_all(&cli.out).map_err(io)?;
-            let file = cli.out.join(format!("{}.xml", model.spec.model.name));
-            std::fs::write(&file, xml).map_err(io)?;
-            eprintln!("wrote {}", file.display());
-        }
+    let xml = fmu_build::model_description(model)?;
+    if cli.out.as_os_str() == "-" {
+        std::io::stdout().write_all(xml.as_bytes()).map_err(io)?;
     } else {
-        if cli.out.as_os_str() == "-" {
-            return Err(Error::Build(
-                "-o - (stdout) is only for --description-only".into(),
-            ));
-        }
-        let fmu = fmu_build::write_fmu(&model, library, &cli.out)?;
-        eprintln!("wrote {} (library {})", fmu.display(), library.display());
+        std::fs::create_dir_all(&cli.out).map_err(io)?;
+        let file = cli.out.join(format!("{}.xml", model.spec.model.name));
+        std::fs::write(&file, xml).map_err(io)?;
+        eprintln!("wrote {}", file.display());
     }
     Ok(())
+}
+
+/// The libraries to pack: every `--lib` (checked to be a library for the platform its headers
+/// say), then for each platform asked for (`--platforms`, or by default every platform when no
+/// `--lib` is given) without one, the shipped build found in the target directories.
+fn libraries(cli: &Cli) -> Result<Vec<Library>, String> {
+    let mut wanted = Vec::new();
+    for name in &cli.platforms {
+        let p = Platform::parse(name.trim()).ok_or_else(|| {
+            format!(
+                "unknown platform {name:?} in --platforms (known: {})",
+                Platform::ALL.map(Platform::fmi2_folder).join(", ")
+            )
+        })?;
+        if !wanted.contains(&p) {
+            wanted.push(p);
+        }
+    }
+    let mut libs: Vec<Library> = Vec::new();
+    for path in &cli.libs {
+        let lib = Library::load(path, None)?;
+        if let Some(other) = libs.iter().find(|l| l.platform() == lib.platform()) {
+            return Err(format!(
+                "two {} libraries given: {} and {}",
+                lib.platform(),
+                other.path.display(),
+                path.display()
+            ));
+        }
+        if !wanted.is_empty() && !wanted.contains(&lib.platform()) {
+            return Err(format!(
+                "--lib {} is a {} library, which --platforms {} leaves out",
+                path.display(),
+                lib.platform(),
+                cli.platforms.join(",")
+            ));
+        }
+        libs.push(lib);
+    }
+    let explicit = !wanted.is_empty();
+    if !explicit && libs.is_empty() {
+        wanted = Platform::ALL.to_vec();
+    }
+    let dirs = platform::target_dirs();
+    let mut skipped = Vec::new();
+    for p in wanted {
+        if libs.iter().any(|l| l.platform() == p) {
+            continue;
+        }
+        match platform::find(p, &dirs) {
+            Ok(path) => libs.push(Library::load(&path, Some(p))?),
+            Err(looked) => {
+                let looked = if looked.is_empty() {
+                    "no target directory found (set CARGO_TARGET_DIR or run in the workspace)"
+                        .to_string()
+                } else {
+                    format!(
+                        "no library at {}",
+                        looked
+                            .iter()
+                            .map(|l| l.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(" or ")
+                    )
+                };
+                let why = match p.missing_toolchain() {
+                    Some(m) => format!("{looked}; {m}"),
+                    None => format!("{looked}; build it with `bash scripts/build-fmu-libs.sh`"),
+                };
+                if explicit {
+                    return Err(format!("{p}: {why}"));
+                }
+                skipped.push(format!("{p} skipped: {why}"));
+            }
+        }
+    }
+    for s in &skipped {
+        eprintln!("fmu-build: {s}");
+    }
+    if libs.is_empty() {
+        return Err("no Plenum library found for any platform (see above)".into());
+    }
+    for l in &libs {
+        if let Some(note) = l.glibc_note() {
+            eprintln!("fmu-build: note: {note}");
+        }
+    }
+    libs.sort_by_key(Library::platform);
+    Ok(libs)
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use fmu_build::{Library, Platform};
 use quick_xml::Reader;
 use quick_xml::events::Event;
 
@@ -281,18 +282,46 @@ fn numbers_are_shortest_round_trip() {
     assert_eq!(fmu_build::fmt_real(f64::INFINITY), "INF");
 }
 
+/// A library as `write_fmu` receives it (the headers are read by `Library::load`; this one is
+/// only bytes to pack).
+fn fake_library(platform: Platform, bytes: &[u8]) -> Library {
+    Library {
+        path: format!("fake.{}", platform.extension()).into(),
+        bytes: bytes.to_vec(),
+        info: fmu_build::platform::LibraryInfo {
+            platform,
+            exports: Vec::new(),
+            needs: Vec::new(),
+            newest_glibc: None,
+        },
+    }
+}
+
 #[test]
-fn fmu_archive_holds_description_library_and_model() {
+fn fmu_archive_holds_description_libraries_and_model() {
     let model_path = workspace().join("models/two_tanks.toml");
     let model = fmu_build::load(&model_path).unwrap();
     let tmp = std::env::temp_dir().join(format!("fmu-build-test-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
-    let fake_lib = tmp.join("libfake.so");
-    std::fs::write(&fake_lib, b"\x7fELF not really").unwrap();
-    let fmu = fmu_build::write_fmu(&model, &fake_lib, &tmp.join("out")).unwrap();
+    let libs = [
+        fake_library(Platform::Win64, b"MZ not really"),
+        fake_library(Platform::Linux64, b"\x7fELF not really"),
+    ];
+    let fmu = fmu_build::write_fmu(&model, &libs, &tmp.join("out")).unwrap();
     assert_eq!(fmu.file_name().unwrap(), "two_tanks.fmu");
 
     let mut zip = zip::ZipArchive::new(std::fs::File::open(&fmu).unwrap()).unwrap();
+    let names: Vec<String> = zip.file_names().map(str::to_string).collect();
+    println!("{names:?}");
+    assert_eq!(
+        names,
+        [
+            "modelDescription.xml",
+            "binaries/linux64/two_tanks.so",
+            "binaries/win64/two_tanks.dll",
+            "resources/model.toml"
+        ]
+    );
     let mut read = |name: &str| {
         let mut f = zip.by_name(name).unwrap();
         assert_eq!(f.compression(), zip::CompressionMethod::Deflated, "{name}");
@@ -303,16 +332,73 @@ fn fmu_archive_holds_description_library_and_model() {
     let xml = String::from_utf8(read("modelDescription.xml")).unwrap();
     assert_eq!(xml, fmu_build::model_description(&model).unwrap());
     assert_eq!(read("binaries/linux64/two_tanks.so"), b"\x7fELF not really");
+    assert_eq!(read("binaries/win64/two_tanks.dll"), b"MZ not really");
     let toml = read("resources/model.toml");
     assert_eq!(toml, std::fs::read(&model_path).unwrap());
     assert!(xml.contains(&plenum::cosim::guid_of(&toml)));
 
-    // A missing library is a clear error that says how to build it.
-    let err = fmu_build::write_fmu(&model, &tmp.join("missing.so"), &tmp.join("out2"))
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("cargo build --lib"), "{err}");
+    // No library, or two for one platform: refused, nothing written.
+    for libs in [&[][..], &[libs[1].clone(), libs[1].clone()][..]] {
+        let err = fmu_build::write_fmu(&model, libs, &tmp.join("out2"))
+            .unwrap_err()
+            .to_string();
+        println!("{err}");
+        assert!(
+            err.contains("no library") || err.contains("two linux64"),
+            "{err}"
+        );
+        assert!(!tmp.join("out2/two_tanks.fmu").exists());
+    }
     std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// Characters XML 1.0 cannot hold (U+0000, the C0 controls but tab, LF and CR, U+FFFE,
+/// U+FFFF), wherever a model file's text reaches modelDescription.xml (the model's description,
+/// a component's name), stop the build and name the character; tab, LF, CR and the rest of
+/// Unicode are written and read back exactly.
+#[test]
+fn characters_xml_cannot_hold_are_refused_wherever_they_come_from() {
+    let src = std::fs::read_to_string(workspace().join("models/two_tanks.toml")).unwrap();
+    let line = "description = \"Two tanks joined by a linear valve\"";
+    assert!(src.contains(line));
+    let with_description = |d: &str| src.replacen(line, &format!("description = \"{d}\""), 1);
+    for (bad, code) in [
+        ("\\u0000", "U+0000"),
+        ("\\u0007", "U+0007"),
+        ("\\u001B", "U+001B"),
+        ("\\uFFFE", "U+FFFE"),
+        ("\\uFFFF", "U+FFFF"),
+    ] {
+        let text = with_description(&format!("a {bad} b"));
+        let model = plenum::model::parse_str(&text, "bad.toml", &[]).unwrap();
+        let err = fmu_build::model_description(&model).unwrap_err();
+        println!("{bad}: {err}");
+        assert!(matches!(err, fmu_build::Error::Model(_)), "{err:?}");
+        let msg = err.to_string();
+        assert!(msg.starts_with("bad.toml"), "{msg}");
+        assert!(msg.contains(code) && msg.contains("description"), "{msg}");
+    }
+    // A component name reaches the XML in variable names.
+    let text = src.replacen("name = \"a\"", "name = \"a\\u0001\"", 1);
+    match plenum::model::parse_str(&text, "bad.toml", &[]) {
+        Ok(model) => {
+            let err = fmu_build::model_description(&model)
+                .unwrap_err()
+                .to_string();
+            println!("component name: {err}");
+            assert!(err.contains("U+0001"), "{err}");
+        }
+        Err(e) => println!("component name with U+0001 refused by the model file's rules: {e:?}"),
+    }
+    // Allowed: tab, line feed, carriage return, and characters outside the BMP, read back
+    // exactly.
+    let text = with_description("tab\\tlf\\ncr\\r \\U0001F600 \\uFFFD");
+    let model = plenum::model::parse_str(&text, "ok.toml", &[]).unwrap();
+    let xml = fmu_build::model_description(&model).unwrap();
+    assert_eq!(
+        elements(&xml)[0].1["description"],
+        "tab\tlf\ncr\r \u{1F600} \u{FFFD}"
+    );
 }
 
 #[test]

@@ -499,15 +499,19 @@ fn errors_text(errors: &[crate::model::ModelError]) -> String {
         .join("; ")
 }
 
-/// Build the simulation of a validated spec starting at `start_s`.
+/// Build the simulation of a validated spec starting at `start_s`. The co-simulation ends at a
+/// piston's exit (fmi2Discard, fmi2Terminated) only when the model file says
+/// `stop_on_exit = true`: a master that runs the default experiment reaches its stop time.
 fn build_at(spec: &ModelFile, start_s: f64) -> Result<Simulation, String> {
-    if start_s.to_bits() == spec.solver.t_start.to_bits() {
+    let mut sim = if start_s.to_bits() == spec.solver.t_start.to_bits() {
         crate::model::build_simulation(spec, None)
     } else {
         let mut spec = spec.clone();
         spec.solver.t_start = start_s;
         crate::model::build_simulation(&spec, None)
-    }
+    }?;
+    sim.settings.stop_on_exit = spec.solver.stop_on_exit == Some(true);
+    Ok(sim)
 }
 
 impl Instance {

@@ -104,7 +104,8 @@ pub fn build_simulation_of(
         step_s: s.step,
         max_time_s: s.max_time,
         max_steps: s.max_steps,
-        stop_on_exit: s.stop_on_exit,
+        // The command line's default; the FMU sets its own (cosim.rs `build_at`).
+        stop_on_exit: s.stop_on_exit.unwrap_or(true),
         control: StepControl {
             rtol: s.rtol.unwrap_or(DEFAULT_RTOL),
             atol: s.atol.unwrap_or(DEFAULT_ATOL),

@@ -111,8 +111,11 @@ pub struct SolverSection {
     pub output_interval: Option<f64>,
     /// Run-time check 1 fires when a piston with `x_exit` has not exited by this time, s.
     pub max_time: Option<f64>,
-    #[serde(default = "default_true")]
-    pub stop_on_exit: bool,
+    /// End the run when every piston with an `x_exit` has exited. Unset: the command line ends
+    /// its run there, the FMU does not (a master runs the default experiment to its stop time);
+    /// only an explicit `true` makes the FMU end the co-simulation at the exit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_on_exit: Option<bool>,
 }
 
 pub use crate::simulation::{DEFAULT_MAX_STEPS, default_max_steps};
@@ -148,10 +151,6 @@ fn whole_number_from_1<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D:
 
 fn default_method() -> String {
     "auto".to_string()
-}
-
-fn default_true() -> bool {
-    true
 }
 
 /// Thresholds of the run-time checks (BlasterSim's defaults).

@@ -1,8 +1,9 @@
 //! `fmu-compliance FMU... [--methods m1,m2|all] [--cycles N] [--valgrind] [--valgrind-cycles N]
-//! [--procedures p1,p2]`
+//! [--procedures p1,p2] [--dump DIR]`
 //!
-//! Opens each `.fmu` as a master does (unzip, modelDescription.xml, dlopen of
-//! `binaries/linux64/<modelIdentifier>.so`, the C logger and allocator of `c/callbacks.c`) and
+//! Opens each `.fmu` as a master does (unzip, modelDescription.xml, dlopen of the binary of the
+//! platform the runner is built for, `binaries/linux64/<modelIdentifier>.so` or
+//! `binaries/win64/<modelIdentifier>.dll`, the C logger and allocator of `c/callbacks.c`) and
 //! runs the FMU-state procedures of seed 002 on the shipped model and on each requested method
 //! variant: one line per procedure, `PASS` or `FAIL`, with its figures. Exit code 0 when every
 //! procedure passed, 1 otherwise, 2 for bad arguments or an FMU that cannot be opened.
@@ -11,7 +12,9 @@
 //! store-restore, handles (communication step h), handles-0.37h (0.37·h, which divides no
 //! integrator step), serialization (state file read by a new process), leak (N cycles, resident
 //! growth < 1 MiB), valgrind (memcheck, 0 bytes definitely/indirectly lost, no invalid access;
-//! skipped with a message when valgrind is not installed).
+//! skipped with a message when valgrind is not installed), trajectory (the default experiment,
+//! every output after every step, written to `DIR/<model>-<method>.rows` with `--dump DIR`, for
+//! comparing platforms).
 //!
 //! Hidden subcommands (the processes the runner starts): `__resume ...`, `__cycles ...`.
 
@@ -22,12 +25,13 @@ use std::time::Instant;
 use compliance_tests::fmu::{Unpacked, temp_dir, unpack};
 use compliance_tests::procedures::{self, Case, Resume};
 
-const ALL: [&str; 6] = [
+const ALL: [&str; 7] = [
     "store-restore",
     "handles",
     "handles-0.37h",
     "serialization",
     "leak",
+    "trajectory",
     "valgrind",
 ];
 
@@ -37,13 +41,14 @@ struct Options {
     procedures: Vec<String>,
     cycles: usize,
     valgrind_cycles: usize,
+    dump: Option<PathBuf>,
 }
 
 fn usage(msg: &str) -> ExitCode {
     eprintln!("fmu-compliance: {msg}");
     eprintln!(
         "usage: fmu-compliance FMU... [--methods m1,m2|all] [--procedures p1,p2] [--cycles N] \
-         [--valgrind] [--valgrind-cycles N]\n  procedures: {}",
+         [--valgrind] [--valgrind-cycles N] [--dump DIR]\n  procedures: {}",
         ALL.join(", ")
     );
     ExitCode::from(2)
@@ -56,6 +61,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         procedures: ALL[..5].iter().map(|s| s.to_string()).collect(),
         cycles: 10_000,
         valgrind_cycles: 1_000,
+        dump: None,
     };
     let mut valgrind = false;
     let mut it = args.iter();
@@ -98,6 +104,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                     .map_err(|e| format!("--valgrind-cycles: {e}"))?
             }
             "--valgrind" => valgrind = true,
+            "--dump" => o.dump = Some(PathBuf::from(value("--dump")?)),
             s if s.starts_with("--") => return Err(format!("unknown option {s}")),
             s => o.fmus.push(PathBuf::from(s)),
         }
@@ -149,6 +156,11 @@ fn main() -> ExitCode {
         Ok(e) => e,
         Err(e) => return usage(&format!("cannot find this executable: {e}")),
     };
+    if let Some(d) = &o.dump
+        && let Err(e) = std::fs::create_dir_all(d)
+    {
+        return usage(&format!("--dump {}: {e}", d.display()));
+    }
     let work = temp_dir("work");
     if let Err(e) = std::fs::create_dir_all(&work) {
         return usage(&format!("{}: {e}", work.display()));
@@ -216,6 +228,7 @@ fn main() -> ExitCode {
                     "handles-0.37h" => procedures::multiple_handles(&case, 0.37 * case.h),
                     "serialization" => procedures::serialization(&case, &exe, &work),
                     "leak" => procedures::leaks(&case, o.cycles),
+                    "trajectory" => procedures::trajectory(&case, o.dump.as_deref()),
                     "valgrind" => {
                         if !procedures::valgrind_available() {
                             println!(

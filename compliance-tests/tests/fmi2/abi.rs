@@ -29,11 +29,24 @@ fn projectile(method: &str) -> ModelDir {
     )
 }
 
+/// The model text with `stop_on_exit = true`: the FMU then ends the run at the projectile's exit
+/// (fmi2Discard, fmi2Terminated), as the direct run (the command line's default) does.
+fn stopping_at_exit(text: &str) -> String {
+    let text = text.replacen("[solver]\n", "[solver]\nstop_on_exit = true\n", 1);
+    assert!(text.contains("stop_on_exit = true"));
+    text
+}
+
 /// A shipped model with another method. Backward Euler (order 1) gets a smallest step of
 /// 2e-7 s: with FONSim's default (span·1e-4 = 2e-6 s here) its energy drifts past check 5's
 /// 1e-4 and every step would be fmi2Warning.
 fn model_text(name: &str, method: &str) -> String {
     let text = with_method(&shipped_model(name), method);
+    let text = if name == "projectile" {
+        stopping_at_exit(&text)
+    } else {
+        text
+    };
     if method == "backward-euler" {
         text.replace("[solver]\n", "[solver]\ninitial_step = 2e-7\n")
     } else {
@@ -720,8 +733,9 @@ fn instantiate_refuses_bad_resources_guid_and_type() {
     // SAFETY: a live instance.
     unsafe { library().fmi2FreeInstance(c) };
 
-    let plain_form = format!("file:{}", good.resources.display());
-    let localhost = format!("file://localhost{}/", good.resources.display());
+    // file:/path and file://localhost/path (on Windows file:/C:/dir, file://localhost/C:/dir).
+    let plain_form = good.uri().replacen("file://", "file:", 1);
+    let localhost = good.uri().replacen("file://", "file://localhost", 1);
     for uri in [plain_form, localhost] {
         let (c, env, _cb) = instantiate_raw(
             Some("forms"),
@@ -927,11 +941,12 @@ coefficient = 2.3e-8
     assert_eq!(unsafe { fmu.lib.fmi2Terminate(fmu.c) }, OK);
 }
 
-/// The projectile leaves the barrel with stop_on_exit: the step that contains the exit returns
-/// fmi2Discard, fmi2Terminated is true and fmi2LastSuccessfulTime is the exit time.
+/// The projectile leaves the barrel with `stop_on_exit = true` in the model file: the step that
+/// contains the exit returns fmi2Discard, fmi2Terminated is true and fmi2LastSuccessfulTime is
+/// the exit time.
 #[test]
 fn projectile_exit_ends_the_run_with_discard_and_terminated() {
-    let text = with_method(&shipped_model("projectile"), "rk4");
+    let text = stopping_at_exit(&with_method(&shipped_model("projectile"), "rk4"));
     let (_, end) = direct_run(&text, 100_000);
     let exit = end.expect("the projectile exits");
     let model = ModelDir::new("projectile-exit", &text);
@@ -995,7 +1010,7 @@ fn vr_of(text: &str, name: &str) -> u32 {
 #[test]
 fn parameters_and_inputs_set_through_the_abi_act_like_edited_models() {
     // Parameter: the projectile twice as heavy.
-    let text = shipped_model("projectile");
+    let text = stopping_at_exit(&shipped_model("projectile"));
     let heavy = text.replace("mass = 0.002", "mass = 0.004");
     assert_ne!(heavy, text);
     let vr = vr_of(&text, "projectile.mass");

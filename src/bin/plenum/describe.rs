@@ -159,7 +159,7 @@ pub fn text(spec: &ModelFile) -> String {
             solver.push(format!("{key} = {v:?}{u}"));
         }
     }
-    if !sv.stop_on_exit {
+    if sv.stop_on_exit == Some(false) {
         solver.push("stop_on_exit = false".to_string());
     }
     let _ = writeln!(s, "solver: {}", solver.join(", "));
