@@ -104,7 +104,7 @@ pub fn build_simulation_of(
         step_s: s.step,
         max_time_s: s.max_time,
         max_steps: s.max_steps,
-        // The command line's default; the FMU sets its own (cosim.rs `build_at`).
+        // The command line's default; the FMU sets its own (`build_at` in cosim/mod.rs).
         stop_on_exit: s.stop_on_exit.unwrap_or(true),
         control: StepControl {
             rtol: s.rtol.unwrap_or(DEFAULT_RTOL),
