@@ -373,8 +373,8 @@ pub struct LogLine {
     pub text: String,
 }
 
-/// What a step did: fmi2OK, fmi2Warning (a check 4, 5, 6, 7, 8 or 9 fired) or fmi2Discard (check 2 or
-/// 3 refused a step, or the run ended), with the lines to log.
+/// What a step did: fmi2OK, fmi2Warning (a check 4, 5, 6, 7, 8, 9 or 11 fired) or fmi2Discard
+/// (check 2, 3 or 10 refused a step, or the run ended), with the lines to log.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepReport {
     pub status: StepStatus,
@@ -382,13 +382,14 @@ pub struct StepReport {
 }
 
 /// Codes that make a step return fmi2Warning (6 and 7 fire only with `[sensitivities]`).
-const WARNING_CODES: [u8; 6] = [
+const WARNING_CODES: [u8; 7] = [
     checks::MASS_DRIFT,
     checks::ENERGY_DRIFT,
     checks::MASS_GRADIENT_DRIFT,
     checks::ENERGY_GRADIENT_DRIFT,
     checks::ABOVE_CRITICAL_PRESSURE,
     checks::PISTON_DESYNC,
+    checks::BEYOND_STABILITY,
 ];
 
 /// Everything an FMU state holds: the dynamic part of the simulation only (time, state vectors,
@@ -413,7 +414,7 @@ pub struct Snapshot {
     y: Vec<f64>,
     y_compensation: Vec<f64>,
     rc: u8,
-    first_fired_s: [Option<f64>; 10],
+    first_fired_s: [Option<f64>; checks::CODES],
     finished: Option<Finish>,
     stats: Stats,
     internal: Internal,
@@ -532,8 +533,9 @@ fn put_dynamic(sim: &mut Simulation, s: &Snapshot) {
 pub const STATE_MAGIC: &[u8; 8] = b"PLNMSTAT";
 /// Version 2: the body carries the dynamic part of the simulation only (version 1 carried the
 /// whole network). Version 3: a BDF history's saved Jacobian is its values over the model's
-/// pattern of I − γJ (version 2: n² dense values).
-pub const STATE_FORMAT_VERSION: u32 = 3;
+/// pattern of I − γJ (version 2: n² dense values). Version 4: the first firings of run-time
+/// checks 0..=11 (version 3: 0..=9).
+pub const STATE_FORMAT_VERSION: u32 = 4;
 /// Longest GUID a header may carry (ours are 38 characters).
 const MAX_GUID_LEN: usize = 256;
 /// Largest body the decoder accepts (a guard against absurd length claims), bytes.
@@ -681,6 +683,10 @@ pub struct Instance {
     /// Output values at the current time (valid when `outputs_valid`).
     outputs: Vec<f64>,
     outputs_valid: bool,
+    /// The warning codes the last fmi2DoStep returned fmi2Warning for (one bit per code): a
+    /// warning is logged when its episode starts, not again while each following step fires
+    /// it too.
+    warned: u16,
 }
 
 fn errors_text(errors: &[crate::model::ModelError]) -> String {
@@ -892,6 +898,7 @@ impl Instance {
             stop_time_s: None,
             outputs: vec![0.0; n_written],
             outputs_valid: false,
+            warned: 0,
             reference: (Vec::new(), model.spec.solver.t_start.to_bits(), sim.clone()),
             first_input,
             live_inputs: vec![None; n_inputs],
@@ -977,6 +984,7 @@ impl Instance {
             self.outputs_valid = false;
         }
         self.stop_time_s = stop_s;
+        self.warned = 0;
         Ok(())
     }
 
@@ -1023,6 +1031,18 @@ impl Instance {
         }
         if need_outputs && !self.outputs_valid {
             crate::variables::write_outputs(&mut self.sim, &mut self.outputs);
+            // No value that is not a number is ever reported (the run-time checks keep the
+            // states finite; a derived value can still overflow).
+            if let Some(k) = self.outputs.iter().position(|x| !x.is_finite()) {
+                return Err(CallError(format!(
+                    "output `{}` is {} at t = {:?} s: not reported (run-time check {}: {})",
+                    self.description.variables[k].name,
+                    self.outputs[k],
+                    self.sim.t_s,
+                    checks::IMPOSSIBLE_STATE,
+                    checks::describe(checks::IMPOSSIBLE_STATE)
+                )));
+            }
             self.outputs_valid = true;
         }
         for (o, &vr) in out.iter_mut().zip(vrs) {
@@ -1288,9 +1308,13 @@ impl Instance {
                 "currentCommunicationPoint must be finite, got {current_s}"
             )));
         }
-        if !h_s.is_finite() || h_s < 0.0 {
+        // FMI 2.0.4, §4.2.2 "Computation", fmi2DoStep: communicationStepSize "must be > 0.0";
+        // fmi2Error: "the communication step could not be carried out at all". A step of 0
+        // (or −0, NaN, negative) is refused, so a master that does not advance its clock gets
+        // an error instead of fmi2OK forever.
+        if !(h_s > 0.0 && h_s.is_finite()) {
             return Err(CallError(format!(
-                "communicationStepSize must be finite and ≥ 0, got {h_s}"
+                "communicationStepSize must be finite and > 0 (FMI 2.0.4 §4.2.2), got {h_s:?}"
             )));
         }
         let tol = 1e-12 * t.abs().max(1.0);
@@ -1306,6 +1330,16 @@ impl Instance {
                 "the step from {current_s:?} s over {h_s:?} s ends at a non-finite time"
             )));
         }
+        let resolution = crate::simulation::time_resolution_s(target);
+        if h_s < resolution {
+            return Err(CallError(format!(
+                "communicationStepSize = {h_s:e} s is below the time axis's resolution \
+                 {resolution:e} s at t = {target:?} s (100·ε·|t|): the time would not advance by it"
+            )));
+        }
+        // A fixed-step method's work is bounded per call as the adaptive methods' is: refused
+        // before any step, with nothing changed.
+        self.sim.fixed_step_work(target).map_err(CallError)?;
         if let Some(stop) = self.stop_time_s {
             if target > stop + 1e-12 * stop.abs().max(1.0) {
                 return Err(CallError(format!(
@@ -1318,28 +1352,35 @@ impl Instance {
             status: StepStatus::Ok,
             log: Vec::new(),
         };
-        if h_s == 0.0 {
-            return Ok(report);
-        }
         self.outputs_valid = false;
 
         // Which warning codes fire inside this step, and when first (the run's own record of
         // first firings is kept as it is).
         self.sim.window.open();
         let outcome = self.advance(target, &mut report);
+        let mut warned = 0u16;
         for c in WARNING_CODES {
             if let Some(tf) = self.sim.window.first_fired_s(c) {
                 report.status = report.status.max(StepStatus::Warning);
-                report.log.push(LogLine {
-                    status: StepStatus::Warning,
-                    category: "logStatusWarning",
-                    text: format!(
-                        "run-time check {c}: {} (at t = {tf:?} s in the step from {current_s:?} s)",
-                        checks::describe(c)
-                    ),
-                });
+                let bit = 1u16 << c;
+                warned |= bit;
+                // Logged once per episode: a code that fired in the previous step too is
+                // still returned as fmi2Warning, without another line.
+                if self.warned & bit == 0 {
+                    report.log.push(LogLine {
+                        status: StepStatus::Warning,
+                        category: "logStatusWarning",
+                        text: format!(
+                            "run-time check {c}: {} (at t = {tf:?} s in the step from \
+                             {current_s:?} s; not logged again while the following steps fire \
+                             it too)",
+                            checks::describe(c)
+                        ),
+                    });
+                }
             }
         }
+        self.warned = warned;
         match outcome {
             Ok(None) => Ok(report),
             Ok(Some(finish)) => {
@@ -1366,7 +1407,7 @@ impl Instance {
             Err(fail)
                 if matches!(
                     fail.code,
-                    checks::NEGATIVE_MASS | checks::NEGATIVE_TEMPERATURE
+                    checks::NEGATIVE_MASS | checks::NEGATIVE_TEMPERATURE | checks::IMPOSSIBLE_STATE
                 ) =>
             {
                 report.status = StepStatus::Discard;
@@ -1515,6 +1556,7 @@ impl Instance {
         self.put_inputs(&snapshot.inputs)?;
         put_dynamic(&mut self.sim, snapshot);
         self.outputs_valid = false;
+        self.warned = 0;
         Ok(())
     }
 

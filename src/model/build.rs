@@ -241,14 +241,16 @@ pub fn build_simulation_of(
             },
         },
     };
-    Ok(Simulation::with_sensitivities(
+    let sim = Simulation::with_sensitivities(
         network,
         integrator,
         settings,
         spec.checks.clone(),
         spec.solver.t_start,
         Sensitivities { names, params },
-    ))
+    );
+    sim.check_start(spec.solver.t_end)?;
+    Ok(sim)
 }
 
 /// The `[solver] linear_solver` setting by name.
