@@ -432,6 +432,19 @@ impl Simulation {
                 Checks::describe_failure(&self.network, &self.y)
             ));
         }
+        // A pressure or temperature that overflows (values near the ends of the f64 range).
+        for (i, c) in self.network.chambers().iter().enumerate() {
+            let [p, t, m, v, u] = self.chamber_state(i);
+            if !(p.is_finite() && t.is_finite()) {
+                return Err(format!(
+                    "the initial state is impossible (run-time check {}: {}): chamber `{}`: \
+                     p = {p:e} Pa, T = {t:e} K from m = {m:e} kg, U = {u:e} J, V = {v:e} m^3",
+                    checks::IMPOSSIBLE_STATE,
+                    checks::describe(checks::IMPOSSIBLE_STATE),
+                    c.name
+                ));
+            }
+        }
         let t0 = self.t_s;
         let resolution = time_resolution_s(t0.abs().max(t_end_s.abs()));
         if let Some(h) = self.settings.step_s
