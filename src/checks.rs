@@ -89,15 +89,17 @@ const BAD_VOLUME: u8 = 4;
 #[inline(always)]
 fn totals_and_flags(net: &Network, y: &[f64]) -> (f64, f64, u8) {
     let (mut gas, mut u) = (-0.0, -0.0);
-    let mut flags = 0u8;
+    // The bits of the bounds every chamber meets; a NaN meets none.
+    let mut fine = BAD_MASS | BAD_ENERGY | BAD_VOLUME;
     for c in y[..net.chambers().len() * chamber::STATES].chunks_exact(chamber::STATES) {
         let (m, e, v) = (c[chamber::MASS], c[chamber::ENERGY], c[chamber::VOLUME]);
         gas += m;
         u += e;
-        flags |= u8::from(!(m > 0.0)) * BAD_MASS
-            | u8::from(!(e >= 0.0)) * BAD_ENERGY
-            | u8::from(!(v > 0.0)) * BAD_VOLUME;
+        fine &= (u8::from(m > 0.0) * BAD_MASS)
+            | (u8::from(e >= 0.0) * BAD_ENERGY)
+            | (u8::from(v > 0.0) * BAD_VOLUME);
     }
+    let flags = (BAD_MASS | BAD_ENERGY | BAD_VOLUME) & !fine;
     let acc = net.layout.accumulator_offset;
     let mech: f64 = net
         .pistons()

@@ -51,7 +51,7 @@ impl OutputGrid {
         }
         let m = span / interval;
         // Compared as floats first: m may exceed any count.
-        if !(m < MAX_OUTPUT_ROWS as f64) {
+        if m.is_nan() || m >= MAX_OUTPUT_ROWS as f64 {
             return Err(too_many(m, interval));
         }
         let whole = m.round();

@@ -449,7 +449,7 @@ impl Simulation {
         let resolution = time_resolution_s(t0.abs().max(t_end_s.abs()));
         if let Some(h) = self.settings.step_s
             && self.integrator.fixed_step()
-            && !(h >= resolution)
+            && (h.is_nan() || h < resolution)
         {
             return Err(format!(
                 "[solver] step = {h:e} s is below the time axis's resolution {resolution:e} s \
@@ -471,7 +471,7 @@ impl Simulation {
     /// methods' steps are bounded per advance). Checked before any step, so a refused advance
     /// changes nothing. Adaptive methods: always `Ok`.
     pub fn fixed_step_work(&self, target: f64) -> Result<(), String> {
-        if !self.integrator.fixed_step() || !(target > self.t_s) {
+        if !self.integrator.fixed_step() || target.is_nan() || target <= self.t_s {
             return Ok(());
         }
         let span = target - self.t_s;

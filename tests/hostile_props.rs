@@ -312,7 +312,7 @@ fn run_fmu(
         let taken = inst.simulation().stats.steps - before;
         prop_assert!(taken <= MAX_STEPS, "one fmi2DoStep took {taken} steps");
         match r {
-            Err(_) if !(h > 0.0) => {
+            Err(_) if h.is_nan() || h <= 0.0 => {
                 prop_assert_eq!(inst.simulation().t_s, t, "a refused step moved the time");
                 continue;
             }

@@ -155,7 +155,7 @@ impl SpectralRadius {
     /// it cannot be formed (h = 0, f = 0, or f not finite at the predictor).
     fn secant<S: OdeSystem>(&mut self, sys: &mut S, t: f64, y: &[f64], h: f64) -> f64 {
         let n = y.len();
-        if !(h > 0.0) {
+        if h.is_nan() || h <= 0.0 {
             return 0.0;
         }
         for i in 0..n {
