@@ -654,7 +654,9 @@ fn check_header<'a>(blob: &'a [u8], expected_guid: &str) -> Result<&'a [u8], Cal
     Ok(body)
 }
 
-/// One model instance (one fmi2Component).
+/// One model instance (one fmi2Component). Clone: a copy is an independent instance in the
+/// same phase (the fuzz targets start every input from a pristine one).
+#[derive(Clone)]
 pub struct Instance {
     /// The model file text exactly as read (its hash is the GUID).
     source: String,

@@ -471,10 +471,22 @@ impl Simulation {
     /// methods' steps are bounded per advance). Checked before any step, so a refused advance
     /// changes nothing. Adaptive methods: always `Ok`.
     pub fn fixed_step_work(&self, target: f64) -> Result<(), String> {
-        if !self.integrator.fixed_step() || target.is_nan() || target <= self.t_s {
+        if !self.integrator.fixed_step()
+            || self.finished.is_some()
+            || target.is_nan()
+            || target <= self.t_s
+        {
             return Ok(());
         }
-        let span = target - self.t_s;
+        // The run stops at `max_time` while a piston has not exited (check 1).
+        let end = match self.settings.max_time_s.filter(|_| self.pending_exits()) {
+            Some(mt) => target.min(mt.max(self.t_s)),
+            None => target,
+        };
+        if end <= self.t_s {
+            return Ok(());
+        }
+        let span = end - self.t_s;
         let step = self.settings.step_s.unwrap_or(span);
         let steps = ((span / step) * (1.0 - STEP_SLACK)).ceil().max(1.0);
         if steps > self.settings.max_steps as f64 {

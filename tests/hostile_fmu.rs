@@ -161,6 +161,19 @@ fn fixed_step_work_per_call_is_bounded() {
     assert_eq!((t, p), (0.0, p0));
     assert_eq!(next.unwrap(), StepStatus::Ok);
 
+    // The bound counts the steps the call can take: a projectile (1 µs steps) ends at its
+    // exit or at max_time = 0.05 s (50,000 steps), so a step of 1 s is no runaway.
+    let (status, t_exit, finished) = within(120, || {
+        let mut inst = initialized(&shipped("projectile"), 0.0);
+        let r = inst.do_step(0.0, 1.0).unwrap();
+        (r.status, inst.simulation().t_s, inst.terminated().unwrap())
+    });
+    println!(
+        "projectile rk4, fmi2DoStep(0, 1): {status:?} at t = {t_exit} s, terminated {finished}"
+    );
+    assert_eq!(status, StepStatus::Discard);
+    assert!(finished && t_exit < 0.05);
+
     let outcome = within(120, || {
         let mut inst = initialized(&with_method(&shipped("blowdown"), "auto"), 1e300);
         let r = inst.do_step(1e300, 1e290);

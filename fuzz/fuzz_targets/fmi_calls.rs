@@ -18,7 +18,8 @@ use plenum_fuzz::call_models;
 const MAX_CALLS: usize = 64;
 
 struct Model {
-    src: String,
+    /// A pristine instance (Instantiated): every input starts from a copy.
+    pristine: Instance,
     outputs: Vec<u32>,
     /// Output indices of the chambers' masses and volumes.
     positive: Vec<usize>,
@@ -47,9 +48,9 @@ thread_local! {
                 .collect();
             Model {
                 n_variables: vars.len() as u32,
-                src,
                 outputs,
                 positive,
+                pristine: inst,
             }
         })
         .collect();
@@ -61,9 +62,7 @@ fn f64_at(b: &[u8]) -> f64 {
 }
 
 fn run(model: &Model, calls: &[u8]) {
-    let Ok(mut inst) = Instance::new(&model.src, "resources/model.toml") else {
-        panic!("the model does not load");
-    };
+    let mut inst = model.pristine.clone();
     let mut saved: Option<Snapshot> = None;
     let mut values = VALUES.with_borrow_mut(std::mem::take);
     values.resize(model.outputs.len(), 0.0);
