@@ -158,7 +158,7 @@ def cantera_pressures(spec, times, rtol, atol, record=True):
     `record=False` the chambers' pressures are not read (the dict is None): the timed repeats,
     like Plenum's, only advance through the output times. Reading `phase.P` of every chamber
     from Python at every output time was 14–24 % of the timed loop on the one-tank networks
-    (BENCHMARKS.md, "Cantera's time without Python's reads"): interpreter work, not solving."""
+    (docs/performance.md, "Cantera's time without Python's reads"): interpreter work, not solving."""
     from test_cantera import CanteraNetwork
 
     net = CanteraNetwork(spec)

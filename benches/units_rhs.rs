@@ -1,5 +1,5 @@
 //! Right-hand side of the projectile and of a chain with pistons, for the A/B of the typed
-//! (uom) component parameters against the commit before them (BENCHMARKS.md "Units"). Plain
+//! (uom) component parameters against the commit before them (docs/performance.md, "Units"). Plain
 //! `Network::rhs` on the initial state, best of 15 batches; no allocation in the timed loop.
 //!
 //! `cargo bench --bench units_rhs` (`-- --quick` for 3 batches).
@@ -11,7 +11,7 @@ use std::time::Instant;
 use plenum::ode::OdeSystem;
 
 /// A chain of `m` chambers joined by m − 1 orifices, a piston from every 10th chamber to the
-/// atmosphere (BENCHMARKS.md "Scale" generator's shape, smaller).
+/// atmosphere (the shape of `benches/scale.rs`'s generator, smaller).
 fn chain(m: usize) -> String {
     let mut s = String::from(
         "[model]\nname = \"chain\"\n\n[gas]\nspecies = \"air\"\n\n[solver]\nmethod = \"rk4\"\n\

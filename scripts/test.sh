@@ -17,7 +17,7 @@ cargo test --workspace
 passed=$((passed + 1))
 
 # Bench binaries in quick mode (debug build, seconds; no time asserted): they build and run.
-suite "benchmarks, quick mode (BENCHMARKS.md)"
+suite "benchmarks, quick mode (docs/performance.md)"
 cargo test -q --bench fmi_overhead -- --quick
 cargo test -q --bench scale -- --quick
 passed=$((passed + 1))

@@ -1505,8 +1505,8 @@ impl OdeSystem for Network {
     /// reads them. Out of BDF's error test, they are accurate to the BDF formula's truncation
     /// of integrals of controlled states. A swept volume starts at 0: with atol ≪ its scale its
     /// weight 1/(rtol·|y| + atol) set the first step (~10⁻⁷ s on `cantera_wall`, CVODES's
-    /// 2.4·10⁻⁴ s) and held the next ones small (BENCHMARKS.md, "BDF steps against CVODES
-    /// (2)"); Cantera's reactors have no such state.
+    /// 2.4·10⁻⁴ s) and held the next ones small (docs/performance.md, "BDF steps against
+    /// CVODES"); Cantera's reactors have no such state.
     fn quadratures(&self) -> [std::ops::Range<usize>; 2] {
         let l = &self.layout;
         [

@@ -25,7 +25,7 @@
 //!   names keep their unit suffix (`area_m2`). The state vector and the `[f64; 5]` of
 //!   `Simulation::chamber_state` (the output table's no-allocation path) stay raw.
 //! - **Raw** `S`: inside the right-hand side. A typed parameter is read there as `.value`, its
-//!   SI base-unit value: a field access, zero cost (measured: BENCHMARKS.md "Units").
+//!   SI base-unit value: a field access, zero cost (measured: docs/performance.md, "Units").
 //! - **Raw f64 at the file boundary**: the model file's serde structs keep their SI-suffixed
 //!   keys (`pressure` Pa, `volume` m³, ...); `crate::model::build` wraps them into quantities.
 //!

@@ -1,4 +1,5 @@
-"""Plenum against Cantera's ReactorNet (issue 5, "Cantera agreement"; seed 003).
+"""Plenum against Cantera's ReactorNet (issue 5, "Cantera agreement"; Cantera's "How Does
+Cantera's Reactor Network Time Integration Feature Work?").
 
 Each model file compliance-tests/peers/models/cantera_*.toml is run twice in this test:
 by Plenum through its CLI (`plenum run <model> --csv`, rk4 at the file's step, and every

@@ -1,4 +1,5 @@
-"""Plenum's FMUs through a real importer: FMPy (issue 4, DESIGN.md "FMU", seed 002).
+"""Plenum's FMUs through a real importer: FMPy (issue 4; docs/fmu.md; the FMI store/restore
+procedure of FMUComplianceChecker issue #50).
 
 Run from the workspace root; this file builds nothing itself, so build first:
 
@@ -17,7 +18,7 @@ Environment (all optional):
                     of target/release and target/debug (honouring CARGO_TARGET_DIR).
 
 Variant FMUs (the projectile with each integrator of src/integrators/mod.rs METHODS, and one
-model per run-time check, DESIGN.md "Run-time checks") are extracted-FMU directories: the
+model per run-time check, docs/checks.md) are extracted-FMU directories: the
 modified model as resources/model.toml, modelDescription.xml from `fmu-build --description-only`
 on that file (so the GUID is its hash), and a copy of the .so inside the projectile FMU under
 test. The CLI reference of a variant is `plenum run` on that same resources/model.toml.
@@ -577,7 +578,7 @@ def test_serialize_into_fresh_instance(case, name, method, workdir, library, sla
 
 
 # ---------------------------------------------------------------------------------------------
-# Run-time checks as the master sees them (DESIGN.md "Run-time checks")
+# Run-time checks as the master sees them (docs/checks.md)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -619,7 +620,7 @@ def check_lines(s, code, status):
 
 
 def assert_discard_at_previous_point(s, code, label, watched):
-    """Codes 2 and 3 (DESIGN.md): run doSteps until one is refused. It returns fmi2Discard,
+    """Codes 2 and 3 (docs/checks.md): run doSteps until one is refused. It returns fmi2Discard,
     fmi2LastSuccessfulTime is the previous communication point, every output but `rc` is that
     of the previous point bit for bit, `rc` reads `code`, the run is not terminated, and the
     logger got a Discard line naming the code. `watched` outputs are printed."""
@@ -651,7 +652,7 @@ def assert_discard_at_previous_point(s, code, label, watched):
 
 
 def run_with_warnings(s, code, label):
-    """Codes 4, 5, 8, 9 (DESIGN.md): fmi2Warning plus a log line naming the code, and the run
+    """Codes 4, 5, 8, 9 (docs/checks.md): fmi2Warning plus a log line naming the code, and the run
     goes on. Runs every doStep to the stop time (or to the projectile's exit, fmi2Discard with
     fmi2Terminated); returns (statuses, rows, the outputs after initialization)."""
     s.fmu.setupExperiment(startTime=s.t0, stopTime=s.t_end)

@@ -61,8 +61,8 @@ const FATAL: fmi2Status = fmi2Status_fmi2Fatal;
 
 /// Live instances and FMU states, by address: a pointer not in these sets is never dereferenced.
 /// Hashes an address (the registries' keys) by one multiply: every fmi2 call looks its
-/// component up, and SipHash would be a third of the ABI's overhead (BENCHMARKS.md). The keys
-/// are our own allocations' addresses, not chosen by an attacker.
+/// component up, and SipHash would be a third of the ABI's overhead (docs/performance.md, "FMI
+/// overhead"). The keys are our own allocations' addresses, not chosen by an attacker.
 #[derive(Default, Clone, Copy)]
 struct AddressHasher(u64);
 

@@ -11,7 +11,8 @@
 //! perform the same floating-point operations in the same order, so they give the same bits:
 //! with the widths constants the columns are fixed-size arrays, their index arithmetic folds
 //! and most bounds checks go (on the 20-tank chain 34.6k → 14.8k instructions per
-//! factorization, 5.1k → 3.85k per solve: callgrind, BENCHMARKS.md "The chain's BDF step").
+//! factorization, 5.1k → 3.85k per solve: callgrind, docs/performance.md, "The chain's BDF
+//! step").
 
 use crate::sparsity::Pattern;
 

@@ -21,9 +21,9 @@
 //!   `CVodeSetQuadErrCon`). They never feed back, so their error cannot move the other states;
 //!   an accumulator starts at 0, and with atol ≪ its scale its weight 1/(rtol·|y| + atol) was
 //!   huge early in a run: it set a first step ~10⁻⁷ s and held the step small while it was
-//!   small against the states it integrates (measured: `BENCHMARKS.md`, "BDF steps against
-//!   CVODES"; a wall's swept volume did the same on `cantera_wall`: "BDF steps against CVODES
-//!   (2)"). Their value at a step is still the BDF formula's.
+//!   small against the states it integrates (measured: `docs/performance.md`, "BDF steps
+//!   against CVODES"; a wall's swept volume did the same on `cantera_wall`, same section).
+//!   Their value at a step is still the BDF formula's.
 //! - Constant states — those the system names in `OdeSystem::constant_states` (f_i ≡ 0: the
 //!   network's fixed chamber volumes and closed chambers' masses) whose row of J's pattern is
 //!   empty — stay out of the direct solve (`Peel`) and out of the predictor and corrector
@@ -169,7 +169,7 @@ pub const BAND_MAX: usize = 16;
 
 /// `Auto` takes the band LU in reverse Cuthill–McKee order only below this many states in the
 /// LU (the coupled ones, see `Peel`); above it, the sparse LU. Measured on chains with pistons
-/// (bdf2 step, idle machine, CPU 0, BENCHMARKS.md "Scale, part 4"; all states then in the LU):
+/// (bdf2 step, idle machine, CPU 0, docs/performance.md "Band or sparse LU on long chains"):
 /// the reordered band is 6–7 % faster at 1.5k and 15k states,
 /// even at ~50k (2.28 against 2.30 ms) and 13–29 % slower at 100k–150k, where its serial
 /// substitutions through memory cost more than the sparse LU's bookkeeping.
@@ -177,16 +177,16 @@ pub const BAND_RCM_MAX_STATES: usize = 50_000;
 
 /// `Auto` takes the Krylov path from this many states when `fill_ratio` ≥ `KRYLOV_MIN_FILL`.
 /// Measured on the scale bench's grids (`--emit grid SIZE`, `plenum run … --set
-/// solver.t_end=0.5 --set solver.rtol=1e-6`, sparse LU against Krylov, BENCHMARKS.md "Krylov
-/// by default on grids"): Krylov 1.4× faster at 52 states, 2.1× at 112, 2.7× at 198, 4.0× at
+/// solver.t_end=0.5 --set solver.rtol=1e-6`, sparse LU against Krylov, docs/performance.md
+/// "Krylov BDF on grids"): Krylov 1.4× faster at 52 states, 2.1× at 112, 2.7× at 198, 4.0× at
 /// 373, 4–5× at 1k and 10k; the fixed-step bench's bdf2 step 1.2× at 112 states. Below 100
 /// states the gain is small and the direct solve (exact Newton systems) is kept.
 pub const KRYLOV_MIN_STATES: usize = 100;
 
 /// Least structural fill ratio (`fill_ratio`) at which `Auto` takes the Krylov path: a chain
 /// or tree (1.0) factors without fill and its band or sparse LU is faster than GMRES (1.4–1.8×
-/// on chains, BENCHMARKS.md "Krylov BDF on grids"); a 2-D grid measures 3.3 at 1k states,
-/// 10.6 at 100k.
+/// on chains, docs/performance.md "Krylov BDF on grids"); a 2-D grid measures 3.3 at 1k
+/// states, 10.6 at 100k.
 pub const KRYLOV_MIN_FILL: f64 = 2.0;
 
 /// Most values the band or dense LU may store (2^27 f64 = 1 GiB). A band as wide as the
@@ -250,7 +250,7 @@ pub(crate) fn write_factor_too_large(
 /// of M + Mᵀ under faer's AMD ordering (symbolic only), over nnz of its upper triangle. The
 /// sparse LU pivots and orders by COLAMD, so this is an estimate of its fill, independent of
 /// the states' order. `None` if faer's analysis fails (out of memory). `Auto` takes the Krylov
-/// path at `KRYLOV_MIN_FILL`; the scale bench (`--krylov`) and `tests/krylov_bdf.rs` print it.
+/// path at `KRYLOV_MIN_FILL`; the scale bench (`--krylov`) and `tests/solvers/krylov_bdf.rs` print it.
 pub fn fill_ratio(p: &Pattern) -> Option<f64> {
     use faer::Side;
     use faer::sparse::linalg::SupernodalThreshold;
@@ -2852,7 +2852,7 @@ impl Bdf {
 /// would allocate, and a later one that pivots otherwise could. Factors of random values over
 /// the pattern pivot away from the diagonal and fill far more than M (close to the identity for
 /// the γ of a step) does; three of them leave room that the step loop has not outgrown in any
-/// run measured (`tests/no_alloc.rs`). A heuristic, not a bound: the bound on the fill under
+/// run measured (`tests/solvers/no_alloc.rs`). A heuristic, not a bound: the bound on the fill under
 /// any pivoting (the Cholesky factor of MᵀM, George & Ng, SIAM J. Sci. Stat. Comput. 6 (1985))
 /// cannot be reserved through faer's API.
 fn warm_sparse_lu(

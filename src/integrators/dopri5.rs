@@ -129,8 +129,8 @@ struct Stages {
     /// feed nothing back, and one that starts at 0 (mass_left) with atol ≪ its scale had a
     /// weight 1/(rtol·|y| + atol) that set `HINIT`'s first step ~10⁻⁹ s on the one-tank vent
     /// and the next steps by the ×10 growth limit: 25 steps where 13–16 carry the chambers'
-    /// accuracy (BENCHMARKS.md, "The default method's first step"). Built from the system on the
-    /// first attempt; every state counts when all are quadratures.
+    /// accuracy (docs/performance.md, "The default method's first step"). Built from the system
+    /// on the first attempt; every state counts when all are quadratures.
     in_norm: Vec<f64>,
     /// The quadrature ranges `in_norm` was built for, and the number of states it counts.
     quad: [std::ops::Range<usize>; 2],

@@ -67,7 +67,7 @@ pub struct Ilu0 {
     csc_rows: Vec<u32>,
     /// The factors: L (unit, strictly lower) and U (upper) in one CSR value array (f64: in
     /// f32 they halve what the preconditioner streams, but the adaptive grid runs then took
-    /// 1–5 % more steps and GMRES iterations, see BENCHMARKS.md).
+    /// 1–5 % more steps and GMRES iterations, see docs/performance.md).
     vals: Vec<f64>,
     /// 1/U_ii: the backward sweep multiplies (a division's latency would sit on its chain of
     /// dependent rows).
