@@ -150,7 +150,7 @@ fn a_time_axis_that_cannot_resolve_the_steps_is_refused() {
 /// numbers are read from the document and compared with the program's.
 #[test]
 fn exit_statuses_are_the_documented_ones() {
-    let doc = include_str!("../docs/checks.md");
+    let doc = include_str!("../../docs/checks.md");
     let at = doc
         .find("Exit status of `plenum run`:")
         .expect("docs/checks.md states the exit statuses");
