@@ -65,9 +65,9 @@ pub struct Ilu0 {
     /// The CSC pattern itself: column j's rows at `csc_rows[csc_start[j]..csc_start[j + 1]]`.
     csc_start: Vec<u32>,
     csc_rows: Vec<u32>,
-    /// The factors: L (unit, strictly lower) and U (upper) in one CSR value array (f64: in
-    /// f32 they halve what the preconditioner streams, but the adaptive grid runs then took
-    /// 1–5 % more steps and GMRES iterations, see docs/performance.md).
+    /// The factors: L (unit, strictly lower) and U (upper) in one CSR value array (f64: f32
+    /// factors would halve what the preconditioner streams but weaken it, and the adaptive
+    /// runs would take more steps and GMRES iterations).
     vals: Vec<f64>,
     /// 1/U_ii: the backward sweep multiplies (a division's latency would sit on its chain of
     /// dependent rows).
@@ -257,8 +257,8 @@ pub struct Gmres {
     t: Vec<f64>,
     x: Vec<f64>,
     /// P⁻¹S⁻¹v₀ of the current cycle: when the cycle converges after one iteration (the usual
-    /// case: one per Newton solve on the scale bench's grids, 1.05 on adaptive runs) the update
-    /// is g₀·z₀, without a second preconditioner solve.
+    /// case on the BDF's Newton systems) the update is g₀·z₀, without a second preconditioner
+    /// solve.
     z0: Vec<f64>,
 }
 
@@ -531,224 +531,188 @@ fn unweight(v: f64, e: f64) -> f64 {
     if e > 0.0 { v / e } else { 0.0 }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The Krylov path's solver of M x = b: ILU(0) of M (and J's pattern for M·u), GMRES and its
+/// counters, and what GMRES leaves to its caller.
+pub(crate) struct KrylovSolver {
+    ilu: Ilu0,
+    gmres: Gmres,
+    pub(crate) stats: KrylovStats,
+    /// The system's linear invariants (state sets whose sum it conserves) and, per set, the
+    /// sum of the right-hand side being solved.
+    invariants: Vec<Vec<usize>>,
+    inv_b: Vec<f64>,
+    /// The weights of the largest set (`correct_onto_invariants`' scratch).
+    inv_w: Vec<f64>,
+    /// The quadratures, out of the norms (weight 0) and so out of GMRES's weighted space: each
+    /// q with its row of J as (column, position in J's values), and b_q of the solve. Their
+    /// columns are empty (nothing depends on them), so M's row q gives them exactly:
+    /// x_q = b_q + γ·Σ_j J_qj·x_j.
+    quad_rows: Vec<(usize, Vec<(usize, usize)>)>,
+    quad_b: Vec<f64>,
+}
 
-    /// The 5-point Laplacian of a side × side grid, shifted: A = I + c·L (an M = I − γJ of a
-    /// diffusion network), as a CSC pattern and values.
-    fn shifted_laplacian(side: usize, c: f64) -> (Pattern, Vec<f64>) {
-        let n = side * side;
-        let mut entries = Vec::new();
-        for j in 0..n {
-            let (r, q) = (j / side, j % side);
-            let mut nb = vec![j];
-            if r > 0 {
-                nb.push(j - side);
-            }
-            if r + 1 < side {
-                nb.push(j + side);
-            }
-            if q > 0 {
-                nb.push(j - 1);
-            }
-            if q + 1 < side {
-                nb.push(j + 1);
-            }
-            for i in nb {
-                entries.push((j, i));
-            }
-        }
-        let p = Pattern::from_entries(n, entries);
-        let mut vals = vec![0.0; p.nonzeros()];
-        for j in 0..n {
-            for k in p.col_start[j]..p.col_start[j + 1] {
-                let i = p.rows[k];
-                // Slightly non-symmetric (upwinding), as the gas networks' J.
-                vals[k] = if i == j {
-                    1.0 + 4.0 * c
-                } else if i < j {
-                    -c * 1.1
-                } else {
-                    -c * 0.9
-                };
-            }
-        }
-        (p, vals)
-    }
-
-    fn matvec(p: &Pattern, vals: &[f64], u: &[f64], out: &mut [f64]) {
-        out.fill(0.0);
-        p.mul_add(vals, 1.0, u, out);
-    }
-
-    /// GMRES preconditioned by ILU(0) of the matrix, to `tol`: the solution, the iterations
-    /// and the solver (to solve again).
-    fn ilu_gmres(
-        p: &Pattern,
-        vals: &[f64],
-        b: &[f64],
-        ewt: &[f64],
-        tol: f64,
-    ) -> (Vec<f64>, u64, Gmres) {
-        let mut ilu = Ilu0::new(p);
-        assert!(ilu.factor(vals));
-        let mut gm = Gmres::new(p.n, GmresLimits::default());
-        let mut x = b.to_vec();
-        let iters = gm
-            .solve(
-                &mut x,
-                ewt,
-                tol,
-                |u, o| matvec(p, vals, u, o),
-                |u| ilu.solve(u),
-            )
-            .expect("converges");
-        (x, iters, gm)
-    }
-
-    #[test]
-    fn ilu0_of_a_tridiagonal_matrix_is_its_exact_lu() {
-        // No fill in a tridiagonal LU, so ILU(0) is exact: P⁻¹A x = x.
-        let n: usize = 30;
-        let mut entries = Vec::new();
-        for j in 0..n {
-            for i in j.saturating_sub(1)..(j + 2).min(n) {
-                entries.push((j, i));
-            }
-        }
-        let p = Pattern::from_entries(n, entries);
-        let vals: Vec<f64> = (0..p.nonzeros()).map(|k| 1.0 + (k % 7) as f64).collect();
-        let mut ilu = Ilu0::new(&p);
-        assert!(ilu.factor(&vals));
-        let x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
-        let mut b = vec![0.0; n];
-        matvec(&p, &vals, &x, &mut b);
-        ilu.solve(&mut b);
-        let err = b
-            .iter()
-            .zip(&x)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
-        println!("tridiagonal ILU(0) solve: max |x − (LU)⁻¹Ax| = {err:.2e}");
-        assert!(err < 1e-12);
-    }
-
-    #[test]
-    fn gmres_solves_a_grid_to_its_weighted_tolerance() {
-        let side = 30;
-        let (p, vals) = shifted_laplacian(side, 50.0);
-        let n = p.n;
-        let x_true: Vec<f64> = (0..n).map(|i| 1.0 + (i as f64 * 0.11).cos()).collect();
-        let mut b = vec![0.0; n];
-        matvec(&p, &vals, &x_true, &mut b);
-        let ewt: Vec<f64> = (0..n)
-            .map(|i| 1.0 / (1e-6 * x_true[i].abs() + 1e-9))
+impl KrylovSolver {
+    /// The solver for M's pattern `m` (diagonal included): the system's linear invariants
+    /// (sets that are empty or name a state past m.n are ignored), and the quadratures out of
+    /// the error norms (`quad`: empty when they are in them).
+    pub(crate) fn new(
+        m: &Pattern,
+        limits: GmresLimits,
+        invariants: Vec<Vec<usize>>,
+        quad: &[std::ops::Range<usize>],
+    ) -> KrylovSolver {
+        let n = m.n;
+        let invariants: Vec<Vec<usize>> = invariants
+            .into_iter()
+            .filter(|set| !set.is_empty() && set.iter().all(|&i| i < n))
             .collect();
-        let tol = 1e-3;
-        let (x, iters, mut gm) = ilu_gmres(&p, &vals, &b, &ewt, tol);
-        // The true weighted residual, recomputed.
-        let mut r = vec![0.0; n];
-        matvec(&p, &vals, &x, &mut r);
-        let res = (r
-            .iter()
-            .zip(&b)
-            .zip(&ewt)
-            .map(|((a, b), w)| ((b - a) * w).powi(2))
-            .sum::<f64>()
-            / n as f64)
-            .sqrt();
-        println!("grid {side}²: {iters} iterations, residual {res:.3e} WRMS (tolerance {tol})");
-        assert!(res <= tol * (1.0 + 1e-6), "{res}");
-        // Without the preconditioner it needs more iterations than with it.
-        let mut x2 = b.clone();
-        let plain = gm.solve(&mut x2, &ewt, tol, |u, o| matvec(&p, &vals, u, o), |_| {});
-        println!("without ILU(0): {plain:?}");
-        assert!(plain.map_or(true, |k| k > iters));
-    }
-
-    /// A component of weight 0 (the BDF's quadratures: a row that reads other states, a
-    /// column nothing reads) stays out of the weighted space: GMRES meets the tolerance on the
-    /// others, whose rows do not read it, and its row then gives it from theirs.
-    #[test]
-    fn a_zero_weight_component_is_left_to_the_caller() {
-        let side = 12;
-        let (lap, lap_vals) = shifted_laplacian(side, 20.0);
-        let n0 = lap.n;
-        let q = n0;
-        // The Laplacian's entries, and row q: 1 on the diagonal, −0.3 in columns 0..5.
-        let mut entries = Vec::new();
-        let mut values = std::collections::HashMap::new();
-        for j in 0..n0 {
-            for k in lap.col_start[j]..lap.col_start[j + 1] {
-                entries.push((j, lap.rows[k]));
-                values.insert((lap.rows[k], j), lap_vals[k]);
+        let mut quad_rows: Vec<(usize, Vec<(usize, usize)>)> = (0..n)
+            .filter(|&q| quad.iter().any(|r| r.contains(&q)))
+            .map(|q| (q, Vec::new()))
+            .collect();
+        if !quad_rows.is_empty() {
+            for j in 0..n {
+                let start = m.col_start[j];
+                for (k, &i) in m.column(j).iter().enumerate() {
+                    if i != j
+                        && let Some(row) = quad_rows.iter_mut().find(|(q, _)| *q == i)
+                    {
+                        row.1.push((j, start + k));
+                    }
+                }
             }
         }
-        entries.push((q, q));
-        values.insert((q, q), 1.0);
-        for j in 0..5 {
-            entries.push((j, q));
-            values.insert((q, j), -0.3);
+        KrylovSolver {
+            ilu: Ilu0::new(m),
+            gmres: Gmres::new(n, limits),
+            stats: KrylovStats::default(),
+            inv_b: vec![0.0; invariants.len()],
+            inv_w: vec![0.0; invariants.iter().map(Vec::len).max().unwrap_or(0)],
+            invariants,
+            quad_b: vec![0.0; quad_rows.len()],
+            quad_rows,
         }
-        let p = Pattern::from_entries(n0 + 1, entries);
-        let n = p.n;
-        let mut vals = vec![0.0; p.nonzeros()];
-        for j in 0..n {
-            for k in p.col_start[j]..p.col_start[j + 1] {
-                vals[k] = values[&(p.rows[k], j)];
-            }
-        }
-        let x_true: Vec<f64> = (0..n).map(|i| 1.0 + (i as f64 * 0.37).sin()).collect();
-        let mut b = vec![0.0; n];
-        matvec(&p, &vals, &x_true, &mut b);
-        let mut ewt: Vec<f64> = (0..n).map(|i| 1.0 / (1e-6 * x_true[i].abs())).collect();
-        ewt[q] = 0.0;
-        let tol = 1e-3;
-        let (x, iters, _) = ilu_gmres(&p, &vals, &b, &ewt, tol);
-        let mut r = vec![0.0; n];
-        matvec(&p, &vals, &x, &mut r);
-        let res = (r[..n0]
-            .iter()
-            .zip(&b)
-            .zip(&ewt)
-            .map(|((a, b), w)| ((b - a) * w).powi(2))
-            .sum::<f64>()
-            / n0 as f64)
-            .sqrt();
-        let x_q = b[q] + 0.3 * x[..5].iter().sum::<f64>();
-        let err_q = (x_q - x_true[q]).abs() / x_true[q].abs();
-        println!(
-            "{iters} iterations; x_q left at {} (unspecified); residual of the other rows {res:.3e} WRMS \
-             (tolerance {tol}); x_q from its row {x_q} against {} ({err_q:.1e} relative)",
-            x[q], x_true[q]
-        );
-        assert!(res <= tol * (1.0 + 1e-6), "{res}");
-        // Each of x_0..x_4 is within about tol·1e-6 relative: so is x_q.
-        assert!(err_q <= 1e-8, "{err_q}");
     }
 
-    #[test]
-    fn gmres_reports_a_cap_it_cannot_meet() {
-        let (p, vals) = shifted_laplacian(20, 200.0);
-        let n = p.n;
-        let b: Vec<f64> = (0..n).map(|i| (i as f64).sin()).collect();
-        let ewt = vec![1.0; n];
-        let mut gm = Gmres::new(
-            n,
-            GmresLimits {
-                restart: 2,
-                max_restarts: 0,
-            },
+    /// The preconditioner: ILU(0) of M = I − γJ over M's pattern (`jac`: J's values over it).
+    /// False when a pivot is zero or not finite.
+    pub(crate) fn factor(&mut self, jac: &[f64], gamma: f64) -> bool {
+        self.stats.preconditioner_setups += 1;
+        self.ilu.factor_shifted(jac, gamma)
+    }
+
+    /// Solve M x = b in place by GMRES, M·u with the current γ (CVODE's cvLsATimes), the
+    /// preconditioner from γ_M, to CVODE's linear tolerance eplifac·tq₄ in the weighted RMS norm
+    /// (`ewt`, over `n_err` states); then the quadratures from their rows and the correction
+    /// onto the invariants. False when GMRES does not converge. Out of line, so that the direct
+    /// solves inlined into the Newton iteration do not carry its registers.
+    #[inline(never)]
+    pub(crate) fn solve(
+        &mut self,
+        b: &mut [f64],
+        ewt: &[f64],
+        n_err: f64,
+        tq4: f64,
+        gamma: f64,
+        jac: &[f64],
+    ) -> bool {
+        // The tolerance from b's weighted RMS norm (`wrms`'s sum, which GMRES's first pass
+        // computes).
+        let n_err = n_err.max(1.0);
+        let eplifac_tol = EPLIFAC * tq4;
+        let tol = |ss: f64| eplifac_tol.max(KRYLOV_MIN_REDUCTION * (ss / n_err).sqrt());
+        let KrylovSolver {
+            ilu,
+            gmres,
+            stats,
+            invariants,
+            inv_b,
+            inv_w,
+            quad_rows,
+            quad_b,
+        } = self;
+        for (s, set) in inv_b.iter_mut().zip(invariants.iter()) {
+            *s = set.iter().map(|&i| b[i]).sum();
+        }
+        for (s, (q, _)) in quad_b.iter_mut().zip(quad_rows.iter()) {
+            *s = b[*q];
+        }
+        let ilu = &*ilu;
+        let r = gmres.solve_with(
+            b,
+            ewt,
+            tol,
+            |u, out| ilu.mul_shifted(jac, gamma, u, out),
+            |u| ilu.solve(u),
         );
-        let mut x = b.clone();
-        let r = gm.solve(&mut x, &ewt, 1e-12, |u, o| matvec(&p, &vals, u, o), |_| {});
-        println!("restart 2, no restarts, tolerance 1e-12: {r:?}");
+        stats.solves += 1;
         match r {
-            Err(GmresFailure::NotConverged { residual, initial }) => {
-                assert!(residual > 1e-12 && residual <= initial)
+            Ok(it) => {
+                // The quadratures from their rows of M (GMRES left them at 0), then the sums.
+                for (&s, (q, row)) in quad_b.iter().zip(quad_rows.iter()) {
+                    let jx: f64 = row.iter().map(|&(j, pos)| jac[pos] * b[j]).sum();
+                    b[*q] = s + gamma * jx;
+                }
+                correct_onto_invariants(b, ewt, invariants, inv_b, inv_w);
+                stats.iterations += it;
+                stats.max_iterations = stats.max_iterations.max(it);
+                true
             }
-            other => panic!("expected NotConverged, got {other:?}"),
+            Err(GmresFailure::NotConverged { .. } | GmresFailure::NonFinite) => {
+                stats.failures += 1;
+                false
+            }
         }
     }
 }
+
+/// Correct a Newton solution x of M x = b onto the system's linear invariants: for each set S
+/// (Σ_{i∈S} f_i ≡ 0), make Σ_S x = Σ_S b (`b_sums`), the least change in the Newton test's
+/// weighted norm: x_i += w_i·d/Σ_S w, w_i = 1/ewt_i² (the squared tolerance of state i), d the
+/// shortfall. A direct solve does this by itself: Σ_S rows of M = I − γJ are Σ_S rows of I, so
+/// Σ_S x = Σ_S b. GMRES stops at its tolerance, and its residual's share in Σ_S would stay in
+/// the conserved sum (the BDF's Σ_S y_n moves by −Σ_S(b − Mx) each Newton iteration: a drift of
+/// ~1e-11 relative in 200 steps of a 10k-state grid, against round-off with the sparse LU).
+/// With the correction each Newton iterate keeps Σ_S G = 0 for the BDF residual G, whatever
+/// the linear residual, so the sum is conserved to round-off as with a direct solve.
+///
+/// `w` is scratch of at least the longest set's length: each weight is computed once, in the
+/// pass that sums them, and read back in the pass that corrects.
+pub(crate) fn correct_onto_invariants(
+    x: &mut [f64],
+    ewt: &[f64],
+    sets: &[Vec<usize>],
+    b_sums: &[f64],
+    w: &mut [f64],
+) {
+    for (set, &b) in sets.iter().zip(b_sums) {
+        let w = &mut w[..set.len()];
+        let (mut xs, mut ws) = (0.0, 0.0);
+        for (&i, wi) in set.iter().zip(w.iter_mut()) {
+            let e = ewt[i];
+            *wi = if e > 0.0 { 1.0 / (e * e) } else { 0.0 };
+            xs += x[i];
+            ws += *wi;
+        }
+        if !(ws > 0.0 && ws.is_finite()) {
+            continue;
+        }
+        let k = (b - xs) / ws;
+        for (&i, &wi) in set.iter().zip(w.iter()) {
+            x[i] += wi * k;
+        }
+    }
+}
+
+/// CVODE's `eplifac`: the linear residual of a Newton iteration is held to this fraction of the
+/// Newton convergence tolerance, ‖b − Mx‖_WRMS ≤ 0.05·tq₄ (Hindmarsh et al., ACM TOMS 31 (2005),
+/// §2.1; cvLsSolve).
+const EPLIFAC: f64 = 0.05;
+/// The Krylov tolerance is never asked below this fraction of the right-hand side's norm: the
+/// fixed-order variants converge Newton to 1e-13 relative, where eplifac·tq₄ would lie under
+/// the round-off of the residual itself.
+const KRYLOV_MIN_REDUCTION: f64 = 1e-10;
+
+#[cfg(test)]
+#[path = "krylov_tests.rs"]
+mod tests;
