@@ -380,7 +380,7 @@ pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Res
     );
     w.write_event(Event::Start(root)).map_err(xml_err)?;
 
-    // Capabilities: true only where the library provides them (DESIGN.md "FMU").
+    // Capabilities: true only where the library provides them (docs/fmu.md, "Capabilities").
     let flag = |b: bool| if b { "true" } else { "false" }.to_string();
     w.write_event(Event::Empty(element(
         "CoSimulation",
