@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing of the model-file parser and of FMU state deserialization (fuzz/,
-# libFuzzer through libfuzzer-sys), on the stable toolchain and without cargo-fuzz.
+# Coverage-guided fuzzing of the model-file parser, of FMU state deserialization and of
+# co-simulation call sequences (fmi2SetReal, fmi2DoStep, the life cycle, states: fmi_calls)
+# (fuzz/, libFuzzer through libfuzzer-sys), on the stable toolchain and without cargo-fuzz.
 #
-#   bash scripts/fuzz.sh [SECONDS]     build both targets, run each for SECONDS (default 60)
+#   bash scripts/fuzz.sh [SECONDS]     build the targets, run each for SECONDS (default 60)
 #                                      over a copy of its seed corpus fuzz/corpus/<target>/;
 #                                      exit non-zero on any crash, printing the input's path
 #   bash scripts/fuzz.sh --gen-corpus  rewrite the seed state blobs of fuzz/corpus/state_blob/
@@ -20,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 export CARGO_TERM_COLOR=never
-TARGETS=(model_parser state_blob)
+TARGETS=(model_parser state_blob fmi_calls)
 HOST=$(rustc -vV | sed -n 's/^host: //p')
 export CARGO_TARGET_DIR="$ROOT/fuzz/target"
 

@@ -4,7 +4,12 @@
 //! 1 never exited before `max_time` · 2 negative mass · 3 negative temperature ·
 //! 4 mass drift · 5 energy drift · 6/7 gradients of mass/energy (runs with sensitivities only:
 //! see [`crate::sensitivity`]) ·
-//! 8 pressure above the gas's critical pressure · 9 piston volumes desynchronized.
+//! 8 pressure above the gas's critical pressure · 9 piston volumes desynchronized ·
+//! 10 a state no physics allows (a chamber's volume ≤ 0, a non-finite value) · 11 an explicit
+//! method past its stability limit (see [`crate::integrators::stability`]).
+//!
+//! Codes 2, 3 and 10 refuse a step ([`Checks::hard_failure`]): the state stays at the last good
+//! time. 4–9 and 11 are warnings.
 
 use serde::{Deserialize, Serialize};
 
@@ -35,13 +40,17 @@ pub const MASS_GRADIENT_DRIFT: u8 = 6;
 pub const ENERGY_GRADIENT_DRIFT: u8 = 7;
 pub const ABOVE_CRITICAL_PRESSURE: u8 = 8;
 pub const PISTON_DESYNC: u8 = 9;
+pub const IMPOSSIBLE_STATE: u8 = 10;
+pub const BEYOND_STABILITY: u8 = 11;
+/// Number of codes (0..CODES): the length of the tables of first firings.
+pub const CODES: usize = 12;
 
 /// What each code means, for messages and the FMU log.
 pub fn describe(code: u8) -> &'static str {
     match code {
         0 => "fine",
         NEVER_EXITED => "no projectile exited before max_time",
-        NEGATIVE_MASS => "a chamber's mass became negative",
+        NEGATIVE_MASS => "a chamber's mass became zero or negative",
         NEGATIVE_TEMPERATURE => "a chamber's temperature became negative",
         MASS_DRIFT => "total mass drifted beyond the threshold",
         ENERGY_DRIFT => "total energy drifted beyond the threshold",
@@ -51,6 +60,14 @@ pub fn describe(code: u8) -> &'static str {
             "a pressure exceeds the gas's critical pressure (ideal gas inaccurate)"
         }
         PISTON_DESYNC => "piston coordinates and chamber volumes desynchronized",
+        IMPOSSIBLE_STATE => {
+            "a state no physics allows: a chamber's volume reached 0 or below (a piston driven \
+             through the bottom of its bore) or a state value is not finite"
+        }
+        BEYOND_STABILITY => {
+            "the explicit method's step is past its stability limit for the current Jacobian \
+             (choose a smaller step or an implicit method)"
+        }
         _ => "unknown check",
     }
 }
@@ -70,11 +87,33 @@ pub struct GradientReference {
 /// call and a second pass were a third of the checks.
 #[inline(always)]
 fn totals(net: &Network, y: &[f64]) -> (f64, f64) {
+    let (m, e, _) = totals_and_flags(net, y);
+    (m, e)
+}
+
+/// A chamber's mass not > 0 (NaN included).
+const BAD_MASS: u8 = 1;
+/// A chamber's internal energy not ≥ 0 (temperature below 0, or NaN).
+const BAD_ENERGY: u8 = 2;
+/// A chamber's volume not > 0 (NaN included).
+const BAD_VOLUME: u8 = 4;
+
+/// [`totals`] and, from the same pass over the chambers, which of a chamber's states no
+/// physics allows (`BAD_*` bits). The comparisons are written so that NaN fails them.
+#[inline(always)]
+fn totals_and_flags(net: &Network, y: &[f64]) -> (f64, f64, u8) {
     let (mut gas, mut u) = (-0.0, -0.0);
+    // The bits of the bounds every chamber meets; a NaN meets none.
+    let mut fine = BAD_MASS | BAD_ENERGY | BAD_VOLUME;
     for c in y[..net.chambers().len() * chamber::STATES].chunks_exact(chamber::STATES) {
-        gas += c[chamber::MASS];
-        u += c[chamber::ENERGY];
+        let (m, e, v) = (c[chamber::MASS], c[chamber::ENERGY], c[chamber::VOLUME]);
+        gas += m;
+        u += e;
+        fine &= (u8::from(m > 0.0) * BAD_MASS)
+            | (u8::from(e >= 0.0) * BAD_ENERGY)
+            | (u8::from(v > 0.0) * BAD_VOLUME);
     }
+    let flags = (BAD_MASS | BAD_ENERGY | BAD_VOLUME) & !fine;
     let acc = net.layout.accumulator_offset;
     let mech: f64 = net
         .pistons()
@@ -86,7 +125,7 @@ fn totals(net: &Network, y: &[f64]) -> (f64, f64) {
             p.mass.value * 0.5 * v * v + p.spring_energy_j(x)
         })
         .sum();
-    (gas + y[acc], u + mech + y[acc + 1])
+    (gas + y[acc], u + mech + y[acc + 1], flags)
 }
 
 /// Reference values and thresholds, fixed at initialization.
@@ -158,33 +197,72 @@ impl Checks {
         (rm, re)
     }
 
-    /// Codes 2 and 3: a candidate state that must not be accepted.
-    /// One pass over the chambers (a negative mass anywhere still takes precedence).
+    /// Codes 2, 3 and 10: a candidate state that must not be accepted, else its totals
+    /// (m_total, E_total) for [`Self::warnings_with`] once it is. One pass over the chambers:
+    /// a mass ≤ 0 is code 2, an internal energy < 0 (a temperature below 0) code 3, a volume
+    /// ≤ 0 or a non-finite total (every chamber's m and U, every piston's position and
+    /// velocity through its energies, the accumulators) code 10, which takes precedence: a
+    /// NaN is no negative mass.
     #[inline]
-    pub fn hard_failure(net: &Network, y: &[f64]) -> Option<u8> {
-        let (mut mass, mut energy) = (false, false);
-        for c in y[..net.chambers().len() * chamber::STATES].chunks_exact(chamber::STATES) {
-            mass |= c[chamber::MASS] < 0.0;
-            energy |= c[chamber::ENERGY] < 0.0;
-        }
-        if mass {
-            Some(NEGATIVE_MASS)
-        } else if energy {
-            Some(NEGATIVE_TEMPERATURE)
+    pub fn hard_failure(net: &Network, y: &[f64]) -> Result<(f64, f64), u8> {
+        let (m, e, flags) = totals_and_flags(net, y);
+        if flags & BAD_VOLUME != 0 || !(m.is_finite() && e.is_finite()) {
+            Err(IMPOSSIBLE_STATE)
+        } else if flags & BAD_MASS != 0 {
+            Err(NEGATIVE_MASS)
+        } else if flags & BAD_ENERGY != 0 {
+            Err(NEGATIVE_TEMPERATURE)
         } else {
-            None
+            Ok((m, e))
+        }
+    }
+
+    /// Where `y` fails [`Self::hard_failure`]: the first chamber whose mass, energy or volume
+    /// is out of bounds, with the three values, or the first non-finite state (for messages;
+    /// not on the step path).
+    pub fn describe_failure(net: &Network, y: &[f64]) -> String {
+        for (i, c) in net.chambers().iter().enumerate() {
+            let o = i * chamber::STATES;
+            let (m, e, v) = (
+                y[o + chamber::MASS],
+                y[o + chamber::ENERGY],
+                y[o + chamber::VOLUME],
+            );
+            if !(m > 0.0 && e >= 0.0 && v > 0.0) {
+                return format!(
+                    "chamber `{}`: m = {m:e} kg, U = {e:e} J, V = {v:e} m^3",
+                    c.name
+                );
+            }
+        }
+        match y[..net.layout.n_states].iter().position(|x| !x.is_finite()) {
+            Some(k) => format!("state {k} is {}", y[k]),
+            None => "the energy of a piston is not finite".to_string(),
         }
     }
 
     /// Codes 4–9 on an accepted state (6 and 7 only with sensitivity parameters, whose
     /// sensitivities follow the states in `y`): the smallest code that fires, or 0.
     pub fn warnings(&mut self, net: &Network, y: &[f64], params: &[SensitivityParameter]) -> u8 {
+        let totals = totals(net, y);
+        self.warnings_with(net, y, params, totals)
+    }
+
+    /// [`Self::warnings`] with the totals of `y` already known (from [`Self::hard_failure`] on
+    /// the same state).
+    #[inline]
+    pub fn warnings_with(
+        &mut self,
+        net: &Network,
+        y: &[f64],
+        params: &[SensitivityParameter],
+        (m, e): (f64, f64),
+    ) -> u8 {
         let gradient_code = if params.is_empty() {
             0
         } else {
             self.gradient_code(net, y, params)
         };
-        let (m, e) = totals(net, y);
         if self.mass0_kg > 0.0
             && ((m - self.mass0_kg) / self.mass0_kg).abs() > self.thresholds.mass_drift
         {

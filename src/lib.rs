@@ -19,6 +19,7 @@ pub mod integrators;
 pub mod model;
 pub mod network;
 pub mod ode;
+pub mod output_grid;
 pub mod param;
 pub mod sensitivity;
 pub mod simulation;

@@ -29,6 +29,7 @@ use crate::checks::{ENERGY_GRADIENT_DRIFT, MASS_GRADIENT_DRIFT};
 use crate::model::ModelFile;
 use crate::model::build::{build_network, build_simulation_of};
 use crate::network::Network;
+use crate::output_grid::OutputGrid;
 use crate::simulation::{Advance, Simulation};
 
 /// One event a sensitivity run went through.
@@ -61,7 +62,8 @@ pub struct SensitivityRun {
     /// The parameters as named in the model file, and their values.
     pub names: Vec<String>,
     pub values: Vec<f64>,
-    /// States and sensitivities at the start, the output times (t_start + k·output_interval),
+    /// States and sensitivities at the start, the output times (`OutputGrid`: t_start +
+    /// k·output_interval below t_end, then t_end),
     /// just after each event, and at the end.
     pub samples: Vec<Sample>,
     /// The piston exits passed, in order (the events `Simulation` reports).
@@ -122,17 +124,11 @@ pub fn run_network(
         .collect();
     let mut samples = vec![sample(&sim)];
     let mut events = Vec::new();
-    let (t0, t_end) = (s.t_start, s.t_end);
-    let interval = s.output_interval.unwrap_or((t_end - t0) / 100.0);
-    let n_out = ((t_end - t0) / interval).round() as usize;
+    // The CLI's output times (`OutputGrid`), from their index (never accumulated).
+    let grid = OutputGrid::new(s.t_start, s.t_end, s.output_interval)?;
     let mut j = 1usize;
-    while j <= n_out {
-        // Output times from their index (never accumulated), as the CLI computes them.
-        let t_j = if j == n_out {
-            t_end
-        } else {
-            t0 + j as f64 * interval
-        };
+    while j <= grid.len() {
+        let t_j = grid.time(j);
         match sim.advance_to(t_j).map_err(|e| e.to_string())? {
             Advance::Reached => {
                 samples.push(sample(&sim));

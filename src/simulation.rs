@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::checks::{self, Checks, Thresholds};
 use crate::components::{chamber, piston};
+use crate::integrators::stability::{SpectralRadius, explicit_bound};
 use crate::integrators::{Integrator, Method, SolverError, StepControl};
 use crate::network::{Network, SensitivityParameter};
 use crate::ode::{BlockLayout, OdeSystem};
@@ -229,11 +230,11 @@ pub struct Internal {
 }
 
 /// Which check codes fired since [`FiredWindow::open`], and when each first did: a bit mask
-/// and ten times, so that opening a window per fmi2DoStep costs one store.
+/// and a time per code, so that opening a window per fmi2DoStep costs one store.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FiredWindow {
     mask: u16,
-    first_s: [f64; 10],
+    first_s: [f64; checks::CODES],
 }
 
 impl FiredWindow {
@@ -257,7 +258,36 @@ impl FiredWindow {
     pub fn first_fired_s(&self, code: u8) -> Option<f64> {
         (self.mask & (1u16 << code) != 0).then(|| self.first_s[code as usize])
     }
+
+    /// The codes that fired inside the window, one bit per code.
+    #[inline]
+    pub fn mask(&self) -> u16 {
+        self.mask
+    }
 }
+
+/// Run-time check 11 (see [`crate::integrators::stability`]): when the next estimate of ρ(J)
+/// is due for an explicit fixed-step method, and the counts of DP5's stiffness detection for
+/// a forced `dopri5`. Observation only (not part of a stored state: a restored run estimates
+/// afresh at its first step).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StabilityWatch {
+    /// Estimate when `stats.steps` reaches this (0: at the next step; `u64::MAX`: never).
+    next_step: u64,
+    radius: SpectralRadius,
+    /// The method's bound on h·ρ, once known (`None`: not an explicit fixed-step method).
+    bound: Option<f64>,
+    /// Hairer's counters of DP5 steps held by stability, and of non-stiff ones since.
+    dp5_stiff: u32,
+    dp5_nonstiff: u32,
+    /// The last estimate: ρ(J), s⁻¹, and the step it was tested with, s.
+    pub last_radius_per_s: f64,
+    pub last_step_s: f64,
+}
+
+/// Steps between two estimates of ρ(J) at most, and after one that fired.
+const STABILITY_MAX_INTERVAL: u64 = 1024;
+const STABILITY_FIRED_INTERVAL: u64 = 16;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Simulation {
@@ -272,7 +302,7 @@ pub struct Simulation {
     /// Code of the last step's checks (0 = fine).
     pub rc: u8,
     /// Time each code first fired (index = code).
-    pub first_fired_s: [Option<f64>; 10],
+    pub first_fired_s: [Option<f64>; checks::CODES],
     pub finished: Option<Finish>,
     pub stats: Stats,
     /// The adaptive methods' own point.
@@ -287,6 +317,9 @@ pub struct Simulation {
     /// warnings of its own step); observation only, not part of the stored state.
     #[serde(skip)]
     pub window: FiredWindow,
+    /// Run-time check 11's schedule and scratch (observation only).
+    #[serde(skip)]
+    pub stability: StabilityWatch,
     #[serde(skip)]
     y_new: Vec<f64>,
     #[serde(skip)]
@@ -300,6 +333,14 @@ pub struct Simulation {
 /// Relative slack when dividing a segment into steps, so that a segment of exactly k steps of
 /// size h (up to round-off) is taken in k steps, not k + 1.
 const STEP_SLACK: f64 = 1e-9;
+
+/// The smallest step the time axis resolves at time t, s: CVODE's lower bound on a step,
+/// 100·u·|t| with u the unit round-off (`cvHin`: hlb = 100·uround·max(|t0|, |tout|)). A
+/// smaller step from t rounds to a time off by more than 1 % of the step, or to t itself.
+#[inline]
+pub fn time_resolution_s(t: f64) -> f64 {
+    100.0 * f64::EPSILON * t.abs()
+}
 
 impl Simulation {
     /// How many values a BDF Jacobian of this simulation's system holds: over the network's
@@ -370,13 +411,14 @@ impl Simulation {
             y,
             y_compensation: vec![0.0; n],
             rc: 0,
-            first_fired_s: [None; 10],
+            first_fired_s: [None; checks::CODES],
             finished: None,
             stats: Stats::default(),
             internal,
             sensitivities,
             last_event: None,
             window: FiredWindow::default(),
+            stability: StabilityWatch::default(),
             y_new: vec![0.0; n],
             compensation_new: vec![0.0; n],
             increment: vec![0.0; n],
@@ -388,6 +430,93 @@ impl Simulation {
             .warnings(&sim.network, &sim.y, &sim.sensitivities.params);
         sim.set_rc(rc);
         sim
+    }
+
+    /// Refuse a simulation that cannot start (`t_end_s`: the end of the run it is built for):
+    /// an initial state no physics allows (checks 2, 3 and 10 on it), a fixed step or a span
+    /// below the time axis's resolution ([`time_resolution_s`] at the farther of the start and
+    /// the end).
+    pub fn check_start(&self, t_end_s: f64) -> Result<(), String> {
+        if let Err(code) = Checks::hard_failure(&self.network, &self.y) {
+            return Err(format!(
+                "the initial state is impossible (run-time check {code}: {}): {}",
+                checks::describe(code),
+                Checks::describe_failure(&self.network, &self.y)
+            ));
+        }
+        // A pressure or temperature that overflows (values near the ends of the f64 range).
+        for (i, c) in self.network.chambers().iter().enumerate() {
+            let [p, t, m, v, u] = self.chamber_state(i);
+            if !(p.is_finite() && t.is_finite()) {
+                return Err(format!(
+                    "the initial state is impossible (run-time check {}: {}): chamber `{}`: \
+                     p = {p:e} Pa, T = {t:e} K from m = {m:e} kg, U = {u:e} J, V = {v:e} m^3",
+                    checks::IMPOSSIBLE_STATE,
+                    checks::describe(checks::IMPOSSIBLE_STATE),
+                    c.name
+                ));
+            }
+        }
+        let t0 = self.t_s;
+        let resolution = time_resolution_s(t0.abs().max(t_end_s.abs()));
+        if let Some(h) = self.settings.step_s
+            && self.integrator.fixed_step()
+            && (h.is_nan() || h < resolution)
+        {
+            return Err(format!(
+                "[solver] step = {h:e} s is below the time axis's resolution {resolution:e} s \
+                 between t = {t0:e} s and {t_end_s:e} s (100·ε·|t|: t + step would not \
+                 advance by step)"
+            ));
+        }
+        if t_end_s > t0 && t_end_s - t0 < resolution {
+            return Err(format!(
+                "the span from t = {t0:e} s to {t_end_s:e} s is below the time axis's \
+                 resolution {resolution:e} s there"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether an advance to `target` with a fixed-step method can be done: its steps must be
+    /// resolved by the time axis and no more than `[solver] max_steps` (as the adaptive
+    /// methods' steps are bounded per advance). Checked before any step, so a refused advance
+    /// changes nothing. Adaptive methods: always `Ok`.
+    pub fn fixed_step_work(&self, target: f64) -> Result<(), String> {
+        if !self.integrator.fixed_step()
+            || self.finished.is_some()
+            || target.is_nan()
+            || target <= self.t_s
+        {
+            return Ok(());
+        }
+        // The run stops at `max_time` while a piston has not exited (check 1).
+        let end = match self.settings.max_time_s.filter(|_| self.pending_exits()) {
+            Some(mt) => target.min(mt.max(self.t_s)),
+            None => target,
+        };
+        if end <= self.t_s {
+            return Ok(());
+        }
+        let span = end - self.t_s;
+        let step = self.settings.step_s.unwrap_or(span);
+        let steps = ((span / step) * (1.0 - STEP_SLACK)).ceil().max(1.0);
+        if steps > self.settings.max_steps as f64 {
+            return Err(format!(
+                "{steps:e} fixed steps of {step:e} s from t = {:?} s to {target:?} s exceed \
+                 [solver] max_steps = {} per advance (one fmi2DoStep, one output interval); \
+                 advance in shorter intervals or raise [solver] max_steps",
+                self.t_s, self.settings.max_steps
+            ));
+        }
+        let resolution = time_resolution_s(target);
+        if steps > 1.0 && step < resolution {
+            return Err(format!(
+                "the fixed step {step:e} s is below the time axis's resolution {resolution:e} s \
+                 at t = {target:?} s"
+            ));
+        }
+        Ok(())
     }
 
     #[inline]
@@ -548,6 +677,13 @@ impl Simulation {
             self.update_counters();
             return r;
         }
+        if let Err(why) = self.fixed_step_work(t_target_s) {
+            return Err(StepFailure {
+                code: 0,
+                last_good_t_s: self.t_s,
+                message: format!("solver failure: {why}"),
+            });
+        }
         loop {
             if let Some(f) = self.finished {
                 self.update_counters();
@@ -592,7 +728,21 @@ impl Simulation {
         let step_s = self.settings.step_s.unwrap_or(span);
         let n = ((span / step_s) * (1.0 - STEP_SLACK)).ceil().max(1.0) as u64;
         let h_seg = span / n as f64;
+        if n > 1 && h_seg < time_resolution_s(stop) {
+            return Err(StepFailure {
+                code: 0,
+                last_good_t_s: self.t_s,
+                message: format!(
+                    "solver failure: the fixed step {h_seg:e} s is below the time axis's \
+                     resolution {:e} s at t = {stop:?} s",
+                    time_resolution_s(stop)
+                ),
+            });
+        }
         for i in 1..=n {
+            if self.stats.steps >= self.stability.next_step {
+                self.check_stability(h_seg);
+            }
             let t_next = if i == n { stop } else { t0 + i as f64 * h_seg };
             if let Some(ev) = self.step_to(t_next)? {
                 return Ok(Some(ev));
@@ -639,18 +789,10 @@ impl Simulation {
             self.apply_increment(inc);
         }
 
-        if let Some(code) = Checks::hard_failure(&self.network, &self.y_new) {
-            self.set_rc(code);
-            return Err(StepFailure {
-                code,
-                last_good_t_s: self.t_s,
-                message: format!(
-                    "run-time check {code}: {} in the step to t = {} s",
-                    checks::describe(code),
-                    t + event.map_or(h, |e| e.1)
-                ),
-            });
-        }
+        let totals = match Checks::hard_failure(&self.network, &self.y_new) {
+            Ok(totals) => totals,
+            Err(code) => return Err(self.refuse_step(code, t + event.map_or(h, |e| e.1))),
+        };
 
         let t_new = match event {
             Some((_, he)) => t + he,
@@ -661,9 +803,9 @@ impl Simulation {
         std::mem::swap(&mut self.y_compensation, &mut self.compensation_new);
         self.t_s = t_new;
         self.stats.steps += 1;
-        let rc = self
-            .checks
-            .warnings(&self.network, &self.y, &self.sensitivities.params);
+        let rc =
+            self.checks
+                .warnings_with(&self.network, &self.y, &self.sensitivities.params, totals);
         self.set_rc(rc);
 
         if let Some((k, _)) = event {
@@ -961,18 +1103,10 @@ impl Simulation {
             h = he;
             t_new = t + he;
         }
-        if let Some(code) = Checks::hard_failure(&self.network, &self.y_new) {
-            self.set_rc(code);
-            return Err(StepFailure {
-                code,
-                last_good_t_s: self.t_s,
-                message: format!(
-                    "run-time check {code}: {} in the step to t = {} s",
-                    checks::describe(code),
-                    t + h
-                ),
-            });
-        }
+        let totals = match Checks::hard_failure(&self.network, &self.y_new) {
+            Ok(totals) => totals,
+            Err(code) => return Err(self.refuse_step(code, t + h)),
+        };
         integ!(self.commit(t_new, &self.y_new));
         let i = &mut self.internal;
         // prev ← current ← new, by swaps (no copies of the vectors' storage).
@@ -987,12 +1121,109 @@ impl Simulation {
         self.stats.steps += 1;
         // The checks run once per step, here; every reported time inside this step carries
         // their code (`rc`) instead of running them again on an interpolated state.
-        let rc = self
-            .checks
-            .warnings(&self.network, &self.internal.y, &self.sensitivities.params);
+        let rc = self.checks.warnings_with(
+            &self.network,
+            &self.internal.y,
+            &self.sensitivities.params,
+            totals,
+        );
         self.rc = rc;
         self.note_fired(rc, t_new);
+        if let Method::Dopri5(d) = &self.integrator {
+            let h_lambda = d.last_stiffness();
+            self.watch_dp5(h_lambda, t_new);
+        }
         Ok(())
+    }
+
+    /// A candidate state (in `y_new`) that check `code` (2, 3 or 10) refuses at time `t_to`:
+    /// the failure, with the state kept at the last good time.
+    #[cold]
+    #[inline(never)]
+    fn refuse_step(&mut self, code: u8, t_to: f64) -> StepFailure {
+        self.set_rc(code);
+        StepFailure {
+            code,
+            last_good_t_s: self.t_s,
+            message: format!(
+                "run-time check {code}: {} in the step to t = {t_to} s ({})",
+                checks::describe(code),
+                Checks::describe_failure(&self.network, &self.y_new)
+            ),
+        }
+    }
+
+    /// Run-time check 11 for a forced `dopri5`: Hairer's stiffness detection as `auto` runs it
+    /// (HNW II, §IV.2; `dopri5.f`'s 15 stability-limited steps with fewer than 6 non-stiff
+    /// ones in between), a warning instead of a switch to the BDF.
+    #[inline]
+    fn watch_dp5(&mut self, h_lambda: f64, t_s: f64) {
+        use crate::integrators::auto::{NONSTIFF_STEPS, STIFF_H_LAMBDA, STIFF_STEPS};
+        let w = &mut self.stability;
+        if h_lambda > STIFF_H_LAMBDA {
+            w.dp5_nonstiff = 0;
+            w.dp5_stiff += 1;
+            if w.dp5_stiff >= STIFF_STEPS {
+                w.dp5_stiff = 0;
+                self.note_fired(checks::BEYOND_STABILITY, t_s);
+            }
+        } else {
+            w.dp5_nonstiff = w.dp5_nonstiff.saturating_add(1);
+            if w.dp5_nonstiff >= NONSTIFF_STEPS {
+                w.dp5_stiff = 0;
+            }
+        }
+    }
+
+    /// Run-time check 11 for an explicit fixed-step method about to step with `h`: h·ρ(J) at
+    /// the current state against the method's stability bound. Runs when `stability.next_step`
+    /// is due; the next estimate follows after as many steps as the margin bound/(h·ρ) (1 to
+    /// 1,024), so a Jacobian that grows towards the bound is watched more closely.
+    #[cold]
+    #[inline(never)]
+    fn check_stability(&mut self, h: f64) {
+        let bound = match self.stability.bound {
+            Some(b) => b,
+            None => match explicit_bound(self.integrator.name()) {
+                Some(b) => {
+                    self.stability.bound = Some(b);
+                    b
+                }
+                None => {
+                    self.stability.next_step = u64::MAX;
+                    return;
+                }
+            },
+        };
+        let n = self.network.layout.n_states;
+        let count = self.network.rhs_evaluations;
+        let rho = self.stability.radius.estimate(
+            &mut self.network,
+            self.t_s,
+            &self.y[..n],
+            h,
+            self.settings.control.atol,
+        );
+        self.network.rhs_evaluations = count;
+        let steps = self.stats.steps;
+        let interval = match rho {
+            None => STABILITY_MAX_INTERVAL,
+            Some(r) => {
+                self.stability.last_radius_per_s = r;
+                self.stability.last_step_s = h;
+                let margin = bound / (h * r);
+                if margin < 1.0 {
+                    self.note_fired(checks::BEYOND_STABILITY, self.t_s);
+                    // Fired: look again later, not at every step of a run that is off anyway.
+                    STABILITY_FIRED_INTERVAL
+                } else if margin.is_nan() {
+                    STABILITY_MAX_INTERVAL
+                } else {
+                    (margin.floor().min(STABILITY_MAX_INTERVAL as f64) as u64).max(1)
+                }
+            }
+        };
+        self.stability.next_step = steps.saturating_add(interval);
     }
 
     /// The reported point catches up with the internal one, whose checks ran on its step
@@ -1024,9 +1255,16 @@ impl Simulation {
             &i.y_prev,
             &i.compensation_prev,
             inc,
-            &mut self.y,
-            &mut self.y_compensation,
+            &mut self.y_new,
+            &mut self.compensation_new,
         );
+        // The dense output between two accepted states can still leave the physical domain
+        // (a mass near 0 undershooting): such a state is never reported.
+        if let Err(code) = Checks::hard_failure(&self.network, &self.y_new) {
+            return Err(self.refuse_step(code, target));
+        }
+        std::mem::swap(&mut self.y, &mut self.y_new);
+        std::mem::swap(&mut self.y_compensation, &mut self.compensation_new);
         self.t_s = target;
         // The step's code, not the checks again on the interpolated state; noted at the
         // reported time so that a window opened since (one fmi2DoStep) sees it.

@@ -6,6 +6,7 @@
 //! A master clock advances by `t += h` (as FMPy's does); every row is the fmi2DoStep status and
 //! every output's bit pattern after the step. "Bit-identical" compares those bits.
 
+use std::ffi::c_char;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::ptr;
@@ -721,6 +722,158 @@ pub fn valgrind(case: &Case, exe: &Path, n: usize) -> Outcome {
     let figures = format!(
         "{n} cycles under valgrind memcheck in {secs:.1} s: definitely lost {} B, indirectly \
          lost {} B, possibly lost {} B, {} errors ({} invalid reads, {} invalid writes), exit {}",
+        v.definitely_lost,
+        v.indirectly_lost,
+        v.possibly_lost,
+        v.errors,
+        v.invalid_reads,
+        v.invalid_writes,
+        out.status.code().unwrap_or(-1)
+    );
+    ensure!(
+        out.status.success()
+            && v.definitely_lost == 0
+            && v.indirectly_lost == 0
+            && v.errors == 0
+            && v.invalid_reads == 0
+            && v.invalid_writes == 0,
+        "{figures}\n{stderr}"
+    );
+    Ok(figures)
+}
+
+/// Arguments of the `__unload` subcommand (the process valgrind watches).
+pub fn unload_args(case: &Case, cycles: usize, states: usize) -> Vec<String> {
+    vec![
+        "__unload".into(),
+        case.library.display().to_string(),
+        case.resources.display().to_string(),
+        case.guid.clone(),
+        format!("{:x}", case.start.to_bits()),
+        format!("{:x}", case.h.to_bits()),
+        cycles.to_string(),
+        states.to_string(),
+    ]
+}
+
+/// The `__unload` subcommand: `cycles` times, a master that loads the library (dlopen),
+/// instantiates, initializes, steps once, takes `states` FMU states (and one more by
+/// deserialization) in its own memory and never frees them, frees the instance and unloads the
+/// library (dlclose). fmi2FreeInstance must give every state's memory back to the master
+/// (checked against the counting allocator after each cycle); valgrind checks that nothing the
+/// library allocated is left behind.
+pub fn run_unload_from_args(a: &[String]) -> Result<String, String> {
+    ensure!(a.len() == 7, "__unload takes 7 arguments, got {}", a.len());
+    let bits = |s: &str| {
+        u64::from_str_radix(s, 16)
+            .map(f64::from_bits)
+            .map_err(|e| format!("{s}: {e}"))
+    };
+    let library = PathBuf::from(&a[0]);
+    let location = file_uri(Path::new(&a[1]));
+    let (start, h) = (bits(&a[3])?, bits(&a[4])?);
+    let cycles: usize = a[5].parse().map_err(|e| format!("{}: {e}", a[5]))?;
+    let states: usize = a[6].parse().map_err(|e| format!("{}: {e}", a[6]))?;
+    let name = c"unload";
+    let guid = std::ffi::CString::new(a[2].as_str()).map_err(|e| e.to_string())?;
+    let location = std::ffi::CString::new(location).map_err(|e| e.to_string())?;
+    let base = live_allocations();
+    for cycle in 0..cycles {
+        // SAFETY: loading the FMU's library by path, as a master does; dropped (dlclose) at
+        // the end of the cycle, after its last call.
+        let lib = unsafe { Fmi2Binding::new(&library) }
+            .map_err(|e| format!("cannot load {}: {e}", library.display()))?;
+        let cb = Box::new(callbacks(cycle, true));
+        // SAFETY: FMI calls in the standard's order on the instance just made.
+        unsafe {
+            let c = lib.fmi2Instantiate(
+                name.as_ptr(),
+                fmi2Type_fmi2CoSimulation,
+                guid.as_ptr(),
+                location.as_ptr(),
+                &*cb,
+                0,
+                0,
+            );
+            ensure!(!c.is_null(), "cycle {cycle}: fmi2Instantiate returned NULL");
+            ensure!(
+                lib.fmi2SetupExperiment(c, 0, 0.0, start, 0, 0.0) == OK
+                    && lib.fmi2EnterInitializationMode(c) == OK
+                    && lib.fmi2ExitInitializationMode(c) == OK,
+                "cycle {cycle}: initialization failed"
+            );
+            let st = lib.fmi2DoStep(c, start, h, 1);
+            ensure!(
+                st == OK || st == WARNING,
+                "cycle {cycle}: fmi2DoStep: {}",
+                status_name(st)
+            );
+            let mut last: fmi2FMUstate = ptr::null_mut();
+            for _ in 0..states {
+                let mut s: fmi2FMUstate = ptr::null_mut();
+                ensure!(lib.fmi2GetFMUstate(c, &mut s) == OK, "fmi2GetFMUstate");
+                last = s;
+            }
+            if !last.is_null() {
+                let mut size = 0usize;
+                ensure!(
+                    lib.fmi2SerializedFMUstateSize(c, last, &mut size) == OK,
+                    "fmi2SerializedFMUstateSize"
+                );
+                let mut blob = vec![0u8; size];
+                ensure!(
+                    lib.fmi2SerializeFMUstate(c, last, blob.as_mut_ptr() as *mut c_char, size)
+                        == OK,
+                    "fmi2SerializeFMUstate"
+                );
+                let mut d: fmi2FMUstate = ptr::null_mut();
+                ensure!(
+                    lib.fmi2DeSerializeFMUstate(c, blob.as_ptr() as *const c_char, size, &mut d)
+                        == OK,
+                    "fmi2DeSerializeFMUstate"
+                );
+            }
+            let held = live_allocations() - base;
+            lib.fmi2FreeInstance(c);
+            let after = live_allocations() - base;
+            ensure!(
+                after == 0,
+                "cycle {cycle}: {held} states in the master's memory before fmi2FreeInstance, \
+                 {after} after it"
+            );
+        }
+        drop(cb);
+        drop(lib);
+    }
+    Ok(format!(
+        "{cycles} cycles of load/instantiate/{} unfreed states/free/unload",
+        states + 1
+    ))
+}
+
+/// Procedure 5 under valgrind memcheck: `exe __unload` (see [`run_unload_from_args`]) with
+/// `cycles` load/unload cycles; 0 bytes definitely or indirectly lost (the library's registries
+/// and the states its instances handed out are all gone once it is unloaded), no invalid read
+/// or write, no error.
+pub fn unload(case: &Case, exe: &Path, cycles: usize, states: usize) -> Outcome {
+    let clock = Instant::now();
+    let out = Command::new("valgrind")
+        .args([
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite,indirect",
+            "--error-exitcode=99",
+        ])
+        .arg(exe)
+        .args(unload_args(case, cycles, states))
+        .output()
+        .map_err(|e| format!("cannot run valgrind: {e}"))?;
+    let secs = clock.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let v = parse_valgrind(&stderr)?;
+    let figures = format!(
+        "{cycles} load/instantiate/{states} unfreed states/free/unload cycles under valgrind \
+         memcheck in {secs:.1} s: definitely lost {} B, indirectly lost {} B, possibly lost {} \
+         B, {} errors ({} invalid reads, {} invalid writes), exit {}",
         v.definitely_lost,
         v.indirectly_lost,
         v.possibly_lost,

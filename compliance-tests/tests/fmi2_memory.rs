@@ -114,4 +114,37 @@ fn fmu_states_use_the_master_allocator_are_overwritten_in_place_and_do_not_leak(
     // SAFETY: a deliberately stale component pointer, which the library must refuse.
     assert_eq!(unsafe { library().fmi2DoStep(c, 0.0, H, 1) }, ERROR);
     println!("states without allocateMemory work; a freed instance is refused");
+
+    // Issue 27, class 11: 100 states the master never frees (they lost ~239 kB once the
+    // instance was freed and the library unloaded). fmi2FreeInstance gives each back to the
+    // master's allocator; a later fmi2FreeFMUstate of one is a refused call, not a double free.
+    let third = Fmu::new(&model);
+    third.initialize(0.0);
+    let live = live_allocations();
+    let mut kept = Vec::new();
+    for _ in 0..100 {
+        let mut st: fmi2FMUstate = ptr::null_mut();
+        assert_eq!(third.get_state(&mut st), OK);
+        kept.push(st);
+    }
+    assert_eq!(live_allocations(), live + 100);
+    drop(third);
+    println!(
+        "100 unfreed states: live master allocations {} before fmi2FreeInstance, {} after",
+        live + 100,
+        live_allocations()
+    );
+    assert_eq!(live_allocations(), live);
+    let mut stale = kept[0];
+    assert_eq!(
+        fmu.free_state(&mut stale),
+        ERROR,
+        "a released state was freed again"
+    );
+    assert_eq!(
+        fmu.set_state(kept[1]),
+        ERROR,
+        "a released state was accepted"
+    );
+    assert_eq!(live_allocations(), live);
 }

@@ -20,6 +20,28 @@ pub fn state_models() -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The models the `fmi_calls` target drives: the shipped ones with several integrators (the
+/// blowdown has an input, `atm.pressure`), each with `[solver] max_steps = 2000` so that the
+/// work of one fmi2DoStep stays small (a fuzzer wants thousands of inputs a second).
+pub fn call_models() -> Vec<(&'static str, String)> {
+    let bounded = |src: &str, m: &str| {
+        src.replace("method = \"rk4\"", &format!("method = \"{m}\""))
+            .replacen("[solver]\n", "[solver]\nmax_steps = 2000\n", 1)
+    };
+    let blowdown = include_str!("../../models/blowdown.toml");
+    let two_tanks = include_str!("../../models/two_tanks.toml");
+    let projectile = include_str!("../../models/projectile.toml");
+    vec![
+        ("blowdown", bounded(blowdown, "rk4")),
+        ("blowdown_auto", bounded(blowdown, "auto")),
+        ("blowdown_euler", bounded(blowdown, "euler")),
+        ("projectile", bounded(projectile, "rk4")),
+        ("projectile_dopri5", bounded(projectile, "dopri5")),
+        ("two_tanks_bdf2", bounded(two_tanks, "bdf2")),
+        ("two_tanks_backward_euler", bounded(two_tanks, "backward-euler")),
+    ]
+}
+
 /// An instance of `src` in Initialization-done (Step) mode, as a master holds it.
 pub fn initialized(src: &str, label: &str) -> Instance {
     let mut inst = Instance::new(src, label).unwrap_or_else(|e| panic!("{label}: {e}"));

@@ -156,8 +156,8 @@ pub struct LogLine {
     pub text: String,
 }
 
-/// What a step did: fmi2OK, fmi2Warning (a check 4, 5, 6, 7, 8 or 9 fired) or fmi2Discard (check 2 or
-/// 3 refused a step, or the run ended), with the lines to log.
+/// What a step did: fmi2OK, fmi2Warning (a check 4, 5, 6, 7, 8, 9 or 11 fired) or fmi2Discard
+/// (check 2, 3 or 10 refused a step, or the run ended), with the lines to log.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepReport {
     pub status: StepStatus,
@@ -165,13 +165,14 @@ pub struct StepReport {
 }
 
 /// Codes that make a step return fmi2Warning (6 and 7 fire only with `[sensitivities]`).
-const WARNING_CODES: [u8; 6] = [
+const WARNING_CODES: [u8; 7] = [
     checks::MASS_DRIFT,
     checks::ENERGY_DRIFT,
     checks::MASS_GRADIENT_DRIFT,
     checks::ENERGY_GRADIENT_DRIFT,
     checks::ABOVE_CRITICAL_PRESSURE,
     checks::PISTON_DESYNC,
+    checks::BEYOND_STABILITY,
 ];
 
 /// Everything an FMU state holds: the dynamic part of the simulation only (time, state vectors,
@@ -196,7 +197,7 @@ pub struct Snapshot {
     y: Vec<f64>,
     y_compensation: Vec<f64>,
     rc: u8,
-    first_fired_s: [Option<f64>; 10],
+    first_fired_s: [Option<f64>; checks::CODES],
     finished: Option<Finish>,
     stats: Stats,
     internal: Internal,
@@ -315,8 +316,9 @@ fn put_dynamic(sim: &mut Simulation, s: &Snapshot) {
 pub const STATE_MAGIC: &[u8; 8] = b"PLNMSTAT";
 /// Version 2: the body carries the dynamic part of the simulation only (version 1 carried the
 /// whole network). Version 3: a BDF history's saved Jacobian is its values over the model's
-/// pattern of I − γJ (version 2: n² dense values).
-pub const STATE_FORMAT_VERSION: u32 = 3;
+/// pattern of I − γJ (version 2: n² dense values). Version 4: the first firings of run-time
+/// checks 0..=11 (version 3: 0..=9).
+pub const STATE_FORMAT_VERSION: u32 = 4;
 /// Longest GUID a header may carry (ours are 38 characters).
 const MAX_GUID_LEN: usize = 256;
 /// Largest body the decoder accepts (a guard against absurd length claims), bytes.
@@ -435,7 +437,9 @@ fn check_header<'a>(blob: &'a [u8], expected_guid: &str) -> Result<&'a [u8], Cal
     Ok(body)
 }
 
-/// One model instance (one fmi2Component).
+/// One model instance (one fmi2Component). Clone: a copy is an independent instance in the
+/// same phase (the fuzz targets start every input from a pristine one).
+#[derive(Clone)]
 pub struct Instance {
     /// The model file text exactly as read (its hash is the GUID).
     source: String,
@@ -464,6 +468,10 @@ pub struct Instance {
     /// Output values at the current time (valid when `outputs_valid`).
     outputs: Vec<f64>,
     outputs_valid: bool,
+    /// The warning codes the last fmi2DoStep returned fmi2Warning for (one bit per code): a
+    /// warning is logged when its episode starts, not again while each following step fires
+    /// it too.
+    warned: u16,
     /// Parameters set before the run whose values, each valid on its own, do not yet make a
     /// valid model together (see [`Instance::set_real`]).
     pending: Option<Pending>,
@@ -562,6 +570,7 @@ impl Instance {
             stop_time_s: None,
             outputs: vec![0.0; n_written],
             outputs_valid: false,
+            warned: 0,
             reference: (Vec::new(), model.spec.solver.t_start.to_bits(), sim.clone()),
             first_input,
             live_inputs: vec![None; n_inputs],
@@ -648,6 +657,7 @@ impl Instance {
             self.outputs_valid = false;
         }
         self.stop_time_s = stop_s;
+        self.warned = 0;
         Ok(())
     }
 
@@ -713,6 +723,18 @@ impl Instance {
         }
         if need_outputs && !self.outputs_valid {
             crate::variables::write_outputs(&mut self.sim, &mut self.outputs);
+            // No value that is not a number is ever reported (the run-time checks keep the
+            // states finite; a derived value can still overflow).
+            if let Some(k) = self.outputs.iter().position(|x| !x.is_finite()) {
+                return Err(CallError(format!(
+                    "output `{}` is {} at t = {:?} s: not reported (run-time check {}: {})",
+                    self.description.variables[k].name,
+                    self.outputs[k],
+                    self.sim.t_s,
+                    checks::IMPOSSIBLE_STATE,
+                    checks::describe(checks::IMPOSSIBLE_STATE)
+                )));
+            }
             self.outputs_valid = true;
         }
         for (o, &vr) in out.iter_mut().zip(vrs) {
@@ -1027,9 +1049,13 @@ impl Instance {
                 "currentCommunicationPoint must be finite, got {current_s}"
             )));
         }
-        if !h_s.is_finite() || h_s < 0.0 {
+        // FMI 2.0.4, §4.2.2 "Computation", fmi2DoStep: communicationStepSize "must be > 0.0";
+        // fmi2Error: "the communication step could not be carried out at all". A step of 0
+        // (or −0, NaN, negative) is refused, so a master that does not advance its clock gets
+        // an error instead of fmi2OK forever.
+        if !(h_s > 0.0 && h_s.is_finite()) {
             return Err(CallError(format!(
-                "communicationStepSize must be finite and ≥ 0, got {h_s}"
+                "communicationStepSize must be finite and > 0 (FMI 2.0.4 §4.2.2), got {h_s:?}"
             )));
         }
         let tol = 1e-12 * t.abs().max(1.0);
@@ -1045,6 +1071,16 @@ impl Instance {
                 "the step from {current_s:?} s over {h_s:?} s ends at a non-finite time"
             )));
         }
+        let resolution = crate::simulation::time_resolution_s(target);
+        if h_s < resolution {
+            return Err(CallError(format!(
+                "communicationStepSize = {h_s:e} s is below the time axis's resolution \
+                 {resolution:e} s at t = {target:?} s (100·ε·|t|): the time would not advance by it"
+            )));
+        }
+        // A fixed-step method's work is bounded per call as the adaptive methods' is: refused
+        // before any step, with nothing changed.
+        self.sim.fixed_step_work(target).map_err(CallError)?;
         if let Some(stop) = self.stop_time_s {
             if target > stop + 1e-12 * stop.abs().max(1.0) {
                 return Err(CallError(format!(
@@ -1057,28 +1093,35 @@ impl Instance {
             status: StepStatus::Ok,
             log: Vec::new(),
         };
-        if h_s == 0.0 {
-            return Ok(report);
-        }
         self.outputs_valid = false;
 
         // Which warning codes fire inside this step, and when first (the run's own record of
         // first firings is kept as it is).
         self.sim.window.open();
         let outcome = self.advance(target, &mut report);
+        let mut warned = 0u16;
         for c in WARNING_CODES {
             if let Some(tf) = self.sim.window.first_fired_s(c) {
                 report.status = report.status.max(StepStatus::Warning);
-                report.log.push(LogLine {
-                    status: StepStatus::Warning,
-                    category: "logStatusWarning",
-                    text: format!(
-                        "run-time check {c}: {} (at t = {tf:?} s in the step from {current_s:?} s)",
-                        checks::describe(c)
-                    ),
-                });
+                let bit = 1u16 << c;
+                warned |= bit;
+                // Logged once per episode: a code that fired in the previous step too is
+                // still returned as fmi2Warning, without another line.
+                if self.warned & bit == 0 {
+                    report.log.push(LogLine {
+                        status: StepStatus::Warning,
+                        category: "logStatusWarning",
+                        text: format!(
+                            "run-time check {c}: {} (at t = {tf:?} s in the step from \
+                             {current_s:?} s; not logged again while the following steps fire \
+                             it too)",
+                            checks::describe(c)
+                        ),
+                    });
+                }
             }
         }
+        self.warned = warned;
         match outcome {
             Ok(None) => Ok(report),
             Ok(Some(finish)) => {
@@ -1105,7 +1148,7 @@ impl Instance {
             Err(fail)
                 if matches!(
                     fail.code,
-                    checks::NEGATIVE_MASS | checks::NEGATIVE_TEMPERATURE
+                    checks::NEGATIVE_MASS | checks::NEGATIVE_TEMPERATURE | checks::IMPOSSIBLE_STATE
                 ) =>
             {
                 report.status = StepStatus::Discard;
@@ -1256,6 +1299,7 @@ impl Instance {
         self.put_inputs(&snapshot.inputs)?;
         put_dynamic(&mut self.sim, snapshot);
         self.outputs_valid = false;
+        self.warned = 0;
         Ok(())
     }
 

@@ -23,9 +23,12 @@
 //!
 //! Memory: instances are Rust boxes. FMU states are allocated with the master's
 //! `allocateMemory` when it gave one (with `freeMemory`), else boxed; each state remembers which,
-//! so fmi2FreeFMUstate releases it with the matching function. States outlive the instance that
-//! made them until the master frees them (or unloads the library) and may be set into any
-//! instance of the same model (the GUID is checked).
+//! so fmi2FreeFMUstate releases it with the matching function. A state may be set into any live
+//! instance of the same model (the GUID is checked); fmi2FreeInstance releases every state its
+//! instance handed out that the master has not freed (with that instance's `freeMemory`, valid
+//! until then), so a later fmi2FreeFMUstate of such a pointer is refused like any unknown one.
+//! The registries of live instances and states give their storage back when they become empty:
+//! a master that frees what it made and unloads the library leaves nothing allocated behind.
 //!
 //! Logging: the master's logger is always called with the format `"%s"` and the message as its
 //! argument. Categories are [`crate::cosim::LOG_CATEGORIES`]; the status categories (warning,
@@ -37,12 +40,12 @@
 mod uri;
 
 use std::cell::Cell;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use fmi_sys::fmi2::*;
 
@@ -78,10 +81,15 @@ impl std::hash::Hasher for AddressHasher {
     }
 }
 
-type Registry = HashSet<usize, std::hash::BuildHasherDefault<AddressHasher>>;
+type Hasher = std::hash::BuildHasherDefault<AddressHasher>;
+type Registry = HashSet<usize, Hasher>;
+/// Live FMU states, each with the component that handed it out.
+type StateRegistry = HashMap<usize, usize, Hasher>;
 
-static COMPONENTS: LazyLock<Mutex<Registry>> = LazyLock::new(|| Mutex::new(Registry::default()));
-static STATES: LazyLock<Mutex<Registry>> = LazyLock::new(|| Mutex::new(Registry::default()));
+// Plain statics (no lazy initialization): an empty set holds no heap storage, and the sets
+// are emptied of their storage when their last entry leaves (`shrink_if_empty`).
+static COMPONENTS: Mutex<Registry> = Mutex::new(HashSet::with_hasher(Hasher::new()));
+static STATES: Mutex<StateRegistry> = Mutex::new(HashMap::with_hasher(Hasher::new()));
 
 /// Bumped after a component leaves the registry (fmi2FreeInstance): a pointer found live at
 /// generation g is live while the generation is still g.
@@ -108,8 +116,23 @@ fn component_is_live(c: usize) -> bool {
     live
 }
 
-fn registry(set: &'static LazyLock<Mutex<Registry>>) -> MutexGuard<'static, Registry> {
+fn registry<T>(set: &'static Mutex<T>) -> MutexGuard<'static, T> {
     set.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Give a registry's storage back once its last entry has left (a `HashSet` keeps its
+/// capacity): nothing the library allocated outlives the master's last free, and a dlclose
+/// then leaves no block behind.
+fn shrink_if_empty<K, V>(map: &mut HashMap<K, V, Hasher>) {
+    if map.is_empty() {
+        *map = HashMap::with_hasher(Hasher::new());
+    }
+}
+
+fn shrink_set_if_empty(set: &mut Registry) {
+    if set.is_empty() {
+        *set = HashSet::with_hasher(Hasher::new());
+    }
 }
 
 fn category_index(name: &str) -> Option<usize> {
@@ -328,7 +351,7 @@ fn state_handle<'a>(s: fmi2FMUstate) -> Result<&'a mut StateHandle, CallError> {
     if s.is_null() {
         return Err(CallError("the FMU state is NULL".into()));
     }
-    if !registry(&STATES).contains(&(s as usize)) {
+    if !registry(&STATES).contains_key(&(s as usize)) {
         return Err(CallError(format!(
             "{s:p} is not an FMU state of this library (freed, or never returned by \
              fmi2GetFMUstate / fmi2DeSerializeFMUstate)"
@@ -339,7 +362,8 @@ fn state_handle<'a>(s: fmi2FMUstate) -> Result<&'a mut StateHandle, CallError> {
 }
 
 impl Component {
-    /// A new state handle holding `snapshot`, in the master's memory if it gave an allocator.
+    /// A new state handle holding `snapshot`, in the master's memory if it gave an allocator,
+    /// registered as handed out by this component.
     fn new_state(&self, snapshot: Snapshot) -> Result<fmi2FMUstate, CallError> {
         let p: *mut StateHandle = match (self.allocate, self.free) {
             (Some(allocate), Some(free)) => {
@@ -380,7 +404,7 @@ impl Component {
                 blob_valid: false,
             })),
         };
-        registry(&STATES).insert(p as usize);
+        registry(&STATES).insert(p as usize, self as *const Component as usize);
         Ok(p as fmi2FMUstate)
     }
 }
@@ -493,8 +517,11 @@ unsafe fn instantiate(
     let dir = resource_dir(&location)?;
     let path = dir.join("model.toml");
     let label = path.display().to_string();
-    let bytes = std::fs::read(&path).map_err(|e| {
-        format!("cannot read the model {label} (from fmuResourceLocation `{location}`): {e}")
+    let bytes = crate::model::read_model_file(&path).map_err(|e| {
+        format!(
+            "cannot read the model {label} (from fmuResourceLocation `{location}`): {}",
+            e.trim_start_matches("cannot read: ")
+        )
     })?;
     if bytes.is_empty() {
         return Err(format!("the model file {label} is empty"));
@@ -597,8 +624,32 @@ pub unsafe extern "C" fn fmi2FreeInstance(c: fmi2Component) {
         if lookup(c, "fmi2FreeInstance").is_none() {
             return;
         }
-        registry(&COMPONENTS).remove(&(c as usize));
+        {
+            let mut components = registry(&COMPONENTS);
+            components.remove(&(c as usize));
+            shrink_set_if_empty(&mut components);
+        }
         COMPONENT_GENERATION.fetch_add(1, Ordering::SeqCst);
+        // Every state this instance handed out and the master did not free, out of the
+        // registry first (a later fmi2FreeFMUstate of one is refused), then released with the
+        // functions that allocated it (the instance's callbacks are valid until this returns).
+        let owned: Vec<usize> = {
+            let mut states = registry(&STATES);
+            let owned: Vec<usize> = states
+                .iter()
+                .filter(|&(_, &owner)| owner == c as usize)
+                .map(|(&s, _)| s)
+                .collect();
+            for s in &owned {
+                states.remove(s);
+            }
+            shrink_if_empty(&mut states);
+            owned
+        };
+        for s in owned {
+            // SAFETY: a live handle just removed from the registry: used nowhere else.
+            unsafe { release_state(s as *mut StateHandle) };
+        }
         // SAFETY: a live component just taken out of the registry: nothing else uses it.
         drop(unsafe { Box::from_raw(c as *mut Component) });
     }));
@@ -887,7 +938,11 @@ pub unsafe extern "C" fn fmi2FreeFMUstate(
             return Ok(OK); // the standard: a NULL state is ignored
         }
         state_handle(*slot)?;
-        registry(&STATES).remove(&(*slot as usize));
+        {
+            let mut states = registry(&STATES);
+            states.remove(&(*slot as usize));
+            shrink_if_empty(&mut states);
+        }
         // SAFETY: a live handle, just removed from the registry.
         unsafe { release_state(*slot as *mut StateHandle) };
         *slot = ptr::null_mut();

@@ -30,10 +30,10 @@ use crate::ode::OdeSystem;
 /// DP5's stability boundary on the negative real axis (h·|λ| with |R(z)| = 1), HNW II §IV.2.
 const DP5_STABILITY: f64 = 3.3;
 /// Hairer's threshold on h·|λ| for a stability-limited step (`dopri5.f`).
-const STIFF_H_LAMBDA: f64 = 3.25;
+pub(crate) const STIFF_H_LAMBDA: f64 = 3.25;
 /// Stability-limited steps that switch to BDF, and non-stiff ones that reset the count.
-const STIFF_STEPS: u32 = 15;
-const NONSTIFF_STEPS: u32 = 6;
+pub(crate) const STIFF_STEPS: u32 = 15;
+pub(crate) const NONSTIFF_STEPS: u32 = 6;
 /// Right-hand sides per DP5 step (FSAL).
 const DP5_RHS_PER_STEP: f64 = 6.0;
 /// DP5 must be this much cheaper before the switch back.

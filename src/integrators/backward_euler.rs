@@ -29,7 +29,11 @@
 //! Euler steps (k−1 and k from k−2): the criterion is checked on each pair and a failed pair is
 //! recomputed from k−2 with half the step — FONSim's "returns two steps" exactly, on
 //! non-overlapping triples. Dense output interpolates linearly between the three points (the
-//! method's own order). A Newton failure at h_min is an error (FONSim prints it and goes on).
+//! method's own order). (3) A Newton failure at h_min halves the step further, down to the
+//! time axis's resolution and at most [`MAX_HALVINGS_BELOW_MIN`] times, where FONSim prints
+//! it and goes on: a fast transient at the start (a light piston) then gets the small steps
+//! it needs, which grow again by FONSim's factor 1.5 once the criterion allows. Newton failing
+//! below all of that is an error.
 
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +55,8 @@ const NEWTON_MIN_CORRECTIONS: usize = 2;
 /// FONSim's defaults of the step range as fractions of the run's duration.
 const H_MIN_OF_SPAN: f64 = 1e-4;
 const H_MAX_OF_SPAN: f64 = 1e-2;
+/// Halvings of a step below h_min when Newton does not converge (2⁻⁶⁰ ≈ 1e-18·h_min).
+pub const MAX_HALVINGS_BELOW_MIN: u32 = 60;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BackwardEuler {
@@ -318,6 +324,7 @@ impl Integrator for BackwardEuler {
             self.note_range(y);
         }
         self.fill_tolerances();
+        let mut below_min = 0u32;
         loop {
             // Both steps of the pair fit into the driver's limit (a breakpoint, max_step).
             let clipped = 2.0 * self.h >= h_max;
@@ -358,6 +365,14 @@ impl Integrator for BackwardEuler {
                 continue;
             }
             if !converged {
+                let h_next = self.h.min(h1) * FACTOR_DECREASE;
+                let resolved = h_next >= crate::simulation::time_resolution_s(t + h_next);
+                if below_min < MAX_HALVINGS_BELOW_MIN && resolved && h_next > 0.0 {
+                    below_min += 1;
+                    self.h = h_next;
+                    self.rejected += 1;
+                    continue;
+                }
                 return Err(SolverError::NewtonFailed { t, h: h1 });
             }
             if checked && err < THRESHOLD_INCREASE {
@@ -444,10 +459,11 @@ impl Integrator for BackwardEuler {
             ));
         }
         let (h_min, h, h_max) = (self.h_min, self.h, self.h_max);
-        if !(h_min.is_finite() && h_max.is_finite() && h_min > 0.0 && h_min <= h && h <= h_max) {
+        // h may be below h_min after Newton failures there (see the module documentation).
+        if !(h_min.is_finite() && h_max.is_finite() && h_min > 0.0 && h > 0.0 && h <= h_max) {
             return Err(format!(
                 "backward-euler steps h_min {h_min:?}, h {h:?}, h_max {h_max:?} \
-                 (0 < h_min ≤ h ≤ h_max)"
+                 (0 < h_min, 0 < h ≤ h_max)"
             ));
         }
         if !nonneg(self.h1) || !nonneg(self.h2) {

@@ -255,7 +255,11 @@ impl Dopri5 {
     }
 
     /// HNW's `HINIT`: an explicit Euler step probes the second derivative; h is chosen so that
-    /// h⁵·max(‖f′‖, ‖f‖) ≈ 0.01 (order 5), within 100× the first guess and `h_max`.
+    /// h⁵·max(‖f′‖, ‖f‖) ≈ 0.01 (order 5), within 100× the first guess and `h_max`. Where
+    /// HNW's sums of squares overflow (an atol near 0, states or rates near 1e±300) the norms
+    /// are formed scaled instead ([`super::scaled_norm`]), and a first guess that is still not
+    /// a finite positive step is HNW's default for degenerate norms, 1e-6 s: the controller
+    /// takes it from there.
     fn initial_step<S: OdeSystem>(
         &mut self,
         sys: &mut S,
@@ -267,14 +271,41 @@ impl Dopri5 {
         let (mut dnf, mut dny) = (0.0, 0.0);
         for i in 0..n {
             let (sk, w) = (self.weight(y[i], 0.0), self.k.in_norm[i]);
+            // A state out of the norm adds nothing (0·∞ would be NaN).
+            if w == 0.0 {
+                continue;
+            }
             dnf += w * (self.f0[i] / sk).powi(2);
             dny += w * (y[i] / sk).powi(2);
         }
-        let mut h = if dnf <= 1e-10 || dny <= 1e-10 {
-            1e-6
-        } else {
-            (dny / dnf).sqrt() * 0.01
+        let plain = dnf.is_finite() && dny.is_finite();
+        let norm_of = |v: &[f64]| {
+            super::scaled_norm(
+                n,
+                |i| v[i],
+                |i| self.weight(y[i], 0.0),
+                |i| self.k.in_norm[i],
+            )
         };
+        // ‖f‖ (HNW's √dnf).
+        let d1 = if plain { dnf.sqrt() } else { norm_of(&self.f0) };
+        let mut h = if plain {
+            if dnf <= 1e-10 || dny <= 1e-10 {
+                1e-6
+            } else {
+                (dny / dnf).sqrt() * 0.01
+            }
+        } else {
+            let d0 = norm_of(y);
+            if d0 <= 1e-5 || d1 <= 1e-5 || !(d0 / d1).is_finite() {
+                1e-6
+            } else {
+                0.01 * (d0 / d1)
+            }
+        };
+        if !(h > 0.0 && h.is_finite()) {
+            h = 1e-6;
+        }
         h = h.min(h_max);
         for i in 0..n {
             self.k.ytmp[i] = y[i] + h * self.f0[i];
@@ -286,11 +317,25 @@ impl Dopri5 {
         }
         let mut der2 = 0.0;
         for i in 0..n {
+            let w = self.k.in_norm[i];
+            if w == 0.0 {
+                continue;
+            }
             let sk = self.weight(y[i], 0.0);
-            der2 += self.k.in_norm[i] * ((self.k.k2[i] - self.f0[i]) / sk).powi(2);
+            der2 += w * ((self.k.k2[i] - self.f0[i]) / sk).powi(2);
         }
-        let der2 = der2.sqrt() / h;
-        let der12 = der2.abs().max(dnf.sqrt());
+        let der2 = if der2.is_finite() {
+            der2.sqrt()
+        } else {
+            let (k2, f0) = (&self.k.k2, &self.f0);
+            super::scaled_norm(
+                n,
+                |i| k2[i] - f0[i],
+                |i| self.weight(y[i], 0.0),
+                |i| self.k.in_norm[i],
+            )
+        } / h;
+        let der12 = der2.abs().max(d1);
         let h1 = if der12 <= 1e-15 {
             (h.abs() * 1e-3).max(1e-6)
         } else {
@@ -305,7 +350,12 @@ impl Dopri5 {
             0.0
         };
         let h_floor = 100.0 * f64::EPSILON * t.abs().max(t_far);
-        Ok((100.0 * h).min(h1).min(h_max).max(h_floor.min(h_max)))
+        let h0 = (100.0 * h).min(h1).min(h_max).max(h_floor.min(h_max));
+        Ok(if h0 > 0.0 && h0.is_finite() {
+            h0
+        } else {
+            1e-6f64.min(h_max)
+        })
     }
 
     /// The six new stages and the increment of a step of size h; returns the RMS error norm

@@ -30,6 +30,7 @@ pub(crate) mod fast_pow;
 pub mod linsolve;
 pub mod newton;
 pub mod rk4;
+pub mod stability;
 
 use serde::{Deserialize, Serialize};
 
@@ -437,6 +438,46 @@ pub(crate) fn check_len(what: &str, v: &[f64], len: usize) -> Result<(), String>
     } else {
         Err(format!("{what} has {} values, expected {len}", v.len()))
     }
+}
+
+/// √(Σ wᵢ·(xᵢ/sᵢ)²) over i < n with wᵢ ≠ 0, formed so that it does not overflow where the
+/// plain sum of squares would (tolerances near 0, states or rates near 1e±300): each quotient
+/// is divided by the largest |xᵢ/sᵢ| before it is squared (the idea of LAPACK's `dnrm2`).
+/// ∞ when a quotient itself is not finite. For initial-step estimates, off the step path.
+pub(crate) fn scaled_norm(
+    n: usize,
+    x: impl Fn(usize) -> f64,
+    s: impl Fn(usize) -> f64,
+    w: impl Fn(usize) -> f64,
+) -> f64 {
+    let mut big: f64 = 0.0;
+    for i in 0..n {
+        if w(i) != 0.0 {
+            big = big.max((x(i) / s(i)).abs());
+        }
+    }
+    if !big.is_finite() {
+        return f64::INFINITY;
+    }
+    if big == 0.0 {
+        return 0.0;
+    }
+    let mut sum = 0.0;
+    for i in 0..n {
+        let wi = w(i);
+        if wi != 0.0 {
+            let q = x(i) / s(i) / big;
+            sum += wi * q * q;
+        }
+    }
+    big * sum.sqrt()
+}
+
+/// √(Σ (vᵢ·wᵢ)²/len), the BDF's weighted RMS norm, formed like [`scaled_norm`] so that it
+/// does not overflow (for its initial step, where the plain form did).
+pub(crate) fn wrms_scaled(v: &[f64], w: &[f64], len: f64) -> f64 {
+    let n = v.len().min(w.len());
+    scaled_norm(n, |i| v[i], |i| 1.0 / w[i], |_| 1.0) / len.max(1.0).sqrt()
 }
 
 /// Fail on a non-finite derivative (Cantera's `checkFinite`), so no NaN is ever committed.

@@ -118,14 +118,16 @@ pub fn build_simulation_of(
             },
         },
     };
-    Ok(Simulation::with_sensitivities(
+    let sim = Simulation::with_sensitivities(
         network,
         integrator,
         settings,
         thresholds(&spec.checks),
         spec.solver.t_start,
         Sensitivities { names, params },
-    ))
+    );
+    sim.check_start(spec.solver.t_end)?;
+    Ok(sim)
 }
 
 /// The run-time checks' thresholds of a `[checks]` section.

@@ -130,24 +130,69 @@ fn sorted(mut errors: Vec<ModelError>) -> Vec<ModelError> {
     errors
 }
 
-/// Read a file (bytes, so non-UTF-8 gets a clear error) and parse it.
+/// Largest model file read, bytes: far above any model (the shipped ones are a few kB, a
+/// time table of 10⁵ rows about 3 MB), so that a path to a device or a huge file
+/// (`/dev/zero`) ends in an error instead of filling the memory.
+pub const MAX_MODEL_FILE_BYTES: u64 = 16 << 20;
+
+/// The bytes of a model file, at most [`MAX_MODEL_FILE_BYTES`]; `Err` says why it cannot be
+/// read (an I/O problem, or the size limit). Every reader of model files goes through this:
+/// the command line, fmu-build ([`load_path`]) and fmi2Instantiate's `resources/model.toml`.
+pub fn read_model_file(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let too_large = || {
+        format!(
+            "larger than the limit of {MAX_MODEL_FILE_BYTES} bytes for a model file ({} MiB)",
+            MAX_MODEL_FILE_BYTES >> 20
+        )
+    };
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    if let Ok(meta) = file.metadata() {
+        if meta.is_dir() {
+            return Err("cannot read: it is a directory".to_string());
+        }
+        if meta.len() > MAX_MODEL_FILE_BYTES {
+            return Err(too_large());
+        }
+    }
+    // A device or a file that grows reports no size: read one byte past the limit at most.
+    let mut bytes = Vec::new();
+    file.take(MAX_MODEL_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > MAX_MODEL_FILE_BYTES {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// Read a file ([`read_model_file`]: bytes, so non-UTF-8 gets a clear error) and parse it.
 pub fn load_path(
     path: &std::path::Path,
     overrides: &[String],
 ) -> Result<LoadedModel, Vec<ModelError>> {
     let label = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = read_model_file(path).map_err(|message| {
         vec![ModelError {
             file: label.clone(),
             line: 0,
             column: 0,
             key: String::new(),
-            message: format!("cannot read: {e}"),
+            message,
         }]
     })?;
+    load_bytes(bytes, &label, overrides)
+}
+
+/// Parse the bytes of a model file (`label` names it in messages).
+pub fn load_bytes(
+    bytes: Vec<u8>,
+    label: &str,
+    overrides: &[String],
+) -> Result<LoadedModel, Vec<ModelError>> {
     let src = String::from_utf8(bytes).map_err(|e| {
         vec![ModelError {
-            file: label.clone(),
+            file: label.to_string(),
             line: 0,
             column: 0,
             key: String::new(),
@@ -157,5 +202,5 @@ pub fn load_path(
             ),
         }]
     })?;
-    parse_str(&src, &label, overrides)
+    parse_str(&src, label, overrides)
 }

@@ -61,6 +61,29 @@ fn key_at(loc: &Locator<'_>, offset: usize) -> String {
     loc.render(&path)
 }
 
+/// The key (or table header) with the most dotted parts, as (byte offset of its line's first
+/// character, number of parts): where the parser's recursion limit was hit when it reports no
+/// position (a dotted key of 10⁵ parts). Quoted dots count too: this only points at a line.
+fn deepest_key(src: &str) -> Option<(usize, usize)> {
+    let mut best: Option<(usize, usize)> = None;
+    let mut offset = 0;
+    for line in src.split_inclusive('\n') {
+        let body = line.trim_start();
+        let start = offset + (line.len() - body.len());
+        let key = if body.starts_with('[') {
+            body.split(']').next().unwrap_or("")
+        } else {
+            body.split('=').next().unwrap_or("")
+        };
+        let parts = key.matches('.').count() + 1;
+        if best.is_none_or(|(_, p)| parts > p) {
+            best = Some((start, parts));
+        }
+        offset += line.len();
+    }
+    best.filter(|&(_, p)| p > 1)
+}
+
 /// Located errors for the parser's errors (a `Locator` over the recovered tree).
 pub(crate) fn syntax_errors(loc: &Locator<'_>, errors: &[toml::de::Error]) -> Vec<ModelError> {
     let mut out: Vec<ModelError> = Vec::new();
@@ -68,6 +91,26 @@ pub(crate) fn syntax_errors(loc: &Locator<'_>, errors: &[toml::de::Error]) -> Ve
         let span = e.span().unwrap_or(0..0);
         let msg = e.message();
         let msg = msg.strip_suffix(", expected nothing").unwrap_or(msg);
+        // The parser bounds its recursion (so nesting costs bounded stack and time) but names
+        // no position when a dotted key is too deep: point at the deepest key instead of 1:1.
+        if span.is_empty()
+            && msg.contains("recursion")
+            && let Some((at, parts)) = deepest_key(loc.src)
+        {
+            let head: String = loc.src[at..].chars().take(24).collect();
+            let err = loc.error_at(
+                at,
+                format!("{}…", head.trim_end()),
+                format!(
+                    "TOML syntax error: a key of {parts} dotted parts nests deeper than the \
+                     parser's recursion limit"
+                ),
+            );
+            if !out.iter().any(|o| o.line == err.line) {
+                out.push(err);
+            }
+            continue;
+        }
         let message = if msg == "duplicate key" {
             let k = loc.src.get(span.clone()).unwrap_or("").trim();
             format!("`{k}` is defined twice in the same table")

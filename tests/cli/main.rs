@@ -4,5 +4,6 @@
 mod common;
 
 mod describe;
+mod hostile;
 mod plot;
 mod run;

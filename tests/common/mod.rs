@@ -225,6 +225,8 @@ pub fn simulation(spec: &ModelFile, method: &str, step: f64) -> Simulation {
     let mut spec = spec.clone();
     spec.solver.method = method.to_string();
     spec.solver.step = Some(step);
+    // Convergence studies take up to a few 10⁵ fixed steps in one advance: genuine work.
+    spec.solver.max_steps = spec.solver.max_steps.max(10_000_000);
     build_simulation(&spec, None).expect("builds")
 }
 

@@ -21,7 +21,7 @@ fn every_check_code_has_a_row() {
         );
         codes.push(code);
     }
-    assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! The solver machinery: exact derivatives and Jacobians, the BDF's sparse and Krylov paths,
 //! the limits on a linear solver's size and on the work of one advance, no allocation in the
-//! hot path, the run-time checks and the state snapshot that continues bit for bit.
+//! hot path, the run-time checks and the state snapshot that continues bit for bit; hostile
+//! inputs (issue 27): impossible states, stability limits, first steps, the FMU instance under
+//! hostile calls, and a property test over random networks.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -10,6 +12,9 @@ mod common;
 mod counting_alloc;
 
 mod derivatives;
+mod hostile_fmu;
+mod hostile_numerics;
+mod hostile_props;
 mod krylov_bdf;
 mod linear_solver_limit;
 mod no_alloc;

@@ -1,7 +1,7 @@
 //! `[solver] max_steps` (CVODE's `mxstep`): one advance takes at most that many accepted
 //! adaptive steps, then stops with an error and the reported state where it was. Found by the
 //! `state_blob` fuzz target: a state with a damaged BDF history made one fmi2DoStep of 1e-5 s
-//! take 939,086 steps (28 s); the input is fuzz/corpus/state_blob/regress_mxstep_bdf_history.bin.
+//! take 939,086 steps (28 s).
 
 use crate::common;
 

@@ -1,5 +1,5 @@
 //! `fmu-compliance FMU... [--methods m1,m2|all] [--cycles N] [--valgrind] [--valgrind-cycles N]
-//! [--procedures p1,p2] [--dump DIR]`
+//! [--unload-cycles N] [--procedures p1,p2] [--dump DIR]`
 //!
 //! Opens each `.fmu` as a master does (unzip, modelDescription.xml, dlopen of the binary of the
 //! platform the runner is built for, `binaries/linux64/<modelIdentifier>.so` or
@@ -8,15 +8,19 @@
 //! variant: one line per procedure, `PASS` or `FAIL`, with its figures. Exit code 0 when every
 //! procedure passed, 1 otherwise, 2 for bad arguments or an FMU that cannot be opened.
 //!
-//! Procedures (`--procedures`, default all but valgrind; `--valgrind` adds it):
+//! Procedures (`--procedures`; default all but trajectory, valgrind and unload; `--valgrind` adds
+//! the last two):
 //! store-restore, handles (communication step h), handles-0.37h (0.37·h, which divides no
 //! integrator step), serialization (state file read by a new process), leak (N cycles, resident
 //! growth < 1 MiB), valgrind (memcheck, 0 bytes definitely/indirectly lost, no invalid access;
-//! skipped with a message when valgrind is not installed), trajectory (the default experiment,
-//! every output after every step, written to `DIR/<model>-<method>.rows` with `--dump DIR`, for
-//! comparing platforms).
+//! skipped with a message when valgrind is not installed), unload (memcheck over N cycles of
+//! dlopen → instantiate → 100 FMU states never freed → fmi2FreeInstance → dlclose: every state
+//! given back by fmi2FreeInstance, nothing left behind by the unload), trajectory (the default
+//! experiment, every output after every step, written to `DIR/<model>-<method>.rows` with
+//! `--dump DIR`, for comparing platforms).
 //!
-//! Hidden subcommands (the processes the runner starts): `__resume ...`, `__cycles ...`.
+//! Hidden subcommands (the processes the runner starts): `__resume ...`, `__cycles ...`,
+//! `__unload ...`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,7 +29,7 @@ use std::time::Instant;
 use compliance_tests::fmu::{Unpacked, temp_dir, unpack};
 use compliance_tests::procedures::{self, Case, Resume};
 
-const ALL: [&str; 7] = [
+const ALL: [&str; 8] = [
     "store-restore",
     "handles",
     "handles-0.37h",
@@ -33,7 +37,11 @@ const ALL: [&str; 7] = [
     "leak",
     "trajectory",
     "valgrind",
+    "unload",
 ];
+
+/// FMU states each unload cycle takes and never frees (plus one by deserialization).
+const UNLOAD_STATES: usize = 100;
 
 struct Options {
     fmus: Vec<PathBuf>,
@@ -42,13 +50,14 @@ struct Options {
     cycles: usize,
     valgrind_cycles: usize,
     dump: Option<PathBuf>,
+    unload_cycles: usize,
 }
 
 fn usage(msg: &str) -> ExitCode {
     eprintln!("fmu-compliance: {msg}");
     eprintln!(
         "usage: fmu-compliance FMU... [--methods m1,m2|all] [--procedures p1,p2] [--cycles N] \
-         [--valgrind] [--valgrind-cycles N] [--dump DIR]\n  procedures: {}",
+         [--valgrind] [--valgrind-cycles N] [--unload-cycles N] [--dump DIR]\n  procedures: {}",
         ALL.join(", ")
     );
     ExitCode::from(2)
@@ -62,6 +71,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         cycles: 10_000,
         valgrind_cycles: 1_000,
         dump: None,
+        unload_cycles: 5,
     };
     let mut valgrind = false;
     let mut it = args.iter();
@@ -103,14 +113,21 @@ fn parse(args: &[String]) -> Result<Options, String> {
                     .parse()
                     .map_err(|e| format!("--valgrind-cycles: {e}"))?
             }
+            "--unload-cycles" => {
+                o.unload_cycles = value("--unload-cycles")?
+                    .parse()
+                    .map_err(|e| format!("--unload-cycles: {e}"))?
+            }
             "--valgrind" => valgrind = true,
             "--dump" => o.dump = Some(PathBuf::from(value("--dump")?)),
             s if s.starts_with("--") => return Err(format!("unknown option {s}")),
             s => o.fmus.push(PathBuf::from(s)),
         }
     }
-    if valgrind && !o.procedures.iter().any(|p| p == "valgrind") {
-        o.procedures.push("valgrind".into());
+    for p in ["valgrind", "unload"] {
+        if valgrind && !o.procedures.iter().any(|q| q == p) {
+            o.procedures.push(p.into());
+        }
     }
     if o.fmus.is_empty() {
         return Err("no .fmu given".into());
@@ -130,6 +147,18 @@ fn main() -> ExitCode {
                 }
                 Err(e) => {
                     eprintln!("__resume: {e}");
+                    ExitCode::from(1)
+                }
+            };
+        }
+        Some("__unload") => {
+            return match procedures::run_unload_from_args(&args[1..]) {
+                Ok(s) => {
+                    println!("{s}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("__unload: {e}");
                     ExitCode::from(1)
                 }
             };
@@ -240,6 +269,18 @@ fn main() -> ExitCode {
                             continue;
                         }
                         procedures::valgrind(&case, &exe, o.valgrind_cycles)
+                    }
+                    "unload" => {
+                        if !procedures::valgrind_available() {
+                            println!(
+                                "SKIP {} unload: valgrind is not installed (apt-get install \
+                                 valgrind); CI installs it",
+                                case.label
+                            );
+                            skipped += 1;
+                            continue;
+                        }
+                        procedures::unload(&case, &exe, o.unload_cycles, UNLOAD_STATES)
                     }
                     _ => unreachable!("checked in parse"),
                 };

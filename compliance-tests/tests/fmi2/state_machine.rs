@@ -840,17 +840,17 @@ fn null_pointers_unknown_references_and_bad_values_are_refused() {
                 ERROR,
             );
         }
-        // A zero step: fmi2OK and nothing changes (FMI 2.0.4 §4.2.2 allows
-        // communicationStepSize = 0 for event iterations).
+        // A zero step: fmi2Error and nothing changes (FMI 2.0.4 §4.2.2: communicationStepSize
+        // "must be > 0.0"; a master that never advances cannot spin on fmi2OK).
         add!(
             "DoStep h = 0",
             Box::new(move || lib.fmi2DoStep(c, t, 0.0, 1)),
-            OK,
+            ERROR,
         );
         add!(
             "DoStep h = -0.0",
             Box::new(move || lib.fmi2DoStep(c, t, -0.0, 1)),
-            OK,
+            ERROR,
         );
     }
     let mut refused = 0;

@@ -12,7 +12,8 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 
 use plenum::checks;
-use plenum::model::{LoadedModel, ModelError, build_simulation, load_path};
+use plenum::model::{LoadedModel, ModelError, build_simulation, load_bytes, read_model_file};
+use plenum::output_grid::OutputGrid;
 use plenum::simulation::{Advance, Finish, Simulation, StepFailure};
 use plenum::variables::{output_variables, write_outputs};
 
@@ -78,16 +79,34 @@ enum Command {
     },
 }
 
-/// Exit codes: 0 fine, 1 I/O or usage error, 2 invalid model, 3 the run was stopped by a
-/// run-time check (codes 1–3) or a solver failure.
+/// Exit codes (docs/checks.md, "Exit status"): 0 fine, 1 I/O or usage error, 2 invalid model,
+/// 3 the run was stopped by a run-time check (codes 1, 2, 3, 10) or a solver failure.
+const EXIT_USAGE: u8 = 1;
 const EXIT_INVALID_MODEL: u8 = 2;
 const EXIT_RUN_FAILED: u8 = 3;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap's own exit status for a usage error is 2, which is "invalid model" here.
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(EXIT_USAGE)
+            } else {
+                ExitCode::SUCCESS // --help, --version
+            };
+        }
+    };
     match cli.command {
         Command::Check { model, set } => match load(&model, &set) {
             Ok(m) => {
+                // A model that cannot start (an impossible initial state, a step the time axis
+                // cannot resolve) is as invalid as one that does not parse.
+                if let Err(e) = build_simulation(&m.spec, None) {
+                    eprintln!("error: {}: {e}", model.display());
+                    return ExitCode::from(EXIT_INVALID_MODEL);
+                }
                 let s = &m.spec;
                 println!(
                     "{}: ok (model `{}`: {} chambers, {} reservoirs, {} orifices, {} valves, {} pistons, {} walls; method {})",
@@ -154,7 +173,11 @@ fn main() -> ExitCode {
 }
 
 fn load(path: &std::path::Path, set: &[String]) -> Result<LoadedModel, ExitCode> {
-    load_path(path, set).map_err(|errors: Vec<ModelError>| {
+    let bytes = read_model_file(path).map_err(|e| {
+        eprintln!("error: {}: {e}", path.display());
+        ExitCode::from(EXIT_USAGE)
+    })?;
+    load_bytes(bytes, &path.display().to_string(), set).map_err(|errors: Vec<ModelError>| {
         for e in &errors {
             eprintln!("error: {e}");
         }
@@ -183,21 +206,30 @@ struct RunOptions<'a> {
     quiet: bool,
 }
 
-/// The number of output times after the start, and output time k (1..=n): computed from its
-/// index, never accumulated; the last is exactly `t_end`.
-fn output_times(m: &LoadedModel) -> (usize, impl Fn(usize) -> f64) {
+/// The output times ([`OutputGrid`]: every multiple of the interval below `t_end`, then
+/// `t_end`; computed from their index, never accumulated).
+fn output_times(m: &LoadedModel) -> Result<OutputGrid, String> {
     let solver = &m.spec.solver;
-    let (t0, t_end) = (solver.t_start, solver.t_end);
-    let interval = solver.output_interval.unwrap_or((t_end - t0) / 100.0);
-    let n_out = ((t_end - t0) / interval).round() as usize;
-    let t_k = move |k: usize| {
-        if k == n_out {
-            t_end
-        } else {
-            t0 + k as f64 * interval
-        }
-    };
-    (n_out, t_k)
+    OutputGrid::new(solver.t_start, solver.t_end, solver.output_interval)
+}
+
+/// Run-time check 10 on a recorded row: no value that is not finite is reported.
+fn non_finite(sim: &Simulation, row: &[f64]) -> Option<StepFailure> {
+    let k = row.iter().position(|x| !x.is_finite())?;
+    let name = output_variables(sim)
+        .get(k)
+        .map_or_else(|| format!("output {k}"), |v| v.name.clone());
+    Some(StepFailure {
+        code: checks::IMPOSSIBLE_STATE,
+        last_good_t_s: sim.t_s,
+        message: format!(
+            "run-time check {}: {} (`{name}` = {} at t = {:?} s is not reported)",
+            checks::IMPOSSIBLE_STATE,
+            checks::describe(checks::IMPOSSIBLE_STATE),
+            row[k],
+            sim.t_s
+        ),
+    })
 }
 
 fn solve(
@@ -205,37 +237,43 @@ fn solve(
     method: Option<&str>,
     progress: &mut progress::Progress,
 ) -> Result<Solve, String> {
+    let grid = output_times(m)?;
     let mut sim = build_simulation(&m.spec, method)?;
     let n_vars = output_variables(&sim).len();
-    let (n_out, t_k_of) = output_times(m);
-    let mut rows = Vec::with_capacity(n_out + 2);
+    let mut rows = Vec::with_capacity(grid.len() + 2);
+    // A row with a value that is not finite is not kept: the run stops there (check 10).
     let record = |sim: &mut Simulation, rows: &mut Vec<Vec<f64>>| {
         let mut row = vec![0.0; n_vars];
         write_outputs(sim, &mut row);
-        rows.push(row);
+        match non_finite(sim, &row) {
+            Some(f) => Err(f),
+            None => {
+                rows.push(row);
+                Ok(())
+            }
+        }
     };
-    record(&mut sim, &mut rows);
+    let mut failure = record(&mut sim, &mut rows).err();
     let mut solve_s = 0.0;
-    let mut failure = None;
     let mut k = 1usize;
-    'outer: while k <= n_out {
-        let t_k = t_k_of(k);
+    'outer: while k <= grid.len() && failure.is_none() {
+        let t_k = grid.time(k);
         let start = Instant::now();
         let result = sim.advance_to(t_k);
         solve_s += start.elapsed().as_secs_f64();
-        match result {
+        let recorded = match result {
             Ok(Advance::Reached) => {
-                record(&mut sim, &mut rows);
                 // Once per output point, never inside the step loop.
                 progress.update(t_k);
                 k += 1;
+                record(&mut sim, &mut rows)
             }
             Ok(Advance::Exit { .. }) => record(&mut sim, &mut rows),
             Ok(Advance::Finished(_)) => break 'outer,
-            Err(f) => {
-                failure = Some(f);
-                break 'outer;
-            }
+            Err(f) => Err(f),
+        };
+        if let Err(f) = recorded {
+            failure = Some(f);
         }
     }
     progress.finish();
@@ -250,12 +288,12 @@ fn solve(
 /// Seconds of one solve through the output times of [`solve`], the `advance_to` calls only,
 /// timed as one span: a clock read per output time (tens of ns) is no part of the solve.
 fn time_solve(m: &LoadedModel, method: Option<&str>) -> Result<f64, String> {
+    let grid = output_times(m)?;
     let mut sim = build_simulation(&m.spec, method)?;
-    let (n_out, t_k_of) = output_times(m);
     let start = Instant::now();
     let mut k = 1usize;
-    while k <= n_out {
-        match sim.advance_to(t_k_of(k)) {
+    while k <= grid.len() {
+        match sim.advance_to(grid.time(k)) {
             Ok(Advance::Reached) => k += 1,
             Ok(Advance::Exit { .. }) => {}
             Ok(Advance::Finished(_)) | Err(_) => break,
@@ -325,8 +363,14 @@ fn run(m: &LoadedModel, opts: RunOptions) -> ExitCode {
         m.file,
         s.sim.integrator_name()
     );
+    let final_rc = match &s.failure {
+        Some(f) if f.code != 0 => f.code,
+        _ => s.sim.rc,
+    };
     println!("{:<width$}  {:>24}  unit", "variable", "final value");
     for (v, x) in vars.iter().zip(&last) {
+        // The last row is the last good time's; a run stopped by a check ends with its code.
+        let x = if v.name == "rc" { final_rc as f64 } else { *x };
         println!("{:<width$}  {:>24}  {}", v.name, format!("{x:?}"), v.unit);
     }
     match s.sim.finished {

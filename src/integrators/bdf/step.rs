@@ -175,8 +175,13 @@ impl<S: OdeSystem> Step<'_, S> {
             return Ok(h0.min(h_cap));
         }
         let n = self.n;
-        let d0 = wrms(&self.s.zn[..n], &self.ws.ewt, self.ws.n_err);
-        let d1 = wrms(&self.ws.ftemp, &self.ws.ewt, self.ws.n_err);
+        // Norms that overflow (atol near 0, rates near 1e300) are formed scaled instead.
+        let norm = |v: &[f64], w: &[f64], len: f64| match wrms(v, w, len) {
+            r if r.is_finite() => r,
+            _ => crate::integrators::wrms_scaled(v, w, len),
+        };
+        let d0 = norm(&self.s.zn[..n], &self.ws.ewt, self.ws.n_err);
+        let d1 = norm(&self.ws.ftemp, &self.ws.ewt, self.ws.n_err);
         let h0 = if d0 < 1e-5 || d1 < 1e-5 {
             1e-6
         } else {
@@ -192,14 +197,21 @@ impl<S: OdeSystem> Step<'_, S> {
         for i in 0..n {
             self.ws.tempv[i] = (self.ws.fpert[i] - self.ws.ftemp[i]) / h0;
         }
-        let d2 = wrms(&self.ws.tempv, &self.ws.ewt, self.ws.n_err);
+        let d2 = norm(&self.ws.tempv, &self.ws.ewt, self.ws.n_err);
         let dm = d1.max(d2);
         let h1 = if dm <= 1e-15 {
             (h0 * 1e-3).max(1e-6)
-        } else {
+        } else if dm.is_finite() {
             (0.01 / dm).sqrt()
+        } else {
+            h0 // the probe's difference overflowed: keep the first guess
         };
-        Ok((100.0 * h0).min(h1).min(h_cap))
+        let h = (100.0 * h0).min(h1).min(h_cap);
+        Ok(if h > 0.0 && h.is_finite() {
+            h
+        } else {
+            1e-6f64.min(h_cap)
+        })
     }
 
     /// Start afresh at (t, y) with order 1: z = (y, h·f(t, y)).
