@@ -617,9 +617,66 @@ impl EntrySink for [u64; MASK_MAX] {
     }
 }
 
+/// One component's clique in [`network_entries_of`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    /// A chamber's own states (its pressure and temperature).
+    Chamber,
+    /// Flow link `l` (orifices, valves, mass flows, restrictors, tubes: the named links in
+    /// order) between nodes `a` and `b`.
+    Link { l: usize, a: usize, b: usize },
+    /// Inertance valve `k` between reservoirs `a` and `b`.
+    Inertance { k: usize, a: usize, b: usize },
+    /// Piston `j` between nodes `a` (behind) and `b` (ahead).
+    Piston { j: usize, a: usize, b: usize },
+    /// Wall `k` between nodes `a` (left) and `b` (right).
+    Wall { k: usize, a: usize, b: usize },
+}
+
 /// The entries of [`network_pattern`] ("row depends on column"), repeats allowed, the
 /// accumulators' columns included (the caller empties them), into `dep`.
 fn network_entries<E: EntrySink>(net: &Network, dep: &mut E) {
+    network_entries_of(net, dep, |_| true);
+}
+
+/// The rows of the right-hand side that the run-time parameter `<component>.<key>` enters
+/// (increasing), or `None` when there is no such parameter: the rows of the cliques of
+/// [`network_pattern`] that hold the parameter's component, or, for a reservoir's pressure or
+/// temperature, of every component joined to that reservoir. A structural pattern, as the
+/// states' (a superset of where ∂f/∂p is nonzero).
+pub fn parameter_rows(net: &Network, component: &str, key: &str) -> Option<Vec<usize>> {
+    net.get_scalar(component, key, net.segment_start_s)?;
+    let nc = net.chambers().len();
+    let reservoir = net
+        .reservoirs()
+        .iter()
+        .position(|r| r.name == component)
+        .map(|j| nc + j);
+    let names = net.named_links();
+    let keep = |part: Part| match (part, reservoir) {
+        (Part::Chamber, _) => false,
+        (
+            Part::Link { a, b, .. }
+            | Part::Inertance { a, b, .. }
+            | Part::Piston { a, b, .. }
+            | Part::Wall { a, b, .. },
+            Some(node),
+        ) => a == node || b == node,
+        (Part::Link { l, .. }, None) => names[l] == component,
+        (Part::Inertance { k, .. }, None) => net.inertance_valves()[k].name == component,
+        (Part::Piston { j, .. }, None) => net.pistons()[j].name == component,
+        (Part::Wall { k, .. }, None) => net.walls()[k].name == component,
+    };
+    let mut dep: Vec<(usize, usize)> = Vec::new();
+    network_entries_of(net, &mut dep, keep);
+    let mut rows: Vec<usize> = dep.into_iter().map(|(_, i)| i).collect();
+    rows.sort_unstable();
+    rows.dedup();
+    Some(rows)
+}
+
+/// [`network_entries`] of the components `keep` accepts.
+fn network_entries_of<E: EntrySink>(net: &Network, dep: &mut E, keep: impl Fn(Part) -> bool) {
     let nc = net.chambers().len();
     let layout = &net.layout;
     let acc = layout.accumulator_offset;
@@ -665,6 +722,9 @@ fn network_entries<E: EntrySink>(net: &Network, dep: &mut E) {
     let mut s = Clique::default();
     // A chamber's own (m, U, V) (its pressure and temperature).
     for i in 0..nc {
+        if !keep(Part::Chamber) {
+            continue;
+        }
         s.clear();
         node_states(i, &mut s);
         clique(&s, dep, false, false);
@@ -677,13 +737,20 @@ fn network_entries<E: EntrySink>(net: &Network, dep: &mut E) {
         .chain(net.mass_flows().iter().map(|m| (m.from, m.to)))
         .chain(net.restrictors().iter().map(|r| (r.from, r.to)))
         .chain(net.tubes().iter().map(|x| (x.from, x.to)));
-    for (a, b) in links {
+    for (l, (a, b)) in links.enumerate() {
+        if !keep(Part::Link { l, a, b }) {
+            continue;
+        }
         s.clear();
         node_states(a, &mut s);
         node_states(b, &mut s);
         clique(&s, dep, a >= nc || b >= nc, false);
     }
     for (k, iv) in net.inertance_valves().iter().enumerate() {
+        let (a, b) = (iv.from, iv.to);
+        if !keep(Part::Inertance { k, a, b }) {
+            continue;
+        }
         // q depends on itself and on the pressures of its two nodes.
         s.clear();
         s.push(layout.inertance_offset + k);
@@ -692,6 +759,10 @@ fn network_entries<E: EntrySink>(net: &Network, dep: &mut E) {
         clique(&s, dep, false, false);
     }
     for (j, p) in net.pistons().iter().enumerate() {
+        let (a, b) = (p.behind, p.ahead);
+        if !keep(Part::Piston { j, a, b }) {
+            continue;
+        }
         // Before the exit: x, v and both chambers (forces, boundary work, friction heat);
         // after it, the bore is an orifice between the same chambers: a subset.
         s.clear();
@@ -702,6 +773,10 @@ fn network_entries<E: EntrySink>(net: &Network, dep: &mut E) {
         clique(&s, dep, true, true);
     }
     for (k, w) in net.walls().iter().enumerate() {
+        let (a, b) = (w.left, w.right);
+        if !keep(Part::Wall { k, a, b }) {
+            continue;
+        }
         s.clear();
         s.push(layout.wall_offset + k);
         node_states(w.left, &mut s);
