@@ -3,6 +3,9 @@
 //! component. Parameters are discovered generically from the model file: every numeric key of
 //! every component is a parameter `<component>.<key>`.
 
+mod exchange;
+mod structure;
+
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -13,12 +16,18 @@ use crate::simulation::{Advance, Finish, Internal, Simulation, Stats, StepFailur
 use crate::units::Unit;
 use crate::variables::output_variables;
 
+pub use exchange::{CompletedStep, DiscreteUpdate, ExchangeSnapshot, Interface};
+pub use structure::{Structure, structure};
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Causality {
     Independent,
     Parameter,
     Input,
     Output,
+    /// A continuous state that is no output (a wall's swept volume, the accumulators) or a
+    /// state's derivative.
+    Local,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +49,11 @@ pub struct Variable {
     pub description: String,
     /// Start value (parameters and inputs: `initial="exact"`); outputs have none (calculated).
     pub start: Option<f64>,
+    /// A state's derivative: the value reference of the state.
+    pub derivative_of: Option<u32>,
+    /// A continuous state's nominal value (its scale for a master's error weights), where it
+    /// is not 1.
+    pub nominal: Option<f64>,
 }
 
 /// Everything a modelDescription.xml needs.
@@ -53,6 +67,14 @@ pub struct Description {
     pub stop_time_s: f64,
     /// Default communication step = the model's output interval.
     pub step_size_s: f64,
+    /// Model Exchange is offered (every model but those with `[sensitivities]`).
+    pub model_exchange: bool,
+    /// Value references of the continuous states, in the state vector's order (empty without
+    /// Model Exchange), and of their derivatives.
+    pub states: Vec<u32>,
+    pub derivatives: Vec<u32>,
+    /// Number of event indicators (the network's event functions).
+    pub event_indicators: usize,
 }
 
 /// Log categories the FMU understands (`fmi2SetDebugLogging`).
@@ -185,6 +207,8 @@ pub fn describe(model: &LoadedModel) -> Description {
                 unit: v.unit,
                 description: v.description,
                 start: None,
+                derivative_of: None,
+                nominal: None,
             });
         }
     }
@@ -211,6 +235,8 @@ pub fn describe(model: &LoadedModel) -> Description {
             },
             unit,
             start: Some(value),
+            derivative_of: None,
+            nominal: None,
         });
     }
     // Inputs after parameters, as documented.
@@ -218,13 +244,14 @@ pub fn describe(model: &LoadedModel) -> Description {
         Causality::Independent | Causality::Output => 0,
         Causality::Parameter => 1,
         Causality::Input => 2,
+        Causality::Local => 3,
     });
     for (i, v) in variables.iter_mut().enumerate() {
         v.value_reference = i as u32;
     }
     let start = spec.solver.t_start;
     let stop = spec.solver.t_end;
-    Description {
+    let mut d = Description {
         model_name: spec.model.name.clone(),
         description: spec.model.description.clone(),
         guid: guid_of(model.source.as_bytes()),
@@ -235,7 +262,15 @@ pub fn describe(model: &LoadedModel) -> Description {
             .solver
             .output_interval
             .unwrap_or((stop - start) / 100.0),
+        model_exchange: false,
+        states: Vec::new(),
+        derivatives: Vec::new(),
+        event_indicators: 0,
+    };
+    if let Ok(sim) = &sim {
+        exchange::extend_description(&mut d, sim);
     }
+    d
 }
 
 // ------------------------------------------------------------------------------------------
@@ -260,6 +295,10 @@ pub enum Phase {
     Error,
     /// An internal error (a caught panic): only fmi2FreeInstance.
     Fatal,
+    /// Model Exchange: Event Mode (after initialization and at events).
+    EventMode,
+    /// Model Exchange: Continuous-Time Mode (the master integrates).
+    ContinuousTimeMode,
 }
 
 impl Phase {
@@ -272,6 +311,8 @@ impl Phase {
             Phase::Terminated => "terminated",
             Phase::Error => "error",
             Phase::Fatal => "fatal",
+            Phase::EventMode => "eventMode",
+            Phase::ContinuousTimeMode => "continuousTimeMode",
         }
     }
 }
@@ -296,9 +337,29 @@ pub enum Call {
     DoStep,
     CancelStep,
     GetStatus,
+    // Model Exchange (FMI 2.0.4 §3.2.3).
+    EnterEventMode,
+    NewDiscreteStates,
+    EnterContinuousTimeMode,
+    CompletedIntegratorStep,
+    SetTime,
+    SetContinuousStates,
+    GetEventIndicators,
+    GetContinuousStates,
+    GetDerivatives,
+    GetNominals,
 }
 
 impl Call {
+    /// The phases that allow the call in an instance of `interface`.
+    pub fn allowed(self, interface: Interface) -> &'static [Phase] {
+        match interface {
+            Interface::CoSimulation => self.allowed_in(),
+            Interface::ModelExchange => exchange::allowed_in(self),
+        }
+    }
+
+    /// The phases that allow the call in a Co-Simulation instance.
     pub fn allowed_in(self) -> &'static [Phase] {
         use Phase::*;
         match self {
@@ -336,6 +397,38 @@ impl Call {
             // stepInProgress never happens: fmi2DoStep is synchronous.
             Call::CancelStep => &[],
             Call::GetStatus => &[StepComplete, StepFailed, Terminated],
+            Call::EnterEventMode
+            | Call::NewDiscreteStates
+            | Call::EnterContinuousTimeMode
+            | Call::CompletedIntegratorStep
+            | Call::SetTime
+            | Call::SetContinuousStates
+            | Call::GetEventIndicators
+            | Call::GetContinuousStates
+            | Call::GetDerivatives
+            | Call::GetNominals => &[],
+        }
+    }
+
+    /// The interface a call belongs to, when only one has it.
+    pub fn only_in(self) -> Option<Interface> {
+        match self {
+            Call::SetRealInputDerivatives
+            | Call::GetRealOutputDerivatives
+            | Call::DoStep
+            | Call::CancelStep
+            | Call::GetStatus => Some(Interface::CoSimulation),
+            Call::EnterEventMode
+            | Call::NewDiscreteStates
+            | Call::EnterContinuousTimeMode
+            | Call::CompletedIntegratorStep
+            | Call::SetTime
+            | Call::SetContinuousStates
+            | Call::GetEventIndicators
+            | Call::GetContinuousStates
+            | Call::GetDerivatives
+            | Call::GetNominals => Some(Interface::ModelExchange),
+            _ => None,
         }
     }
 }
@@ -382,7 +475,7 @@ pub struct StepReport {
 }
 
 /// Codes that make a step return fmi2Warning (6 and 7 fire only with `[sensitivities]`).
-const WARNING_CODES: [u8; 6] = [
+pub(crate) const WARNING_CODES: [u8; 6] = [
     checks::MASS_DRIFT,
     checks::ENERGY_DRIFT,
     checks::MASS_GRADIENT_DRIFT,
@@ -422,6 +515,11 @@ pub struct Snapshot {
     exited: Vec<bool>,
     segment_start_s: f64,
     rhs_evaluations: u64,
+    /// A Model Exchange instance's own part (`None`: a Co-Simulation state). Encoded after the
+    /// body above (see [`encode_snapshot_into`]), so a Co-Simulation state's bytes are those
+    /// of the format before Model Exchange.
+    #[serde(skip)]
+    exchange: Option<ExchangeSnapshot>,
 }
 
 impl Snapshot {
@@ -507,6 +605,7 @@ fn take_dynamic(s: &mut Snapshot, sim: &Simulation) {
                 start_time_s: _,
                 stop_time_s: _,
                 inputs: _,
+                exchange: _,
                 $($field: _,)*
             } = s;
             $(copy_field!($how, s.$field, sim.$($place).+);)*
@@ -564,6 +663,10 @@ pub fn encode_snapshot_into(snapshot: &Snapshot, out: &mut Vec<u8>) -> Result<()
     let body_start = out.len();
     bincode::serde::encode_into_std_write(snapshot, out, bincode_config())
         .map_err(|e| CallError(format!("cannot encode the state: {e}")))?;
+    if let Some(x) = &snapshot.exchange {
+        bincode::serde::encode_into_std_write(x, out, bincode_config())
+            .map_err(|e| CallError(format!("cannot encode the state: {e}")))?;
+    }
     let body_len = (out.len() - body_start) as u64;
     let crc = crc32fast::hash(&out[body_start..]);
     out[fields..fields + 8].copy_from_slice(&body_len.to_le_bytes());
@@ -681,6 +784,11 @@ pub struct Instance {
     /// Output values at the current time (valid when `outputs_valid`).
     outputs: Vec<f64>,
     outputs_valid: bool,
+    /// Value reference of the first local variable (states that are no output, derivatives:
+    /// they come after the inputs).
+    first_local: usize,
+    /// Model Exchange's part of the instance (`None`: a Co-Simulation instance).
+    exchange: Option<Box<exchange::Exchange>>,
 }
 
 fn errors_text(errors: &[crate::model::ModelError]) -> String {
@@ -845,8 +953,18 @@ fn check_fits(a: &Snapshot, expected: &Simulation, n_inputs: usize) -> Result<()
 }
 
 impl Instance {
-    /// Load a model from its TOML text; `label` names the file in messages.
+    /// Load a model from its TOML text as a Co-Simulation instance; `label` names the file in
+    /// messages.
     pub fn new(source: &str, label: &str) -> Result<Instance, String> {
+        Self::with_interface(source, label, Interface::CoSimulation)
+    }
+
+    /// Load a model from its TOML text as an instance of `interface`.
+    pub fn with_interface(
+        source: &str,
+        label: &str,
+        interface: Interface,
+    ) -> Result<Instance, String> {
         let model = crate::model::parse_str(source, label, &[]).map_err(|e| errors_text(&e))?;
         let sim = build_at(&model.spec, model.spec.solver.t_start)?;
         let mut description = describe(&model);
@@ -875,12 +993,22 @@ impl Instance {
             .iter()
             .map(|v| v.start.unwrap_or(f64::NAN))
             .collect();
-        let first_input = description
+        let first_local = description
             .variables
             .iter()
-            .position(|v| v.causality == Causality::Input)
+            .position(|v| v.causality == Causality::Local)
             .unwrap_or(description.variables.len());
-        let n_inputs = description.variables.len() - first_input;
+        let first_input = description.variables[..first_local]
+            .iter()
+            .position(|v| v.causality == Causality::Input)
+            .unwrap_or(first_local);
+        let n_inputs = first_local - first_input;
+        let exchange = match interface {
+            Interface::CoSimulation => None,
+            Interface::ModelExchange => {
+                Some(Box::new(exchange::Exchange::new(&description, &sim)?))
+            }
+        };
         Ok(Instance {
             source: source.to_string(),
             label: label.to_string(),
@@ -897,6 +1025,8 @@ impl Instance {
             live_inputs: vec![None; n_inputs],
             sim,
             description,
+            first_local,
+            exchange,
         })
     }
 
@@ -924,22 +1054,30 @@ impl Instance {
 
     /// Refuse a call the current phase does not allow.
     pub fn require(&self, call: Call, function: &str) -> Result<(), CallError> {
-        if call.allowed_in().contains(&self.phase) {
+        let interface = self.interface();
+        let allowed = call.allowed(interface);
+        if allowed.contains(&self.phase) {
             return Ok(());
         }
-        let allowed: Vec<&str> = call.allowed_in().iter().map(|p| p.name()).collect();
+        let names: Vec<&str> = allowed.iter().map(|p| p.name()).collect();
         Err(CallError(if self.phase == Phase::Fatal {
             format!(
                 "{function} is not possible: the instance is in the fatal state after an \
                  internal error; only fmi2FreeInstance is"
             )
-        } else if allowed.is_empty() {
+        } else if let Some(only) = call.only_in().filter(|&i| i != interface) {
+            format!(
+                "{function} is a {} function: this instance was instantiated for {}",
+                only.name(),
+                interface.name()
+            )
+        } else if names.is_empty() {
             format!("{function} is never possible here: fmi2DoStep is synchronous")
         } else {
             format!(
                 "illegal call sequence: {function} is not allowed in state {} (allowed in: {})",
                 self.phase.name(),
-                allowed.join(", ")
+                names.join(", ")
             )
         }))
     }
@@ -989,6 +1127,7 @@ impl Instance {
     pub fn exit_initialization_mode(&mut self) -> Result<(), CallError> {
         self.require(Call::ExitInitializationMode, "fmi2ExitInitializationMode")?;
         self.phase = Phase::StepComplete;
+        self.exchange_exit_initialization();
         Ok(())
     }
 
@@ -1001,7 +1140,8 @@ impl Instance {
     /// fmi2Reset: back to the state after instantiation, with the model as in the file.
     pub fn reset(&mut self) -> Result<(), CallError> {
         self.require(Call::Reset, "fmi2Reset")?;
-        let fresh = Instance::new(&self.source, &self.label).map_err(CallError)?;
+        let fresh = Instance::with_interface(&self.source, &self.label, self.interface())
+            .map_err(CallError)?;
         *self = fresh;
         Ok(())
     }
@@ -1016,10 +1156,11 @@ impl Instance {
                 out.len()
             )));
         }
-        let mut need_outputs = false;
+        let (mut need_outputs, mut need_locals) = (false, false);
         for &vr in vrs {
             self.variable(vr, "Real")?;
             need_outputs |= (vr as usize) < self.n_outputs;
+            need_locals |= (vr as usize) >= self.first_local;
         }
         if need_outputs && !self.outputs_valid {
             crate::variables::write_outputs(&mut self.sim, &mut self.outputs);
@@ -1029,6 +1170,9 @@ impl Instance {
             let i = vr as usize;
             *o = if i < self.n_outputs {
                 self.outputs[i]
+            } else if i >= self.first_local {
+                // Filled below.
+                0.0
             } else {
                 let v = &self.description.variables[i];
                 let live = match v.causality {
@@ -1040,6 +1184,9 @@ impl Instance {
                 };
                 live.unwrap_or(self.param_values[i - self.n_outputs])
             };
+        }
+        if need_locals {
+            self.fill_locals(vrs, out);
         }
         Ok(())
     }
@@ -1055,13 +1202,24 @@ impl Instance {
                 values.len()
             )));
         }
-        let running = self.phase == Phase::StepComplete;
+        let running = matches!(
+            self.phase,
+            Phase::StepComplete | Phase::EventMode | Phase::ContinuousTimeMode
+        );
         for (&vr, &x) in vrs.iter().zip(values) {
             let v = self.variable(vr, "Real")?;
             match v.causality {
                 Causality::Independent | Causality::Output => {
                     return Err(CallError(format!(
                         "`{}` (value reference {vr}) is an output: it cannot be set",
+                        v.name
+                    )));
+                }
+                Causality::Local => {
+                    return Err(CallError(format!(
+                        "`{}` (value reference {vr}) is a local variable (a continuous state or \
+                         a derivative): it cannot be set (Model Exchange sets the states with \
+                         fmi2SetContinuousStates)",
                         v.name
                     )));
                 }
@@ -1449,6 +1607,7 @@ impl Instance {
             exited: sim.network.exited.clone(),
             segment_start_s: sim.network.segment_start_s,
             rhs_evaluations: sim.network.rhs_evaluations,
+            exchange: self.exchange.as_ref().map(|x| x.snapshot()),
         })
     }
 
@@ -1463,6 +1622,10 @@ impl Instance {
         snapshot.stop_time_s = self.stop_time_s;
         snapshot.inputs.clone_from(&self.live_inputs);
         take_dynamic(snapshot, &self.sim);
+        match (&self.exchange, &mut snapshot.exchange) {
+            (Some(x), Some(s)) => x.snapshot_into(s),
+            (x, s) => *s = x.as_ref().map(|x| x.snapshot()),
+        }
         Ok(())
     }
 
@@ -1514,6 +1677,9 @@ impl Instance {
         self.stop_time_s = snapshot.stop_time_s;
         self.put_inputs(&snapshot.inputs)?;
         put_dynamic(&mut self.sim, snapshot);
+        if let (Some(x), Some(s)) = (&mut self.exchange, &snapshot.exchange) {
+            x.restore(s);
+        }
         self.outputs_valid = false;
         Ok(())
     }
@@ -1604,6 +1770,7 @@ impl Instance {
         if matches!(s.phase, Phase::Fatal) {
             return Err(CallError("state was taken in the fatal state".into()));
         }
+        self.check_snapshot_interface(s)?;
         if !s.start_time_s.is_finite() || !s.t_s.is_finite() {
             return Err(CallError("state has a non-finite time".into()));
         }
@@ -1663,18 +1830,13 @@ impl Instance {
         self.require(Call::States, "fmi2DeSerializeFMUstate")?;
         let body = check_header(blob, &self.description.guid)?;
         let config = bincode::config::standard().with_limit::<MAX_STATE_BODY>();
-        let (snapshot, used): (Snapshot, usize) =
+        let (mut snapshot, used): (Snapshot, usize) =
             bincode::serde::decode_from_slice(body, config)
                 .map_err(|e| CallError(format!("state body does not decode: {e}")))?;
-        if used != body.len() {
-            return Err(CallError(format!(
-                "state body has {} bytes, the state takes {used}",
-                body.len()
-            )));
-        }
+        snapshot.exchange = self.decode_exchange_part(body, used)?;
         let built = self.check_snapshot(&snapshot)?;
         let expected = built.as_ref().unwrap_or(&self.reference.2);
-        let n_inputs = self.description.variables.len() - self.first_input;
+        let n_inputs = self.first_local - self.first_input;
         check_fits(&snapshot, expected, n_inputs)
             .map_err(|e| CallError(format!("state does not fit this model: {e}")))?;
         Ok(snapshot)
