@@ -490,3 +490,77 @@ fn unit_definitions_come_from_the_quantity_types() {
         );
     }
 }
+
+/// ModelStructure/Derivatives lists, for each state derivative, exactly the states of its row
+/// of the network's Jacobian pattern (`Network::sparsity`, the pattern the BDF factors) and
+/// exactly the inputs whose parameter enters that row (`sparsity::parameter_rows`), read back
+/// from the generated XML: the shipped models, the fixtures of every kind and the Cantera
+/// networks.
+#[test]
+fn derivative_dependencies_are_the_networks_sparsity_pattern() {
+    use plenum::ode::OdeSystem;
+    let mut models = shipped_models();
+    for f in ["all_kinds.toml", "other_kinds.toml"] {
+        models.push(workspace().join("tests/fixtures/models").join(f));
+    }
+    for p in std::fs::read_dir(workspace().join("compliance-tests/peers/models")).unwrap() {
+        models.push(p.unwrap().path());
+    }
+    models.sort();
+    for path in models {
+        let model = fmu_build::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let d = plenum::cosim::describe(&model);
+        let xml = fmu_build::model_description(&model).unwrap();
+        let els = elements(&xml);
+        let start = els.iter().position(|e| e.0 == "Derivatives").unwrap();
+        let listed: Vec<Vec<usize>> = els[start + 1..]
+            .iter()
+            .take_while(|e| e.0 == "Unknown")
+            .map(|e| {
+                let deps = &e.1["dependencies"];
+                deps.split_whitespace()
+                    .map(|k| k.parse().unwrap())
+                    .collect()
+            })
+            .collect();
+        let sim = plenum::model::build_simulation(&model.spec, None).unwrap();
+        let net = &sim.network;
+        let n = net.layout.n_states;
+        assert_eq!(listed.len(), n, "{}", path.display());
+        let pattern = net.sparsity().expect("a known network");
+        let inputs: Vec<(usize, &str)> = d
+            .variables
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.causality == plenum::cosim::Causality::Input)
+            .map(|(i, v)| (i + 1, v.name.as_str()))
+            .collect();
+        let (mut entries, mut input_entries) = (0, 0);
+        for (i, deps) in listed.iter().enumerate() {
+            let mut want: Vec<usize> = (0..n)
+                .filter(|&j| pattern.contains(i, j))
+                .map(|j| d.states[j] as usize + 1)
+                .collect();
+            entries += want.len();
+            for &(index, name) in &inputs {
+                let (c, k) = name.rsplit_once('.').unwrap();
+                let rows = plenum::sparsity::parameter_rows(net, c, k).unwrap();
+                if rows.contains(&i) {
+                    want.push(index);
+                    input_entries += 1;
+                }
+            }
+            want.sort_unstable();
+            assert_eq!(deps, &want, "{}: der of state {i}", path.display());
+        }
+        println!(
+            "{}: {n} derivatives, {entries} state dependencies = the pattern's {} entries, {} \
+             input dependencies ({} inputs)",
+            path.file_name().unwrap().to_string_lossy(),
+            pattern.nonzeros(),
+            input_entries,
+            inputs.len()
+        );
+        assert_eq!(entries, pattern.nonzeros());
+    }
+}
