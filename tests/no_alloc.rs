@@ -139,6 +139,52 @@ fn driver_step_loop_allocates_nothing_after_warm_up() {
     }
 }
 
+/// Model Exchange's integration loop as a master runs it (fmi2SetTime, fmi2SetContinuousStates,
+/// fmi2GetDerivatives, fmi2GetEventIndicators, fmi2CompletedIntegratorStep through the
+/// instance's API, forward Euler at the model's step) allocates nothing after the first step,
+/// on every shipped model (the projectile stops short of its exit, an event).
+#[test]
+fn model_exchange_step_loop_allocates_nothing_after_warm_up() {
+    use plenum::cosim::{Instance, Interface};
+    for model in MODELS {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("models/{model}.toml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut inst = Instance::with_interface(&text, model, Interface::ModelExchange).unwrap();
+        inst.setup_experiment(0.0, None).unwrap();
+        inst.enter_initialization_mode().unwrap();
+        inst.exit_initialization_mode().unwrap();
+        inst.update_discrete_states().unwrap();
+        inst.enter_continuous_time_mode().unwrap();
+        let h = step_of(&shipped(model));
+        let (n, k) = (inst.n_states(), inst.n_event_indicators());
+        let (mut x, mut dx, mut z) = (vec![0.0; n], vec![0.0; n], vec![0.0; k]);
+        let mut t = 0.0;
+        let mut step = |inst: &mut Instance, t: &mut f64| {
+            inst.continuous_states(&mut x).unwrap();
+            inst.derivatives(&mut dx).unwrap();
+            for (a, b) in x.iter_mut().zip(&dx) {
+                *a += h * b;
+            }
+            *t += h;
+            inst.set_time(*t).unwrap();
+            inst.set_continuous_states(&x).unwrap();
+            inst.event_indicators(&mut z).unwrap();
+            let done = inst.completed_integrator_step().unwrap();
+            assert!(!done.enter_event_mode && !done.terminate_simulation);
+        };
+        step(&mut inst, &mut t);
+        let steps = 20;
+        let count = allocations_in(|| {
+            for _ in 0..steps {
+                step(&mut inst, &mut t);
+            }
+        });
+        println!("{model}: {count} allocations in {steps} Model Exchange steps of {h} s");
+        assert_eq!(count, 0, "{model}: Model Exchange's step loop allocates");
+    }
+}
+
 /// fmi2GetFMUstate into an existing handle and fmi2SetFMUstate, through the C ABI on the
 /// projectile model (rk4): no allocation after the handle exists; and its serialized state
 /// fits in 1 KiB.

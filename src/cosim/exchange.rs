@@ -455,9 +455,10 @@ impl Instance {
     ) -> Result<StepReport, CallError> {
         if self.is_model_exchange() {
             self.require(Call::GetValues, "fmi2GetReal")?;
-            let computed = vrs
-                .iter()
-                .any(|&vr| (vr as usize) < self.n_outputs || (vr as usize) >= self.first_local);
+            // `time` (value reference 0) is the one output not computed from the state.
+            let computed = vrs.iter().any(|&vr| {
+                (vr > 0 && (vr as usize) < self.n_outputs) || (vr as usize) >= self.first_local
+            });
             if computed && let Some(r) = self.outside_domain("fmi2GetReal") {
                 return Ok(r);
             }
@@ -810,11 +811,10 @@ impl Instance {
         let mut outputs = vec![0.0; self.n_outputs];
         let x = self.exchange.as_deref_mut().expect("Model Exchange");
         let (t, n) = (self.sim.t_s, self.sim.network.layout.n_states);
-        let y = self.sim.y[..n].to_vec();
         write_output_tangents(
             &mut self.sim.network,
             t,
-            &y,
+            &self.sim.y[..n],
             direction,
             &seeds,
             &mut x.dydt,
