@@ -70,6 +70,7 @@ impl Interface {
 
 /// The calling-sequence table of Model Exchange (FMI 2.0.4 §3.2.3): the phases that allow
 /// each call. Co-Simulation's own calls are never allowed.
+#[inline(never)]
 pub(super) fn allowed_in(call: Call) -> &'static [Phase] {
     use Phase::*;
     const ANY: &[Phase] = &[
@@ -311,6 +312,8 @@ impl Instance {
     /// The values of local variables (`vr` ≥ the first local) into their places in `out`:
     /// states from the state vector, derivatives from one right-hand side at the current point
     /// (not counted: an output evaluation).
+    #[cold]
+    #[inline(never)]
     pub(super) fn fill_locals(&mut self, vrs: &[u32], out: &mut [f64]) {
         let mut f: Option<Vec<f64>> = None;
         for (o, &vr) in out.iter_mut().zip(vrs) {
@@ -389,6 +392,9 @@ impl Instance {
         used: usize,
     ) -> Result<Option<ExchangeSnapshot>, CallError> {
         let rest = &body[used..];
+        if rest.is_empty() && !self.is_model_exchange() {
+            return Ok(None);
+        }
         let config = bincode::config::standard().with_limit::<{ super::MAX_STATE_BODY }>();
         let decoded: Result<(ExchangeSnapshot, usize), _> =
             bincode::serde::decode_from_slice(rest, config);
@@ -399,7 +405,6 @@ impl Instance {
             ))
         };
         match (self.is_model_exchange(), decoded) {
-            (false, _) if rest.is_empty() => Ok(None),
             (false, Ok((_, n))) if n == rest.len() => Err(CallError(
                 "state was taken by a Model Exchange instance; this instance is Co-Simulation"
                     .into(),

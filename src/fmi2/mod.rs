@@ -689,8 +689,12 @@ pub unsafe extern "C" fn fmi2GetReal(
         // SAFETY: nvr elements each (contract).
         let vrs = unsafe { slice_in(vr, nvr, "vr[]")? };
         let out = unsafe { slice_out(value, nvr, "value[]")? };
-        let r = comp.instance.get_real_checked(vrs, out)?;
-        Ok(me::reported(comp, "fmi2GetReal", &r))
+        if comp.instance.is_model_exchange() {
+            let r = comp.instance.get_real_checked(vrs, out)?;
+            return Ok(me::reported(comp, "fmi2GetReal", &r));
+        }
+        comp.instance.get_real(vrs, out)?;
+        Ok(OK)
     })
 }
 
