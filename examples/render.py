@@ -3,7 +3,7 @@
     cargo build --bin plenum
     PY=$(bash scripts/python-env.sh) && "$PY" examples/render.py [target/debug/plenum]
 
-The figures are committed; tests/examples.rs asserts the physics they show.
+The figures are committed; tests/verification/examples.rs asserts the physics they show.
 """
 
 import csv

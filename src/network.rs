@@ -27,7 +27,7 @@ use crate::components::{
     Restrictor, Tube, Valve, Wall, chamber, orifice, piston, restrictor, valve,
 };
 use crate::gas::IdealGas;
-use crate::ode::OdeSystem;
+use crate::ode::{BlockLayout, OdeSystem};
 use crate::param::ParamValue;
 use crate::units::from_si;
 
@@ -1494,6 +1494,16 @@ fn wall_area_scale(w: &Wall) -> f64 {
 }
 
 impl OdeSystem for Network {
+    /// Chambers first, each as (m, U, V): a volume that no piston or wall moves and the mass of
+    /// a closed chamber are constant (`constant_states`), the volume most often.
+    const BLOCKS: Option<BlockLayout> = {
+        assert!(chamber::VOLUME + 1 == chamber::STATES);
+        Some(BlockLayout {
+            size: chamber::STATES,
+            live: chamber::VOLUME,
+        })
+    };
+
     fn dimension(&self) -> usize {
         self.layout.n_states
     }

@@ -1,7 +1,35 @@
 //! The interface between a model and the integrators: an ODE system y' = f(t, y).
 
+/// How a system's leading states come in blocks (`OdeSystem::BLOCKS`): from state 0 on,
+/// consecutive blocks of `size` states whose first `live` usually move and whose others are
+/// usually constant (a network's chambers: mass, energy and a volume that nothing moves).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockLayout {
+    /// States per block.
+    pub size: usize,
+    /// The leading states of each block that usually move (1..=size).
+    pub live: usize,
+}
+
+impl BlockLayout {
+    /// `blocks` when it is usable (1 ≤ live ≤ size), else `None`.
+    pub const fn checked(blocks: Option<BlockLayout>) -> Option<BlockLayout> {
+        match blocks {
+            Some(b) if b.live >= 1 && b.live <= b.size => Some(b),
+            _ => None,
+        }
+    }
+}
+
 /// What every integrator sees of a model. Implementations must not allocate in `rhs`.
 pub trait OdeSystem {
+    /// The block layout of the leading states, if they have one. Only a hint: where the
+    /// declared constant states (`constant_states`) are exactly the non-live states of the
+    /// leading blocks, an implicit method's vector passes may run block by block instead of
+    /// through a list of states (the BDF's Newton passes and the gathers of its direct solve),
+    /// with the same results. An associated constant, so that those passes see the block size
+    /// as a constant. `None` by default.
+    const BLOCKS: Option<BlockLayout> = None;
     /// Number of states.
     fn dimension(&self) -> usize;
     /// Evaluate dy/dt at (t, y) into `dydt`.
@@ -23,10 +51,8 @@ pub trait OdeSystem {
     /// chamber that no flow reaches). The BDF's direct solves leave them out (`Peel`, or on
     /// small systems the small LU's selection), and its vector passes where that pays: their
     /// corrections and higher Nordsieck columns stay exactly 0, so their columns of the
-    /// Jacobian (which need not be empty) drop out of the solve. The results are the same bits
-    /// where such a state was a peeled first state before, round-off apart where it sat in the
-    /// LU. A declared state whose row of `sparsity` is not empty is stepped as any other.
-    /// Empty by default.
+    /// Jacobian (which need not be empty) drop out of the solve. A declared state whose row of
+    /// `sparsity` is not empty is stepped as any other. Empty by default.
     fn constant_states(&self) -> Vec<usize> {
         Vec::new()
     }

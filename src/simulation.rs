@@ -35,7 +35,7 @@ use crate::components::{chamber, piston};
 use crate::integrators::{Integrator, Method, SolverError, StepControl};
 use crate::model::spec::ChecksSection;
 use crate::network::{Network, SensitivityParameter};
-use crate::ode::OdeSystem;
+use crate::ode::{BlockLayout, OdeSystem};
 use crate::units::{
     Energy, Length, Mass, Pressure, ThermodynamicTemperature, Velocity, Volume, from_si,
 };
@@ -58,6 +58,9 @@ pub struct System<'a> {
 }
 
 impl OdeSystem for System<'_> {
+    /// The network's: its states come first.
+    const BLOCKS: Option<BlockLayout> = <Network as OdeSystem>::BLOCKS;
+
     fn dimension(&self) -> usize {
         self.net.layout.n_states * (1 + self.params.len())
     }

@@ -14,10 +14,11 @@
 //! [`Fmu`] gets its own componentEnvironment, so tests running in parallel read only their own
 //! log lines.
 
+use std::cell::Cell;
 use std::ffi::{CStr, CString, c_char, c_int, c_long, c_void};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, Once, OnceLock};
 
 pub mod fmu;
@@ -72,12 +73,17 @@ pub struct LogRecord {
 /// Every log line received, from every instance.
 pub static LOG: Mutex<Vec<LogRecord>> = Mutex::new(Vec::new());
 
-/// Whether the sink prints every line (tests: yes, captured by the harness; the runner prints
-/// only warnings and worse, see [`set_print_all_logs`]).
-static PRINT_ALL_LOGS: AtomicBool = AtomicBool::new(true);
+thread_local! {
+    /// Whether the sink prints every line the FMU logs on this thread (tests: yes, captured by
+    /// the harness; the runner and the tests that feed thousands of bad blobs print only
+    /// warnings and worse, see [`set_print_all_logs`]). Per thread, because the tests of one
+    /// binary run on parallel threads and the FMU calls the logger on the caller's thread.
+    static PRINT_ALL_LOGS: Cell<bool> = const { Cell::new(true) };
+}
 
+/// Print every log line on this thread (`true`, the default) or only warnings and worse.
 pub fn set_print_all_logs(on: bool) {
-    PRINT_ALL_LOGS.store(on, Ordering::Relaxed);
+    PRINT_ALL_LOGS.with(|p| p.set(on));
 }
 
 /// Forget the log lines of one instance (long runs of a master that frees its instances).
@@ -112,7 +118,7 @@ unsafe extern "C" fn sink(
         format: lossy(format),
         text: lossy(text),
     };
-    if PRINT_ALL_LOGS.load(Ordering::Relaxed) || rec.status >= WARNING as i32 {
+    if PRINT_ALL_LOGS.try_with(Cell::get).unwrap_or(true) || rec.status >= WARNING as i32 {
         println!(
             "    [log env={} {} status={} {}] {}",
             rec.env, rec.instance, rec.status, rec.category, rec.text

@@ -23,12 +23,11 @@
 pub mod adams_bashforth;
 pub mod auto;
 pub mod backward_euler;
-mod band;
 pub mod bdf;
 pub mod dopri5;
 pub mod euler;
 pub(crate) mod fast_pow;
-pub mod krylov;
+pub mod linsolve;
 pub mod newton;
 pub mod rk4;
 
@@ -42,6 +41,7 @@ pub use backward_euler::BackwardEuler;
 pub use bdf::Bdf;
 pub use dopri5::Dopri5;
 pub use euler::Euler;
+pub use linsolve::krylov;
 pub use rk4::Rk4;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -55,10 +55,10 @@ pub enum SolverError {
     /// size h (its smallest step, its limit on retries, or the fixed step given).
     NewtonFailed { t: f64, h: f64 },
     /// The BDF's band or dense LU of M = I − γJ (`band`: which) for `n` states would store
-    /// `values` values (`usize::MAX`: more than that), above `bdf::MAX_FACTOR_VALUES`: refused
-    /// at setup (plain fields, so that the error type needs no drop).
+    /// `values` values (`usize::MAX`: more than that), above `linsolve::MAX_FACTOR_VALUES`:
+    /// refused at setup (plain fields, so that the error type needs no drop).
     FactorTooLarge {
-        linear: bdf::LinearSolver,
+        linear: linsolve::LinearSolver,
         band: bool,
         n: usize,
         values: usize,
@@ -131,7 +131,7 @@ impl std::fmt::Display for SolverError {
                 band,
                 n,
                 values,
-            } => bdf::write_factor_too_large(f, *linear, *band, *n, *values),
+            } => linsolve::write_factor_too_large(f, *linear, *band, *n, *values),
         }
     }
 }
@@ -215,7 +215,7 @@ impl Method {
 
     /// How the BDF (`bdf`, `bdf1`..`bdf5`, `auto`'s) solves its Newton systems; other methods
     /// have none to solve.
-    pub fn set_linear_solver(&mut self, linear: bdf::LinearSolver) {
+    pub fn set_linear_solver(&mut self, linear: linsolve::LinearSolver) {
         match self {
             Method::Bdf(b) => b.set_linear_solver(linear),
             Method::Auto(a) => a.bdf_mut().set_linear_solver(linear),

@@ -1,7 +1,9 @@
 //! A counting global allocator for the test binaries that assert zero allocations in the hot
-//! path (`tests/no_alloc.rs`, `tests/krylov_bdf.rs`): include it with
-//! `#[path = "common/counting_alloc.rs"] mod counting_alloc;` (a `#[global_allocator]` is one
-//! per binary, so it is not in `common/mod.rs`, which every test binary includes).
+//! path (`tests/solvers/`: `no_alloc.rs`, `krylov_bdf.rs`; `tests/verification/`: `bdf.rs`):
+//! the binary's `main.rs` includes it with `#[path = "../common/counting_alloc.rs"] mod
+//! counting_alloc;` (a `#[global_allocator]` is one per binary, so it is not in `common/mod.rs`,
+//! which every test binary includes). It counts per thread, so the other tests of the binary,
+//! running on their own threads, do not disturb a count.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

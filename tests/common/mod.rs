@@ -73,7 +73,7 @@ pub fn chain_components(m: usize) -> String {
 /// pressure (no net gas force, no friction), on a spring of stiffness
 /// [`STOPS_STIFFNESS_N_PER_M`] whose rest position [`STOPS_SPRING_X0_M`] lies beyond the stop
 /// `x_max` = [`STOPS_STOP_M`], released at rest from x = 0 (the closed form of its motion is in
-/// tests/verification_events.rs). Mirrored: the same motion in −x against `x_min` = −stop.
+/// tests/verification/events.rs). Mirrored: the same motion in −x against `x_min` = −stop.
 /// `solver` is the body of the `[solver]` section.
 pub fn bouncing_piston(solver: &str, restitution: f64, mirrored: bool) -> ModelFile {
     let (xs, stop) = if mirrored {

@@ -1,0 +1,8 @@
+//! The `plenum` command line as a user runs it: `run` and `check`, `describe`, `run --plot`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod describe;
+mod plot;
+mod run;

@@ -1,0 +1,122 @@
+//! The command line as a user runs it: `plenum run` prints the summary and writes a CSV whose
+//! numbers round-trip exactly; `plenum check` rejects an invalid model with exit code 2.
+
+use crate::common;
+
+use common::{output_ok, plenum_command as plenum};
+
+fn repo(rel: &str) -> String {
+    format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn run_prints_a_summary_and_writes_a_full_precision_csv() {
+    let dir = std::env::temp_dir().join(format!("plenum-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv_path = dir.join("projectile.csv");
+    let out = output_ok(
+        plenum()
+            .args(["run", &repo("models/projectile.toml"), "--csv"])
+            .arg(&csv_path),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    for needle in ["projectile.v", "rc", "steps", "rhs_evaluations", "solve_s"] {
+        assert!(stdout.contains(needle), "summary lacks {needle}");
+    }
+
+    let csv = common::Csv::read(&csv_path);
+    assert_eq!(csv.header[0], "time");
+    let rows = &csv.rows;
+    let col = |name: &str| csv.col(name);
+    let last = rows.last().unwrap();
+    // The last row is the exit event: x is exactly at x_exit (to the event tolerance).
+    println!(
+        "rows {}, last: t = {}, x = {}, v = {}",
+        rows.len(),
+        last[0],
+        last[col("projectile.x")],
+        last[col("projectile.v")]
+    );
+    assert!((last[col("projectile.x")] - 0.6).abs() < 1e-12);
+    assert_eq!(last[col("projectile.exited")], 1.0);
+    // Output rows every 1e-4 s before the exit.
+    assert!((rows[1][0] - 1e-4).abs() < 1e-18);
+
+    // The same run through the library gives the same bits as the CSV text.
+    let spec = plenum::model::load_path(std::path::Path::new(&repo("models/projectile.toml")), &[])
+        .unwrap()
+        .spec;
+    let mut sim = plenum::model::build_simulation(&spec, None).unwrap();
+    let mut k = 1;
+    while sim.advance_to(k as f64 * 1e-4).unwrap() == plenum::simulation::Advance::Reached {
+        k += 1;
+    }
+    assert_eq!(
+        sim.piston_state(0).1.to_bits(),
+        last[col("projectile.v")].to_bits()
+    );
+}
+
+#[test]
+fn method_override_changes_the_integrator() {
+    let out = plenum()
+        .args(["run", &repo("models/two_tanks.toml"), "--method", "ab3"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(stdout.contains("method ab3"), "{stdout}");
+}
+
+#[test]
+fn check_rejects_an_invalid_model_with_exit_code_2() {
+    let dir = std::env::temp_dir().join(format!("plenum-cli-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    let text = std::fs::read_to_string(repo("models/blowdown.toml"))
+        .unwrap()
+        .replace("volume = 1e-3", "volume = -1e-3");
+    std::fs::write(&bad, text).unwrap();
+    let out = plenum().args(["check"]).arg(&bad).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("volume"));
+    let ok = plenum()
+        .args(["check", &repo("models/blowdown.toml")])
+        .output()
+        .unwrap();
+    assert!(ok.status.success());
+}
+
+/// `--repeat N`: the first solve records, the other N − 1 are only timed. The summary (final
+/// values, counters, codes) must be that of a single run, line for line, whatever `solve_s`
+/// reads; the projectile's exit event goes through the timed loop's `Exit` arm.
+#[test]
+fn repeat_reports_the_single_run_and_a_positive_solve_time() {
+    let run = |repeat: &str| {
+        let out =
+            output_ok(plenum().args(["run", &repo("models/projectile.toml"), "--repeat", repeat]));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let (one, three) = (run("1"), run("3"));
+    let split = |s: &str| -> (Vec<String>, f64) {
+        let mut t = f64::NAN;
+        let mut lines = Vec::new();
+        for l in s.lines() {
+            match l.strip_prefix("solve_s") {
+                Some(v) => t = v.trim().parse().unwrap(),
+                None => lines.push(l.to_string()),
+            }
+        }
+        (lines, t)
+    };
+    let ((l1, t1), (l3, t3)) = (split(&one), split(&three));
+    println!(
+        "{} summary lines; solve_s {t1:e} s (--repeat 1), {t3:e} s (--repeat 3)",
+        l1.len()
+    );
+    assert_eq!(l1, l3);
+    assert!(t1 > 0.0 && t1.is_finite() && t3 > 0.0 && t3.is_finite());
+}

@@ -1,0 +1,19 @@
+//! The solver machinery: exact derivatives and Jacobians, the BDF's sparse and Krylov paths,
+//! the limits on a linear solver's size and on the work of one advance, no allocation in the
+//! hot path, the run-time checks and the state snapshot that continues bit for bit.
+
+#[path = "../common/mod.rs"]
+mod common;
+// The counting global allocator of `no_alloc` and `krylov_bdf` (one per binary; it counts per
+// thread, so the tests running in parallel do not see each other's allocations).
+#[path = "../common/counting_alloc.rs"]
+mod counting_alloc;
+
+mod derivatives;
+mod krylov_bdf;
+mod linear_solver_limit;
+mod no_alloc;
+mod run_time_checks;
+mod sparse_bdf;
+mod state_roundtrip;
+mod work_limit;

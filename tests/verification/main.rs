@@ -1,0 +1,25 @@
+//! Verification against independent truths: closed forms (BlasterSim's projectile, CircAdapt's
+//! valve, textbook component laws), conservation laws, peer solvers run in the same test, and
+//! the gallery's models.
+
+#[path = "../common/mod.rs"]
+mod common;
+// The counting global allocator of `bdf`'s no-allocation check (one per binary; it counts per
+// thread, so the tests running in parallel do not see each other's allocations).
+#[path = "../common/counting_alloc.rs"]
+mod counting_alloc;
+
+mod adaptive;
+mod auto;
+mod bdf;
+mod circadapt;
+mod components;
+mod components2;
+mod conservation;
+mod events;
+mod examples;
+mod linear_invariants;
+mod projectile;
+mod sensitivities;
+mod valve_links;
+mod wall_quadrature;
