@@ -210,7 +210,7 @@ fn table() -> Vec<(&'static str, u8, Call)> {
                 },
             ),
             // Model Exchange's own functions: not in the Co-Simulation table at all
-            // (fmi2_me_calls.rs runs them in Model Exchange's table).
+            // (me_calls.rs runs them in Model Exchange's table).
             ("fmi2EnterEventMode", NONE, |f, _| {
                 f.lib.fmi2EnterEventMode(f.c)
             }),

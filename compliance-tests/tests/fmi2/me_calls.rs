@@ -1,4 +1,4 @@
-//! Bad calls in Model Exchange, as `fmi2_state_machine.rs` and `fmi2_abi.rs` for Co-Simulation:
+//! Bad calls in Model Exchange, as `state_machine.rs` and `abi.rs` for Co-Simulation:
 //! every fmi2 function called in every Model Exchange state against the standard's
 //! calling-sequence table written out here as data (FMI 2.0.4 §3.2.3); a NULL for every pointer
 //! argument of the Model Exchange functions, wrong lengths, non-finite states and times,
