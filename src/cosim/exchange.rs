@@ -776,10 +776,10 @@ impl Instance {
             }
             match (v.causality, v.name.rsplit_once('.')) {
                 (Causality::Input, Some((c, k))) => {
-                    if !self.sim.network.parameter_is_seedable(c, k) {
+                    if let Some(why) = self.sim.network.parameter_seed_refusal(c, k) {
                         return Err(CallError(format!(
-                            "`{}` (value reference {vr}): directional derivatives with respect \
-                             to an inertance valve's geometry are not provided",
+                            "`{}` (value reference {vr}): no directional derivative with \
+                             respect to it: {why}",
                             v.name
                         )));
                     }

@@ -54,12 +54,17 @@ impl Network {
         nominal
     }
 
-    /// Whether a dual seed on the run-time parameter `<component>.<key>` reaches the
-    /// right-hand side: every parameter's but an inertance valve's geometry, which its rate
-    /// reads as plain numbers (`InertanceValve::geometry`).
-    pub fn parameter_is_seedable(&self, component: &str, key: &str) -> bool {
-        self.param_ref(component, key).is_some()
-            && !self.inertance_valves.iter().any(|x| x.name == component)
+    /// Why a dual seed on the run-time parameter `<component>.<key>` would not reach the
+    /// right-hand side (`None`: it does). Every parameter's does but an inertance valve's
+    /// geometry, which its rate reads as plain numbers (`InertanceValve::geometry`).
+    pub fn parameter_seed_refusal(&self, component: &str, key: &str) -> Option<&'static str> {
+        if self.param_ref(component, key).is_none() {
+            return Some("it is not a run-time parameter");
+        }
+        if self.inertance_valves.iter().any(|x| x.name == component) {
+            return Some("an inertance valve's geometry enters its rate as plain numbers");
+        }
+        None
     }
 
     /// f(t, y) into `dydt` and its exact directional derivative J·v + Σ_k ∂f/∂p_k·dp_k into
