@@ -311,11 +311,17 @@ impl Instance {
 
     /// The values of local variables (`vr` ≥ the first local) into their places in `out`:
     /// states from the state vector, derivatives from one right-hand side at the current point
-    /// (not counted: an output evaluation).
+    /// (not counted: an output evaluation), into Model Exchange's scratch (a Co-Simulation
+    /// instance, whose step loop reads no derivatives, allocates its own).
     #[cold]
     #[inline(never)]
     pub(super) fn fill_locals(&mut self, vrs: &[u32], out: &mut [f64]) {
-        let mut f: Option<Vec<f64>> = None;
+        let n = self.sim.network.layout.n_states;
+        let mut f = match self.exchange.as_deref_mut() {
+            Some(x) => std::mem::take(&mut x.dydt),
+            None => Vec::new(),
+        };
+        let mut evaluated = false;
         for (o, &vr) in out.iter_mut().zip(vrs) {
             if (vr as usize) < self.first_local {
                 continue;
@@ -324,16 +330,19 @@ impl Instance {
             if let Some(i) = d.states.iter().position(|&s| s == vr) {
                 *o = self.sim.y[i];
             } else if let Some(i) = d.derivatives.iter().position(|&s| s == vr) {
-                let f = f.get_or_insert_with(|| {
-                    let mut f = vec![0.0; self.sim.network.layout.n_states];
+                if !evaluated {
+                    f.resize(n, 0.0);
                     let count = self.sim.network.rhs_evaluations;
                     self.sim.derivatives_at_reported(&mut f);
                     self.sim.network.rhs_evaluations = count;
                     self.sim.stats.rhs_evaluations = count;
-                    f
-                });
+                    evaluated = true;
+                }
                 *o = f[i];
             }
+        }
+        if let Some(x) = self.exchange.as_deref_mut() {
+            x.dydt = f;
         }
     }
 

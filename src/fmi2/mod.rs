@@ -35,7 +35,7 @@
 
 #![allow(non_snake_case, non_upper_case_globals, clippy::missing_safety_doc)]
 
-mod me;
+pub mod me;
 mod uri;
 
 use std::cell::Cell;
