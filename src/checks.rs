@@ -9,8 +9,22 @@
 use serde::{Deserialize, Serialize};
 
 use crate::components::{chamber, piston};
-use crate::model::spec::ChecksSection;
 use crate::network::{Network, SensitivityParameter};
+
+/// The thresholds of checks 4 to 7 and 9 (built from a model's `[checks]` section).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Thresholds {
+    /// Check 4: |m_total − m_total,0| / m_total,0.
+    pub mass_drift: f64,
+    /// Check 5: |E_total − E_total,0| / |E_total,0|.
+    pub energy_drift: f64,
+    /// Check 9: piston-coordinate desynchronization, m (multiplied by the piston area).
+    pub piston_desync: f64,
+    /// Check 6 (sensitivity runs): |d m_total/dp − its initial value|·|p| / m_total,0.
+    pub mass_gradient_drift: f64,
+    /// Check 7 (sensitivity runs): |d E_total/dp − its initial value|·|p| / |E_total,0|.
+    pub energy_gradient_drift: f64,
+}
 
 pub const NEVER_EXITED: u8 = 1;
 pub const NEGATIVE_MASS: u8 = 2;
@@ -78,7 +92,7 @@ fn totals(net: &Network, y: &[f64]) -> (f64, f64) {
 /// Reference values and thresholds, fixed at initialization.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Checks {
-    pub thresholds: ChecksSection,
+    pub thresholds: Thresholds,
     pub mass0_kg: f64,
     pub energy0_j: f64,
     /// One per sensitivity parameter (empty without sensitivities).
@@ -93,7 +107,7 @@ pub struct Checks {
 impl Checks {
     /// `y0` is the initial state followed by one sensitivity vector per entry of `params`.
     pub fn new(
-        thresholds: ChecksSection,
+        thresholds: Thresholds,
         net: &Network,
         y0: &[f64],
         params: &[SensitivityParameter],

@@ -268,6 +268,89 @@ impl ParamValue {
     }
 }
 
+/// A scalar that may be a constant or a time table:
+/// `pressure = 2e5` or `pressure = { table = [[0.0, 0.0], [0.1, 2000.0]], interpolation = "step" }`,
+/// or, for a valve's `opening` only, BlasterSim's cubic opening curve
+/// `opening = { cubic = { t_open = 0.01, duration = 0.005 } }`.
+///
+/// This is the model file's form of a [`Param`] (`ParamSpec::to_param`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ParamSpec {
+    Const(f64),
+    Table(TableSpec),
+    Cubic(CubicSpec),
+}
+
+/// `{ cubic = { t_open = 0.01, duration = 0.005 } }`: 0 before `t_open` (s), 3s² − 2s³ with
+/// s = (t − t_open)/duration during the opening, 1 after.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CubicSpec {
+    pub cubic: CubicTimes,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CubicTimes {
+    /// Time the opening starts, s.
+    pub t_open: f64,
+    /// Opening time, s.
+    pub duration: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableSpec {
+    /// Rows of `[time_s, value]`.
+    pub table: Vec<[f64; 2]>,
+    #[serde(default = "default_interpolation")]
+    pub interpolation: Interpolation,
+}
+
+fn default_interpolation() -> Interpolation {
+    Interpolation::Linear
+}
+
+impl ParamSpec {
+    pub fn to_param<Q>(&self) -> Param<Q> {
+        let raw = match self {
+            ParamSpec::Const(v) => ParamValue::Const(*v),
+            ParamSpec::Table(t) => ParamValue::Table(Box::new(Table {
+                times_s: t.table.iter().map(|r| r[0]).collect(),
+                values: t.table.iter().map(|r| r[1]).collect(),
+                interpolation: t.interpolation,
+            })),
+            ParamSpec::Cubic(c) => ParamValue::Cubic(Cubic {
+                t_open_s: c.cubic.t_open,
+                duration_s: c.cubic.duration,
+            }),
+        };
+        raw.into()
+    }
+
+    pub fn as_const(&self) -> Option<f64> {
+        match self {
+            ParamSpec::Const(v) => Some(*v),
+            ParamSpec::Table(_) | ParamSpec::Cubic(_) => None,
+        }
+    }
+
+    pub fn values(&self) -> Vec<f64> {
+        match self {
+            ParamSpec::Const(v) => vec![*v],
+            ParamSpec::Table(t) => t.table.iter().map(|r| r[1]).collect(),
+            ParamSpec::Cubic(_) => vec![0.0, 1.0],
+        }
+    }
+}
+
+impl From<f64> for ParamSpec {
+    fn from(v: f64) -> Self {
+        ParamSpec::Const(v)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,7 +416,7 @@ mod tests {
     #[test]
     fn typed_param_serializes_as_the_untyped_value() {
         use crate::components::Reservoir;
-        let cfg = bincode::config::standard(); // as the FMU state (cosim.rs)
+        let cfg = bincode::config::standard(); // as the FMU state (cosim/mod.rs)
         let (pv, tv) = (table(Interpolation::Step), ParamValue::Const(300.0));
         let typed = Reservoir {
             name: "supply".into(),

@@ -30,10 +30,9 @@ pub use exchange::EventPass;
 
 use serde::{Deserialize, Serialize};
 
-use crate::checks::{self, Checks};
+use crate::checks::{self, Checks, Thresholds};
 use crate::components::{chamber, piston};
 use crate::integrators::{Integrator, Method, SolverError, StepControl};
-use crate::model::spec::ChecksSection;
 use crate::network::{Network, SensitivityParameter};
 use crate::ode::{BlockLayout, OdeSystem};
 use crate::units::{
@@ -125,14 +124,24 @@ macro_rules! integ {
     };
 }
 
-/// Driver settings taken from the model's `[solver]` section.
+/// CVODE's default `mxstep` is 500 per output call; Plenum's calls may span a whole run (one
+/// fmi2DoStep over the whole experiment), so the guard is set far above any shipped model's
+/// needs (the stiffest takes a few thousand steps per run) and still ends a runaway call in
+/// well under a second of release-build time.
+pub const DEFAULT_MAX_STEPS: u64 = 100_000;
+
+pub fn default_max_steps() -> u64 {
+    DEFAULT_MAX_STEPS
+}
+
+/// Driver settings (built from a model's `[solver]` section).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
     /// Fixed step, s (fixed-step methods; adaptive methods ignore it).
     pub step_s: Option<f64>,
     pub max_time_s: Option<f64>,
     /// Most accepted adaptive steps in one [`Simulation::advance_to`] (CVODE's `mxstep`).
-    #[serde(default = "crate::model::spec::default_max_steps")]
+    #[serde(default = "default_max_steps")]
     pub max_steps: u64,
     pub stop_on_exit: bool,
     /// rtol, atol, max_step, initial_step of the adaptive methods (`max_step` also bounds every
@@ -320,7 +329,7 @@ impl Simulation {
         network: Network,
         integrator: Method,
         settings: Settings,
-        thresholds: ChecksSection,
+        thresholds: Thresholds,
         t_start_s: f64,
     ) -> Self {
         Self::with_sensitivities(
@@ -340,7 +349,7 @@ impl Simulation {
         mut network: Network,
         mut integrator: Method,
         settings: Settings,
-        thresholds: ChecksSection,
+        thresholds: Thresholds,
         t_start_s: f64,
         sensitivities: Sensitivities,
     ) -> Self {

@@ -1,4 +1,4 @@
-//! The table of output variables (CLI columns and FMI names alike, DESIGN.md "Variables").
+//! The table of output variables (CLI columns and FMI names alike; docs/fmu.md, "Variables").
 
 use crate::components::piston;
 use crate::simulation::Simulation;
@@ -257,11 +257,12 @@ pub fn sensitivity_variables(
     let outputs = output_variables_of(net);
     let mut v = Vec::new();
     for p in parameters {
+        // The parameter's unit, as its kind declares the key.
+        let unit = net.key_of(p).map_or_else(Unit::dimensionless, |k| k.unit());
         for o in outputs.iter().filter(|o| has_sensitivity(&o.name)) {
-            let key = p.rsplit_once('.').map_or("", |(_, k)| k);
             v.push(var(
                 format!("d({})/d({p})", o.name),
-                quotient(&o.unit, &crate::cosim::unit_of_key(key)),
+                quotient(&o.unit, &unit),
                 format!("derivative of {} with respect to {p} (SI units)", o.name),
             ));
         }

@@ -361,7 +361,7 @@ pub fn description_xml_with(
     );
     w.write_event(Event::Start(root)).map_err(xml_err)?;
 
-    // Capabilities: true only where the library provides them (docs/fmu.md).
+    // Capabilities: true only where the library provides them (docs/fmu.md, "Capabilities").
     let flag = |b: bool| if b { "true" } else { "false" }.to_string();
     if d.model_exchange {
         write_model_exchange(&mut w, d).map_err(xml_err)?;

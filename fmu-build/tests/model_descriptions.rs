@@ -493,7 +493,7 @@ fn unit_definitions_come_from_the_quantity_types() {
 
 /// ModelStructure/Derivatives lists, for each state derivative, exactly the states of its row
 /// of the network's Jacobian pattern (`Network::sparsity`, the pattern the BDF factors) and
-/// exactly the inputs whose parameter enters that row (`sparsity::parameter_rows`), read back
+/// exactly the inputs whose parameter enters that row (`network::parameter_rows`), read back
 /// from the generated XML: the shipped models, the fixtures of every kind and the Cantera
 /// networks.
 #[test]
@@ -544,7 +544,7 @@ fn derivative_dependencies_are_the_networks_sparsity_pattern() {
             entries += want.len();
             for &(index, name) in &inputs {
                 let (c, k) = name.rsplit_once('.').unwrap();
-                let rows = plenum::sparsity::parameter_rows(net, c, k).unwrap();
+                let rows = plenum::network::parameter_rows(net, c, k).unwrap();
                 if rows.contains(&i) {
                     want.push(index);
                     input_entries += 1;

@@ -12,6 +12,21 @@ use serde::{Deserialize, Serialize};
 use crate::gas::IdealGas;
 use crate::units::{Energy, Mass, Pressure, ThermodynamicTemperature, Volume};
 
+use crate::components::keys::{Component, Kind};
+use crate::units::from_si;
+
+crate::declare_kind! {
+    /// `[[chamber]]`: a gas volume (state m, U, V).
+    kind ChamberSpec = "chamber", Node, gas;
+    name: Name;
+    /// Dead volume, m³ (pistons add or remove area·x; 0 only with a piston `behind` it).
+    volume: Number, volume, Required, NonNegative;
+    /// Initial pressure, Pa (absolute).
+    pressure: Number, pressure, Required, Positive;
+    /// Initial temperature, K.
+    temperature: Number, temperature, Required, Positive;
+}
+
 /// Parameters in units-typed quantities (`crate::units`); serialized as their SI values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Chamber {
@@ -36,6 +51,28 @@ impl Chamber {
     }
 }
 
+impl ChamberSpec {
+    pub fn build(&self) -> Chamber {
+        Chamber {
+            name: self.name.clone(),
+            dead_volume: from_si(self.volume),
+            initial_pressure: from_si(self.pressure),
+            initial_temperature: from_si(self.temperature),
+        }
+    }
+}
+
+impl Component for Chamber {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    // Every key fixes the initial state: none changes during a run.
+    crate::run_params!();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,7 +83,7 @@ mod tests {
     /// their layout.
     #[test]
     fn typed_chamber_serializes_as_the_raw_numbers() {
-        let cfg = bincode::config::standard(); // as the FMU state (cosim.rs)
+        let cfg = bincode::config::standard(); // as the FMU state (cosim/mod.rs)
         let typed = Chamber {
             name: "barrel".into(),
             dead_volume: from_si(1.5e-5),

@@ -1,5 +1,5 @@
-//! Inertance valve: CircAdapt's `Valve` (CircAdapt documentation, "Verification of Valve", the
-//! benchmark in `../shared/seeds/001_*`), with the dissipative leak coefficient of DESIGN.md.
+//! Inertance valve: CircAdapt's `Valve` (CircAdapt documentation, "Verification of Valve"; the
+//! benchmark of docs/circadapt_valve.md), with a dissipative leak coefficient (below).
 //!
 //! State: the volume flow q (m³/s), positive from `from` to `to`. With Δp = p_to − p_from,
 //!   dq/dt = (α·q·|q| − Δp) / L
@@ -7,8 +7,10 @@
 //!   L     = ρ·(1.5·length/A_eff + 0.75/√A_from + 0.75/√A_to)          (Pa·s²/m³)
 //!   α     = α_open = ½ρ·(1/A_from² − 1/A_eff²)   if q > 0 or Δp < 0
 //!           α_leak = ½ρ·(1/A_to²   − 1/A_eff²)   otherwise             (Pa·s²/m⁶)
-//! The seed writes α_leak = ½ρ(1/A_eff² − 1/A_dist²), which is positive for A_eff < A_dist and
-//! makes backflow grow without bound; DESIGN.md takes the dissipative sign used here.
+//! The benchmark's description (seed 001, after CircAdapt's "Verification of Valve") writes
+//! α_leak = ½ρ(1/A_eff² − 1/A_dist²), which is positive for A_eff < A_dist and makes backflow
+//! grow without bound; Plenum takes the dissipative sign used here: with the effective area
+//! below the side's, α < 0 opposes the flow in either direction (docs/equations.md).
 //! Mass flow ṁ = ρ·q (kg/s).
 //!
 //! Liquid nodes: the valve connects two reservoirs whose (gauge) pressures are prescribed, as in
@@ -27,6 +29,32 @@ use crate::ad::Scalar;
 use crate::param::{Param, ParamValue};
 use crate::units::{Area, Length};
 use crate::units::{MassDensity, VolumeRate};
+
+use crate::components::keys::{Component, Kind, Link};
+use crate::units::from_si;
+
+crate::declare_kind! {
+    /// `[[inertance_valve]]`: CircAdapt's valve with liquid inertia between two reservoirs
+    /// (state q).
+    kind InertanceValveSpec = "inertance_valve", LiquidLink, no_gas;
+    name: Name;
+    from: Node;
+    to: Node;
+    /// Liquid density ρ, kg/m³.
+    density: Number, density, Required, Positive;
+    /// Effective area when open, m².
+    area_open: Param, area, Required, Positive;
+    /// Effective area when closed, m².
+    area_leak: Param, area, Required, Positive;
+    /// Area of the `from` side, m².
+    area_from: Param, area, Required, Positive;
+    /// Area of the `to` side, m².
+    area_to: Param, area, Required, Positive;
+    /// Valve length, m.
+    length: Param, length, Required, NonNegative;
+    /// Initial volume flow, m³/s.
+    q0: Number, volume_rate, Number(0.0), Any;
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InertanceValve {
@@ -115,5 +143,54 @@ impl InertanceValve {
             inertance_pa_s2_per_m3: inertance,
             alpha_pa_s2_per_m6: alpha,
         }
+    }
+}
+
+impl InertanceValveSpec {
+    /// The valve of a validated spec (`node`: a node's index by name).
+    pub fn build(&self, node: &dyn Fn(&str) -> usize) -> InertanceValve {
+        InertanceValve {
+            name: self.name.clone(),
+            from: node(&self.from),
+            to: node(&self.to),
+            density: from_si(self.density),
+            area_open_m2: self.area_open.to_param(),
+            area_leak_m2: self.area_leak.to_param(),
+            area_from_m2: self.area_from.to_param(),
+            area_to_m2: self.area_to.to_param(),
+            length_m: self.length.to_param(),
+            q0: from_si(self.q0),
+        }
+    }
+}
+
+impl Component for InertanceValve {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    crate::run_params!(
+        "area_open" => area_open_m2,
+        "area_leak" => area_leak_m2,
+        "area_from" => area_from_m2,
+        "area_to" => area_to_m2,
+        "length" => length_m,
+    );
+}
+
+impl Link for InertanceValve {
+    fn ends(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
+    fn reads_upstream_temperature(&self) -> bool {
+        false
+    }
+    fn reads_pressures(&self) -> bool {
+        false
+    }
+    fn flow_is_state(&self) -> bool {
+        true
     }
 }

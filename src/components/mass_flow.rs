@@ -8,6 +8,18 @@ use serde::{Deserialize, Serialize};
 use crate::param::Param;
 use crate::units::MassRate;
 
+use crate::components::keys::{Component, Kind, Link};
+
+crate::declare_kind! {
+    /// `[[mass_flow]]`: a prescribed mass flow (Cantera's MassFlowController).
+    kind MassFlowSpec = "mass_flow", Link, gas;
+    name: Name;
+    from: Node;
+    to: Node;
+    /// kg/s (from `from` to `to`).
+    rate: Param, mass_rate, Required, NonNegative;
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MassFlow {
     pub name: String,
@@ -21,5 +33,39 @@ impl MassFlow {
     #[inline]
     pub fn mass_flow_kg_per_s(&self, t: f64, seg: f64) -> f64 {
         self.rate_kg_per_s.value(t, seg).max(0.0)
+    }
+}
+
+impl MassFlowSpec {
+    /// The mass flow of a validated spec (`node`: a node's index by name).
+    pub fn build(&self, node: &dyn Fn(&str) -> usize) -> MassFlow {
+        MassFlow {
+            name: self.name.clone(),
+            from: node(&self.from),
+            to: node(&self.to),
+            rate_kg_per_s: self.rate.to_param(),
+        }
+    }
+}
+
+impl Component for MassFlow {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    crate::run_params!("rate" => rate_kg_per_s);
+}
+
+impl Link for MassFlow {
+    fn ends(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
+    fn reads_upstream_temperature(&self) -> bool {
+        false
+    }
+    fn reads_pressures(&self) -> bool {
+        false
     }
 }

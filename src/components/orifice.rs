@@ -33,6 +33,73 @@ use crate::gas::IdealGas;
 use crate::param::{Param, ParamValue};
 use crate::units::{Area, Ratio, SonicConductance};
 
+use crate::components::keys::{Component, Kind, Link, Problem};
+use crate::param::ParamSpec;
+
+crate::declare_kind! {
+    /// `[[orifice]]`: isentropic compressible flow (`area`, `discharge_coefficient`), or the
+    /// ISO 6358 form (`sonic_conductance`, `critical_pressure_ratio`).
+    kind OrificeSpec = "orifice", Link, gas, check = orifice_problems;
+    name: Name;
+    from: Node;
+    to: Node;
+    /// Geometric area, m² (isentropic form).
+    area: Param, area, RequiredIn("isentropic form"), Positive;
+    /// C_d (isentropic form): 1 when absent.
+    discharge_coefficient: Param, dimensionless, Implied(1.0), PositiveFraction;
+    /// C, m³/(s·Pa) (ISO 6358 form, instead of `area`).
+    sonic_conductance: Param, sonic_conductance, RequiredIn("ISO form"), Positive;
+    /// b (ISO 6358 form): below the laminar ratio.
+    critical_pressure_ratio: Param, dimensionless, RequiredIn("ISO form"), Below(ISO_LAMINAR_RATIO);
+}
+
+/// An orifice has one of two forms: `area` (and `discharge_coefficient`), or ISO 6358's
+/// `sonic_conductance` and `critical_pressure_ratio`.
+fn orifice_problems(x: &OrificeSpec) -> Vec<Problem> {
+    let problem = |key, message: &str| Problem {
+        key,
+        message: message.to_string(),
+    };
+    let mut out = Vec::new();
+    match (&x.area, &x.sonic_conductance) {
+        (Some(_), None) => {
+            if x.critical_pressure_ratio.is_some() {
+                out.push(problem(
+                    Some("critical_pressure_ratio"),
+                    "`critical_pressure_ratio` belongs to the ISO 6358 form, which is given by \
+                     `sonic_conductance` instead of `area`",
+                ));
+            }
+        }
+        (None, Some(_)) => {
+            if x.critical_pressure_ratio.is_none() {
+                out.push(problem(
+                    None,
+                    "an ISO 6358 orifice (with `sonic_conductance`) needs \
+                     `critical_pressure_ratio` too",
+                ));
+            }
+            if x.discharge_coefficient.is_some() {
+                out.push(problem(
+                    Some("discharge_coefficient"),
+                    "`discharge_coefficient` belongs to the `area` form; the ISO 6358 form \
+                     (`sonic_conductance`) has none",
+                ));
+            }
+        }
+        (Some(_), Some(_)) => out.push(problem(
+            Some("sonic_conductance"),
+            "give either `area` (isentropic orifice) or `sonic_conductance` (ISO 6358), not both",
+        )),
+        (None, None) => out.push(problem(
+            None,
+            "missing required key `area` in orifice (or, for the ISO 6358 form, \
+             `sonic_conductance` and `critical_pressure_ratio`)",
+        )),
+    }
+    out
+}
+
 /// ISO 8778 reference atmosphere: density, kg/m³, and temperature, K.
 pub const ISO_RHO0_KG_PER_M3: f64 = 1.185;
 pub const ISO_T0_K: f64 = 293.15;
@@ -226,5 +293,112 @@ pub fn signed_iso6358_mass_flow_kg_per_s<T: Scalar>(
         )
     } else {
         -iso6358_mass_flow_kg_per_s(cond, b, to.pressure_pa, to.temperature_k, from.pressure_pa)
+    }
+}
+
+impl OrificeSpec {
+    /// The orifice of a validated spec (`node`: a node's index by name).
+    pub fn build(&self, node: &dyn Fn(&str) -> usize) -> Orifice {
+        // An absent key of the orifice's own form is one with an implied value (validated).
+        fn param<Q>(p: &Option<ParamSpec>, key: &str) -> Param<Q> {
+            p.as_ref().map_or_else(
+                || Param::from(KIND.implied(key).unwrap_or(0.0)),
+                ParamSpec::to_param,
+            )
+        }
+        Orifice {
+            name: self.name.clone(),
+            from: node(&self.from),
+            to: node(&self.to),
+            form: match &self.sonic_conductance {
+                Some(c) => OrificeForm::Iso6358 {
+                    sonic_conductance_m3_per_s_pa: c.to_param(),
+                    critical_pressure_ratio: param(
+                        &self.critical_pressure_ratio,
+                        "critical_pressure_ratio",
+                    ),
+                },
+                None => OrificeForm::Isentropic {
+                    area_m2: param(&self.area, "area"),
+                    discharge_coefficient: param(
+                        &self.discharge_coefficient,
+                        "discharge_coefficient",
+                    ),
+                },
+            },
+        }
+    }
+}
+
+impl Component for Orifice {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    /// The keys of its own form only.
+    fn param(&self, key: &str) -> Option<&ParamValue> {
+        match (&self.form, key) {
+            (OrificeForm::Isentropic { area_m2, .. }, "area") => Some(area_m2),
+            (
+                OrificeForm::Isentropic {
+                    discharge_coefficient,
+                    ..
+                },
+                "discharge_coefficient",
+            ) => Some(discharge_coefficient),
+            (
+                OrificeForm::Iso6358 {
+                    sonic_conductance_m3_per_s_pa,
+                    ..
+                },
+                "sonic_conductance",
+            ) => Some(sonic_conductance_m3_per_s_pa),
+            (
+                OrificeForm::Iso6358 {
+                    critical_pressure_ratio,
+                    ..
+                },
+                "critical_pressure_ratio",
+            ) => Some(critical_pressure_ratio),
+            _ => None,
+        }
+    }
+    fn param_mut(&mut self, key: &str) -> Option<&mut ParamValue> {
+        match (&mut self.form, key) {
+            (OrificeForm::Isentropic { area_m2, .. }, "area") => Some(area_m2),
+            (
+                OrificeForm::Isentropic {
+                    discharge_coefficient,
+                    ..
+                },
+                "discharge_coefficient",
+            ) => Some(discharge_coefficient),
+            (
+                OrificeForm::Iso6358 {
+                    sonic_conductance_m3_per_s_pa,
+                    ..
+                },
+                "sonic_conductance",
+            ) => Some(sonic_conductance_m3_per_s_pa),
+            (
+                OrificeForm::Iso6358 {
+                    critical_pressure_ratio,
+                    ..
+                },
+                "critical_pressure_ratio",
+            ) => Some(critical_pressure_ratio),
+            _ => None,
+        }
+    }
+}
+
+impl Link for Orifice {
+    fn ends(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
+    fn reads_upstream_temperature(&self) -> bool {
+        true
     }
 }

@@ -21,6 +21,96 @@ use crate::param::{Param, ParamValue};
 use crate::units::{Damping, Pressure};
 use crate::units::{Length, Mass, Stiffness, Velocity};
 
+use crate::components::keys::{Component, Kind, Problem, is_zero};
+use crate::units::from_si;
+
+crate::declare_kind! {
+    /// `[[piston]]`: a rigid piston or projectile (state x, v).
+    kind PistonSpec = "piston", Boundary, no_gas, check = piston_problems;
+    name: Name;
+    /// The node whose volume grows by area·x.
+    behind: Node;
+    /// The node whose volume shrinks by area·x.
+    ahead: Node;
+    /// Bore area, m².
+    area: Number, area, Required, Positive;
+    /// kg.
+    mass: Number, mass, Required, Positive;
+    /// Initial position, m.
+    x0: Number, length, Required, Any;
+    /// Initial velocity, m/s.
+    v0: Number, velocity, Number(0.0), Any;
+    /// Exit position, m: crossing it is an event.
+    x_exit: Number, length, None, Any;
+    /// Static friction, as a pressure on the area, Pa.
+    friction_static: Param, pressure, Number(0.0), NonNegative;
+    /// Dynamic friction, as a pressure on the area, Pa.
+    friction_dynamic: Param, pressure, Number(0.0), NonNegative;
+    /// N/m.
+    spring_stiffness: Number, stiffness, Number(0.0), NonNegative;
+    /// The position where the spring force is zero, m.
+    spring_x0: Number, length, Number(0.0), Any;
+    /// Linear damping, N·s/m.
+    damping: Param, damping, Number(0.0), NonNegative;
+    /// Lower end stop, m: reaching it is an impact (an event).
+    x_min: Number, length, None, Any;
+    /// Upper end stop, m.
+    x_max: Number, length, None, Any;
+    /// Coefficient of restitution at the stops (0: the piston stays at the stop). Not written
+    /// back when 0, so that a piston without stops has no such FMU parameter.
+    #[serde(skip_serializing_if = "is_zero")]
+    restitution: Number, dimensionless, Number(0.0), Fraction;
+}
+
+/// The stops in order, and the start inside them and before the exit.
+fn piston_problems(x: &PistonSpec) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let mut problem = |key, message| {
+        out.push(Problem {
+            key: Some(key),
+            message,
+        })
+    };
+    if let (Some(lo), Some(hi)) = (x.x_min, x.x_max)
+        && lo.is_finite()
+        && hi.is_finite()
+        && lo >= hi
+    {
+        problem(
+            "x_max",
+            format!("`x_max` = {hi} m must be greater than `x_min` = {lo} m"),
+        );
+    }
+    if x.x0.is_finite() {
+        if let Some(lo) = x.x_min.filter(|v| v.is_finite() && x.x0 < *v) {
+            problem(
+                "x0",
+                format!("`x0` = {} m is below the end stop `x_min` = {lo} m", x.x0),
+            );
+        }
+        if let Some(hi) = x.x_max.filter(|v| v.is_finite() && x.x0 > *v) {
+            problem(
+                "x0",
+                format!("`x0` = {} m is past the end stop `x_max` = {hi} m", x.x0),
+            );
+        }
+    }
+    if let Some(exit) = x.x_exit
+        && exit.is_finite()
+        && x.x0.is_finite()
+        && x.x0 >= exit
+    {
+        problem(
+            "x0",
+            format!(
+                "`x0` = {} m is at or past `x_exit` = {exit} m: the piston would start outside",
+                x.x0
+            ),
+        );
+    }
+    out
+}
+
 /// A rebound speed below this, m/s, ends the bouncing: the piston rests on the stop.
 pub const REST_SPEED_M_PER_S: f64 = 1e-6;
 
@@ -142,4 +232,42 @@ impl Piston {
             friction_n: friction,
         }
     }
+}
+
+impl PistonSpec {
+    /// The piston of a validated spec (`node`: a node's index by name).
+    pub fn build(&self, node: &dyn Fn(&str) -> usize) -> Piston {
+        Piston {
+            name: self.name.clone(),
+            behind: node(&self.behind),
+            ahead: node(&self.ahead),
+            area: from_si(self.area),
+            mass: from_si(self.mass),
+            x0: from_si(self.x0),
+            v0: from_si(self.v0),
+            x_exit: self.x_exit.map(from_si),
+            friction_static_pa: self.friction_static.to_param(),
+            friction_dynamic_pa: self.friction_dynamic.to_param(),
+            spring_stiffness: from_si(self.spring_stiffness),
+            spring_x0: from_si(self.spring_x0),
+            damping_n_s_per_m: self.damping.to_param(),
+            x_min: self.x_min.map(from_si),
+            x_max: self.x_max.map(from_si),
+            restitution: self.restitution,
+        }
+    }
+}
+
+impl Component for Piston {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    crate::run_params!(
+        "friction_static" => friction_static_pa,
+        "friction_dynamic" => friction_dynamic_pa,
+        "damping" => damping_n_s_per_m,
+    );
 }

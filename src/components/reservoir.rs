@@ -7,9 +7,41 @@ use serde::{Deserialize, Serialize};
 use crate::param::Param;
 use crate::units::{Pressure, ThermodynamicTemperature};
 
+use crate::components::keys::{Component, Kind};
+
+crate::declare_kind! {
+    /// `[[reservoir]]`: a boundary of prescribed state.
+    kind ReservoirSpec = "reservoir", Node, no_gas;
+    name: Name;
+    /// Pa (absolute; gauge for a reservoir that feeds only inertance valves).
+    pressure: Param, pressure, Required, AbsoluteUnlessLiquid;
+    /// K.
+    temperature: Param, temperature, Required, Positive;
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Reservoir {
     pub name: String,
     pub pressure_pa: Param<Pressure>,
     pub temperature_k: Param<ThermodynamicTemperature>,
+}
+
+impl ReservoirSpec {
+    pub fn build(&self) -> Reservoir {
+        Reservoir {
+            name: self.name.clone(),
+            pressure_pa: self.pressure.to_param(),
+            temperature_k: self.temperature.to_param(),
+        }
+    }
+}
+
+impl Component for Reservoir {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    crate::run_params!("pressure" => pressure_pa, "temperature" => temperature_k);
 }

@@ -15,6 +15,20 @@ use crate::ad::{Scalar, copysign, max_const};
 use crate::param::{Param, ParamValue};
 use crate::units::{Length, Ratio};
 
+use crate::components::keys::{Component, Kind, Link};
+
+crate::declare_kind! {
+    /// `[[restrictor]]`: FONSim's FlowRestrictor (a minor loss).
+    kind RestrictorSpec = "restrictor", Link, gas;
+    name: Name;
+    from: Node;
+    to: Node;
+    /// Diameter d, m.
+    diameter: Param, length, Required, Positive;
+    /// K-factor (minor loss coefficient).
+    k: Param, dimensionless, Required, Positive;
+}
+
 /// FONSim's atmospheric pressure, Pa (`fonsim.constants.norm.pressure_atmospheric`).
 pub const FONSIM_P_ATM_PA: f64 = 1.013e5;
 
@@ -54,5 +68,37 @@ impl Restrictor {
         let pi = std::f64::consts::PI;
         let mag = (dp.abs() * rho_mean_kg_per_m3 * pi * pi * d2 * d2 / (k * 8.0)).sqrt();
         copysign(mag, dp)
+    }
+}
+
+impl RestrictorSpec {
+    /// The restrictor of a validated spec (`node`: a node's index by name).
+    pub fn build(&self, node: &dyn Fn(&str) -> usize) -> Restrictor {
+        Restrictor {
+            name: self.name.clone(),
+            from: node(&self.from),
+            to: node(&self.to),
+            diameter_m: self.diameter.to_param(),
+            k: self.k.to_param(),
+        }
+    }
+}
+
+impl Component for Restrictor {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    crate::run_params!("diameter" => diameter_m, "k" => k);
+}
+
+impl Link for Restrictor {
+    fn ends(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
+    fn reads_upstream_temperature(&self) -> bool {
+        true
     }
 }

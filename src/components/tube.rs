@@ -17,6 +17,24 @@ use crate::ad::{Scalar, c, max0};
 use crate::param::{Param, ParamValue};
 use crate::units::{DynamicViscosity, Length};
 
+use crate::components::keys::{Component, Kind, Link};
+
+crate::declare_kind! {
+    /// `[[tube]]`: FONSim's CircularTube (a major loss).
+    kind TubeSpec = "tube", Link, gas;
+    name: Name;
+    from: Node;
+    to: Node;
+    /// m.
+    length: Param, length, Required, Positive;
+    /// Inner diameter, m.
+    diameter: Param, length, Required, Positive;
+    /// Wall roughness ε, m (FONSim's default).
+    roughness: Param, length, Number(0.0015e-3), NonNegative;
+    /// Dynamic viscosity μ, Pa·s (FONSim's air).
+    viscosity: Param, viscosity, Number(1.82e-5), Positive;
+}
+
 pub const RE_LAMINAR: f64 = 2300.0;
 pub const RE_TURBULENT: f64 = 4000.0;
 
@@ -256,6 +274,45 @@ impl Tube {
             &self.roughness_m,
             &self.viscosity_pa_s,
         ]
+    }
+}
+
+impl TubeSpec {
+    /// The tube of a validated spec (`node`: a node's index by name).
+    pub fn build(&self, node: &dyn Fn(&str) -> usize) -> Tube {
+        Tube {
+            name: self.name.clone(),
+            from: node(&self.from),
+            to: node(&self.to),
+            length_m: self.length.to_param(),
+            diameter_m: self.diameter.to_param(),
+            roughness_m: self.roughness.to_param(),
+            viscosity_pa_s: self.viscosity.to_param(),
+        }
+    }
+}
+
+impl Component for Tube {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    crate::run_params!(
+        "length" => length_m,
+        "diameter" => diameter_m,
+        "roughness" => roughness_m,
+        "viscosity" => viscosity_pa_s,
+    );
+}
+
+impl Link for Tube {
+    fn ends(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
+    fn reads_upstream_temperature(&self) -> bool {
+        true
     }
 }
 

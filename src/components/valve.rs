@@ -10,6 +10,22 @@ use crate::ad::{Scalar, max0};
 use crate::param::Param;
 use crate::units::{FlowCoefficient, Ratio};
 
+use crate::components::keys::{Component, Kind, Link};
+
+crate::declare_kind! {
+    /// `[[valve]]`: Cantera's linear valve.
+    kind ValveSpec = "valve", Link, no_gas;
+    name: Name;
+    from: Node;
+    to: Node;
+    /// K, kg/(s·Pa).
+    coefficient: Param, flow_coefficient, Required, NonNegative;
+    /// No flow from `to` back to `from`.
+    one_way: Flag, dimensionless, Flag(false);
+    /// Fraction open, 0..1: a number, a table or `{ cubic = { t_open, duration } }`.
+    opening: Opening, dimensionless, Number(1.0), Fraction;
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Valve {
     pub name: String,
@@ -53,4 +69,37 @@ pub fn signed_mass_flow_kg_per_s<T: Scalar>(
 ) -> T {
     let mdot = k_open * (p_from_pa - p_to_pa);
     if one_way { max0(mdot) } else { mdot }
+}
+
+impl ValveSpec {
+    /// The valve of a validated spec (`node`: a node's index by name).
+    pub fn build(&self, node: &dyn Fn(&str) -> usize) -> Valve {
+        Valve {
+            name: self.name.clone(),
+            from: node(&self.from),
+            to: node(&self.to),
+            coefficient_kg_per_s_pa: self.coefficient.to_param(),
+            one_way: self.one_way,
+            opening: self.opening.to_param(),
+        }
+    }
+}
+
+impl Component for Valve {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    crate::run_params!("coefficient" => coefficient_kg_per_s_pa, "opening" => opening);
+}
+
+impl Link for Valve {
+    fn ends(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
+    fn reads_upstream_temperature(&self) -> bool {
+        false
+    }
 }

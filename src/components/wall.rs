@@ -10,6 +10,26 @@ use crate::ad::Scalar;
 use crate::param::{Param, ParamValue};
 use crate::units::{Area, ExpansionCoefficient, HeatTransfer, Velocity};
 
+use crate::components::keys::{Component, Kind};
+
+crate::declare_kind! {
+    /// `[[wall]]`: Cantera's massless wall.
+    kind WallSpec = "wall", Boundary, no_gas;
+    name: Name;
+    /// The node that grows with a positive wall velocity.
+    left: Node;
+    /// The node that shrinks.
+    right: Node;
+    /// m².
+    area: Param, area, Required, Positive;
+    /// U, W/(m²·K).
+    heat_transfer_coefficient: Param, heat_transfer_coefficient, Number(0.0), NonNegative;
+    /// K, m/(s·Pa): wall velocity K·(p_left − p_right).
+    expansion_coefficient: Param, expansion_coefficient, Number(0.0), NonNegative;
+    /// Prescribed velocity, m/s (positive grows `left`).
+    velocity: Param, velocity, Number(0.0), Any;
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Wall {
     pub name: String,
@@ -54,4 +74,34 @@ impl Wall {
             &self.velocity_m_per_s,
         ]
     }
+}
+
+impl WallSpec {
+    /// The wall of a validated spec (`node`: a node's index by name).
+    pub fn build(&self, node: &dyn Fn(&str) -> usize) -> Wall {
+        Wall {
+            name: self.name.clone(),
+            left: node(&self.left),
+            right: node(&self.right),
+            area_m2: self.area.to_param(),
+            heat_transfer_coefficient_w_per_m2_k: self.heat_transfer_coefficient.to_param(),
+            expansion_coefficient_m_per_s_pa: self.expansion_coefficient.to_param(),
+            velocity_m_per_s: self.velocity.to_param(),
+        }
+    }
+}
+
+impl Component for Wall {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    crate::run_params!(
+        "area" => area_m2,
+        "heat_transfer_coefficient" => heat_transfer_coefficient_w_per_m2_k,
+        "expansion_coefficient" => expansion_coefficient_m_per_s_pa,
+        "velocity" => velocity_m_per_s,
+    );
 }

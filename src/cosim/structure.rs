@@ -1,9 +1,9 @@
 //! The model structure of a variable table (FMI's `ModelStructure`): the knowns (continuous
 //! states and inputs) each output and each state derivative depends on directly, as value
 //! references, from the network's structure alone: a derivative's states are its row of the
-//! network's Jacobian pattern ([`crate::sparsity::network_pattern`], the pattern the BDF
+//! network's Jacobian pattern ([`crate::ode::OdeSystem::sparsity`], the pattern the BDF
 //! factors), its inputs the parameters whose component's clique writes that row
-//! ([`crate::sparsity::parameter_rows`]); an output's states are those its formula reads
+//! ([`crate::network::parameter_rows`]); an output's states are those its formula reads
 //! ([`crate::variables::output_state_dependencies`]), its inputs those a link's flow reads
 //! ([`crate::variables::output_depends_on`]). Structural: a listed known may have a zero partial
 //! derivative at some states (a closed one-way valve), an unlisted one never has another.
@@ -79,7 +79,7 @@ pub fn structure(model: &LoadedModel, d: &Description) -> Result<Structure, Stri
     }
     let mut input_rows: Vec<(u32, Vec<usize>)> = Vec::new();
     for &(vr, c, key) in &inputs {
-        let r = crate::sparsity::parameter_rows(net, c, key).unwrap_or_else(|| (0..n).collect());
+        let r = crate::network::parameter_rows(net, c, key).unwrap_or_else(|| (0..n).collect());
         input_rows.push((vr, r));
     }
     for (i, row) in rows.iter().enumerate() {

@@ -2,10 +2,7 @@
 
 use std::collections::HashMap;
 
-use crate::components::{
-    Chamber, InertanceValve, MassFlow, Orifice, OrificeForm, Piston, Reservoir, Restrictor, Tube,
-    Valve, Wall,
-};
+use crate::checks::Thresholds;
 use crate::gas::{IdealGas, species};
 use crate::integrators::bdf::LinearSolver;
 use crate::integrators::{
@@ -13,7 +10,6 @@ use crate::integrators::{
 };
 use crate::model::spec::{GasSection, ModelFile};
 use crate::network::{Extras, Network};
-use crate::param::Param;
 use crate::simulation::{Sensitivities, Settings, Simulation};
 use crate::units::from_si;
 
@@ -48,146 +44,26 @@ pub fn node_indices(spec: &ModelFile) -> HashMap<&str, usize> {
     map
 }
 
-/// An optional parameter of the model file, or its default (SI units of `Q`).
-fn param<Q>(p: &Option<crate::model::spec::ParamSpec>, default: f64) -> Param<Q> {
-    p.as_ref().map_or(Param::from(default), |p| p.to_param())
-}
-
-/// Build the network of a validated model.
+/// Build the network of a validated model: each component by its kind's `build`.
 pub fn build_network(spec: &ModelFile) -> Network {
     let nodes = node_indices(spec);
     let node = |n: &str| *nodes.get(n).expect("validated node reference");
     Network::with_extras(
         gas_of(spec.gas.as_ref()),
-        spec.chamber
-            .iter()
-            .map(|c| Chamber {
-                name: c.name.clone(),
-                dead_volume: from_si(c.volume),
-                initial_pressure: from_si(c.pressure),
-                initial_temperature: from_si(c.temperature),
-            })
-            .collect(),
-        spec.reservoir
-            .iter()
-            .map(|r| Reservoir {
-                name: r.name.clone(),
-                pressure_pa: r.pressure.to_param(),
-                temperature_k: r.temperature.to_param(),
-            })
-            .collect(),
-        spec.orifice
-            .iter()
-            .map(|o| Orifice {
-                name: o.name.clone(),
-                from: node(&o.from),
-                to: node(&o.to),
-                form: match &o.sonic_conductance {
-                    Some(c) => OrificeForm::Iso6358 {
-                        sonic_conductance_m3_per_s_pa: c.to_param(),
-                        critical_pressure_ratio: param(&o.critical_pressure_ratio, 0.0),
-                    },
-                    None => OrificeForm::Isentropic {
-                        area_m2: param(&o.area, 0.0),
-                        discharge_coefficient: param(&o.discharge_coefficient, 1.0),
-                    },
-                },
-            })
-            .collect(),
-        spec.valve
-            .iter()
-            .map(|v| Valve {
-                name: v.name.clone(),
-                from: node(&v.from),
-                to: node(&v.to),
-                coefficient_kg_per_s_pa: v.coefficient.to_param(),
-                one_way: v.one_way,
-                opening: v.opening.to_param(),
-            })
-            .collect(),
-        spec.piston
-            .iter()
-            .map(|p| Piston {
-                name: p.name.clone(),
-                behind: node(&p.behind),
-                ahead: node(&p.ahead),
-                area: from_si(p.area),
-                mass: from_si(p.mass),
-                x0: from_si(p.x0),
-                v0: from_si(p.v0),
-                x_exit: p.x_exit.map(from_si),
-                friction_static_pa: p.friction_static.to_param(),
-                friction_dynamic_pa: p.friction_dynamic.to_param(),
-                spring_stiffness: from_si(p.spring_stiffness),
-                spring_x0: from_si(p.spring_x0),
-                damping_n_s_per_m: p.damping.to_param(),
-                x_min: p.x_min.map(from_si),
-                x_max: p.x_max.map(from_si),
-                restitution: p.restitution,
-            })
-            .collect(),
-        spec.wall
-            .iter()
-            .map(|w| Wall {
-                name: w.name.clone(),
-                left: node(&w.left),
-                right: node(&w.right),
-                area_m2: w.area.to_param(),
-                heat_transfer_coefficient_w_per_m2_k: w.heat_transfer_coefficient.to_param(),
-                expansion_coefficient_m_per_s_pa: w.expansion_coefficient.to_param(),
-                velocity_m_per_s: w.velocity.to_param(),
-            })
-            .collect(),
+        spec.chamber.iter().map(|x| x.build()).collect(),
+        spec.reservoir.iter().map(|x| x.build()).collect(),
+        spec.orifice.iter().map(|x| x.build(&node)).collect(),
+        spec.valve.iter().map(|x| x.build(&node)).collect(),
+        spec.piston.iter().map(|x| x.build(&node)).collect(),
+        spec.wall.iter().map(|x| x.build(&node)).collect(),
         Extras {
-            mass_flows: spec
-                .mass_flow
-                .iter()
-                .map(|m| MassFlow {
-                    name: m.name.clone(),
-                    from: node(&m.from),
-                    to: node(&m.to),
-                    rate_kg_per_s: m.rate.to_param(),
-                })
-                .collect(),
-            restrictors: spec
-                .restrictor
-                .iter()
-                .map(|r| Restrictor {
-                    name: r.name.clone(),
-                    from: node(&r.from),
-                    to: node(&r.to),
-                    diameter_m: r.diameter.to_param(),
-                    k: r.k.to_param(),
-                })
-                .collect(),
-            tubes: spec
-                .tube
-                .iter()
-                .map(|x| Tube {
-                    name: x.name.clone(),
-                    from: node(&x.from),
-                    to: node(&x.to),
-                    length_m: x.length.to_param(),
-                    diameter_m: x.diameter.to_param(),
-                    roughness_m: x.roughness.to_param(),
-                    viscosity_pa_s: x.viscosity.to_param(),
-                })
-                .collect(),
+            mass_flows: spec.mass_flow.iter().map(|x| x.build(&node)).collect(),
+            restrictors: spec.restrictor.iter().map(|x| x.build(&node)).collect(),
+            tubes: spec.tube.iter().map(|x| x.build(&node)).collect(),
             inertance_valves: spec
                 .inertance_valve
                 .iter()
-                .map(|x| InertanceValve {
-                    name: x.name.clone(),
-                    from: node(&x.from),
-                    to: node(&x.to),
-                    density: from_si(x.density),
-                    area_open_m2: x.area_open.to_param(),
-                    area_leak_m2: x.area_leak.to_param(),
-                    area_from_m2: x.area_from.to_param(),
-                    area_to_m2: x.area_to.to_param(),
-                    length_m: x.length.to_param(),
-                    q0: from_si(x.q0),
-                })
+                .map(|x| x.build(&node))
                 .collect(),
             isothermal: spec.gas.as_ref().is_some_and(|g| g.isothermal),
         },
@@ -245,10 +121,21 @@ pub fn build_simulation_of(
         network,
         integrator,
         settings,
-        spec.checks.clone(),
+        thresholds(&spec.checks),
         spec.solver.t_start,
         Sensitivities { names, params },
     ))
+}
+
+/// The run-time checks' thresholds of a `[checks]` section.
+pub fn thresholds(c: &crate::model::spec::ChecksSection) -> Thresholds {
+    Thresholds {
+        mass_drift: c.mass_drift,
+        energy_drift: c.energy_drift,
+        piston_desync: c.piston_desync,
+        mass_gradient_drift: c.mass_gradient_drift,
+        energy_gradient_drift: c.energy_gradient_drift,
+    }
 }
 
 /// The `[solver] linear_solver` setting by name.

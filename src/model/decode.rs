@@ -18,6 +18,7 @@ use super::locate::{
 use super::overrides::SECTIONS;
 use super::overrides::shift;
 use super::spec::{ModelFile, TableSpec};
+use crate::components::keys::KeyDefault;
 
 /// The field names serde's derive declares for a struct (its keys), found by asking it to
 /// deserialize from a deserializer that only records them.
@@ -91,7 +92,8 @@ fn snippet(loc: &Locator<'_>, v: &Spanned<DeValue<'_>>) -> Option<String> {
 /// serde's "expected ..." in a user's words.
 fn expected_phrase(expected: &str) -> String {
     match expected {
-        "f64" | "f32" | "i64" | "u64" | "usize" => "a number".to_string(),
+        "f64" | "f32" => "a number".to_string(),
+        "i64" | "u64" | "usize" => "a whole number".to_string(),
         "a string" => "a string (in quotes)".to_string(),
         "a boolean" => "true or false".to_string(),
         "a sequence" => "an array".to_string(),
@@ -304,12 +306,42 @@ fn translate(loc: &Locator<'_>, e: &toml::de::Error, removed: &[Path]) -> (Vec<M
             format!(
                 "`{name}` must be a constant number: a table over time is not allowed for this key"
             )
+        } else if expected_phrase(expected).contains("whole number")
+            && found_serde.starts_with("floating point")
+        {
+            // "must be a whole number, not a number" would say nothing: quote the value (as
+            // serde saw it when the source has no text for it: a `--set`).
+            let value = node
+                .and_then(|v| snippet(loc, v))
+                .or_else(|| backticked(found_serde).first().map(|s| s.to_string()))
+                .unwrap_or_default();
+            format!(
+                "`{name}` must be {}, not {value}",
+                expected_phrase(expected)
+            )
         } else {
             format!(
                 "`{name}` must be {}, not {found}{quoted}",
                 expected_phrase(expected)
             )
         };
+        return (vec![loc.error(&path, message)], Next::Remove(path));
+    }
+
+    // A value of the right type out of the type's range (a negative whole number).
+    if let Some(rest) = msg.strip_prefix("invalid value: ") {
+        let (found_serde, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
+        let path = loc.path_at(&span, Prefer::Shallow);
+        let value = loc
+            .node(&path)
+            .and_then(|(_, v)| snippet(loc, v))
+            .or_else(|| backticked(found_serde).first().map(|s| s.to_string()))
+            .unwrap_or_default();
+        let message = format!(
+            "`{}` must be {}, not {value}",
+            last_key(&path),
+            expected_phrase(expected)
+        );
         return (vec![loc.error(&path, message)], Next::Remove(path));
     }
 
@@ -429,6 +461,57 @@ fn place(
     Some(span)
 }
 
+/// The required keys that a component does not give, as its kind declares them
+/// (`crate::components::keys`): serde fills every absent key of a component with its declared
+/// default (a placeholder for a required one), so a missing key is found here, in the tree as
+/// written (with the overrides). A key that is present with an invalid value is not missing
+/// (serde reports it), nor is one that a close misspelling stands for (reported as an unknown
+/// key with a did-you-mean).
+fn missing_component_keys(loc: &Locator<'_>) -> Vec<ModelError> {
+    let mut errors = Vec::new();
+    let DeValue::Table(root) = loc.root.get_ref() else {
+        return errors;
+    };
+    for (name, items) in root.iter() {
+        let Some(kind) = crate::components::kind(name.get_ref()) else {
+            continue;
+        };
+        let DeValue::Array(items) = items.get_ref() else {
+            continue;
+        };
+        for (i, item) in items.iter().enumerate() {
+            let DeValue::Table(t) = item.get_ref() else {
+                continue;
+            };
+            for k in kind
+                .keys
+                .iter()
+                .filter(|k| k.default == KeyDefault::Required)
+            {
+                let misspelled = t.iter().any(|(u, _)| {
+                    let u: &str = u.get_ref();
+                    kind.key(u).is_none() && close(u, k.name)
+                });
+                if t.get(k.name).is_some() || misspelled {
+                    continue;
+                }
+                let table = vec![key(kind.name), Seg::Index(i)];
+                let mut err = loc.error(
+                    &table,
+                    format!("missing required key `{}` in {}", k.name, kind.name),
+                );
+                if err.file != "--set" {
+                    let mut missing = table.clone();
+                    missing.push(key(k.name));
+                    err.key = loc.render(&missing);
+                }
+                errors.push(err);
+            }
+        }
+    }
+    errors
+}
+
 /// Deserialize the model, collecting every type-level problem.
 pub(crate) fn decode(loc: &Locator<'_>) -> Result<ModelFile, Vec<ModelError>> {
     let mut work = loc.root.clone();
@@ -436,6 +519,7 @@ pub(crate) fn decode(loc: &Locator<'_>) -> Result<ModelFile, Vec<ModelError>> {
     let mut removed: Vec<Path> = Vec::new();
     let mut placeholders: Vec<Placeholder> = Vec::new();
     let mut next_span = SYNTHETIC;
+    errors.extend(missing_component_keys(loc));
     // Sections written as arrays, and missing sections: serde would report only the first.
     for section in SECTIONS {
         let path = vec![key(section)];

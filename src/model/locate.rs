@@ -82,30 +82,10 @@ pub(crate) fn non_finite_float(v: &DeValue<'_>) -> Option<f64> {
     (!value.is_finite()).then_some(value)
 }
 
-/// Edit distance with transpositions (optimal string alignment), for "did you mean".
-pub(crate) fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for j in 0..=b.len() {
-        d[0][j] = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = v;
-        }
-    }
-    d[a.len()][b.len()]
+/// Edit distance with transpositions (optimal string alignment: `strsim::osa_distance`), for
+/// "did you mean".
+fn distance(a: &str, b: &str) -> usize {
+    strsim::osa_distance(a, b)
 }
 
 /// Whether `word` looks like a misspelling of `known`.

@@ -4,16 +4,14 @@
 //! Non-finite numbers are found once, in the spanned tree (TOML allows `nan` and `inf`); the
 //! range checks below skip them so that a `nan` is reported once, as such.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::ModelError;
 use super::locate::{Locator, Path, Seg, did_you_mean, key};
 use super::spec::{ModelFile, ParamSpec};
+use crate::components::keys::{Form, Role, Rule, Value};
 use crate::gas::SPECIES;
 use crate::integrators::{METHODS, Method};
-
-/// Component kinds that hold gas (the nodes links may connect).
-const NODE_KINDS: &[&str] = &["chamber", "reservoir"];
 
 fn comp(kind: &str, i: usize, k: &str) -> Path {
     vec![key(kind), Seg::Index(i), key(k)]
@@ -46,18 +44,19 @@ impl Check<'_, '_> {
 
     /// `v` must satisfy `ok`; non-finite values are skipped (reported elsewhere).
     fn require(&mut self, path: &[Seg], v: f64, ok: bool, rule: &str) {
+        self.require_with(path, v, ok, || rule.to_string());
+    }
+
+    /// [`Self::require`] with the rule's words made only for a message.
+    fn require_with(&mut self, path: &[Seg], v: f64, ok: bool, rule: impl FnOnce() -> String) {
         if v.is_finite() && !ok {
             let name = name_of(path);
-            self.err(path, format!("`{name}` must be {rule}, got {v}"));
+            self.err(path, format!("`{name}` must be {}, got {v}", rule()));
         }
     }
 
     fn positive(&mut self, path: &[Seg], v: f64, unit: &str) {
         self.require(path, v, v > 0.0, &format!("greater than 0{unit}"));
-    }
-
-    fn non_negative(&mut self, path: &[Seg], v: f64, unit: &str) {
-        self.require(path, v, v >= 0.0, &format!("0{unit} or more"));
     }
 
     fn opt_positive(&mut self, path: &[Seg], v: Option<f64>, unit: &str) {
@@ -68,15 +67,22 @@ impl Check<'_, '_> {
 
     /// A parameter that may be a table: the table must not be empty and its times must
     /// increase strictly; every value must satisfy `ok` (described by `rule`).
-    fn param(&mut self, path: &[Seg], p: &ParamSpec, ok: impl Fn(f64) -> bool, rule: &str) {
-        let name = name_of(path);
+    fn param(
+        &mut self,
+        path: &[Seg],
+        p: &ParamSpec,
+        ok: impl Fn(f64) -> bool,
+        rule: impl FnOnce() -> String,
+    ) {
+        let name = || name_of(path);
         match p {
-            ParamSpec::Const(v) => self.require(path, *v, ok(*v), rule),
+            ParamSpec::Const(v) => self.require_with(path, *v, ok(*v), rule),
             ParamSpec::Cubic(_) => self.err(
                 path,
                 format!(
-                    "`{name}` cannot be a cubic opening curve: `{{ cubic = ... }}` is only for a \
-                     valve's `opening`; give a number or a table"
+                    "`{}` cannot be a cubic opening curve: `{{ cubic = ... }}` is only for a \
+                     valve's `opening`; give a number or a table",
+                    name()
                 ),
             ),
             ParamSpec::Table(t) => {
@@ -85,7 +91,10 @@ impl Check<'_, '_> {
                 if t.table.is_empty() {
                     self.err(
                         &table_path,
-                        format!("`{name}` has an empty table: give at least one [time, value] row"),
+                        format!(
+                            "`{}` has an empty table: give at least one [time, value] row",
+                            name()
+                        ),
                     );
                     return;
                 }
@@ -98,8 +107,9 @@ impl Check<'_, '_> {
                     self.err(
                         &row(r),
                         format!(
-                            "the table of `{name}` is not sorted by time: t = {} s comes after \
+                            "the table of `{}` is not sorted by time: t = {} s comes after \
                              t = {} s (times must increase strictly)",
+                            name(),
                             t.table[r][0],
                             t.table[r - 1][0]
                         ),
@@ -111,8 +121,11 @@ impl Check<'_, '_> {
                     self.err(
                         &row(r),
                         format!(
-                            "`{name}` must be {rule}, got {} at t = {} s",
-                            t.table[r][1], t.table[r][0]
+                            "`{}` must be {}, got {} at t = {} s",
+                            name(),
+                            rule(),
+                            t.table[r][1],
+                            t.table[r][0]
                         ),
                     );
                 }
@@ -178,70 +191,12 @@ fn model_name(c: &mut Check, spec: &ModelFile) {
     }
 }
 
-/// Every component as (kind, index, name), in the order of the model file's kinds.
+/// Every component as (kind, index, name), in the registry's order of kinds.
 fn all_components(spec: &ModelFile) -> Vec<(&'static str, usize, &str)> {
-    let mut out = Vec::new();
-    out.extend(
-        spec.chamber
-            .iter()
-            .enumerate()
-            .map(|(i, x)| ("chamber", i, x.name.as_str())),
-    );
-    out.extend(
-        spec.reservoir
-            .iter()
-            .enumerate()
-            .map(|(i, x)| ("reservoir", i, x.name.as_str())),
-    );
-    out.extend(
-        spec.orifice
-            .iter()
-            .enumerate()
-            .map(|(i, x)| ("orifice", i, x.name.as_str())),
-    );
-    out.extend(
-        spec.valve
-            .iter()
-            .enumerate()
-            .map(|(i, x)| ("valve", i, x.name.as_str())),
-    );
-    out.extend(
-        spec.piston
-            .iter()
-            .enumerate()
-            .map(|(i, x)| ("piston", i, x.name.as_str())),
-    );
-    out.extend(
-        spec.wall
-            .iter()
-            .enumerate()
-            .map(|(i, x)| ("wall", i, x.name.as_str())),
-    );
-    out.extend(
-        spec.mass_flow
-            .iter()
-            .enumerate()
-            .map(|(i, x)| ("mass_flow", i, x.name.as_str())),
-    );
-    out.extend(
-        spec.restrictor
-            .iter()
-            .enumerate()
-            .map(|(i, x)| ("restrictor", i, x.name.as_str())),
-    );
-    out.extend(
-        spec.tube
-            .iter()
-            .enumerate()
-            .map(|(i, x)| ("tube", i, x.name.as_str())),
-    );
-    out.extend(
-        spec.inertance_valve
-            .iter()
-            .enumerate()
-            .map(|(i, x)| ("inertance_valve", i, x.name.as_str())),
-    );
-    out
+    spec.components()
+        .into_iter()
+        .map(|(i, x)| (x.kind().name, i, x.name()))
+        .collect()
 }
 
 /// Names: valid, and unique across all kinds. Returns name → (kind, index) of the first one.
@@ -290,45 +245,29 @@ fn names<'s>(c: &mut Check, spec: &'s ModelFile) -> HashMap<&'s str, (&'static s
     seen
 }
 
-/// Links name existing, distinct nodes.
+/// Links and boundaries (every kind with two node keys, `Kind::ends`) name existing, distinct
+/// nodes; a liquid link joins reservoirs only.
 fn links(c: &mut Check, spec: &ModelFile, names: &HashMap<&str, (&'static str, usize)>) {
-    // (kind, index, [(key, node name); 2])
-    type Link<'s> = (&'static str, usize, [(&'static str, &'s str); 2]);
-    let mut pairs: Vec<Link> = Vec::new();
-    for (i, o) in spec.orifice.iter().enumerate() {
-        pairs.push(("orifice", i, [("from", &o.from), ("to", &o.to)]));
-    }
-    for (i, v) in spec.valve.iter().enumerate() {
-        pairs.push(("valve", i, [("from", &v.from), ("to", &v.to)]));
-    }
-    for (i, p) in spec.piston.iter().enumerate() {
-        pairs.push(("piston", i, [("behind", &p.behind), ("ahead", &p.ahead)]));
-    }
-    for (i, w) in spec.wall.iter().enumerate() {
-        pairs.push(("wall", i, [("left", &w.left), ("right", &w.right)]));
-    }
-    for (i, x) in spec.mass_flow.iter().enumerate() {
-        pairs.push(("mass_flow", i, [("from", &x.from), ("to", &x.to)]));
-    }
-    for (i, x) in spec.restrictor.iter().enumerate() {
-        pairs.push(("restrictor", i, [("from", &x.from), ("to", &x.to)]));
-    }
-    for (i, x) in spec.tube.iter().enumerate() {
-        pairs.push(("tube", i, [("from", &x.from), ("to", &x.to)]));
-    }
-    for (i, x) in spec.inertance_valve.iter().enumerate() {
-        pairs.push(("inertance_valve", i, [("from", &x.from), ("to", &x.to)]));
-    }
+    let is_node = |kind: &str| crate::components::kind(kind).is_some_and(|k| k.role == Role::Node);
     let mut nodes: Vec<&str> = names
         .iter()
-        .filter(|(_, (k, _))| NODE_KINDS.contains(k))
+        .filter(|(_, (k, _))| is_node(k))
         .map(|(n, _)| *n)
         .collect();
     nodes.sort_unstable();
-    for (kind, i, ends) in pairs {
+    for (i, x) in spec.components() {
+        let kind = x.kind();
+        let Some((ka, kb)) = kind.ends() else {
+            continue;
+        };
+        let text = |k| match x.value(k) {
+            Some(Value::Text(t)) => t,
+            _ => "",
+        };
+        let ends = [(ka, text(ka)), (kb, text(kb))];
         let mut ok = true;
         for (k, target) in ends {
-            let path = comp(kind, i, k);
+            let path = comp(kind.name, i, k);
             match names.get(target) {
                 None => {
                     ok = false;
@@ -346,24 +285,30 @@ fn links(c: &mut Check, spec: &ModelFile, names: &HashMap<&str, (&'static str, u
                         ),
                     );
                 }
-                Some((tk, _)) if !NODE_KINDS.contains(tk) => {
+                Some((tk, _)) if !is_node(tk) => {
                     ok = false;
                     c.err(
                         &path,
                         format!(
-                            "`{k}` names the {tk} `{target}`, which is not a node: a {kind} \
-                             connects chambers and reservoirs"
+                            "`{k}` names the {tk} `{target}`, which is not a node: a {} \
+                             connects chambers and reservoirs",
+                            kind.name
                         ),
                     );
                 }
-                Some((tk, _)) if kind == "inertance_valve" && *tk != "reservoir" => {
+                // The nodes that hold no gas of their own are the reservoirs.
+                Some((tk, _))
+                    if kind.role == Role::LiquidLink
+                        && crate::components::kind(tk).is_some_and(|t| t.needs_gas) =>
+                {
                     ok = false;
                     c.err(
                         &path,
                         format!(
-                            "`{k}` names the {tk} `{target}`: an inertance_valve carries liquid \
+                            "`{k}` names the {tk} `{target}`: an {} carries liquid \
                              between two reservoirs (prescribed pressures), so both ends must \
-                             be reservoirs"
+                             be reservoirs",
+                            kind.name
                         ),
                     );
                 }
@@ -373,10 +318,11 @@ fn links(c: &mut Check, spec: &ModelFile, names: &HashMap<&str, (&'static str, u
         let [(k1, a), (k2, b)] = ends;
         if ok && a == b {
             c.err(
-                &comp(kind, i, k2),
+                &comp(kind.name, i, k2),
                 format!(
-                    "`{k2}` is `{b}`, the same node as `{k1}`: a {kind} must connect two \
-                     different nodes"
+                    "`{k2}` is `{b}`, the same node as `{k1}`: a {} must connect two \
+                     different nodes",
+                    kind.name
                 ),
             );
         }
@@ -385,15 +331,12 @@ fn links(c: &mut Check, spec: &ModelFile, names: &HashMap<&str, (&'static str, u
 
 fn gas(c: &mut Check, spec: &ModelFile) {
     let Some(g) = &spec.gas else {
-        // Gas components need a gas.
+        // Gas components need a gas: the first of the first kind that does.
         let first = spec
-            .chamber
-            .first()
-            .map(|x| ("chamber", &x.name))
-            .or_else(|| spec.orifice.first().map(|x| ("orifice", &x.name)))
-            .or_else(|| spec.mass_flow.first().map(|x| ("mass_flow", &x.name)))
-            .or_else(|| spec.restrictor.first().map(|x| ("restrictor", &x.name)))
-            .or_else(|| spec.tube.first().map(|x| ("tube", &x.name)));
+            .components()
+            .into_iter()
+            .find(|(i, x)| *i == 0 && x.kind().needs_gas)
+            .map(|(_, x)| (x.kind().name, x.name().to_string()));
         if let Some((kind, name)) = first {
             c.err(
                 &[key(kind), Seg::Index(0)],
@@ -512,12 +455,6 @@ fn solver(c: &mut Check, spec: &ModelFile) {
     c.opt_positive(&sect("solver", "atol"), s.atol, "");
     c.opt_positive(&sect("solver", "max_step"), s.max_step, " s");
     c.opt_positive(&sect("solver", "initial_step"), s.initial_step, " s");
-    if s.max_steps == 0 {
-        c.err(
-            &sect("solver", "max_steps"),
-            "`max_steps` must be at least 1".to_string(),
-        );
-    }
     if s.t_start.is_finite() && s.t_end.is_finite() && s.t_end <= s.t_start {
         c.err(
             &sect("solver", "t_end"),
@@ -560,8 +497,49 @@ fn checks(c: &mut Check, spec: &ModelFile) {
     );
 }
 
+/// Every key's own rule, as its kind declares it (`crate::components::keys`): on a number, on
+/// every row of a table; a cubic curve only where the key may be one. Then each kind's own
+/// cross-key rules, and the chambers' initial volumes.
 fn components(c: &mut Check, spec: &ModelFile) {
-    let positive = |v: f64| v > 0.0;
+    let liquid = liquid_nodes(spec);
+    for (i, x) in spec.components() {
+        let kind = x.kind();
+        for k in kind.keys {
+            let Some(value) = x.value(k.name) else {
+                continue;
+            };
+            let path = comp(kind.name, i, k.name);
+            // A node of liquid may hold a gauge pressure (as `Network::rule_of` during a run).
+            let rule = match k.rule {
+                Rule::AbsoluteUnlessLiquid if liquid.contains(x.name()) => Rule::Any,
+                r => r,
+            };
+            let text = || rule.text(&k.unit());
+            match value {
+                Value::Number(v) => c.require_with(&path, v, rule.holds(v), text),
+                Value::Param(ParamSpec::Cubic(cu)) if k.form == Form::Opening => {
+                    let mut d = path.clone();
+                    d.extend([key("cubic"), key("duration")]);
+                    c.positive(&d, cu.cubic.duration, " s");
+                }
+                Value::Param(p) => c.param(&path, p, |v| rule.holds(v), text),
+                Value::Text(_) | Value::Flag(_) => {}
+            }
+        }
+        for problem in x.problems() {
+            let path = match problem.key {
+                Some(k) => comp(kind.name, i, k),
+                None => vec![key(kind.name), Seg::Index(i)],
+            };
+            c.err(&path, problem.message);
+        }
+    }
+    initial_volumes(c, spec);
+}
+
+/// Chambers' dead volumes with the pistons that move them: 0 only with a piston `behind`, and a
+/// positive initial volume.
+fn initial_volumes(c: &mut Check, spec: &ModelFile) {
     // Sets and maps by name, so that validation stays linear in the number of components.
     let node_names: std::collections::HashSet<&str> = spec
         .chamber
@@ -599,13 +577,9 @@ fn components(c: &mut Check, spec: &ModelFile) {
             .get(x.name.as_str())
             .copied()
             .unwrap_or((0.0, false, true));
-        if x.volume.is_finite() && finite {
-            if x.volume < 0.0 {
-                c.err(
-                    &vpath,
-                    format!("`volume` must be 0 m^3 or more, got {}", x.volume),
-                );
-            } else if !touched && x.volume <= 0.0 && !broken_piston {
+        // A negative volume breaks the key's own rule (`keys`).
+        if x.volume.is_finite() && finite && x.volume >= 0.0 {
+            if !touched && x.volume <= 0.0 && !broken_piston {
                 c.err(
                     &vpath,
                     format!(
@@ -627,320 +601,38 @@ fn components(c: &mut Check, spec: &ModelFile) {
                 );
             }
         }
-        c.positive(
-            &comp("chamber", i, "pressure"),
-            x.pressure,
-            " Pa (absolute)",
-        );
-        c.positive(&comp("chamber", i, "temperature"), x.temperature, " K");
-    }
-    for (i, x) in spec.reservoir.iter().enumerate() {
-        if liquid_only(spec, &x.name) {
-            // Liquid pressures may be gauge: any finite value.
-            c.param(&comp("reservoir", i, "pressure"), &x.pressure, |_| true, "");
-        } else {
-            c.param(
-                &comp("reservoir", i, "pressure"),
-                &x.pressure,
-                positive,
-                "greater than 0 Pa (absolute; only a reservoir that feeds nothing but \
-                 inertance valves may have a gauge pressure)",
-            );
-        }
-        c.param(
-            &comp("reservoir", i, "temperature"),
-            &x.temperature,
-            positive,
-            "greater than 0 K",
-        );
-    }
-    for (i, x) in spec.orifice.iter().enumerate() {
-        orifice(c, spec, i, x);
-    }
-    for (i, x) in spec.valve.iter().enumerate() {
-        c.param(
-            &comp("valve", i, "coefficient"),
-            &x.coefficient,
-            |v| v >= 0.0,
-            "0 kg/(s Pa) or more",
-        );
-        let path = comp("valve", i, "opening");
-        match &x.opening {
-            ParamSpec::Cubic(cu) => {
-                let mut p = path.clone();
-                p.push(key("cubic"));
-                let mut d = p.clone();
-                d.push(key("duration"));
-                c.positive(&d, cu.cubic.duration, " s");
-            }
-            other => c.param(
-                &path,
-                other,
-                |v| (0.0..=1.0).contains(&v),
-                "between 0 and 1",
-            ),
-        }
-    }
-    for (i, x) in spec.piston.iter().enumerate() {
-        c.positive(&comp("piston", i, "area"), x.area, " m^2");
-        c.positive(&comp("piston", i, "mass"), x.mass, " kg");
-        for (k, v, unit) in [
-            ("friction_static", &x.friction_static, " Pa"),
-            ("friction_dynamic", &x.friction_dynamic, " Pa"),
-            ("damping", &x.damping, " N s/m"),
-        ] {
-            c.param(
-                &comp("piston", i, k),
-                v,
-                |v| v >= 0.0,
-                &format!("0{unit} or more"),
-            );
-        }
-        c.non_negative(
-            &comp("piston", i, "spring_stiffness"),
-            x.spring_stiffness,
-            " N/m",
-        );
-        let e = x.restitution;
-        c.require(
-            &comp("piston", i, "restitution"),
-            e,
-            (0.0..=1.0).contains(&e),
-            "between 0 and 1",
-        );
-        if let (Some(lo), Some(hi)) = (x.x_min, x.x_max)
-            && lo.is_finite()
-            && hi.is_finite()
-            && lo >= hi
-        {
-            c.err(
-                &comp("piston", i, "x_max"),
-                format!("`x_max` = {hi} m must be greater than `x_min` = {lo} m"),
-            );
-        }
-        if x.x0.is_finite() {
-            if let Some(lo) = x.x_min.filter(|v| v.is_finite() && x.x0 < *v) {
-                c.err(
-                    &comp("piston", i, "x0"),
-                    format!("`x0` = {} m is below the end stop `x_min` = {lo} m", x.x0),
-                );
-            }
-            if let Some(hi) = x.x_max.filter(|v| v.is_finite() && x.x0 > *v) {
-                c.err(
-                    &comp("piston", i, "x0"),
-                    format!("`x0` = {} m is past the end stop `x_max` = {hi} m", x.x0),
-                );
-            }
-        }
-        if let Some(exit) = x.x_exit
-            && exit.is_finite()
-            && x.x0.is_finite()
-            && x.x0 >= exit
-        {
-            c.err(
-                &comp("piston", i, "x0"),
-                format!(
-                    "`x0` = {} m is at or past `x_exit` = {exit} m: the piston would start \
-                     outside",
-                    x.x0
-                ),
-            );
-        }
-    }
-    for (i, x) in spec.wall.iter().enumerate() {
-        c.param(
-            &comp("wall", i, "area"),
-            &x.area,
-            positive,
-            "greater than 0 m^2",
-        );
-        c.param(
-            &comp("wall", i, "heat_transfer_coefficient"),
-            &x.heat_transfer_coefficient,
-            |v| v >= 0.0,
-            "0 W/(m^2 K) or more",
-        );
-        c.param(
-            &comp("wall", i, "expansion_coefficient"),
-            &x.expansion_coefficient,
-            |v| v >= 0.0,
-            "0 m/(s Pa) or more",
-        );
-        c.param(&comp("wall", i, "velocity"), &x.velocity, |_| true, "");
-    }
-    for (i, x) in spec.mass_flow.iter().enumerate() {
-        c.param(
-            &comp("mass_flow", i, "rate"),
-            &x.rate,
-            |v| v >= 0.0,
-            "0 kg/s or more (a mass flow controller pushes from `from` to `to`)",
-        );
-    }
-    for (i, x) in spec.restrictor.iter().enumerate() {
-        c.param(
-            &comp("restrictor", i, "diameter"),
-            &x.diameter,
-            positive,
-            "greater than 0 m",
-        );
-        c.param(
-            &comp("restrictor", i, "k"),
-            &x.k,
-            positive,
-            "greater than 0",
-        );
-    }
-    for (i, x) in spec.tube.iter().enumerate() {
-        for (k, v, rule) in [
-            ("length", &x.length, "greater than 0 m"),
-            ("diameter", &x.diameter, "greater than 0 m"),
-            ("viscosity", &x.viscosity, "greater than 0 Pa s"),
-        ] {
-            c.param(&comp("tube", i, k), v, positive, rule);
-        }
-        c.param(
-            &comp("tube", i, "roughness"),
-            &x.roughness,
-            |v| v >= 0.0,
-            "0 m or more",
-        );
-    }
-    for (i, x) in spec.inertance_valve.iter().enumerate() {
-        c.positive(&comp("inertance_valve", i, "density"), x.density, " kg/m^3");
-        for (k, v) in [
-            ("area_open", &x.area_open),
-            ("area_leak", &x.area_leak),
-            ("area_from", &x.area_from),
-            ("area_to", &x.area_to),
-        ] {
-            c.param(
-                &comp("inertance_valve", i, k),
-                v,
-                positive,
-                "greater than 0 m^2",
-            );
-        }
-        c.param(
-            &comp("inertance_valve", i, "length"),
-            &x.length,
-            |v| v >= 0.0,
-            "0 m or more",
-        );
     }
 }
 
-/// A reservoir that only inertance valves touch holds liquid: its pressure may be gauge.
-fn liquid_only(spec: &ModelFile, name: &str) -> bool {
-    let liquid = spec
-        .inertance_valve
-        .iter()
-        .any(|x| x.from == name || x.to == name);
-    let gas = spec.orifice.iter().any(|x| x.from == name || x.to == name)
-        || spec.valve.iter().any(|x| x.from == name || x.to == name)
-        || spec
-            .mass_flow
-            .iter()
-            .any(|x| x.from == name || x.to == name)
-        || spec
-            .restrictor
-            .iter()
-            .any(|x| x.from == name || x.to == name)
-        || spec.tube.iter().any(|x| x.from == name || x.to == name)
-        || spec
-            .piston
-            .iter()
-            .any(|x| x.behind == name || x.ahead == name)
-        || spec.wall.iter().any(|x| x.left == name || x.right == name);
-    liquid && !gas
-}
-
-/// An orifice has one of two forms: `area` (and `discharge_coefficient`), or ISO 6358's
-/// `sonic_conductance` and `critical_pressure_ratio`.
-fn orifice(c: &mut Check, _spec: &ModelFile, i: usize, x: &super::spec::OrificeSpec) {
-    let path = |k: &str| comp("orifice", i, k);
-    match (&x.area, &x.sonic_conductance) {
-        (Some(a), None) => {
-            c.param(&path("area"), a, |v| v > 0.0, "greater than 0 m^2");
-            if let Some(cd) = &x.discharge_coefficient {
-                c.param(
-                    &path("discharge_coefficient"),
-                    cd,
-                    |v| v > 0.0 && v <= 1.0,
-                    "greater than 0 and at most 1",
-                );
-            }
-            if x.critical_pressure_ratio.is_some() {
-                c.err(
-                    &path("critical_pressure_ratio"),
-                    "`critical_pressure_ratio` belongs to the ISO 6358 form, which is given by \
-                     `sonic_conductance` instead of `area`"
-                        .to_string(),
-                );
+/// The nodes that only liquid links touch (reservoirs of liquid: links may not reach a
+/// chamber), whose pressure may be gauge. One pass over the components.
+fn liquid_nodes(spec: &ModelFile) -> HashSet<&str> {
+    let (mut liquid, mut gas) = (HashSet::new(), HashSet::new());
+    for (_, x) in spec.components() {
+        let kind = x.kind();
+        let Some((a, b)) = kind.ends() else {
+            continue;
+        };
+        for k in [a, b] {
+            if let Some(Value::Text(node)) = x.value(k) {
+                if kind.role == Role::LiquidLink {
+                    liquid.insert(node);
+                } else {
+                    gas.insert(node);
+                }
             }
         }
-        (None, Some(cs)) => {
-            c.param(
-                &path("sonic_conductance"),
-                cs,
-                |v| v > 0.0,
-                "greater than 0 m^3/(s Pa)",
-            );
-            match &x.critical_pressure_ratio {
-                Some(b) => c.param(
-                    &path("critical_pressure_ratio"),
-                    b,
-                    |v| (0.0..crate::components::orifice::ISO_LAMINAR_RATIO).contains(&v),
-                    "at least 0 and below 0.999 (the laminar ratio)",
-                ),
-                None => c.err(
-                    &[key("orifice"), Seg::Index(i)],
-                    "an ISO 6358 orifice (with `sonic_conductance`) needs \
-                     `critical_pressure_ratio` too"
-                        .to_string(),
-                ),
-            }
-            if x.discharge_coefficient.is_some() {
-                c.err(
-                    &path("discharge_coefficient"),
-                    "`discharge_coefficient` belongs to the `area` form; the ISO 6358 form \
-                     (`sonic_conductance`) has none"
-                        .to_string(),
-                );
-            }
-        }
-        (Some(_), Some(_)) => c.err(
-            &path("sonic_conductance"),
-            "give either `area` (isentropic orifice) or `sonic_conductance` (ISO 6358), not both"
-                .to_string(),
-        ),
-        (None, None) => c.err(
-            &[key("orifice"), Seg::Index(i)],
-            "missing required key `area` in orifice (or, for the ISO 6358 form, \
-             `sonic_conductance` and `critical_pressure_ratio`)"
-                .to_string(),
-        ),
     }
+    liquid.retain(|n| !gas.contains(n));
+    liquid
 }
 
 /// The numeric keys of a component (as the FMU's parameters see them) and all of its keys.
 fn component_keys(spec: &ModelFile, kind: &str, i: usize) -> Option<toml::Table> {
-    let value = match kind {
-        "chamber" => toml::Value::try_from(spec.chamber.get(i)?),
-        "reservoir" => toml::Value::try_from(spec.reservoir.get(i)?),
-        "orifice" => toml::Value::try_from(spec.orifice.get(i)?),
-        "valve" => toml::Value::try_from(spec.valve.get(i)?),
-        "piston" => toml::Value::try_from(spec.piston.get(i)?),
-        "wall" => toml::Value::try_from(spec.wall.get(i)?),
-        "mass_flow" => toml::Value::try_from(spec.mass_flow.get(i)?),
-        "restrictor" => toml::Value::try_from(spec.restrictor.get(i)?),
-        "tube" => toml::Value::try_from(spec.tube.get(i)?),
-        "inertance_valve" => toml::Value::try_from(spec.inertance_valve.get(i)?),
-        _ => return None,
-    };
-    match value {
-        Ok(toml::Value::Table(t)) => Some(t),
-        _ => None,
-    }
+    spec.components()
+        .into_iter()
+        .find(|(j, x)| *j == i && x.kind().name == kind)
+        .map(|(_, x)| x.to_table())
 }
 
 fn inputs(c: &mut Check, spec: &ModelFile, names: &HashMap<&str, (&'static str, usize)>) {
@@ -979,7 +671,34 @@ fn inputs(c: &mut Check, spec: &ModelFile, names: &HashMap<&str, (&'static str, 
             .filter(|(_, v)| matches!(v, toml::Value::Float(_) | toml::Value::Integer(_)))
             .map(|(k, _)| k.as_str())
             .collect();
+        let declared = crate::components::kind(kind).and_then(|d| d.key(k));
         match keys.get(k) {
+            // A key that fixes an initial state or the geometry (`keys::Key::settable_during_run`):
+            // every set during a run would be refused, so the model is.
+            Some(toml::Value::Float(_) | toml::Value::Integer(_))
+                if declared.is_some_and(|d| !d.settable_during_run()) =>
+            {
+                let can: Vec<&str> = crate::components::kind(kind)
+                    .map(|d| d.keys.iter())
+                    .into_iter()
+                    .flatten()
+                    .filter(|d| d.settable_during_run())
+                    .map(|d| d.name)
+                    .collect();
+                c.err(
+                    &path,
+                    format!(
+                        "input `{input}`: `{k}` of {kind} `{name}` cannot change during a run \
+                         (it fixes an initial state or the geometry, and so the stored mass and \
+                         energy); {}",
+                        if can.is_empty() {
+                            format!("no key of a {kind} can")
+                        } else {
+                            format!("keys of a {kind} that can: {}", can.join(", "))
+                        }
+                    ),
+                )
+            }
             Some(toml::Value::Float(_) | toml::Value::Integer(_)) => {}
             Some(toml::Value::Table(_)) => c.err(
                 &path,

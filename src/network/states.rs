@@ -5,7 +5,7 @@
 
 use num_dual::Dual64;
 
-use super::{DualScratch, LinkKind, Network, ParamValue};
+use super::{DualScratch, Network, ParamValue};
 use crate::components::{chamber, piston};
 
 impl Network {
@@ -131,20 +131,22 @@ impl Network {
     /// where it uses the pressures alone (valves), none for a prescribed mass flow, and its own
     /// q for an inertance valve (ṁ = ρ·q).
     pub fn link_state_dependencies(&self, l: usize) -> Vec<usize> {
-        let Some((_, from, to, _)) = self.link_ends(l) else {
+        let Some(link) = self.link(l) else {
             return Vec::new();
         };
+        if link.flow_is_state() {
+            // The inertance valves are the last links.
+            let k = l - (self.n_named_links() - self.inertance_valves.len());
+            return vec![self.layout.inertance_offset + k];
+        }
+        let (from, to) = link.ends();
         let nc = self.chambers.len();
-        let reads: &[usize] = match self.link_kind(l) {
-            LinkKind::Orifice | LinkKind::Restrictor | LinkKind::Tube => {
-                &[chamber::MASS, chamber::ENERGY, chamber::VOLUME]
-            }
-            LinkKind::Valve => &[chamber::ENERGY, chamber::VOLUME],
-            LinkKind::MassFlow => &[],
-            LinkKind::Inertance => {
-                let k = l - (self.n_named_links() - self.inertance_valves.len());
-                return vec![self.layout.inertance_offset + k];
-            }
+        let reads: &[usize] = if link.reads_upstream_temperature() {
+            &[chamber::MASS, chamber::ENERGY, chamber::VOLUME]
+        } else if link.reads_pressures() {
+            &[chamber::ENERGY, chamber::VOLUME]
+        } else {
+            &[]
         };
         let mut states: Vec<usize> = [from, to]
             .into_iter()

@@ -1,8 +1,11 @@
 //! docs/model-file.md cannot rot: every key the parser accepts, in every section and component
 //! kind, is listed in that section of the document. The accepted keys are not copied here: they
 //! come from the parser itself, whose "unknown field" error lists every field it expects. Every
-//! default the parser fills in equals the page's `default` column.
+//! default the parser fills in equals the page's `default` column. Every component key's row
+//! states what its kind declares (`plenum::components::keys`): its type (a table or not), unit,
+//! default and rule, and no row names a key the kind does not declare.
 
+use plenum::components::keys::{Form, KeyDefault, Role, Rule, pretty_unit};
 use plenum::model::ModelFile;
 
 const DOC: &str = include_str!("../../docs/model-file.md");
@@ -208,4 +211,102 @@ length = 1.0
     }
     println!("{compared} defaults compared");
     assert!(compared >= 20);
+}
+
+/// The cells of the row of `key` in the table of the section titled `title`: key, type, unit,
+/// default, meaning.
+fn row(title: &str, key: &str) -> Option<Vec<String>> {
+    let line = section(title)
+        .lines()
+        .find(|l| l.starts_with(&format!("| `{key}` |")))?;
+    Some(
+        line.split('|')
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect(),
+    )
+}
+
+/// Every key of every component kind against the declaration: the doc's `type` column says
+/// whether it may be a table, its `unit` column is the declared unit, its `default` column the
+/// declared default, its `meaning` states the declared rule; and every row of a kind's table is
+/// a declared key.
+#[test]
+fn every_component_key_row_states_its_declaration() {
+    let mut checked = 0;
+    for kind in plenum::components::KINDS {
+        let title = format!("`[[{}]]`", kind.name);
+        for key in kind.keys {
+            let cells = match row(&title, key.name) {
+                Some(c) => c,
+                // Links share `name`, `from` and `to`, described once above their tables.
+                None if kind.role != Role::Boundary
+                    && kind.role != Role::Node
+                    && matches!(key.form, Form::Name | Form::Node) =>
+                {
+                    assert!(section("## Links").contains(&format!("`{}`", key.name)));
+                    continue;
+                }
+                None => panic!("{title}: no row for `{}`", key.name),
+            };
+            let (ty, unit, default, meaning) = (&cells[1], &cells[2], &cells[3], &cells[4]);
+            let want_type = match key.form {
+                Form::Name | Form::Node => "string",
+                Form::Number => "number",
+                Form::Param => "param",
+                Form::Opening => "param or cubic",
+                Form::Flag => "bool",
+            };
+            let want_unit = match key.form {
+                Form::Name | Form::Node | Form::Flag => "—".to_string(),
+                _ => pretty_unit(&key.unit()),
+            };
+            let default_ok = match key.default {
+                KeyDefault::Required => default == "—",
+                KeyDefault::RequiredIn(form) => *default == format!("— ({form})"),
+                KeyDefault::None => default == "none",
+                KeyDefault::Flag(b) => *default == format!("`{b}`"),
+                KeyDefault::Number(v) | KeyDefault::Implied(v) => default
+                    .trim_matches('`')
+                    .parse::<f64>()
+                    .is_ok_and(|d| d == v),
+            };
+            let rule_words: &[String] = &match key.rule {
+                Rule::Any => vec![],
+                Rule::Positive | Rule::AbsoluteUnlessLiquid => vec!["> 0".to_string()],
+                Rule::NonNegative => vec!["≥ 0".to_string()],
+                Rule::Fraction => vec!["0 … 1".to_string()],
+                Rule::PositiveFraction => vec!["0 <".to_string(), "≤ 1".to_string()],
+                Rule::Below(b) => vec![format!("< {b}")],
+            };
+            println!(
+                "{title} `{}`: {ty} | {unit} | {default} | rule {:?}",
+                key.name, key.rule
+            );
+            assert_eq!(ty, want_type, "{title} `{}`: type", key.name);
+            assert_eq!(*unit, want_unit, "{title} `{}`: unit", key.name);
+            assert!(
+                default_ok,
+                "{title} `{}`: the doc's default {default}, the declaration {:?}",
+                key.name, key.default
+            );
+            for w in rule_words {
+                assert!(
+                    meaning.contains(w.as_str()),
+                    "{title} `{}`: the meaning `{meaning}` does not state the rule ({w})",
+                    key.name
+                );
+            }
+            checked += 1;
+        }
+        for line in section(&title).lines().filter(|l| l.starts_with("| `")) {
+            let documented = line.split('`').nth(1).unwrap_or_default();
+            assert!(
+                kind.key(documented).is_some(),
+                "{title} documents `{documented}`, which the kind does not declare"
+            );
+        }
+    }
+    println!("{checked} component keys match their declarations");
+    assert!(checked > 50);
 }

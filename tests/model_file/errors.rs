@@ -109,7 +109,7 @@ fn valid_model_with_every_kind_parses() {
 }
 
 #[test]
-fn design_projectile_parses() {
+fn commented_projectile_parses() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/models/projectile.toml");
     let m = load_path(&path, &[]).unwrap_or_else(|e| panic!("{e:#?}"));
     assert_eq!(m.spec.model.name, "projectile");

@@ -2,7 +2,7 @@
 //! n·(2kl + ku + 1) or n² values (61 GB for the band at 50k states) and abort the process on
 //! the allocation. Above `MAX_FACTOR_VALUES` (1 GiB) the BDF's setup refuses it instead: the
 //! step fails with a message naming the choice, the size and the alternatives, which reaches
-//! the caller of `advance_to` (the FMU's fmi2DoStep returns fmi2Error with it, `cosim.rs`) and
+//! the caller of `advance_to` (the FMU's fmi2DoStep returns fmi2Error with it, `cosim/mod.rs`) and
 //! the CLI (a non-zero exit).
 
 use crate::common;

@@ -1,6 +1,6 @@
 //! Each run-time check (BlasterSim's return codes) fires on a model built to trip it, and the
-//! driver reacts as DESIGN.md says: 2 and 3 refuse the step and keep the last good state; 1 ends
-//! the run at max_time; 4, 5, 8, 9 are warnings and the run goes on.
+//! driver reacts as docs/checks.md says: 2 and 3 refuse the step and keep the last good state;
+//! 1 ends the run at max_time; 4, 5, 8, 9 are warnings and the run goes on.
 
 use crate::common;
 

@@ -55,8 +55,8 @@ length = {LEN:e}
     )
 }
 
-/// The exact flow of the case above, phase by phase (DESIGN.md's equation with the dissipative
-/// α_leak; Δp = p_dist − p_prox):
+/// The exact flow of the case above, phase by phase (docs/equations.md's inertance valve with the
+/// dissipative α_leak of docs/decisions.md; Δp = p_dist − p_prox):
 /// 0 ≤ t < 0.05, Δp = −1000: q = Q3·tanh(t/τ3) (valve open, A_eff = A_open);
 /// t ≥ 0.05, Δp = +1000, q > 0: dq/dt = −(|α_o|q² + Δp)/L → q = Q1·tan(atan(q₀/Q1) − (t−0.05)/τ1),
 /// zero at t₁; after it, q < 0: dq/dt = (|α_l|q² − Δp)/L → q = −Q2·tanh((t − t₁)/τ2).

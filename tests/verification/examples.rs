@@ -288,7 +288,8 @@ fn circadapt_valve_follows_the_closed_form_leak_and_opens() {
     );
     let len = v.length.as_const().unwrap();
     let dp = 1000.0; // p_distal − p_proximal before 0.1 s: the valve closed, leaking backwards.
-    // dq/dt = (α·q|q| − Δp)/L (DESIGN.md); q < 0 with Δp > 0: α_leak = ½ρ(1/A_to² − 1/A_leak²),
+    // dq/dt = (α·q|q| − Δp)/L (docs/equations.md, inertance valve); q < 0 with Δp > 0:
+    // α_leak = ½ρ(1/A_to² − 1/A_leak²),
     // L = ρ(1.5·length/A_leak + 0.75/√A_from + 0.75/√A_to): q = −q_l·tanh(ω·t),
     // q_l = √(Δp/−α), ω = √(−α·Δp)/L.
     let l = rho * (1.5 * len / a_leak + 0.75 / a_from.sqrt() + 0.75 / a_to.sqrt());

@@ -1,68 +1,46 @@
 //! `plenum describe`: the network of a model file as text or as a Graphviz graph.
 //!
 //! Reads only the parsed [`ModelFile`]; every component is serialized back to TOML values so a
-//! key added to the model file shows up here without a change (with its unit once listed in
-//! [`unit`]).
+//! key added to the model file shows up here without a change, with the unit its kind declares
+//! (`plenum::components::keys`).
 
 use std::fmt::Write;
 
+use plenum::components::keys::{Role, pretty_unit};
 use plenum::model::ModelFile;
-use serde::Serialize;
 
-/// The unit of a key of a component kind, as docs/model-file.md gives it ("" for none).
-fn unit(kind: &str, key: &str) -> &'static str {
-    match (kind, key) {
-        (_, "volume") => "m³",
-        (_, "pressure") => "Pa",
-        (_, "temperature") => "K",
-        ("inertance_valve", "q0") => "m³/s",
-        (_, "area" | "area_open" | "area_leak" | "area_from" | "area_to") => "m²",
-        (_, "sonic_conductance") => "m³/(s·Pa)",
-        ("valve", "coefficient") => "kg/(s·Pa)",
-        (_, "rate") => "kg/s",
-        (_, "diameter" | "length" | "roughness") => "m",
-        (_, "viscosity") => "Pa·s",
-        (_, "density") => "kg/m³",
-        (_, "mass") => "kg",
-        (_, "x0" | "x_exit" | "spring_x0" | "x_min" | "x_max") => "m",
-        (_, "v0" | "velocity") => "m/s",
-        (_, "friction_static" | "friction_dynamic") => "Pa",
-        (_, "spring_stiffness") => "N/m",
-        (_, "damping") => "N·s/m",
-        (_, "heat_transfer_coefficient") => "W/(m²·K)",
-        (_, "expansion_coefficient") => "m/(s·Pa)",
-        _ => "",
-    }
+/// The unit of a key of a component kind as its kind declares it, written as
+/// docs/model-file.md writes it ("" for none and for a dimensionless key).
+fn unit(kind: &str, key: &str) -> String {
+    plenum::components::kind(kind)
+        .and_then(|k| k.key(key))
+        .map(|k| k.unit())
+        .filter(|u| u.symbol != "1")
+        .map_or_else(String::new, |u| pretty_unit(&u))
 }
 
 /// Keys that name nodes, in the order they are printed (the flow direction).
 const ENDS: [(&str, &str); 3] = [("from", "to"), ("behind", "ahead"), ("left", "right")];
 
-/// Every component as (kind, its TOML table), in the model file's kind order.
+/// Every component as (kind, its TOML table): nodes, then links, then pistons and walls, in
+/// the registry's order within each.
 fn components(spec: &ModelFile) -> Vec<(&'static str, toml::Table)> {
-    fn push<T: Serialize>(out: &mut Vec<(&'static str, toml::Table)>, kind: &'static str, v: &[T]) {
-        for c in v {
-            // A spec that came from TOML serializes back to it; an empty table otherwise.
-            let table = toml::Table::try_from(c).unwrap_or_default();
-            out.push((kind, table));
-        }
-    }
-    let mut out = Vec::new();
-    push(&mut out, "chamber", &spec.chamber);
-    push(&mut out, "reservoir", &spec.reservoir);
-    push(&mut out, "orifice", &spec.orifice);
-    push(&mut out, "valve", &spec.valve);
-    push(&mut out, "mass_flow", &spec.mass_flow);
-    push(&mut out, "restrictor", &spec.restrictor);
-    push(&mut out, "tube", &spec.tube);
-    push(&mut out, "inertance_valve", &spec.inertance_valve);
-    push(&mut out, "piston", &spec.piston);
-    push(&mut out, "wall", &spec.wall);
-    out
+    let rank = |role: Role| match role {
+        Role::Node => 0,
+        Role::Link | Role::LiquidLink => 1,
+        Role::Boundary => 2,
+    };
+    let mut out: Vec<(Role, &'static str, toml::Table)> = spec
+        .components()
+        .into_iter()
+        .map(|(_, c)| (c.kind().role, c.kind().name, c.to_table()))
+        .collect();
+    out.sort_by_key(|(role, _, _)| rank(*role));
+    out.into_iter().map(|(_, k, t)| (k, t)).collect()
 }
 
 fn is_node(kind: &str) -> bool {
-    matches!(kind, "chamber" | "reservoir")
+    plenum::components::kind(kind).is_some_and(|k| k.role == Role::Node)
 }
 
 fn str_of<'a>(t: &'a toml::Table, key: &str) -> &'a str {
@@ -207,7 +185,7 @@ pub fn text(spec: &ModelFile) -> String {
                 if key == "name" || ENDS.iter().any(|(a, b)| key == a || key == b) {
                     continue;
                 }
-                let u = match (unit(kind, key), v) {
+                let u = match (unit(kind, key).as_str(), v) {
                     ("", _) => String::new(),
                     (u, toml::Value::Float(_) | toml::Value::Integer(_)) => format!(" {u}"),
                     (u, _) => format!(" (values in {u})"),

@@ -1,5 +1,5 @@
 //! `plenum run | check | describe`: simulate a model file, validate it, or show its network
-//! (DESIGN.md "Command line").
+//! (docs/architecture.md, "Layers"; the commands and exit codes: README, docs/checks.md).
 
 mod describe;
 mod plot;

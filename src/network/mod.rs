@@ -14,7 +14,15 @@
 //! surroundings exchange to hold T₀) goes into `energy_left`, so `energy_total` = ΣU + piston
 //! energy + energy_left stays closed then too.
 
+mod events;
+mod lookup;
+mod pattern;
+mod sensitivity;
 mod states;
+
+pub use events::EventOutcome;
+pub use pattern::parameter_rows;
+pub use sensitivity::SensitivityParameter;
 
 use std::cell::RefCell;
 
@@ -241,8 +249,9 @@ fn const_orifice_flow<T: Scalar>(
 }
 
 /// A test-only component that removes a fraction of a chamber's mass and energy per second
-/// without counting it as having left (see `Network::test_sink`).
-#[doc(hidden)]
+/// without counting it as having left (see `Network::test_sink`): only in builds with the
+/// `test-support` feature (the test builds), never in the shipped library.
+#[cfg(feature = "test-support")]
 #[derive(Clone, Debug, PartialEq)]
 pub struct TestSink {
     pub chamber: usize,
@@ -256,114 +265,6 @@ struct DualScratch {
     sc: Scratch<Dual64>,
     y: Vec<Dual64>,
     dy: Vec<Dual64>,
-}
-
-/// The parameters that may change during a run, in words (for messages).
-pub const SETTABLE: &str = "reservoir pressure, temperature; orifice area, discharge_coefficient, \
-    sonic_conductance, critical_pressure_ratio; valve coefficient, opening; wall area, \
-    heat_transfer_coefficient, expansion_coefficient, velocity; piston friction_static, \
-    friction_dynamic, damping; mass_flow rate; restrictor diameter, k; tube length, diameter, \
-    roughness, viscosity; inertance_valve area_open, area_leak, area_from, area_to, length";
-
-/// The lookup of a run-time parameter by `<component>.<key>`, shared by the shared and the
-/// mutable accessor.
-macro_rules! param_lookup {
-    ($net:ident, $component:ident, $key:ident, $iter:ident $(, $m:tt)?) => {{
-        if let Some(r) = $net.reservoirs.$iter().find(|r| r.name == $component) {
-            return match $key {
-                "pressure" => Some(& $($m)? *r.pressure_pa),
-                "temperature" => Some(& $($m)? *r.temperature_k),
-                _ => None,
-            };
-        }
-        if let Some(o) = $net.orifices.$iter().find(|o| o.name == $component) {
-            return match (& $($m)? o.form, $key) {
-                (
-                    OrificeForm::Isentropic { area_m2, .. },
-                    "area",
-                ) => Some(& $($m)? **area_m2),
-                (
-                    OrificeForm::Isentropic {
-                        discharge_coefficient,
-                        ..
-                    },
-                    "discharge_coefficient",
-                ) => Some(& $($m)? **discharge_coefficient),
-                (
-                    OrificeForm::Iso6358 {
-                        sonic_conductance_m3_per_s_pa,
-                        ..
-                    },
-                    "sonic_conductance",
-                ) => Some(& $($m)? **sonic_conductance_m3_per_s_pa),
-                (
-                    OrificeForm::Iso6358 {
-                        critical_pressure_ratio,
-                        ..
-                    },
-                    "critical_pressure_ratio",
-                ) => Some(& $($m)? **critical_pressure_ratio),
-                _ => None,
-            };
-        }
-        if let Some(v) = $net.valves.$iter().find(|v| v.name == $component) {
-            return match $key {
-                "coefficient" => Some(& $($m)? *v.coefficient_kg_per_s_pa),
-                "opening" => Some(& $($m)? *v.opening),
-                _ => None,
-            };
-        }
-        if let Some(w) = $net.walls.$iter().find(|w| w.name == $component) {
-            return match $key {
-                "area" => Some(& $($m)? *w.area_m2),
-                "heat_transfer_coefficient" => Some(& $($m)? *w.heat_transfer_coefficient_w_per_m2_k),
-                "expansion_coefficient" => Some(& $($m)? *w.expansion_coefficient_m_per_s_pa),
-                "velocity" => Some(& $($m)? *w.velocity_m_per_s),
-                _ => None,
-            };
-        }
-        if let Some(p) = $net.pistons.$iter().find(|p| p.name == $component) {
-            return match $key {
-                "friction_static" => Some(& $($m)? *p.friction_static_pa),
-                "friction_dynamic" => Some(& $($m)? *p.friction_dynamic_pa),
-                "damping" => Some(& $($m)? *p.damping_n_s_per_m),
-                _ => None,
-            };
-        }
-        if let Some(m) = $net.mass_flows.$iter().find(|m| m.name == $component) {
-            return match $key {
-                "rate" => Some(& $($m)? *m.rate_kg_per_s),
-                _ => None,
-            };
-        }
-        if let Some(r) = $net.restrictors.$iter().find(|r| r.name == $component) {
-            return match $key {
-                "diameter" => Some(& $($m)? *r.diameter_m),
-                "k" => Some(& $($m)? *r.k),
-                _ => None,
-            };
-        }
-        if let Some(x) = $net.tubes.$iter().find(|x| x.name == $component) {
-            return match $key {
-                "length" => Some(& $($m)? *x.length_m),
-                "diameter" => Some(& $($m)? *x.diameter_m),
-                "roughness" => Some(& $($m)? *x.roughness_m),
-                "viscosity" => Some(& $($m)? *x.viscosity_pa_s),
-                _ => None,
-            };
-        }
-        if let Some(x) = $net.inertance_valves.$iter().find(|x| x.name == $component) {
-            return match $key {
-                "area_open" => Some(& $($m)? *x.area_open_m2),
-                "area_leak" => Some(& $($m)? *x.area_leak_m2),
-                "area_from" => Some(& $($m)? *x.area_from_m2),
-                "area_to" => Some(& $($m)? *x.area_to_m2),
-                "length" => Some(& $($m)? *x.length_m),
-                _ => None,
-            };
-        }
-        None
-    }};
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -396,8 +297,8 @@ pub struct Network {
     /// Right-hand-side evaluations so far.
     pub rhs_evaluations: u64,
     /// A deliberately non-conserving sink, for the tests of checks 4–7 only (no model file
-    /// can create it).
-    #[doc(hidden)]
+    /// can create it; the `test-support` feature only).
+    #[cfg(feature = "test-support")]
     #[serde(skip)]
     pub test_sink: Option<TestSink>,
     /// In a cell so that `rhs` lends it to `eval` (which borrows the network immutably)
@@ -537,6 +438,7 @@ impl Network {
             layout,
             segment_start_s: 0.0,
             rhs_evaluations: 0,
+            #[cfg(feature = "test-support")]
             test_sink: None,
             scratch: RefCell::default(),
             dual: DualScratch::default(),
@@ -657,6 +559,15 @@ impl Network {
         l.state = LinksState::Usable;
     }
 
+    /// Whether a test sink is present (never without the `test-support` feature).
+    #[inline(always)]
+    fn has_test_sink(&self) -> bool {
+        #[cfg(feature = "test-support")]
+        return self.test_sink.is_some();
+        #[cfg(not(feature = "test-support"))]
+        false
+    }
+
     /// Whether any link or boundary other than orifices and valves exists (see `eval_more`).
     fn has_more_kinds(&self) -> bool {
         !(self.mass_flows.is_empty()
@@ -681,19 +592,6 @@ impl Network {
             + self.restrictors.len()
             + self.tubes.len()
             + self.inertance_valves.len()
-    }
-
-    /// Names of the links with a `<name>.mdot` output, in link order.
-    pub fn named_links(&self) -> Vec<&str> {
-        self.orifices
-            .iter()
-            .map(|x| x.name.as_str())
-            .chain(self.valves.iter().map(|x| x.name.as_str()))
-            .chain(self.mass_flows.iter().map(|x| x.name.as_str()))
-            .chain(self.restrictors.iter().map(|x| x.name.as_str()))
-            .chain(self.tubes.iter().map(|x| x.name.as_str()))
-            .chain(self.inertance_valves.iter().map(|x| x.name.as_str()))
-            .collect()
     }
 
     /// Volume flow q (m³/s) of inertance valve `k` in state `y`.
@@ -1029,375 +927,6 @@ impl Network {
             .sum();
         u + mech + y(self.layout.accumulator_offset + 1)
     }
-
-    /// The current value of a parameter that may change during a run (see [`Self::set_scalar`]),
-    /// by the model file's names: `component` is a component's `name`, `key` its key.
-    pub fn get_scalar(&self, component: &str, key: &str, t: f64) -> Option<f64> {
-        let seg = self.segment_start_s;
-        if let Some(r) = self.reservoirs.iter().find(|r| r.name == component) {
-            return match key {
-                "pressure" => Some(r.pressure_pa.value(t, seg)),
-                "temperature" => Some(r.temperature_k.value(t, seg)),
-                _ => None,
-            };
-        }
-        let param = self.param_ref(component, key)?;
-        Some(param.value(t, seg))
-    }
-
-    /// The parameter `<component>.<key>` that may change during a run, if there is one.
-    fn param_ref(&self, component: &str, key: &str) -> Option<&ParamValue> {
-        param_lookup!(self, component, key, iter)
-    }
-
-    /// The parameter `<component>.<key>` that may change during a run (by the model file's
-    /// names), if there is one.
-    fn param_mut(&mut self, component: &str, key: &str) -> Option<&mut ParamValue> {
-        // The caller may change the parameter, and with it the breakpoints and the reservoir
-        // nodes the right-hand side keeps.
-        self.forget_breakpoints();
-        self.orifice_links.state = LinksState::Stale;
-        self.valve_links.state = LinksState::Stale;
-        let sc = self.scratch.get_mut();
-        sc.reservoirs_fresh = false;
-        sc.lean = false;
-        param_lookup!(self, component, key, iter_mut, mut)
-    }
-
-    /// Change a parameter during a run (a co-simulation input). Only parameters that set a flow
-    /// or a boundary condition can change; the ones that fix initial conditions or geometry
-    /// (and so the stored mass and energy) cannot. A table becomes the constant `value`.
-    /// Returns whether the value changed.
-    pub fn set_scalar(&mut self, component: &str, key: &str, value: f64) -> Result<bool, String> {
-        match self.param_mut(component, key) {
-            Some(slot) => {
-                let changed = *slot != ParamValue::Const(value);
-                *slot = ParamValue::Const(value);
-                Ok(changed)
-            }
-            None => Err(format!(
-                "`{component}.{key}` cannot change during a run (settable during a run: \
-                 {SETTABLE})"
-            )),
-        }
-    }
-
-    // ---- Events -------------------------------------------------------------------------
-    //
-    // An event is a scalar function g_k(t, y) of the state; it fires when g_k crosses 0
-    // upward within a step (g_old < 0 ≤ g_new). The driver (`Simulation`) locates the crossing
-    // by root finding on the integrator's dense output, stops the step there, calls
-    // `handle_event`, and restarts the integrator (a discontinuity). Events are numbered
-    // kind by kind; `None` marks an event that cannot fire now (a piston already out).
-    //
-    // Kinds, in this numbering: piston exits, piston `x_max` stops, piston `x_min` stops (one
-    // each per piston). Adding a kind (an inertance valve's q crossing zero: see the note in
-    // `components::inertance_valve`): append its count in `n_events`,
-    // its range in `event_kind`, its function in `event_value` and its action in
-    // `handle_event`. Earlier kinds keep their numbers.
-
-    /// Number of event functions (active or not): per piston its exit, its `x_max` and its
-    /// `x_min` stop.
-    #[inline]
-    pub fn n_events(&self) -> usize {
-        3 * self.pistons.len() + 2 * self.inertance_valves.len()
-    }
-
-    /// Which kind event `k` is, and its index within the kind.
-    fn event_kind(&self, k: usize) -> Option<EventKind> {
-        let np = self.pistons.len();
-        if k < 3 * np {
-            let i = k % np;
-            return Some(match k / np {
-                0 => EventKind::Exit(i),
-                1 => EventKind::StopMax(i),
-                _ => EventKind::StopMin(i),
-            });
-        }
-        let nv = self.inertance_valves.len();
-        let k = k - 3 * np;
-        if k < 2 * nv {
-            let i = k % nv;
-            return Some(if k / nv == 0 {
-                EventKind::FlowReverses(i)
-            } else {
-                EventKind::FlowResumes(i)
-            });
-        }
-        None
-    }
-
-    /// A short description of event `k` (for logs and tests).
-    pub fn event_description(&self, k: usize) -> String {
-        match self.event_kind(k) {
-            Some(EventKind::Exit(j)) => format!("piston `{}` exit", self.pistons[j].name),
-            Some(EventKind::StopMax(j)) => {
-                format!("piston `{}` at its stop x_max", self.pistons[j].name)
-            }
-            Some(EventKind::StopMin(j)) => {
-                format!("piston `{}` at its stop x_min", self.pistons[j].name)
-            }
-            Some(EventKind::FlowReverses(i)) => format!(
-                "inertance valve `{}`: forward flow stops",
-                self.inertance_valves[i].name
-            ),
-            Some(EventKind::FlowResumes(i)) => format!(
-                "inertance valve `{}`: backward flow stops",
-                self.inertance_valves[i].name
-            ),
-            None => format!("event {k} (none)"),
-        }
-    }
-
-    /// Value of event function `k` at (t, y); `None` while it cannot fire.
-    pub fn event_value(&self, k: usize, _t: f64, y: &[f64]) -> Option<f64> {
-        match self.event_kind(k)? {
-            EventKind::Exit(j) => self.exit_event_value(j, y),
-            EventKind::StopMax(j) => {
-                let x = self.piston_position(j, y)?;
-                self.pistons[j].x_max.map(|xm| x - xm.value)
-            }
-            EventKind::StopMin(j) => {
-                let x = self.piston_position(j, y)?;
-                self.pistons[j].x_min.map(|xm| xm.value - x)
-            }
-            // α switches between α_open and α_leak where q changes sign: a kink in the
-            // right-hand side that the integrator should not step across (CircAdapt valve).
-            EventKind::FlowReverses(i) => Some(-y[self.layout.inertance_offset + i]),
-            EventKind::FlowResumes(i) => Some(y[self.layout.inertance_offset + i]),
-        }
-    }
-
-    /// Piston j's position while it is in its bore.
-    fn piston_position(&self, j: usize, y: &[f64]) -> Option<f64> {
-        if self.exited[j] {
-            return None;
-        }
-        Some(y[self.layout.piston_offset + j * piston::STATES + piston::POSITION])
-    }
-
-    /// Act on event `k`, which the driver located at (t, y): may change the discrete state of
-    /// the network and the continuous state `y` (e.g. reverse a velocity at an end stop).
-    pub fn handle_event(&mut self, k: usize, _t: f64, y: &mut [f64]) -> EventOutcome {
-        match self.event_kind(k) {
-            Some(EventKind::Exit(j)) => {
-                // The projectile leaves the bore: from now on the bore is an open orifice.
-                self.exited[j] = true;
-                EventOutcome {
-                    exit_of_piston: Some(j),
-                    state_changed: false,
-                }
-            }
-            Some(EventKind::StopMax(j)) => self.impact(j, true, y),
-            Some(EventKind::StopMin(j)) => self.impact(j, false, y),
-            // Nothing changes but the branch of α: the driver's restart is all it takes.
-            Some(EventKind::FlowReverses(_) | EventKind::FlowResumes(_)) | None => {
-                EventOutcome::default()
-            }
-        }
-    }
-
-    /// Piston j reaches its stop (`at_max`: x_max, else x_min): Newton's impact law v → −e·v,
-    /// a rebound slower than `REST_SPEED_M_PER_S` becomes rest, and the piston is put exactly
-    /// on the stop (it is there to within the event location's round-off). The mechanical
-    /// energy lost, ½m(v² − v'²) plus the spring energy of that round-off shift, goes to
-    /// `energy_left`, so `energy_total` stays closed.
-    fn impact(&mut self, j: usize, at_max: bool, y: &mut [f64]) -> EventOutcome {
-        let o = self.layout.piston_offset + j * piston::STATES;
-        let (x, v) = (y[o + piston::POSITION], y[o + piston::VELOCITY]);
-        let Some((x_new, v_new, lost)) =
-            self.impact_map(j, at_max, x, v, self.pistons[j].mass.value)
-        else {
-            return EventOutcome::default();
-        };
-        y[o + piston::POSITION] = x_new;
-        y[o + piston::VELOCITY] = v_new;
-        y[self.layout.accumulator_offset + 1] += lost;
-        EventOutcome {
-            exit_of_piston: None,
-            state_changed: true,
-        }
-    }
-
-    /// Piston j's impact at its `x_max` (or `x_min`) stop, generic so that dual numbers give its
-    /// Jacobian: from (x, v) and the mass m, the position after (the stop), the velocity after
-    /// (−e·v on an approach, 0 below the rest speed) and the mechanical energy lost, which goes
-    /// to the energy accumulator. `None`: no such stop.
-    fn impact_map<T: crate::ad::Scalar>(
-        &self,
-        j: usize,
-        at_max: bool,
-        x: T,
-        v: T,
-        m: T,
-    ) -> Option<(T, T, T)> {
-        let p = &self.pistons[j];
-        let stop = if at_max { p.x_max } else { p.x_min }?.value;
-        // Only an approach (v towards the stop) is an impact.
-        let approaching = if at_max { v.re() > 0.0 } else { v.re() < 0.0 };
-        let mut v_new = if approaching { v * -p.restitution } else { v };
-        if v_new.re().abs() < piston::REST_SPEED_M_PER_S {
-            v_new = T::from(0.0);
-        }
-        let spring = |x: T| {
-            let d = x - p.spring_x0.value;
-            d * (0.5 * p.spring_stiffness.value) * d
-        };
-        let stop = T::from(stop);
-        let before = m * 0.5 * v * v + spring(x);
-        let after = m * 0.5 * v_new * v_new + spring(stop);
-        Some((stop, v_new, before - after))
-    }
-
-    /// The tangent map of event `k`'s state jump y⁺ = h(y⁻, p): w ← ∂h/∂y·w + ∂h/∂p, at the
-    /// state `y_before` before the event (one dual-number evaluation of the impact map; the
-    /// identity for events that leave the state alone). Only a piston's own mass enters its
-    /// impact map as a parameter (energy lost ½m(v² − v⁺²)).
-    pub fn event_jump_tangent(
-        &self,
-        k: usize,
-        y_before: &[f64],
-        w: &mut [f64],
-        p: &SensitivityParameter,
-    ) {
-        let (j, at_max) = match self.event_kind(k) {
-            Some(EventKind::StopMax(j)) => (j, true),
-            Some(EventKind::StopMin(j)) => (j, false),
-            _ => return,
-        };
-        let o = self.layout.piston_offset + j * piston::STATES;
-        let (ix, iv) = (o + piston::POSITION, o + piston::VELOCITY);
-        let m0 = self.pistons[j].mass.value;
-        let dm = if *p == SensitivityParameter::PistonMass(j) {
-            1.0
-        } else {
-            0.0
-        };
-        let Some((x, v, lost)) = self.impact_map(
-            j,
-            at_max,
-            Dual64::new(y_before[ix], w[ix]),
-            Dual64::new(y_before[iv], w[iv]),
-            Dual64::new(m0, dm),
-        ) else {
-            return;
-        };
-        w[ix] = x.eps;
-        w[iv] = v.eps;
-        w[self.layout.accumulator_offset + 1] += lost.eps;
-    }
-
-    /// ∂g_k/∂y·w for event function `k` (every event function is linear in y with a
-    /// parameter-free threshold, so this is exact; see [`Self::event_value`]).
-    pub fn event_gradient_dot(&self, k: usize, w: &[f64]) -> f64 {
-        let x = |j: usize| w[self.layout.piston_offset + j * piston::STATES + piston::POSITION];
-        match self.event_kind(k) {
-            Some(EventKind::Exit(j) | EventKind::StopMax(j)) => x(j),
-            Some(EventKind::StopMin(j)) => -x(j),
-            Some(EventKind::FlowReverses(i)) => -w[self.layout.inertance_offset + i],
-            Some(EventKind::FlowResumes(i)) => w[self.layout.inertance_offset + i],
-            None => 0.0,
-        }
-    }
-
-    /// Piston j's exit function: x − x_exit while it has an exit not yet passed.
-    pub fn exit_event_value(&self, j: usize, y: &[f64]) -> Option<f64> {
-        let p = &self.pistons[j];
-        match p.x_exit.map(|x| x.value) {
-            Some(xe) if !self.exited[j] => {
-                Some(y[self.layout.piston_offset + j * piston::STATES + piston::POSITION] - xe)
-            }
-            _ => None,
-        }
-    }
-}
-
-/// The kinds of events (see `Network::n_events`); all are piston events so far.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum EventKind {
-    /// A piston reaches its `x_exit`.
-    Exit(usize),
-    /// A piston reaches its end stop `x_max` moving up (x − x_max crosses 0 upward).
-    StopMax(usize),
-    /// A piston reaches its end stop `x_min` moving down (x_min − x crosses 0 upward).
-    StopMin(usize),
-    /// An inertance valve's flow q falls through zero (−q crosses 0 upward).
-    FlowReverses(usize),
-    /// An inertance valve's flow q rises through zero (q crosses 0 upward).
-    FlowResumes(usize),
-}
-
-/// What handling an event did, for the driver.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EventOutcome {
-    /// A piston passed its exit: the driver reports it (`Advance::Exit`) and, with
-    /// `stop_on_exit`, ends the run once no piston with an exit is left in its bore.
-    pub exit_of_piston: Option<usize>,
-    /// The handler changed `y` (the driver then drops the Kahan compensation of the changed
-    /// entries). Events that only change discrete state leave it false.
-    pub state_changed: bool,
-}
-
-/// Checks of a restored (deserialized) network against the one its model builds.
-impl Network {
-    /// Whether the static parts equal `other`'s exactly: the gas, every component with its
-    /// parameters and node indices, the isothermal switch, the moving boundaries and the state
-    /// layout. The dynamic parts (exit flags, segment start, counters) are not compared.
-    /// `None` when equal, else the first part that differs (for messages).
-    pub fn same_structure(&self, other: &Network) -> Option<&'static str> {
-        let parts = [
-            ("gas", self.gas == other.gas),
-            ("chambers", self.chambers == other.chambers),
-            ("reservoirs", self.reservoirs == other.reservoirs),
-            ("orifices", self.orifices == other.orifices),
-            ("valves", self.valves == other.valves),
-            ("pistons", self.pistons == other.pistons),
-            ("walls", self.walls == other.walls),
-            ("mass flows", self.mass_flows == other.mass_flows),
-            ("restrictors", self.restrictors == other.restrictors),
-            ("tubes", self.tubes == other.tubes),
-            (
-                "inertance valves",
-                self.inertance_valves == other.inertance_valves,
-            ),
-            ("isothermal switch", self.isothermal == other.isothermal),
-            ("moving boundaries", self.boundaries == other.boundaries),
-            (
-                "boundary index",
-                self.boundary_start == other.boundary_start,
-            ),
-            ("state layout", self.layout == other.layout),
-        ];
-        parts
-            .into_iter()
-            .find(|(_, same)| !same)
-            .map(|(what, _)| what)
-    }
-
-    /// Take over the run-time parameter `<component>.<key>` from `other` (a restored state
-    /// whose input was set during the run) where `set_scalar` can have put it there: `other`
-    /// holds the same value as `self` or a finite constant. False otherwise (or when there is
-    /// no such parameter).
-    pub fn adopt_input(&mut self, other: &Network, component: &str, key: &str) -> bool {
-        let Some(theirs) = other.param_ref(component, key) else {
-            return false;
-        };
-        let ok = match theirs {
-            ParamValue::Const(v) => v.is_finite(),
-            p => self.param_ref(component, key) == Some(p),
-        };
-        if !ok {
-            return false;
-        }
-        let theirs = theirs.clone();
-        match self.param_mut(component, key) {
-            Some(slot) => {
-                *slot = theirs;
-                true
-            }
-            None => false,
-        }
-    }
 }
 
 impl Network {
@@ -1415,9 +944,9 @@ impl Network {
     /// one set for a piston without an exit opens its bore all the same, after the BDF has
     /// taken the masses for constant. Walls move volume only, and an inertance valve's liquid
     /// runs between reservoirs (it writes only its own q). No run-time input sets a chamber's
-    /// mass (`SETTABLE`: flows and boundary conditions only; a link whose flow an input may
-    /// switch on is a link all the same, so its chambers count as moving). One pass over the
-    /// components, no allocation.
+    /// mass (the keys settable during a run set flows and boundary conditions only; a link
+    /// whose flow an input may switch on is a link all the same, so its chambers count as
+    /// moving). One pass over the components, no allocation.
     fn mark_mass_moves(&self, moves: &mut [bool]) {
         debug_assert_eq!(moves.len(), self.chambers.len());
         moves.fill(false);
@@ -1427,15 +956,8 @@ impl Network {
                 moves[node] = true;
             }
         };
-        let links = self
-            .orifices
-            .iter()
-            .map(|o| (o.from, o.to))
-            .chain(self.valves.iter().map(|v| (v.from, v.to)))
-            .chain(self.mass_flows.iter().map(|m| (m.from, m.to)))
-            .chain(self.restrictors.iter().map(|r| (r.from, r.to)))
-            .chain(self.tubes.iter().map(|x| (x.from, x.to)));
-        for (a, b) in links {
+        for x in self.links().filter(|x| !x.flow_is_state()) {
+            let (a, b) = x.ends();
             mark(a);
             mark(b);
         }
@@ -1443,6 +965,7 @@ impl Network {
             mark(p.behind);
             mark(p.ahead);
         }
+        #[cfg(feature = "test-support")]
         if let Some(k) = &self.test_sink {
             mark(k.chamber);
         }
@@ -1509,7 +1032,7 @@ impl OdeSystem for Network {
     }
 
     fn sparsity(&self) -> Option<crate::sparsity::Pattern> {
-        crate::sparsity::network_pattern(self)
+        pattern::network_pattern(self)
     }
 
     /// The walls' swept volumes (for check 9 only) and the two accumulators (mass and energy
@@ -1566,7 +1089,7 @@ impl OdeSystem for Network {
         self.rhs_evaluations += 1;
         // `&mut self`: no other borrow of the cell exists, so this cannot fail.
         let mut sc = self.scratch.borrow_mut();
-        if sc.lean && self.test_sink.is_none() && !self.isothermal {
+        if sc.lean && !self.has_test_sink() && !self.isothermal {
             // Chambers, reservoirs and valves alone (vents and chains of one-way valves),
             // the reservoirs' nodes kept: the same arithmetic without the other kinds' code,
             // whose registers and stack cost a small network's evaluation more than its
@@ -1664,7 +1187,7 @@ impl Network {
         });
         let mut sc = self.scratch.borrow_mut();
         let fresh = sc.reservoirs_fresh;
-        if sc.valves_only && self.test_sink.is_none() && !self.isothermal {
+        if sc.valves_only && !self.has_test_sink() && !self.isothermal {
             self.eval_with::<f64, false>(t, y, dy, &mut sc, &[], fresh);
         } else {
             // Every component kind, here in `rhs_general` (out of line: the valves-only path
@@ -1763,6 +1286,7 @@ impl Network {
             self.eval_more(t, y, dy, nodes, link_mdot, link, seeds);
         }
 
+        #[cfg(feature = "test-support")]
         if let Some(k) = &self.test_sink {
             // Unaccounted losses (not in the accumulators): the totals are not conserved.
             let o = k.chamber * chamber::STATES;
@@ -1988,333 +1512,5 @@ impl Network {
             // A massless wall stores nothing: (p_l − p_r)·dV/dt is dissipated.
             dy[acc + 1] += (nl.pressure_pa - nr.pressure_pa) * dvdt;
         }
-    }
-}
-
-/// Exact derivatives with respect to parameters (fmi2GetDirectionalDerivative).
-impl Network {
-    /// The flows of the links with a `<name>.mdot` output at (t, y), differentiated in the
-    /// direction `seeds` = [(component, key, direction)] of run-time parameters: `dflow[l]` =
-    /// Σ_k ∂ṁ_l/∂p_k·direction_k at the current instant (the state held fixed). Errors name a
-    /// parameter that is not a run-time parameter.
-    pub fn link_flow_derivatives(
-        &mut self,
-        t: f64,
-        y: &[f64],
-        seeds: &[(&str, &str, f64)],
-        dflow: &mut [f64],
-    ) -> Result<(), String> {
-        let mut d = std::mem::take(&mut self.dual);
-        let result = self.link_flow_derivatives_in(&mut d, t, y, seeds, dflow);
-        self.dual = d;
-        result
-    }
-
-    fn link_flow_derivatives_in(
-        &self,
-        d: &mut DualScratch,
-        t: f64,
-        y: &[f64],
-        seeds: &[(&str, &str, f64)],
-        dflow: &mut [f64],
-    ) -> Result<(), String> {
-        let n = self.layout.n_states;
-        let dual_seeds = self.dual_seeds(t, seeds)?;
-        self.size_dual(d);
-        for i in 0..n {
-            d.y[i] = Dual64::from(y[i]);
-        }
-        self.eval(t, &d.y, &mut d.dy, &mut d.sc, &dual_seeds);
-        for (out, f) in dflow.iter_mut().zip(&d.sc.link_mdot) {
-            *out = f.eps;
-        }
-        Ok(())
-    }
-
-    /// The run-time parameters `seeds` = [(component, key, direction)] as dual seeds at time
-    /// `t` (the same parameter twice: the directions add). Errors name a parameter that is not
-    /// a run-time parameter.
-    fn dual_seeds(
-        &self,
-        t: f64,
-        seeds: &[(&str, &str, f64)],
-    ) -> Result<Vec<(&ParamValue, Dual64)>, String> {
-        let seg = self.segment_start_s;
-        let mut dual_seeds: Vec<(&ParamValue, Dual64)> = Vec::with_capacity(seeds.len());
-        for &(component, key, dir) in seeds {
-            let p = self.param_ref(component, key).ok_or_else(|| {
-                format!("`{component}.{key}` is not a parameter that can change during a run")
-            })?;
-            match dual_seeds.iter_mut().find(|(q, _)| std::ptr::eq(*q, p)) {
-                Some((_, v)) => v.eps += dir,
-                None => dual_seeds.push((p, Dual64::new(p.value(t, seg), dir))),
-            }
-        }
-        Ok(dual_seeds)
-    }
-
-    /// The dual-number buffers sized for this network (allocates only the first time).
-    fn size_dual(&self, d: &mut DualScratch) {
-        let n = self.layout.n_states;
-        d.sc.ensure(
-            self.chambers.len() + self.reservoirs.len(),
-            self.n_links(),
-            self.has_more_kinds(),
-            self.orifices.is_empty(),
-        );
-        if d.y.len() != n {
-            d.y = vec![Dual64::from(0.0); n];
-            d.dy = vec![Dual64::from(0.0); n];
-        }
-    }
-
-    /// Whether the flow of named link `l` depends directly (at the current instant, the state
-    /// held fixed) on the run-time parameter `<component>.<key>`: its own parameters, and the
-    /// pressure (and, where the flow uses the upstream state, the temperature) of a reservoir
-    /// it joins. An inertance valve's flow ρ·q is a state. The structure behind the FMU's
-    /// ModelStructure dependencies.
-    pub fn link_depends_on(&self, l: usize, component: &str, key: &str) -> bool {
-        let (name, from, to, uses_temperature) = match self.link_ends(l) {
-            Some(x) => x,
-            None => return false,
-        };
-        if self.param_ref(component, key).is_none() {
-            return false;
-        }
-        if name == component {
-            return !matches!(self.link_kind(l), LinkKind::Inertance);
-        }
-        let reservoir_end = |node: usize| {
-            node >= self.chambers.len()
-                && self.reservoirs[node - self.chambers.len()].name == component
-        };
-        let joins = reservoir_end(from) || reservoir_end(to);
-        match key {
-            "pressure" => {
-                joins && !matches!(self.link_kind(l), LinkKind::MassFlow | LinkKind::Inertance)
-            }
-            "temperature" => joins && uses_temperature,
-            _ => false,
-        }
-    }
-
-    /// Name, end nodes and whether the flow depends on the upstream temperature, of named
-    /// link `l`.
-    fn link_ends(&self, l: usize) -> Option<(&str, usize, usize, bool)> {
-        let mut l = l;
-        if l < self.orifices.len() {
-            let o = &self.orifices[l];
-            return Some((&o.name, o.from, o.to, true));
-        }
-        l -= self.orifices.len();
-        if l < self.valves.len() {
-            let v = &self.valves[l];
-            return Some((&v.name, v.from, v.to, false));
-        }
-        l -= self.valves.len();
-        if l < self.mass_flows.len() {
-            let m = &self.mass_flows[l];
-            return Some((&m.name, m.from, m.to, false));
-        }
-        l -= self.mass_flows.len();
-        if l < self.restrictors.len() {
-            let r = &self.restrictors[l];
-            return Some((&r.name, r.from, r.to, true));
-        }
-        l -= self.restrictors.len();
-        if l < self.tubes.len() {
-            let x = &self.tubes[l];
-            return Some((&x.name, x.from, x.to, true));
-        }
-        l -= self.tubes.len();
-        let x = self.inertance_valves.get(l)?;
-        Some((&x.name, x.from, x.to, false))
-    }
-
-    fn link_kind(&self, l: usize) -> LinkKind {
-        let bounds = [
-            (self.orifices.len(), LinkKind::Orifice),
-            (self.valves.len(), LinkKind::Valve),
-            (self.mass_flows.len(), LinkKind::MassFlow),
-            (self.restrictors.len(), LinkKind::Restrictor),
-            (self.tubes.len(), LinkKind::Tube),
-        ];
-        let mut l = l;
-        for (n, kind) in bounds {
-            if l < n {
-                return kind;
-            }
-            l -= n;
-        }
-        LinkKind::Inertance
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum LinkKind {
-    Orifice,
-    Valve,
-    MassFlow,
-    Restrictor,
-    Tube,
-    Inertance,
-}
-
-/// A parameter of a forward-sensitivity run (`[sensitivities] parameters`, see
-/// [`crate::sensitivity`]).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub enum SensitivityParameter {
-    /// `<piston>.mass`: enters the right-hand side only through a = F/m.
-    PistonMass(usize),
-    /// `<chamber>.pressure`, the initial pressure: enters through the initial state only.
-    ChamberPressure(usize),
-    /// A run-time parameter `<component>.<key>` (see [`SETTABLE`]): enters the right-hand side.
-    Run { component: String, key: String },
-}
-
-/// Forward sensitivities with dual numbers (see [`crate::sensitivity`]).
-impl Network {
-    /// The parameter named `<component>.<key>` as a sensitivity parameter; the error names what
-    /// can be used.
-    pub fn sensitivity_parameter(&self, name: &str) -> Result<SensitivityParameter, String> {
-        let (component, key) = name.rsplit_once('.').ok_or_else(|| {
-            format!("sensitivity parameter `{name}` is not of the form `<component>.<key>`")
-        })?;
-        if key == "mass"
-            && let Some(j) = self.pistons.iter().position(|p| p.name == component)
-        {
-            return Ok(SensitivityParameter::PistonMass(j));
-        }
-        if key == "pressure"
-            && let Some(i) = self.chambers.iter().position(|c| c.name == component)
-        {
-            return Ok(SensitivityParameter::ChamberPressure(i));
-        }
-        if self.param_ref(component, key).is_some() {
-            return Ok(SensitivityParameter::Run {
-                component: component.to_string(),
-                key: key.to_string(),
-            });
-        }
-        Err(format!(
-            "`{name}` cannot be a sensitivity parameter (possible: a piston's mass, a chamber's \
-             pressure, and the run-time parameters: {SETTABLE})"
-        ))
-    }
-
-    /// The parameter's value at time `t`.
-    pub fn sensitivity_parameter_value(&self, p: &SensitivityParameter, t: f64) -> f64 {
-        match p {
-            SensitivityParameter::PistonMass(j) => self.pistons[*j].mass.value,
-            SensitivityParameter::ChamberPressure(i) => self.chambers[*i].initial_pressure.value,
-            SensitivityParameter::Run { component, key } => {
-                self.get_scalar(component, key, t).unwrap_or(f64::NAN)
-            }
-        }
-    }
-
-    /// s(0) = ∂y(0)/∂p into `s0`. The initial mass p·V/(R·T) and energy m·c_v·T of a chamber
-    /// are linear in its pressure, so their derivatives are their values at p = 1 Pa.
-    pub fn initial_sensitivity(&self, p: &SensitivityParameter, s0: &mut [f64]) {
-        s0.fill(0.0);
-        if let SensitivityParameter::ChamberPressure(i) = *p {
-            let y0 = self.initial_state();
-            let ch = &self.chambers[i];
-            let o = i * chamber::STATES;
-            // ∂m/∂p₀ = V/(R·T): the mass of 1 Pa; ∂U/∂p₀ = cv·T·∂m/∂p₀.
-            let dm = self.gas.mass(
-                from_si(1.0),
-                from_si(y0[o + chamber::VOLUME]),
-                ch.initial_temperature,
-            );
-            s0[o + chamber::MASS] = dm.value;
-            s0[o + chamber::ENERGY] = self.gas.internal_energy(dm, ch.initial_temperature).value;
-        }
-    }
-
-    /// f(t, y) into `dydt` and ṡ = J·s + ∂f/∂p into `ds`, in one dual-number evaluation
-    /// (y + s·ε, p + ε). The f64 scratch is left alone. No allocation after the first call.
-    pub fn sensitivity_rhs(
-        &mut self,
-        t: f64,
-        y: &[f64],
-        s: &[f64],
-        p: &SensitivityParameter,
-        dydt: &mut [f64],
-        ds: &mut [f64],
-    ) {
-        let n = self.layout.n_states;
-        debug_assert!(y.len() == n && s.len() == n && dydt.len() == n && ds.len() == n);
-        self.rhs_evaluations += 1;
-        let mut d = std::mem::take(&mut self.dual);
-        d.sc.ensure(
-            self.chambers.len() + self.reservoirs.len(),
-            self.n_links(),
-            self.has_more_kinds(),
-            self.orifices.is_empty(),
-        );
-        if d.y.len() != n {
-            d.y = vec![Dual64::from(0.0); n];
-            d.dy = vec![Dual64::from(0.0); n];
-        }
-        for i in 0..n {
-            d.y[i] = Dual64::new(y[i], s[i]);
-        }
-        let seg = self.segment_start_s;
-        match p {
-            SensitivityParameter::PistonMass(j) => {
-                self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[]);
-                // The mass enters only through a = F/m (0 once exited): with m = m₀ + ε the
-                // acceleration is a·m₀/m.
-                let m0 = self.pistons[*j].mass.value;
-                let v = self.layout.piston_offset + j * piston::STATES + piston::VELOCITY;
-                d.dy[v] = d.dy[v] * m0 / Dual64::new(m0, 1.0);
-            }
-            SensitivityParameter::ChamberPressure(_) => {
-                self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[]);
-            }
-            SensitivityParameter::Run { component, key } => match self.param_ref(component, key) {
-                Some(q) => {
-                    let seed = [(q, Dual64::new(q.value(t, seg), 1.0))];
-                    self.eval(t, &d.y, &mut d.dy, &mut d.sc, &seed);
-                }
-                None => {
-                    debug_assert!(false, "`{component}.{key}` was checked when resolved");
-                    self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[]);
-                }
-            },
-        }
-        for i in 0..n {
-            dydt[i] = d.dy[i].re;
-            ds[i] = d.dy[i].eps;
-        }
-        self.dual = d;
-    }
-
-    /// The derivatives of the named links' flows (`<name>.mdot`) computed by the last
-    /// [`Self::sensitivity_rhs`], d ṁ/dp = ∂ṁ/∂y·s + ∂ṁ/∂p, into `dflow`.
-    pub fn last_dual_link_flow_derivatives(&self, dflow: &mut [f64]) {
-        for (out, f) in dflow.iter_mut().zip(&self.dual.sc.link_mdot) {
-            *out = f.eps;
-        }
-    }
-
-    /// d(mass_total)/dp and d(energy_total)/dp along a trajectory with sensitivity `s`: the
-    /// totals ([`Self::mass_total_kg`], [`Self::energy_total_j`]) evaluated on y + ε·s, with a
-    /// piston's mass seeded (m + ε) when it is the parameter (the kinetic energy depends on it
-    /// directly; no other parameter enters the totals except through the state).
-    pub fn totals_sensitivity(&self, y: &[f64], s: &[f64], p: &SensitivityParameter) -> (f64, f64) {
-        let state = |i: usize| Dual64::new(y[i], s[i]);
-        let mass_kg = |j: usize| {
-            let m = self.pistons[j].mass.value;
-            match p {
-                SensitivityParameter::PistonMass(k) if *k == j => Dual64::new(m, 1.0),
-                _ => Dual64::from(m),
-            }
-        };
-        (
-            self.mass_total(state).eps,
-            self.energy_total(state, mass_kg).eps,
-        )
     }
 }

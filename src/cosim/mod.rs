@@ -3,436 +3,36 @@
 //! component. Parameters are discovered generically from the model file: every numeric key of
 //! every component is a parameter `<component>.<key>`.
 
+mod calls;
+mod description;
 mod exchange;
+mod fits;
+#[cfg(test)]
+mod instance_tests;
 mod structure;
 
+pub use calls::{Call, Phase};
+pub use description::{
+    Causality, Description, LOG_CATEGORIES, Variability, Variable, describe, guid_of, parameters,
+};
+use fits::check_fits;
+
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::checks;
-use crate::integrators::{Integrator, Method};
-use crate::model::{LoadedModel, ModelFile};
+use crate::integrators::Method;
+use crate::model::ModelFile;
 use crate::simulation::{Advance, Finish, Internal, Simulation, Stats, StepFailure};
 use crate::units::Unit;
-use crate::variables::output_variables;
 
 pub use exchange::{CompletedStep, DiscreteUpdate, ExchangeSnapshot, Interface};
 pub use structure::{Structure, structure};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Causality {
-    Independent,
-    Parameter,
-    Input,
-    Output,
-    /// A continuous state that is no output (a wall's swept volume, the accumulators) or a
-    /// state's derivative.
-    Local,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Variability {
-    Fixed,
-    Discrete,
-    Continuous,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct Variable {
-    pub name: String,
-    pub value_reference: u32,
-    pub causality: Causality,
-    pub variability: Variability,
-    /// Unit from the quantity type: its symbol as written in UnitDefinitions ("Pa", "m3", "kg/s",
-    /// "1" = dimensionless) and its SI exponents (`BaseUnit`).
-    pub unit: Unit,
-    pub description: String,
-    /// Start value (parameters and inputs: `initial="exact"`); outputs have none (calculated).
-    pub start: Option<f64>,
-    /// A state's derivative: the value reference of the state.
-    pub derivative_of: Option<u32>,
-    /// A continuous state's nominal value (its scale for a master's error weights), where it
-    /// is not 1.
-    pub nominal: Option<f64>,
-}
-
-/// Everything a modelDescription.xml needs.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Description {
-    pub model_name: String,
-    pub description: String,
-    pub guid: String,
-    pub variables: Vec<Variable>,
-    pub start_time_s: f64,
-    pub stop_time_s: f64,
-    /// Default communication step = the model's output interval.
-    pub step_size_s: f64,
-    /// Model Exchange is offered (every model but those with `[sensitivities]`).
-    pub model_exchange: bool,
-    /// Value references of the continuous states, in the state vector's order (empty without
-    /// Model Exchange), and of their derivatives.
-    pub states: Vec<u32>,
-    pub derivatives: Vec<u32>,
-    /// Number of event indicators (the network's event functions).
-    pub event_indicators: usize,
-}
-
-/// Log categories the FMU understands (`fmi2SetDebugLogging`).
-pub const LOG_CATEGORIES: &[(&str, &str)] = &[
-    (
-        "logStatusWarning",
-        "run-time check warnings (codes 4 to 9) and other warnings",
-    ),
-    (
-        "logStatusDiscard",
-        "steps refused by run-time checks 2 and 3",
-    ),
-    (
-        "logStatusError",
-        "errors: bad calls, bad values, bad state blobs",
-    ),
-    ("logStatusFatal", "fatal errors"),
-    ("logEvents", "piston exits and the end of the run"),
-    ("logCalls", "every fmi2 call (verbose)"),
-];
-
-/// GUID of a model: the SHA-256 of the exact model file bytes, written as a UUID-shaped string,
-/// so a modelDescription.xml is tied to the resources/model.toml it was built from.
-pub fn guid_of(model_toml: &[u8]) -> String {
-    let d = Sha256::digest(model_toml);
-    let h: String = d.iter().take(16).map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{{{}-{}-{}-{}-{}}}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
-}
-
-/// Unit of a component key, by the key's name (the model file's keys are SI, DESIGN.md), from
-/// the key's quantity type.
-pub fn unit_of_key(key: &str) -> Unit {
-    match key {
-        "volume" => Unit::volume(),
-        "pressure" | "friction_static" | "friction_dynamic" => Unit::pressure(),
-        "temperature" => Unit::temperature(),
-        "area" | "area_open" | "area_leak" | "area_from" | "area_to" => Unit::area(),
-        "mass" => Unit::mass(),
-        "x0" | "x_exit" | "spring_x0" | "x_min" | "x_max" | "length" | "diameter" | "roughness" => {
-            Unit::length()
-        }
-        "v0" | "velocity" => Unit::velocity(),
-        "coefficient" => Unit::flow_coefficient(),
-        "rate" => Unit::mass_rate(),
-        "density" => Unit::density(),
-        "viscosity" => Unit::viscosity(),
-        "q0" => Unit::volume_rate(),
-        "sonic_conductance" => Unit::sonic_conductance(),
-        "spring_stiffness" => Unit::stiffness(),
-        "damping" => Unit::damping(),
-        "heat_transfer_coefficient" => Unit::heat_transfer_coefficient(),
-        "expansion_coefficient" => Unit::expansion_coefficient(),
-        _ => Unit::dimensionless(),
-    }
-}
-
-/// Every numeric scalar key of every component: (`<component>.<key>`, value, unit), in file
-/// order of kinds and components, keys sorted.
-pub fn parameters(spec: &ModelFile) -> Vec<(String, f64, Unit)> {
-    let mut out = Vec::new();
-    let Ok(toml::Value::Table(root)) = toml::Value::try_from(spec) else {
-        return out;
-    };
-    for kind in [
-        "chamber",
-        "reservoir",
-        "orifice",
-        "valve",
-        "piston",
-        "wall",
-        "mass_flow",
-        "restrictor",
-        "tube",
-        "inertance_valve",
-    ] {
-        let Some(toml::Value::Array(items)) = root.get(kind) else {
-            continue;
-        };
-        for item in items {
-            let toml::Value::Table(t) = item else {
-                continue;
-            };
-            let Some(toml::Value::String(name)) = t.get("name") else {
-                continue;
-            };
-            let mut keys: Vec<(&String, f64)> = t
-                .iter()
-                .filter_map(|(k, v)| match v {
-                    toml::Value::Float(f) => Some((k, *f)),
-                    toml::Value::Integer(i) => Some((k, *i as f64)),
-                    _ => None,
-                })
-                .collect();
-            keys.sort_by(|a, b| a.0.cmp(b.0));
-            for (k, v) in keys {
-                out.push((format!("{name}.{k}"), v, unit_of_key(k)));
-            }
-        }
-    }
-    out
-}
-
-/// The variable table of a loaded model. Value references are the indices in this table:
-/// outputs (with `time` first), then parameters, then inputs.
-pub fn describe(model: &LoadedModel) -> Description {
-    let spec = &model.spec;
-    let sim = crate::model::build_simulation(spec, None);
-    let mut variables = Vec::new();
-    if let Ok(sim) = &sim {
-        for v in output_variables(sim) {
-            let (causality, variability) = match v.name.as_str() {
-                "time" => (Causality::Independent, Variability::Continuous),
-                n if n == "rc" || n.ends_with(".exited") => {
-                    (Causality::Output, Variability::Discrete)
-                }
-                _ => (Causality::Output, Variability::Continuous),
-            };
-            variables.push(Variable {
-                name: v.name,
-                value_reference: 0,
-                causality,
-                variability,
-                unit: v.unit,
-                description: v.description,
-                start: None,
-                derivative_of: None,
-                nominal: None,
-            });
-        }
-    }
-    let inputs = &spec.inputs.names;
-    for (name, value, unit) in parameters(spec) {
-        let is_input = inputs.contains(&name);
-        variables.push(Variable {
-            description: if is_input {
-                format!("input {name}: settable between steps")
-            } else {
-                format!("parameter {name}: settable until initialization ends")
-            },
-            name,
-            value_reference: 0,
-            causality: if is_input {
-                Causality::Input
-            } else {
-                Causality::Parameter
-            },
-            variability: if is_input {
-                Variability::Continuous
-            } else {
-                Variability::Fixed
-            },
-            unit,
-            start: Some(value),
-            derivative_of: None,
-            nominal: None,
-        });
-    }
-    // Inputs after parameters, as documented.
-    variables.sort_by_key(|v| match v.causality {
-        Causality::Independent | Causality::Output => 0,
-        Causality::Parameter => 1,
-        Causality::Input => 2,
-        Causality::Local => 3,
-    });
-    for (i, v) in variables.iter_mut().enumerate() {
-        v.value_reference = i as u32;
-    }
-    let start = spec.solver.t_start;
-    let stop = spec.solver.t_end;
-    let mut d = Description {
-        model_name: spec.model.name.clone(),
-        description: spec.model.description.clone(),
-        guid: guid_of(model.source.as_bytes()),
-        variables,
-        start_time_s: start,
-        stop_time_s: stop,
-        step_size_s: spec
-            .solver
-            .output_interval
-            .unwrap_or((stop - start) / 100.0),
-        model_exchange: false,
-        states: Vec::new(),
-        derivatives: Vec::new(),
-        event_indicators: 0,
-    };
-    if let Ok(sim) = &sim {
-        exchange::extend_description(&mut d, sim);
-    }
-    d
-}
 
 // ------------------------------------------------------------------------------------------
 // The runtime behind the FMI 2.0 Co-Simulation ABI (`crate::fmi2`): one instance of a model,
 // its life cycle, values, steps and states. It sees the variable table only; which component a
 // parameter belongs to is the network's business (`Network::set_scalar`).
 // ------------------------------------------------------------------------------------------
-
-/// Where an instance is in the FMI 2.0 Co-Simulation life cycle (FMI 2.0.4, §4.2.4). The
-/// asynchronous states `stepInProgress` and `stepCanceled` never occur: steps are synchronous.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Phase {
-    Instantiated,
-    InitializationMode,
-    /// `slaveInitialized` / `stepComplete`: ready for fmi2DoStep.
-    StepComplete,
-    /// fmi2DoStep returned fmi2Discard (a refused step, or the end of the run).
-    StepFailed,
-    Terminated,
-    /// A call failed in a way that leaves the run unusable (a solver failure): fmi2Reset,
-    /// fmi2SetFMUstate or fmi2FreeInstance.
-    Error,
-    /// An internal error (a caught panic): only fmi2FreeInstance.
-    Fatal,
-    /// Model Exchange: Event Mode (after initialization and at events).
-    EventMode,
-    /// Model Exchange: Continuous-Time Mode (the master integrates).
-    ContinuousTimeMode,
-}
-
-impl Phase {
-    pub fn name(self) -> &'static str {
-        match self {
-            Phase::Instantiated => "instantiated",
-            Phase::InitializationMode => "initializationMode",
-            Phase::StepComplete => "stepComplete",
-            Phase::StepFailed => "stepFailed",
-            Phase::Terminated => "terminated",
-            Phase::Error => "error",
-            Phase::Fatal => "fatal",
-            Phase::EventMode => "eventMode",
-            Phase::ContinuousTimeMode => "continuousTimeMode",
-        }
-    }
-}
-
-/// The calls whose legality depends on the phase, with the phases that allow each (the calling
-/// sequence table of FMI 2.0.4 §4.2.4 for Co-Simulation).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Call {
-    SetDebugLogging,
-    SetupExperiment,
-    EnterInitializationMode,
-    ExitInitializationMode,
-    Terminate,
-    Reset,
-    GetValues,
-    SetValues,
-    /// fmi2Get/Set/FreeFMUstate, fmi2SerializedFMUstateSize, fmi2(De)SerializeFMUstate.
-    States,
-    GetDirectionalDerivative,
-    SetRealInputDerivatives,
-    GetRealOutputDerivatives,
-    DoStep,
-    CancelStep,
-    GetStatus,
-    // Model Exchange (FMI 2.0.4 §3.2.3).
-    EnterEventMode,
-    NewDiscreteStates,
-    EnterContinuousTimeMode,
-    CompletedIntegratorStep,
-    SetTime,
-    SetContinuousStates,
-    GetEventIndicators,
-    GetContinuousStates,
-    GetDerivatives,
-    GetNominals,
-}
-
-impl Call {
-    /// The phases that allow the call in an instance of `interface`.
-    #[inline]
-    pub fn allowed(self, interface: Interface) -> &'static [Phase] {
-        match interface {
-            Interface::CoSimulation => self.allowed_in(),
-            Interface::ModelExchange => exchange::allowed_in(self),
-        }
-    }
-
-    /// The phases that allow the call in a Co-Simulation instance.
-    pub fn allowed_in(self) -> &'static [Phase] {
-        use Phase::*;
-        match self {
-            Call::SetDebugLogging => &[
-                Instantiated,
-                InitializationMode,
-                StepComplete,
-                StepFailed,
-                Terminated,
-                Error,
-            ],
-            Call::SetupExperiment | Call::EnterInitializationMode => &[Instantiated],
-            Call::ExitInitializationMode => &[InitializationMode],
-            Call::Terminate => &[StepComplete, StepFailed],
-            Call::Reset | Call::States => &[
-                Instantiated,
-                InitializationMode,
-                StepComplete,
-                StepFailed,
-                Terminated,
-                Error,
-            ],
-            Call::GetValues | Call::GetDirectionalDerivative => &[
-                InitializationMode,
-                StepComplete,
-                StepFailed,
-                Terminated,
-                Error,
-            ],
-            Call::SetValues | Call::SetRealInputDerivatives => {
-                &[Instantiated, InitializationMode, StepComplete]
-            }
-            Call::GetRealOutputDerivatives => &[StepComplete, StepFailed, Terminated, Error],
-            Call::DoStep => &[StepComplete],
-            // stepInProgress never happens: fmi2DoStep is synchronous.
-            Call::CancelStep => &[],
-            Call::GetStatus => &[StepComplete, StepFailed, Terminated],
-            Call::EnterEventMode
-            | Call::NewDiscreteStates
-            | Call::EnterContinuousTimeMode
-            | Call::CompletedIntegratorStep
-            | Call::SetTime
-            | Call::SetContinuousStates
-            | Call::GetEventIndicators
-            | Call::GetContinuousStates
-            | Call::GetDerivatives
-            | Call::GetNominals => &[],
-        }
-    }
-
-    /// The interface a call belongs to, when only one has it.
-    pub fn only_in(self) -> Option<Interface> {
-        match self {
-            Call::SetRealInputDerivatives
-            | Call::GetRealOutputDerivatives
-            | Call::DoStep
-            | Call::CancelStep
-            | Call::GetStatus => Some(Interface::CoSimulation),
-            Call::EnterEventMode
-            | Call::NewDiscreteStates
-            | Call::EnterContinuousTimeMode
-            | Call::CompletedIntegratorStep
-            | Call::SetTime
-            | Call::SetContinuousStates
-            | Call::GetEventIndicators
-            | Call::GetContinuousStates
-            | Call::GetDerivatives
-            | Call::GetNominals => Some(Interface::ModelExchange),
-            _ => None,
-        }
-    }
-}
 
 /// A refused or failed call: the FMI layer returns fmi2Error and logs the message.
 #[derive(Clone, Debug, PartialEq)]
@@ -790,12 +390,37 @@ pub struct Instance {
     first_local: usize,
     /// Model Exchange's part of the instance (`None`: a Co-Simulation instance).
     exchange: Option<Box<exchange::Exchange>>,
+    /// Parameters set before the run whose values, each valid on its own, do not yet make a
+    /// valid model together (see [`Instance::set_real`]).
+    pending: Option<Pending>,
 }
 
+/// Values set by fmi2SetReal before the run that break a rule joining keys (a piston's `x0`
+/// past its `x_exit` until `x_exit` is set too): kept, and judged on the final values when
+/// initialization ends.
+#[derive(Clone, Debug)]
+struct Pending {
+    /// Every `name=value` set so far (the instance's `overrides` stay the last valid ones).
+    overrides: Vec<String>,
+    /// What is wrong with them together.
+    problems: String,
+}
+
+/// Model errors as the FMU's log says them: a problem of a value set by fmi2SetReal names the
+/// variable and says fmi2SetReal, not the command line's `--set` (its errors' file and key).
 fn errors_text(errors: &[crate::model::ModelError]) -> String {
     errors
         .iter()
-        .map(|e| e.to_string())
+        .map(|e| {
+            if e.file != "--set" {
+                return e.to_string();
+            }
+            let message = e.message.replace("--set", "fmi2SetReal");
+            match e.key.split_once('=') {
+                Some((name, value)) => format!("`{name}` = {value} (fmi2SetReal): {message}"),
+                None => format!("fmi2SetReal: {message}"),
+            }
+        })
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -809,148 +434,6 @@ fn build_at(spec: &ModelFile, start_s: f64) -> Result<Simulation, String> {
         spec.solver.t_start = start_s;
         crate::model::build_simulation(&spec, None)
     }
-}
-
-/// Largest counter a restored state may hold (far beyond any run; keeps `+= 1` from
-/// overflowing).
-const MAX_RESTORED_COUNT: u64 = 1 << 53;
-
-/// Whether the dynamic part of a state `a` fits `expected`, the simulation its model builds
-/// (with the state's overrides and start time); `Err` says what does not: the integrator's
-/// method and settings and its history (`Integrator::validate_state`), every state vector of
-/// the model's length with finite values, finite times with t_prev ≤ t ≤ t_internal for
-/// adaptive methods, one exit flag per piston, a pending event that exists, a run-time check
-/// code 0..=9, counters below 2^53, one finite value or `None` per input, a saved BDF Jacobian
-/// of exactly this model's number of entries (or none). Allocates nothing when the state fits,
-/// except for a saved BDF Jacobian (the model's pattern is computed to count its entries).
-fn check_fits(a: &Snapshot, expected: &Simulation, n_inputs: usize) -> Result<(), String> {
-    // The network's states and, with `[sensitivities]`, one sensitivity vector per parameter.
-    let n = expected.y.len();
-    a.integrator
-        .validate_state(n)
-        .map_err(|e| format!("its integrator history: {e}"))?;
-    let same_method = match (&a.integrator, &expected.integrator) {
-        (Method::Bdf(x), Method::Bdf(e)) => x.tolerances == e.tolerances,
-        (Method::Dopri5(x), Method::Dopri5(_)) => {
-            let mut c = x.clone();
-            c.configure(&expected.settings.control);
-            c == *x
-        }
-        (Method::BackwardEuler(x), Method::BackwardEuler(e)) => x.step_range() == e.step_range(),
-        _ => true,
-    } && a.integrator.name() == expected.integrator.name();
-    if !same_method {
-        return Err(format!(
-            "its integrator is {} with other settings or another method than the model's {}",
-            a.integrator.name(),
-            expected.integrator.name()
-        ));
-    }
-    // A saved BDF Jacobian is its values over this model's pattern of M = I − γJ (dense with
-    // sensitivities): any other length is not this model's J (none: saved before the first
-    // step).
-    if let Some(bdf) = a.integrator.bdf() {
-        let lens = bdf.saved_jacobian_lens();
-        if lens.iter().any(|&l| l != 0) {
-            let nnz = expected.bdf_jacobian_len();
-            if let Some(&l) = lens.iter().find(|&&l| l != 0 && l != nnz) {
-                return Err(format!(
-                    "its BDF Jacobian has {l} values, this model's has {nnz} (the entries of \
-                     the pattern of I − γJ)"
-                ));
-            }
-        }
-    }
-    let network = &expected.network;
-    if a.exited.len() != network.pistons().len() {
-        return Err(format!(
-            "{} exit flags for {} pistons",
-            a.exited.len(),
-            network.pistons().len()
-        ));
-    }
-    if !a.segment_start_s.is_finite() {
-        return Err(format!(
-            "segment start {:?} s is not finite",
-            a.segment_start_s
-        ));
-    }
-    if a.inputs.len() != n_inputs {
-        return Err(format!(
-            "{} input values for {n_inputs} inputs",
-            a.inputs.len()
-        ));
-    }
-    if let Some(v) = a.inputs.iter().flatten().find(|v| !v.is_finite()) {
-        return Err(format!(
-            "an input holds {v}, no fmi2SetReal can have set it"
-        ));
-    }
-    let i = &a.internal;
-    for (what, v) in [
-        ("y", &a.y),
-        ("the compensation of y", &a.y_compensation),
-        ("the integrator's y", &i.y),
-        ("the integrator's compensation", &i.compensation),
-        ("the integrator's previous y", &i.y_prev),
-        (
-            "the integrator's previous compensation",
-            &i.compensation_prev,
-        ),
-    ] {
-        if v.len() != n {
-            return Err(format!("{what} has {} values, the model {n}", v.len()));
-        }
-        if let Some(k) = v.iter().position(|x| !x.is_finite()) {
-            return Err(format!("{what}[{k}] = {} is not finite", v[k]));
-        }
-    }
-    if !(i.t_s.is_finite() && i.t_prev_s.is_finite()) {
-        return Err("the integrator's time is not finite".into());
-    }
-    let inside_last_step = i.t_prev_s <= a.t_s && a.t_s <= i.t_s;
-    if !(a.integrator.fixed_step() || inside_last_step) {
-        return Err(format!(
-            "the reported time {:?} s is outside the integrator's last step [{:?}, {:?}] s",
-            a.t_s, i.t_prev_s, i.t_s
-        ));
-    }
-    if let Some(k) = i.pending_event
-        && k >= network.n_events()
-    {
-        return Err(format!(
-            "pending event {k} (the model has {})",
-            network.n_events()
-        ));
-    }
-    if a.rc as usize >= a.first_fired_s.len() {
-        return Err(format!("run-time check code {}", a.rc));
-    }
-    let finish_t = a.finished.map(|f| match f {
-        Finish::Exited { t_s } | Finish::NeverExited { t_s } => t_s,
-    });
-    if a.first_fired_s
-        .iter()
-        .chain([&finish_t])
-        .flatten()
-        .any(|t| !t.is_finite())
-    {
-        return Err("a recorded time is not finite".into());
-    }
-    let st = &a.stats;
-    if [
-        st.steps,
-        st.rejected_steps,
-        st.rhs_evaluations,
-        st.events,
-        a.rhs_evaluations,
-    ]
-    .iter()
-    .any(|&c| c >= MAX_RESTORED_COUNT)
-    {
-        return Err("its counters are out of range".into());
-    }
-    Ok(())
 }
 
 impl Instance {
@@ -1028,6 +511,7 @@ impl Instance {
             description,
             first_local,
             exchange,
+            pending: None,
         })
     }
 
@@ -1133,11 +617,26 @@ impl Instance {
         Ok(())
     }
 
+    /// fmi2ExitInitializationMode: refused (the instance stays in initialization mode) while
+    /// the parameters set do not make a valid model together.
     pub fn exit_initialization_mode(&mut self) -> Result<(), CallError> {
         self.require(Call::ExitInitializationMode, "fmi2ExitInitializationMode")?;
+        self.no_pending_parameters()?;
         self.phase = Phase::StepComplete;
         self.exchange_exit_initialization();
         Ok(())
+    }
+
+    /// An error while parameters set by fmi2SetReal do not make a valid model together.
+    fn no_pending_parameters(&self) -> Result<(), CallError> {
+        match &self.pending {
+            None => Ok(()),
+            Some(p) => Err(CallError(format!(
+                "the parameters set by fmi2SetReal do not make a valid model together: {}; \
+                 set other values with fmi2SetReal (or fmi2Reset)",
+                p.problems
+            ))),
+        }
     }
 
     pub fn terminate(&mut self) -> Result<(), CallError> {
@@ -1169,6 +668,10 @@ impl Instance {
         for &vr in vrs {
             self.variable(vr, "Real")?;
             need_outputs |= (vr as usize) < self.n_outputs;
+        }
+        if need_outputs {
+            // The outputs of a model the parameters set do not make.
+            self.no_pending_parameters()?;
         }
         if need_outputs && !self.outputs_valid {
             crate::variables::write_outputs(&mut self.sim, &mut self.outputs);
@@ -1202,7 +705,13 @@ impl Instance {
     }
 
     /// fmi2SetReal: parameters (until initialization ends) and inputs. Every value is checked
-    /// before anything is set; on an error nothing changes.
+    /// before anything is set, against its key's rule (`crate::components::keys`, the same as in
+    /// the model file); on an error nothing changes. The values of one call are judged
+    /// together, on their final values (the last of a variable given twice); before the run,
+    /// values that each obey their rule but break a rule joining keys (a piston's `x0` past
+    /// its `x_exit`) are kept until initialization ends, so that a master that sets one
+    /// parameter per call (FMPy's start values) is judged on the final values too:
+    /// fmi2ExitInitializationMode refuses the model they make if it is still invalid.
     pub fn set_real(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), CallError> {
         self.require(Call::SetValues, "fmi2SetReal")?;
         if values.len() != vrs.len() {
@@ -1262,16 +771,17 @@ impl Instance {
     /// Inputs during the run: changed in the network at once; a change is a discontinuity, so
     /// the integrator starts afresh (multistep history is not carried across it).
     fn set_inputs_live(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), CallError> {
-        // Check that every input can change before changing any.
-        for &vr in vrs {
+        // Check every value (its key can change during a run, and the value obeys the key's
+        // rule) before changing any.
+        for (&vr, &x) in vrs.iter().zip(values) {
             let name = &self.description.variables[vr as usize].name;
-            if !self.settable_now(name) {
-                return Err(CallError(format!(
-                    "input `{name}` cannot change during a run: the network has no parameter \
-                     that can ({})",
-                    crate::network::SETTABLE
-                )));
-            }
+            let (c, k) = name.rsplit_once('.').unwrap_or((name, ""));
+            self.sim.network.check_scalar(c, k, x).map_err(|e| {
+                CallError(format!(
+                    "input `{name}` (value reference {vr}) cannot be set to {x}: {e}; nothing \
+                     was set"
+                ))
+            })?;
         }
         let mut changed = false;
         for (&vr, &x) in vrs.iter().zip(values) {
@@ -1290,10 +800,37 @@ impl Instance {
         Ok(())
     }
 
-    /// Parameters (and inputs) before the run: recorded as `name=value` overrides of the model
-    /// file, which is parsed and validated again; the simulation is rebuilt from it.
+    /// Parameters (and inputs) before the run: each value is checked against its key's rule
+    /// (refused at once, nothing set), then recorded as a `name=value` override of the model
+    /// file, which is parsed and validated again with every override set so far; the
+    /// simulation is rebuilt from it. Overrides that break a rule joining keys are kept as
+    /// [`Pending`] (the simulation stays the last valid one) until later values make the model
+    /// valid; fmi2ExitInitializationMode refuses it until then.
     fn set_overrides(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), CallError> {
-        let mut overrides = self.overrides.clone();
+        for (&vr, &x) in vrs.iter().zip(values) {
+            let name = &self.description.variables[vr as usize].name;
+            let Some((c, k)) = name.rsplit_once('.') else {
+                continue;
+            };
+            if let Some(rule) = self.sim.network.rule_of(c, k)
+                && !rule.holds(x)
+            {
+                let unit = self
+                    .sim
+                    .network
+                    .key_of(name)
+                    .map_or_else(Unit::dimensionless, |k| k.unit());
+                return Err(CallError(format!(
+                    "`{name}` (value reference {vr}) cannot be set to {x}: it must be {}; \
+                     nothing was set",
+                    rule.text(&unit)
+                )));
+            }
+        }
+        let mut overrides = match &self.pending {
+            Some(p) => p.overrides.clone(),
+            None => self.overrides.clone(),
+        };
         for (&vr, &x) in vrs.iter().zip(values) {
             let name = &self.description.variables[vr as usize].name;
             let entry = format!("{name}={x:?}");
@@ -1305,20 +842,34 @@ impl Instance {
                 None => overrides.push(entry),
             }
         }
-        let model = crate::model::parse_str(&self.source, &self.label, &overrides)
-            .map_err(|e| CallError(errors_text(&e)))?;
+        let model = match crate::model::parse_str(&self.source, &self.label, &overrides) {
+            Ok(model) => model,
+            Err(e) => {
+                // Valid one by one, not (yet) together: judged on the final values.
+                for (&vr, &x) in vrs.iter().zip(values) {
+                    self.param_values[vr as usize - self.n_outputs] = x;
+                }
+                self.pending = Some(Pending {
+                    overrides,
+                    problems: errors_text(&e),
+                });
+                return Ok(());
+            }
+        };
         // The loader must have applied every override (value for value).
         let now: std::collections::HashMap<String, f64> = parameters(&model.spec)
             .into_iter()
             .map(|(n, v, _)| (n, v))
             .collect();
-        for (&vr, &x) in vrs.iter().zip(values) {
-            let name = &self.description.variables[vr as usize].name;
-            match now.get(name) {
-                Some(v) if v.to_bits() == x.to_bits() => {}
-                other => {
+        for o in &overrides {
+            let Some((name, x)) = o.split_once('=') else {
+                continue;
+            };
+            match (now.get(name), x.parse::<f64>()) {
+                (Some(v), Ok(x)) if v.to_bits() == x.to_bits() => {}
+                (other, _) => {
                     return Err(CallError(format!(
-                        "setting `{name}` = {x:?} had no effect on the model (it reads {}): \
+                        "setting `{name}` = {x} had no effect on the model (it reads {}): \
                          the model loader did not apply the override",
                         other.map_or("nothing".to_string(), |v| format!("{v:?}"))
                     )));
@@ -1338,6 +889,7 @@ impl Instance {
         self.reference = (overrides.clone(), self.start_time_s.to_bits(), sim.clone());
         self.overrides = overrides;
         self.param_values = param_values;
+        self.pending = None;
         self.live_inputs.fill(None);
         self.sim = sim;
         self.outputs_valid = false;
@@ -1447,7 +999,7 @@ impl Instance {
         Ok(())
     }
 
-    /// fmi2DoStep from `current_s` over `h_s` (DESIGN.md "FMU" and "Run-time checks").
+    /// fmi2DoStep from `current_s` over `h_s` (docs/fmu.md, "Behaviour"; docs/checks.md).
     pub fn do_step(&mut self, current_s: f64, h_s: f64) -> Result<StepReport, CallError> {
         self.require(Call::DoStep, "fmi2DoStep")?;
         let t = self.sim.t_s;
@@ -1650,7 +1202,8 @@ impl Instance {
         // field changes, so a refused state leaves the instance as it was.
         self.check_inputs_settable(&snapshot.inputs)?;
         let mut param_values = None;
-        if snapshot.overrides != self.overrides {
+        // A state holds a valid model's overrides: parameters pending when it is restored go.
+        if snapshot.overrides != self.overrides || self.pending.is_some() {
             let model = crate::model::parse_str(&self.source, &self.label, &snapshot.overrides)
                 .map_err(|e| CallError(errors_text(&e)))?;
             let now: std::collections::HashMap<String, f64> = parameters(&model.spec)
@@ -1682,6 +1235,7 @@ impl Instance {
             );
         }
         self.overrides.clone_from(&snapshot.overrides);
+        self.pending = None;
         self.phase = snapshot.phase;
         self.start_time_s = snapshot.start_time_s;
         self.stop_time_s = snapshot.stop_time_s;
@@ -1694,17 +1248,14 @@ impl Instance {
         Ok(())
     }
 
-    /// The variable `<component>.<key>` names a parameter the network can change during a run.
-    fn settable_now(&self, name: &str) -> bool {
-        name.rsplit_once('.')
-            .and_then(|(c, key)| self.sim.network.get_scalar(c, key, self.sim.t_s))
-            .is_some()
-    }
-
-    /// Every input `put_inputs` would change can change in this model's network.
+    /// Every input `put_inputs` would change can change in this model's network, to the value
+    /// the state holds (its key's rule, as for fmi2SetReal).
     fn check_inputs_settable(&self, inputs: &[Option<f64>]) -> Result<(), CallError> {
         for (k, want) in inputs.iter().enumerate() {
-            if want.is_none() || self.live_inputs.get(k) == Some(want) {
+            let Some(x) = want else {
+                continue;
+            };
+            if self.live_inputs.get(k) == Some(want) {
                 continue;
             }
             let name = self
@@ -1713,10 +1264,11 @@ impl Instance {
                 .get(self.first_input + k)
                 .map(|v| v.name.as_str())
                 .unwrap_or("");
-            if !self.settable_now(name) {
+            let (c, key) = name.rsplit_once('.').unwrap_or((name, ""));
+            if let Err(e) = self.sim.network.check_scalar(c, key, *x) {
                 return Err(CallError(format!(
-                    "the state sets input {k} (`{name}`), which this model's network cannot \
-                     change during a run; the instance is unchanged"
+                    "the state sets input {k} (`{name}`) to {x}, which no fmi2SetReal can have \
+                     set: {e}; the instance is unchanged"
                 )));
             }
         }
@@ -1858,263 +1410,5 @@ impl Instance {
         check_fits(&snapshot, expected, n_inputs)
             .map_err(|e| CallError(format!("state does not fit this model: {e}")))?;
         Ok(snapshot)
-    }
-}
-
-#[cfg(test)]
-mod instance_tests {
-    use super::*;
-
-    const PROJECTILE: &str = include_str!("../models/projectile.toml");
-    const BLOWDOWN: &str = include_str!("../models/blowdown.toml");
-
-    fn with_method(src: &str, method: &str) -> String {
-        src.replace("method = \"rk4\"", &format!("method = \"{method}\""))
-    }
-
-    fn initialized(src: &str) -> Instance {
-        let mut inst = Instance::new(src, "model.toml").expect("model loads");
-        inst.setup_experiment(0.0, None).expect("setup");
-        inst.enter_initialization_mode().expect("enter");
-        inst.exit_initialization_mode().expect("exit");
-        inst
-    }
-
-    fn all_outputs(inst: &mut Instance) -> Vec<u64> {
-        let vrs: Vec<u32> = (0..inst.description().variables.len() as u32).collect();
-        let mut out = vec![0.0; vrs.len()];
-        inst.get_real(&vrs, &mut out).expect("get");
-        out.iter().map(|x| x.to_bits()).collect()
-    }
-
-    /// `n` steps of `h` from the instance's time; every output after each step, as bits.
-    fn run(inst: &mut Instance, n: usize, h: f64) -> Vec<Vec<u64>> {
-        let mut rows = Vec::new();
-        for _ in 0..n {
-            let t = inst.simulation().t_s;
-            let r = inst.do_step(t, h).expect("step");
-            assert_eq!(r.status, StepStatus::Ok, "{:?}", r.log);
-            rows.push(all_outputs(inst));
-        }
-        rows
-    }
-
-    #[test]
-    fn restore_and_deserialize_continue_bit_for_bit_for_every_method() {
-        // With `[sensitivities]` too: the BDF then runs on the augmented system, whose saved
-        // Jacobian is dense (n·(1 + parameters))², not the network's pattern.
-        let sens = "\n[sensitivities]\nparameters = [\"projectile.mass\"]\n";
-        for method in [
-            "euler",
-            "rk4",
-            "ab2",
-            "ab3",
-            "ab4",
-            "ab5",
-            "bdf1",
-            "bdf3",
-            "bdf",
-            "dopri5",
-            "auto",
-            "bdf+sens",
-            "bdf3+sens",
-            "auto+sens",
-        ] {
-            let src = match method.strip_suffix("+sens") {
-                Some(m) => with_method(PROJECTILE, m) + sens,
-                None => with_method(PROJECTILE, method),
-            };
-            let mut a = initialized(&src);
-            let h = 1e-4;
-            run(&mut a, 5, h);
-            let s = a.snapshot().unwrap();
-            let first = run(&mut a, 10, h);
-            a.restore(&s).unwrap();
-            let second = run(&mut a, 10, h);
-            assert_eq!(first, second, "{method}: restore");
-
-            let blob = a.serialize(&s).unwrap();
-            let mut b = initialized(&src);
-            let s2 = b.deserialize(&blob).unwrap();
-            b.restore(&s2).unwrap();
-            let third = run(&mut b, 10, h);
-            assert_eq!(first, third, "{method}: deserialize into a fresh instance");
-            println!(
-                "{method}: {} steps from t = {} s restored and deserialized bit for bit ({} byte blob)",
-                first.len(),
-                s.time_s(),
-                blob.len()
-            );
-        }
-    }
-
-    #[test]
-    fn corrupted_or_foreign_blobs_are_refused() {
-        let mut a = initialized(PROJECTILE);
-        run(&mut a, 3, 1e-4);
-        let blob = a.serialize(&a.snapshot().unwrap()).unwrap();
-        let msg = |r: Result<Snapshot, CallError>| r.expect_err("refused").0;
-        let m = msg(a.deserialize(&blob[..blob.len() - 1]));
-        assert!(m.contains("truncated"), "{m}");
-        let mut flipped = blob.clone();
-        let k = blob.len() - 10;
-        flipped[k] ^= 0x04;
-        let m = msg(a.deserialize(&flipped));
-        assert!(m.contains("checksum mismatch"), "{m}");
-        let other = initialized(BLOWDOWN);
-        let m = msg(other.deserialize(&blob));
-        assert!(m.contains("state is for model GUID"), "{m}");
-        for cut in [0, 5, 12, 20, 60] {
-            let m = msg(a.deserialize(&blob[..cut]));
-            assert!(m.contains("truncated"), "{cut}: {m}");
-        }
-        // Every single-bit flip is refused.
-        for k in 0..blob.len() {
-            let mut b = blob.clone();
-            b[k] ^= 0x80;
-            assert!(a.deserialize(&b).is_err(), "flip in byte {k} accepted");
-        }
-    }
-
-    /// A BDF state's saved Jacobian is its values over the model's pattern of I − γJ: a blob
-    /// whose J has another length (one value more, or the n² of a dense J as format 2 of the
-    /// dense code saved it) is refused by fmi2DeSerializeFMUstate with the two lengths named;
-    /// the state as taken is accepted.
-    #[test]
-    fn a_bdf_jacobian_of_another_length_is_refused() {
-        let mut a = initialized(&with_method(BLOWDOWN, "bdf"));
-        run(&mut a, 5, 1e-3);
-        let s = a.snapshot().unwrap();
-        let n = a.simulation().y.len();
-        let nnz = a.simulation().bdf_jacobian_len();
-        let ok = a.deserialize(&encode_snapshot(&s).unwrap());
-        println!("blowdown bdf: n = {n}, J of {nnz} values (pattern of I − γJ) accepted");
-        assert!(ok.is_ok(), "{:?}", ok.err());
-        assert!(nnz < n * n);
-        for len in [nnz + 1, n * n] {
-            let mut bad = s.clone();
-            match &mut bad.integrator {
-                Method::Bdf(b) => b.saved_jacobian_mut().resize(len, 0.5),
-                _ => unreachable!("bdf"),
-            }
-            let m = a
-                .deserialize(&encode_snapshot(&bad).unwrap())
-                .expect_err("refused")
-                .0;
-            println!("J of {len} values: {m}");
-            assert!(
-                m.contains(&format!(
-                    "BDF Jacobian has {len} values, this model's has {nnz}"
-                )),
-                "{m}"
-            );
-        }
-    }
-
-    /// The phase is restored with a state, so it must agree with the rest: a state taken
-    /// before initialization is taken and set again, but a stepping instance's state whose
-    /// phase says `instantiated` or `initializationMode` (at a later time, after steps) is
-    /// refused by fmi2DeSerializeFMUstate and fmi2SetFMUstate, the instance untouched.
-    #[test]
-    fn a_phase_that_contradicts_the_state_is_refused() {
-        let mut fresh = Instance::new(PROJECTILE, "model.toml").expect("model loads");
-        let early = fresh.snapshot().unwrap();
-        let blob = fresh.serialize(&early).unwrap();
-        fresh.restore(&fresh.deserialize(&blob).unwrap()).unwrap();
-        assert_eq!(fresh.phase(), Phase::Instantiated);
-        let mut a = initialized(PROJECTILE);
-        run(&mut a, 3, 1e-4);
-        for phase in [Phase::Instantiated, Phase::InitializationMode] {
-            let mut s = a.snapshot().unwrap();
-            s.phase = phase;
-            let m = a
-                .deserialize(&encode_snapshot(&s).unwrap())
-                .expect_err("refused")
-                .0;
-            assert!(
-                m.contains("does not fit") && m.contains("corrupted state"),
-                "{m}"
-            );
-            let m = a.restore(&s).expect_err("refused").0;
-            assert!(m.contains(phase.name()), "{m}");
-            assert_eq!(a.phase(), Phase::StepComplete);
-        }
-    }
-
-    /// Live inputs are part of a state (format 2 carries no network): a state taken after an
-    /// input was set brings that value back, and one taken before brings back the model's own,
-    /// and the run continues bit for bit as when the state was taken.
-    #[test]
-    fn states_carry_the_live_inputs() {
-        let mut inst = initialized(BLOWDOWN);
-        let vr = inst
-            .description()
-            .variables
-            .iter()
-            .find(|v| v.name == "atm.pressure")
-            .unwrap()
-            .value_reference;
-        let h = 1e-3;
-        let before = inst.snapshot().unwrap();
-        let p0 = {
-            let mut v = [0.0];
-            inst.get_real(&[vr], &mut v).unwrap();
-            v[0]
-        };
-        inst.set_real(&[vr], &[1.5e5]).unwrap();
-        run(&mut inst, 3, h);
-        let set = inst.snapshot().unwrap();
-        let first = run(&mut inst, 5, h);
-        inst.set_real(&[vr], &[3e5]).unwrap();
-        run(&mut inst, 2, h);
-        inst.restore(&set).unwrap();
-        let mut v = [0.0];
-        inst.get_real(&[vr], &mut v).unwrap();
-        assert_eq!(v[0], 1.5e5, "the input as the state had it");
-        assert_eq!(run(&mut inst, 5, h), first, "continues bit for bit");
-        // Through bytes, into a fresh instance.
-        let blob = inst.serialize(&set).unwrap();
-        let mut fresh = initialized(BLOWDOWN);
-        let s = fresh.deserialize(&blob).unwrap();
-        fresh.restore(&s).unwrap();
-        assert_eq!(run(&mut fresh, 5, h), first, "deserialized: bit for bit");
-        // The state before any input was set: the model's own value again.
-        inst.restore(&before).unwrap();
-        inst.get_real(&[vr], &mut v).unwrap();
-        assert_eq!(v[0], p0);
-        println!(
-            "atm.pressure: {p0} Pa in the initial state, 1.5e5 Pa restored from the later one; \
-             {} steps bit for bit after restore and after deserialize ({} byte blob)",
-            first.len(),
-            blob.len()
-        );
-    }
-
-    #[test]
-    fn inputs_change_live_and_parameters_only_before_the_run() {
-        let mut inst = initialized(BLOWDOWN);
-        let vr = inst
-            .description()
-            .variables
-            .iter()
-            .find(|v| v.name == "atm.pressure")
-            .unwrap()
-            .value_reference;
-        inst.set_real(&[vr], &[2e5]).unwrap();
-        let mut v = [0.0];
-        inst.get_real(&[vr], &mut v).unwrap();
-        assert_eq!(v[0], 2e5);
-        assert!(inst.set_real(&[vr], &[f64::NAN]).is_err());
-        let pvr = inst
-            .description()
-            .variables
-            .iter()
-            .find(|v| v.causality == Causality::Parameter)
-            .unwrap()
-            .value_reference;
-        let e = inst.set_real(&[pvr], &[1.0]).unwrap_err();
-        assert!(e.0.contains("fixed parameter"), "{e}");
-        let e = inst.set_real(&[0], &[1.0]).unwrap_err();
-        assert!(e.0.contains("output"), "{e}");
     }
 }
