@@ -512,6 +512,7 @@ impl Instance {
     /// fmi2GetContinuousStates.
     pub fn continuous_states(&self, x: &mut [f64]) -> Result<(), CallError> {
         self.require(Call::GetContinuousStates, "fmi2GetContinuousStates")?;
+        self.no_pending_parameters()?;
         self.check_length("x[]", x.len(), self.n_states())?;
         x.copy_from_slice(&self.sim.y[..x.len()]);
         Ok(())
@@ -521,6 +522,7 @@ impl Instance {
     /// ([`crate::network::Network::state_nominals`], with the parameters set so far).
     pub fn nominals(&self, out: &mut [f64]) -> Result<(), CallError> {
         self.require(Call::GetNominals, "fmi2GetNominalsOfContinuousStates")?;
+        self.no_pending_parameters()?;
         self.check_length("x_nominal[]", out.len(), self.n_states())?;
         let reference = &self.reference.2;
         let n = out.len();
@@ -562,6 +564,7 @@ impl Instance {
     /// for one that cannot fire now (a piston out of its bore, a stop that does not exist).
     pub fn event_indicators(&mut self, z: &mut [f64]) -> Result<(), CallError> {
         self.require(Call::GetEventIndicators, "fmi2GetEventIndicators")?;
+        self.no_pending_parameters()?;
         self.check_length("eventIndicators[]", z.len(), self.n_event_indicators())?;
         let x = self.exchange_mut()?;
         let mut now = std::mem::take(&mut x.now);
@@ -744,6 +747,7 @@ impl Instance {
             Call::GetDirectionalDerivative,
             "fmi2GetDirectionalDerivative",
         )?;
+        self.no_pending_parameters()?;
         if knowns.len() != dv_known.len() || unknowns.len() != dv_unknown.len() {
             return Err(CallError(
                 "internal: value references and values differ in number".into(),

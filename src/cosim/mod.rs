@@ -665,12 +665,14 @@ impl Instance {
             )));
         }
         let mut need_outputs = false;
+        let mut computed = false;
         for &vr in vrs {
             self.variable(vr, "Real")?;
             need_outputs |= (vr as usize) < self.n_outputs;
+            computed |= (vr as usize) < self.n_outputs || (vr as usize) >= self.first_local;
         }
-        if need_outputs {
-            // The outputs of a model the parameters set do not make.
+        if computed {
+            // The outputs (and states, derivatives) of a model the parameters set do not make.
             self.no_pending_parameters()?;
         }
         if need_outputs && !self.outputs_valid {
