@@ -1,5 +1,5 @@
-//! Plenum: a simulator of lumped (0-D) gas and fluid networks, shipped as an FMI 2.0
-//! Co-Simulation FMU.
+//! Plenum: a simulator of lumped (0-D) gas and fluid networks, shipped as an FMI 2.0 FMU for
+//! Co-Simulation and Model Exchange.
 //!
 //! Data flow: `model` (TOML → validated spec) → `network` (components assembled into one
 //! right-hand side) → `integrators` (behind one trait) → `simulation` (time, events, checks).

@@ -24,6 +24,10 @@
 //! ([`System`]), and events apply the sensitivities' jump. Without parameters the augmented
 //! system is the network itself (one length test per right-hand side).
 
+mod exchange;
+
+pub use exchange::EventPass;
+
 use serde::{Deserialize, Serialize};
 
 use crate::checks::{self, Checks, Thresholds};
@@ -342,6 +346,14 @@ pub fn time_resolution_s(t: f64) -> f64 {
     100.0 * f64::EPSILON * t.abs()
 }
 
+/// Whether an event function crossed zero upward between two of its values (`g_old` before,
+/// `g_new` after): g_old < 0 ≤ g_new. Every event of [`Network::event_value`] fires this way,
+/// in the driver's steps and in Model Exchange's event mode alike ([`exchange`]).
+#[inline(always)]
+pub fn crosses(g_old: f64, g_new: f64) -> bool {
+    g_old < 0.0 && g_new >= 0.0
+}
+
 impl Simulation {
     /// How many values a BDF Jacobian of this simulation's system holds: over the network's
     /// pattern of M = I − γJ, or, with sensitivity parameters, n² of the augmented [`System`]
@@ -614,6 +626,13 @@ impl Simulation {
         self.network.rhs_evaluations
     }
 
+    /// A table breakpoint at `t_s`: the next segment sees the tables' new values, and no
+    /// multistep history from before the discontinuity is used across it.
+    fn start_segment(&mut self, t_s: f64) {
+        self.network.segment_start_s = t_s;
+        self.integrator.restart();
+    }
+
     /// Pistons that have an exit and have not passed it yet.
     fn pending_exits(&self) -> bool {
         self.network
@@ -707,10 +726,7 @@ impl Simulation {
                 return Ok(ev);
             }
             if breakpoint == Some(self.t_s) {
-                // A table changes here: the next segment sees its new value, and multistep
-                // history from before the discontinuity must not be used across it.
-                self.network.segment_start_s = self.t_s;
-                self.integrator.restart();
+                self.start_segment(self.t_s);
             }
             if let Some(mt) = max_time {
                 if self.t_s >= mt && self.pending_exits() {
@@ -956,7 +972,7 @@ impl Simulation {
             ) else {
                 continue;
             };
-            if g0 < 0.0 && g1 >= 0.0 {
+            if crosses(g0, g1) {
                 let hk = self.locate_event(k, t, h, g0, g1, inc, adaptive)?;
                 if event.is_none_or(|(_, he)| hk < he) {
                     event = Some((k, hk));
@@ -1021,11 +1037,8 @@ impl Simulation {
                 continue;
             }
             if self.internal.at_breakpoint {
-                // A table changes here: the next step sees its new value, and no history from
-                // before the discontinuity is used across it.
                 self.internal.at_breakpoint = false;
-                self.network.segment_start_s = self.internal.t_s;
-                self.integrator.restart();
+                self.start_segment(self.internal.t_s);
             }
             let t = self.internal.t_s;
             let breakpoint = self.network.next_breakpoint(t);

@@ -292,7 +292,6 @@ fn write_sensitivities<'a>(
     params: &[crate::network::SensitivityParameter],
     out: &mut [f64],
 ) {
-    use crate::components::chamber;
     let n = net.layout.n_states;
     let mut f = vec![0.0; n];
     let mut ds = vec![0.0; n];
@@ -306,30 +305,240 @@ fn write_sensitivities<'a>(
         let si = s(i);
         net.sensitivity_rhs(t, y, si, p, &mut f, &mut ds);
         net.last_dual_link_flow_derivatives(&mut dflow);
-        for i in 0..net.chambers().len() {
-            let o = i * chamber::STATES;
-            let d = |j: usize| num_dual::Dual64::new(y[o + j], si[o + j]);
-            let (m, u, v) = (d(chamber::MASS), d(chamber::ENERGY), d(chamber::VOLUME));
-            put(net.gas.pressure_pa(u, v).eps);
-            put(net.gas.temperature_k(m, u).eps);
-            put(m.eps);
-            put(v.eps);
-            put(u.eps);
+        let totals = net.totals_sensitivity(y, si, p);
+        put_tangents(net, y, si, &dflow, totals, false, &mut put);
+    }
+}
+
+/// The tangents of the network's outputs at state `y` in the direction `s` of the states, with
+/// the named links' flow tangents `dflow` and the totals' `(d mass_total, d energy_total)`:
+/// states directly, pressures and temperatures by dual numbers of their chamber's states.
+/// `full`: every output in [`output_variables_of`] order (0 for `time`, the exit flags and
+/// `rc`); else the block of a sensitivity parameter, which leaves those three out.
+fn put_tangents(
+    net: &crate::network::Network,
+    y: &[f64],
+    s: &[f64],
+    dflow: &[f64],
+    (dm, de): (f64, f64),
+    full: bool,
+    put: &mut impl FnMut(f64),
+) {
+    use crate::components::chamber;
+    if full {
+        put(0.0);
+    }
+    for i in 0..net.chambers().len() {
+        let o = i * chamber::STATES;
+        let d = |j: usize| num_dual::Dual64::new(y[o + j], s[o + j]);
+        let (m, u, v) = (d(chamber::MASS), d(chamber::ENERGY), d(chamber::VOLUME));
+        put(net.gas.pressure_pa(u, v).eps);
+        put(net.gas.temperature_k(m, u).eps);
+        put(m.eps);
+        put(v.eps);
+        put(u.eps);
+    }
+    for x in dflow {
+        put(*x);
+    }
+    for k in 0..net.inertance_valves().len() {
+        put(s[net.layout.inertance_offset + k]);
+    }
+    for j in 0..net.pistons().len() {
+        let o = net.layout.piston_offset + j * piston::STATES;
+        put(s[o + piston::POSITION]);
+        put(s[o + piston::VELOCITY]);
+        if full {
+            put(0.0);
         }
-        for x in &dflow {
-            put(*x);
+    }
+    put(dm);
+    put(de);
+    if full {
+        put(0.0);
+    }
+}
+
+/// Fill `out` (length = `output_variables_of(net).len()`) with the directional derivative of
+/// every output of the network at (t, y) in the direction `v` of the states and `seeds` =
+/// [(component, key, direction)] of run-time parameters, exact (one dual-number evaluation,
+/// [`crate::network::Network::tangent`]); f and its directional derivative go to `dydt` and
+/// `df`. Outputs that are discrete (the exit flags, `rc`) or the time have 0.
+#[allow(clippy::too_many_arguments)]
+pub fn write_output_tangents(
+    net: &mut crate::network::Network,
+    t: f64,
+    y: &[f64],
+    v: &[f64],
+    seeds: &[(&str, &str, f64)],
+    dydt: &mut [f64],
+    df: &mut [f64],
+    out: &mut [f64],
+) -> Result<(), String> {
+    net.tangent(t, y, v, seeds, dydt, df)?;
+    let mut dflow = vec![0.0; net.n_named_links()];
+    net.last_dual_link_flow_derivatives(&mut dflow);
+    let totals = net.totals_tangent(y, v);
+    let mut k = 0;
+    let mut put = |x: f64| {
+        out[k] = x;
+        k += 1;
+    };
+    put_tangents(net, y, v, &dflow, totals, true, &mut put);
+    Ok(())
+}
+
+/// A continuous state as a variable: its name, unit and description, and its index in the
+/// output table when an output is that state (a chamber's `m`, `U`, `V`, a piston's `x`, `v`,
+/// an inertance valve's `q`); the walls' swept volumes and the two accumulators are no output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateVariable {
+    pub variable: OutputVariable,
+    pub output: Option<usize>,
+}
+
+/// Every state of the network's state vector, in its order ([`crate::network::Layout`]).
+pub fn state_variables(net: &crate::network::Network) -> Vec<StateVariable> {
+    use crate::components::chamber;
+    let outputs = output_variables_of(net);
+    let l = &net.layout;
+    let mut names: Vec<Option<String>> = vec![None; l.n_states];
+    for (i, c) in net.chambers().iter().enumerate() {
+        let o = i * chamber::STATES;
+        names[o + chamber::MASS] = Some(format!("{}.m", c.name));
+        names[o + chamber::ENERGY] = Some(format!("{}.U", c.name));
+        names[o + chamber::VOLUME] = Some(format!("{}.V", c.name));
+    }
+    for (j, p) in net.pistons().iter().enumerate() {
+        let o = l.piston_offset + j * piston::STATES;
+        names[o + piston::POSITION] = Some(format!("{}.x", p.name));
+        names[o + piston::VELOCITY] = Some(format!("{}.v", p.name));
+    }
+    for (k, x) in net.inertance_valves().iter().enumerate() {
+        names[l.inertance_offset + k] = Some(format!("{}.q", x.name));
+    }
+    let mut states = Vec::with_capacity(l.n_states);
+    for (i, name) in names.into_iter().enumerate() {
+        let found = name
+            .as_ref()
+            .and_then(|n| outputs.iter().position(|o| &o.name == n));
+        if let Some(k) = found {
+            states.push(StateVariable {
+                variable: outputs[k].clone(),
+                output: Some(k),
+            });
+            continue;
         }
-        for k in 0..net.inertance_valves().len() {
-            put(si[net.layout.inertance_offset + k]);
+        let variable = if i == l.accumulator_offset {
+            var(
+                "mass_left".into(),
+                Unit::mass(),
+                "gas mass that left into reservoirs (accumulated)".into(),
+            )
+        } else if i == l.accumulator_offset + 1 {
+            var(
+                "energy_left".into(),
+                Unit::energy(),
+                "energy that left through reservoirs, friction, damping, impacts and walls \
+                 (accumulated)"
+                    .into(),
+            )
+        } else {
+            let k = i - l.wall_offset;
+            let w = &net.walls()[k].name;
+            var(
+                format!("{w}.swept_volume"),
+                Unit::volume(),
+                format!("volume swept by {w} (grows its left chamber)"),
+            )
+        };
+        states.push(StateVariable {
+            variable,
+            output: None,
+        });
+    }
+    states
+}
+
+/// The unit of a state's time derivative: `kg` → `kg/s`, `m/s` → `m/s2`.
+pub fn derivative_unit(u: &Unit) -> Unit {
+    let mut si = u.si;
+    si.s -= 1;
+    let symbol = if let Some(base) = u.symbol.strip_suffix("/s") {
+        format!("{base}/s2")
+    } else if u.symbol == "1" {
+        "1/s".to_string()
+    } else {
+        format!("{}/s", u.symbol)
+    };
+    Unit { symbol, si }
+}
+
+/// The states output `k` (in [`output_variables_of`] order) reads directly, increasing: a
+/// chamber's pressure its energy and volume (p = (γ − 1)·U/V), its temperature its mass and
+/// energy (T = U/(m·c_v)), a link's flow what [`crate::network::Network::link_state_dependencies`]
+/// says, a state itself, `mass_total` every chamber's mass and `mass_left`, `energy_total` every
+/// chamber's energy, every piston's velocity (and position, with a spring) and `energy_left`;
+/// `time`, the exit flags and `rc` none.
+pub fn output_state_dependencies(net: &crate::network::Network, k: usize) -> Vec<usize> {
+    use crate::components::chamber;
+    let nc = net.chambers().len();
+    let l = &net.layout;
+    if k == 0 {
+        return Vec::new();
+    }
+    let mut k = k - 1;
+    if k < 5 * nc {
+        let o = (k / 5) * chamber::STATES;
+        let (m, u, v) = (o + chamber::MASS, o + chamber::ENERGY, o + chamber::VOLUME);
+        let mut d = match k % 5 {
+            0 => vec![u, v],
+            1 => vec![m, u],
+            2 => vec![m],
+            3 => vec![v],
+            _ => vec![u],
+        };
+        d.sort_unstable();
+        return d;
+    }
+    k -= 5 * nc;
+    if k < net.n_named_links() {
+        return net.link_state_dependencies(k);
+    }
+    k -= net.n_named_links();
+    if k < net.inertance_valves().len() {
+        return vec![l.inertance_offset + k];
+    }
+    k -= net.inertance_valves().len();
+    if k < 3 * net.pistons().len() {
+        let o = l.piston_offset + (k / 3) * piston::STATES;
+        return match k % 3 {
+            0 => vec![o + piston::POSITION],
+            1 => vec![o + piston::VELOCITY],
+            _ => Vec::new(),
+        };
+    }
+    k -= 3 * net.pistons().len();
+    match k {
+        0 => (0..nc)
+            .map(|i| i * chamber::STATES + chamber::MASS)
+            .chain([l.accumulator_offset])
+            .collect(),
+        1 => {
+            let mut d: Vec<usize> = (0..nc)
+                .map(|i| i * chamber::STATES + chamber::ENERGY)
+                .collect();
+            for (j, p) in net.pistons().iter().enumerate() {
+                let o = l.piston_offset + j * piston::STATES;
+                if p.spring_stiffness.value != 0.0 {
+                    d.push(o + piston::POSITION);
+                }
+                d.push(o + piston::VELOCITY);
+            }
+            d.push(l.accumulator_offset + 1);
+            d
         }
-        for j in 0..net.pistons().len() {
-            let o = net.layout.piston_offset + j * piston::STATES;
-            put(si[o + piston::POSITION]);
-            put(si[o + piston::VELOCITY]);
-        }
-        let (dm, de) = net.totals_sensitivity(y, si, p);
-        put(dm);
-        put(de);
+        _ => Vec::new(),
     }
 }
 

@@ -413,9 +413,18 @@ impl Fmu {
     }
 
     pub fn with_options(model: &ModelDir, with_allocator: bool) -> Fmu {
+        Self::of_type(model, with_allocator, fmi2Type_fmi2CoSimulation)
+    }
+
+    /// Instantiate `model` as Model Exchange with logging on and the counting allocator.
+    pub fn model_exchange(model: &ModelDir) -> Fmu {
+        Self::of_type(model, true, fmi2Type_fmi2ModelExchange)
+    }
+
+    fn of_type(model: &ModelDir, with_allocator: bool, fmu_type: fmi2Type) -> Fmu {
         let (c, env, cb) = instantiate_raw(
             Some("plenum under test"),
-            fmi2Type_fmi2CoSimulation,
+            fmu_type,
             Some(&model.guid),
             Some(&model.uri()),
             with_allocator,
@@ -585,6 +594,83 @@ impl Fmu {
                 .fmi2GetBooleanStatus(self.c, fmi2StatusKind_fmi2Terminated, &mut b)
         };
         (s, b != 0)
+    }
+
+    /// Model Exchange: setupExperiment(start) → initialization → event mode → the event
+    /// iteration → continuous-time mode. Returns the next time event, if any.
+    pub fn initialize_model_exchange(&self, start: f64) -> Option<f64> {
+        unsafe {
+            assert_eq!(
+                self.lib.fmi2SetupExperiment(self.c, 0, 0.0, start, 0, 0.0),
+                OK
+            );
+            assert_eq!(self.lib.fmi2EnterInitializationMode(self.c), OK);
+            assert_eq!(self.lib.fmi2ExitInitializationMode(self.c), OK);
+        }
+        let info = self.new_discrete_states();
+        assert_eq!(unsafe { self.lib.fmi2EnterContinuousTimeMode(self.c) }, OK);
+        (info.nextEventTimeDefined != 0).then_some(info.nextEventTime)
+    }
+
+    /// fmi2NewDiscreteStates, which must return fmi2OK.
+    pub fn new_discrete_states(&self) -> fmi2EventInfo {
+        let mut info = fmi2EventInfo {
+            newDiscreteStatesNeeded: 0,
+            terminateSimulation: 0,
+            nominalsOfContinuousStatesChanged: 0,
+            valuesOfContinuousStatesChanged: 0,
+            nextEventTimeDefined: 0,
+            nextEventTime: 0.0,
+        };
+        let s = unsafe { self.lib.fmi2NewDiscreteStates(self.c, &mut info) };
+        assert!(s == OK || s == WARNING, "fmi2NewDiscreteStates: {s}");
+        info
+    }
+
+    /// Model Exchange: the `n` continuous states.
+    pub fn states(&self, n: usize) -> Vec<f64> {
+        let mut x = vec![f64::NAN; n];
+        let s = unsafe { self.lib.fmi2GetContinuousStates(self.c, x.as_mut_ptr(), n) };
+        assert_eq!(s, OK, "fmi2GetContinuousStates");
+        x
+    }
+
+    /// Model Exchange: fmi2GetDerivatives (status, values).
+    pub fn derivatives(&self, n: usize) -> (fmi2Status, Vec<f64>) {
+        let mut dx = vec![f64::NAN; n];
+        let s = unsafe { self.lib.fmi2GetDerivatives(self.c, dx.as_mut_ptr(), n) };
+        (s, dx)
+    }
+
+    /// Model Exchange: one forward Euler step of `h` from `t` (setTime, setContinuousStates,
+    /// completedIntegratorStep, and the event iteration where the FMU asks for one). Returns
+    /// the completed step's status and whether the run was asked to end.
+    pub fn euler_step(&self, t: &mut f64, h: f64, n: usize) -> (fmi2Status, bool) {
+        let x = self.states(n);
+        let (s, dx) = self.derivatives(n);
+        assert_eq!(s, OK, "fmi2GetDerivatives at t = {t}");
+        let x: Vec<f64> = x.iter().zip(&dx).map(|(a, b)| a + h * b).collect();
+        *t += h;
+        unsafe {
+            assert_eq!(self.lib.fmi2SetTime(self.c, *t), OK);
+            assert_eq!(self.lib.fmi2SetContinuousStates(self.c, x.as_ptr(), n), OK);
+            let (mut enter, mut terminate) = (0, 0);
+            let s = self
+                .lib
+                .fmi2CompletedIntegratorStep(self.c, 1, &mut enter, &mut terminate);
+            if terminate != 0 || s > WARNING {
+                return (s, true);
+            }
+            if enter != 0 {
+                assert_eq!(self.lib.fmi2EnterEventMode(self.c), OK);
+                let info = self.new_discrete_states();
+                if info.terminateSimulation != 0 {
+                    return (s, true);
+                }
+                assert_eq!(self.lib.fmi2EnterContinuousTimeMode(self.c), OK);
+            }
+            (s, false)
+        }
     }
 
     /// The FMU's time (output `time`, value reference 0).

@@ -1,4 +1,5 @@
-//! `fmu-build`: turns a Plenum model file into an FMI 2.0 Co-Simulation FMU.
+//! `fmu-build`: turns a Plenum model file into an FMI 2.0 FMU for Co-Simulation and Model
+//! Exchange (Co-Simulation only for a model with `[sensitivities]`).
 //!
 //! - [`model_description`] writes `modelDescription.xml` (quick-xml events, not string
 //!   formatting) from `plenum::cosim::describe`: units with their SI base-unit exponents, log
@@ -17,7 +18,7 @@ use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use plenum::cosim::{self, Causality, Description, Variability};
+use plenum::cosim::{self, Causality, Description, Structure, Variability};
 use plenum::model::{LoadedModel, ModelError};
 use plenum::units::{SiExponents, Unit};
 use quick_xml::Writer;
@@ -109,11 +110,16 @@ fn is_c_identifier(s: &str) -> bool {
 }
 
 /// Whether every name is legal under FMI 2.0's "structured" naming convention in its simplest
-/// form: dot-separated identifiers (`barrel.p`, `mass_total`).
+/// form: dot-separated identifiers (`barrel.p`, `mass_total`), or `der(` one of them `)`.
 fn all_structured(names: impl IntoIterator<Item = impl AsRef<str>>) -> bool {
-    names
-        .into_iter()
-        .all(|n| n.as_ref().split('.').all(is_c_identifier))
+    names.into_iter().all(|n| {
+        let n = n.as_ref();
+        let inner = n
+            .strip_prefix("der(")
+            .and_then(|r| r.strip_suffix(')'))
+            .unwrap_or(n);
+        inner.split('.').all(is_c_identifier)
+    })
 }
 
 /// A real number as FMI's XML wants it (xs:double), in shortest round-trip form.
@@ -334,6 +340,7 @@ fn causality_str(c: Causality) -> &'static str {
         Causality::Parameter => "parameter",
         Causality::Input => "input",
         Causality::Output => "output",
+        Causality::Local => "local",
     }
 }
 
@@ -345,12 +352,12 @@ fn variability_str(v: Variability) -> &'static str {
     }
 }
 
-/// The modelDescription.xml of a loaded model, with the outputs' exact dependencies on the
-/// inputs.
+/// The modelDescription.xml of a loaded model, with its model structure
+/// ([`plenum::cosim::structure`]: each output's and each state derivative's dependencies).
 pub fn model_description(model: &LoadedModel) -> Result<String, Error> {
     let d = cosim::describe(model);
-    let deps = output_dependencies(model, &d)?;
-    description_xml_with(&d, Some(&deps)).map_err(|e| match e {
+    let structure = cosim::structure(model, &d).map_err(build_err)?;
+    description_xml_with(&d, Some(&structure)).map_err(|e| match e {
         Error::Model(mut errors) => {
             for err in &mut errors {
                 if err.file.is_empty() {
@@ -363,45 +370,23 @@ pub fn model_description(model: &LoadedModel) -> Result<String, Error> {
     })
 }
 
-/// For each variable of `d` (by index), the 1-based indices of the inputs an output depends on
-/// directly (empty for non-outputs): from the network's structure, the same that
-/// fmi2GetDirectionalDerivative differentiates.
-pub fn output_dependencies(model: &LoadedModel, d: &Description) -> Result<Vec<Vec<usize>>, Error> {
-    let sim = plenum::model::build_simulation(&model.spec, None)
-        .map_err(|e| build_err(format!("building the model for its dependencies: {e}")))?;
-    let inputs: Vec<(usize, &str, &str)> = d
-        .variables
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.causality == Causality::Input)
-        .filter_map(|(i, v)| v.name.rsplit_once('.').map(|(c, k)| (i + 1, c, k)))
-        .collect();
-    Ok(d.variables
-        .iter()
-        .enumerate()
-        .map(|(k, v)| {
-            if v.causality != Causality::Output {
-                return Vec::new();
-            }
-            inputs
-                .iter()
-                .filter(|(_, c, key)| plenum::variables::output_depends_on(&sim.network, k, c, key))
-                .map(|(i, _, _)| *i)
-                .collect()
-        })
-        .collect())
-}
-
-/// The modelDescription.xml of a variable table (FMI 2.0 Co-Simulation), outputs without
-/// dependency information.
+/// The modelDescription.xml of a variable table, outputs and derivatives without dependency
+/// information.
 pub fn description_xml(d: &Description) -> Result<String, Error> {
     description_xml_with(d, None)
 }
 
-/// The modelDescription.xml of a variable table; `deps` (per variable, see
-/// [`output_dependencies`]) fills the Outputs' `dependencies`.
-pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Result<String, Error> {
-    let xml_err = |e: std::io::Error| build_err(format!("writing XML: {e}"));
+/// A failed write into the XML buffer.
+fn xml_err(e: std::io::Error) -> Error {
+    build_err(format!("writing XML: {e}"))
+}
+
+/// The modelDescription.xml of a variable table; `structure` fills the `dependencies` of
+/// `ModelStructure`'s Outputs and Derivatives.
+pub fn description_xml_with(
+    d: &Description,
+    structure: Option<&Structure>,
+) -> Result<String, Error> {
     let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
     w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))
         .map_err(xml_err)?;
@@ -420,13 +405,16 @@ pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Res
             ("description", d.description.clone()),
             ("generationTool", GENERATION_TOOL.into()),
             ("variableNamingConvention", naming.into()),
-            ("numberOfEventIndicators", "0".into()),
+            ("numberOfEventIndicators", d.event_indicators.to_string()),
         ],
     )?;
     w.write_event(Event::Start(root)).map_err(xml_err)?;
 
     // Capabilities: true only where the library provides them (docs/fmu.md, "Capabilities").
     let flag = |b: bool| if b { "true" } else { "false" }.to_string();
+    if d.model_exchange {
+        write_model_exchange(&mut w, d)?;
+    }
     w.write_event(Event::Empty(element(
         "CoSimulation",
         &[
@@ -544,13 +532,20 @@ pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Res
                     v.start
                         .ok_or_else(|| build_err(format!("input {} has no start value", v.name)))?,
                 ),
-                Causality::Output | Causality::Independent => None,
+                Causality::Output | Causality::Independent | Causality::Local => None,
             };
         w.write_event(Event::Start(element("ScalarVariable", &attrs)?))
             .map_err(xml_err)?;
         let mut real = vec![("unit", v.unit.symbol.clone())];
+        if let Some(nominal) = v.nominal {
+            real.push(("nominal", fmt_real(nominal)));
+        }
         if let Some(s) = start {
             real.push(("start", fmt_real(s)));
+        }
+        if let Some(state) = v.derivative_of {
+            // 1-based index of the state in ModelVariables.
+            real.push(("derivative", (state + 1).to_string()));
         }
         w.write_event(Event::Empty(element("Real", &real)?))
             .map_err(xml_err)?;
@@ -560,51 +555,114 @@ pub fn description_xml_with(d: &Description, deps: Option<&[Vec<usize>]>) -> Res
     w.write_event(Event::End(BytesEnd::new("ModelVariables")))
         .map_err(xml_err)?;
 
-    // Outputs: every output by its 1-based index, with the inputs it depends on directly
-    // (dependenciesKind "dependent": the partial derivative varies with the state); "" for an
-    // output that is a state or a function of the state alone. InitialUnknowns: the outputs
-    // again (all have initial = calculated; FMI 2.0 requires them listed), without a
-    // dependencies attribute: at initialization they depend on the parameters too.
-    let outputs: Vec<usize> = d
-        .variables
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.causality == Causality::Output)
-        .map(|(i, _)| i + 1)
-        .collect();
-    w.write_event(Event::Start(BytesStart::new("ModelStructure")))
-        .map_err(xml_err)?;
-    for section in ["Outputs", "InitialUnknowns"] {
-        if outputs.is_empty() {
-            continue;
-        }
-        w.write_event(Event::Start(BytesStart::new(section)))
-            .map_err(xml_err)?;
-        for i in &outputs {
-            let mut attrs = vec![("index", i.to_string())];
-            if let (Some(deps), "Outputs") = (deps, section) {
-                let list = &deps[i - 1];
-                let join =
-                    |f: &dyn Fn(&usize) -> String| list.iter().map(f).collect::<Vec<_>>().join(" ");
-                attrs.push(("dependencies", join(&|j| j.to_string())));
-                if !list.is_empty() {
-                    attrs.push(("dependenciesKind", join(&|_| "dependent".to_string())));
-                }
-            }
-            w.write_event(Event::Empty(element("Unknown", &attrs)?))
-                .map_err(xml_err)?;
-        }
-        w.write_event(Event::End(BytesEnd::new(section)))
-            .map_err(xml_err)?;
-    }
-    w.write_event(Event::End(BytesEnd::new("ModelStructure")))
-        .map_err(xml_err)?;
+    write_model_structure(&mut w, d, structure)?;
 
     w.write_event(Event::End(BytesEnd::new("fmiModelDescription")))
         .map_err(xml_err)?;
     let mut bytes = w.into_inner();
     bytes.push(b'\n');
     String::from_utf8(bytes).map_err(|e| build_err(format!("XML is not UTF-8: {e}")))
+}
+
+/// The `<ModelExchange>` element: the same library as Co-Simulation, every capability it
+/// provides for Co-Simulation too.
+fn write_model_exchange(w: &mut Writer<Vec<u8>>, d: &Description) -> Result<(), Error> {
+    let flag = |b: bool| if b { "true" } else { "false" }.to_string();
+    w.write_event(Event::Empty(element(
+        "ModelExchange",
+        &[
+            ("modelIdentifier", d.model_name.clone()),
+            ("needsExecutionTool", flag(false)),
+            ("completedIntegratorStepNotNeeded", flag(false)),
+            ("canBeInstantiatedOnlyOncePerProcess", flag(false)),
+            ("canNotUseMemoryManagementFunctions", flag(false)),
+            ("canGetAndSetFMUstate", flag(true)),
+            ("canSerializeFMUstate", flag(true)),
+            ("providesDirectionalDerivative", flag(true)),
+        ],
+    )?))
+    .map_err(xml_err)
+}
+
+/// `<ModelStructure>` (FMI 2.0.4 §2.2.8), every reference a 1-based index into
+/// ModelVariables. Outputs: every output, with the knowns (continuous states and inputs) it
+/// depends on directly (`dependenciesKind` "dependent": the partial derivative varies with the
+/// state). Derivatives: every state derivative, with its row of the network's Jacobian
+/// pattern and the inputs that enter it. InitialUnknowns: the outputs, the continuous states
+/// that are no output and every derivative (all have initial = calculated), without a
+/// dependencies attribute: at initialization they depend on the parameters too.
+fn write_model_structure(
+    w: &mut Writer<Vec<u8>>,
+    d: &Description,
+    structure: Option<&Structure>,
+) -> Result<(), Error> {
+    let index = |vr: u32| vr as usize + 1;
+    let outputs: Vec<u32> = d
+        .variables
+        .iter()
+        .filter(|v| v.causality == Causality::Output)
+        .map(|v| v.value_reference)
+        .collect();
+    let mut initial: Vec<u32> = outputs.clone();
+    initial.extend(
+        d.variables
+            .iter()
+            .filter(|v| v.causality == Causality::Local)
+            .map(|v| v.value_reference),
+    );
+    initial.sort_unstable();
+    let unknown = |w: &mut Writer<Vec<u8>>, vr: u32, deps: Option<&[u32]>| {
+        let mut attrs = vec![("index", index(vr).to_string())];
+        if let Some(list) = deps {
+            let join =
+                |f: &dyn Fn(&u32) -> String| list.iter().map(f).collect::<Vec<_>>().join(" ");
+            attrs.push(("dependencies", join(&|&j| index(j).to_string())));
+            if !list.is_empty() {
+                attrs.push(("dependenciesKind", join(&|_| "dependent".to_string())));
+            }
+        }
+        w.write_event(Event::Empty(element("Unknown", &attrs)?))
+            .map_err(xml_err)
+    };
+    fn deps_of(list: Option<&[(u32, Vec<u32>)]>, vr: u32) -> Option<&[u32]> {
+        list.and_then(|l| l.iter().find(|(u, _)| *u == vr))
+            .map(|(_, k)| k.as_slice())
+    }
+    w.write_event(Event::Start(BytesStart::new("ModelStructure")))
+        .map_err(xml_err)?;
+    if !outputs.is_empty() {
+        w.write_event(Event::Start(BytesStart::new("Outputs")))
+            .map_err(xml_err)?;
+        for &vr in &outputs {
+            unknown(w, vr, deps_of(structure.map(|s| s.outputs.as_slice()), vr))?;
+        }
+        w.write_event(Event::End(BytesEnd::new("Outputs")))
+            .map_err(xml_err)?;
+    }
+    if !d.derivatives.is_empty() {
+        w.write_event(Event::Start(BytesStart::new("Derivatives")))
+            .map_err(xml_err)?;
+        for &vr in &d.derivatives {
+            unknown(
+                w,
+                vr,
+                deps_of(structure.map(|s| s.derivatives.as_slice()), vr),
+            )?;
+        }
+        w.write_event(Event::End(BytesEnd::new("Derivatives")))
+            .map_err(xml_err)?;
+    }
+    if !initial.is_empty() {
+        w.write_event(Event::Start(BytesStart::new("InitialUnknowns")))
+            .map_err(xml_err)?;
+        for &vr in &initial {
+            unknown(w, vr, None)?;
+        }
+        w.write_event(Event::End(BytesEnd::new("InitialUnknowns")))
+            .map_err(xml_err)?;
+    }
+    w.write_event(Event::End(BytesEnd::new("ModelStructure")))
+        .map_err(xml_err)
 }
 
 /// Write `<out_dir>/<model>.fmu` carrying `libraries` (at most one per platform), each as

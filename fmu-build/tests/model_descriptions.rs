@@ -144,6 +144,23 @@ fn descriptions_follow_fmi2_rules() {
         assert_eq!(cs["modelIdentifier"], model.spec.model.name);
         assert_eq!(cs["canGetAndSetFMUstate"], "true");
         assert_eq!(cs["providesDirectionalDerivative"], "true");
+        // Model Exchange from the same library, before CoSimulation (the schema's order).
+        let me = els.iter().position(|e| e.0 == "ModelExchange").unwrap();
+        assert!(me < els.iter().position(|e| e.0 == "CoSimulation").unwrap());
+        let me = &els[me].1;
+        assert_eq!(me["modelIdentifier"], model.spec.model.name);
+        for flag in [
+            "canGetAndSetFMUstate",
+            "canSerializeFMUstate",
+            "providesDirectionalDerivative",
+        ] {
+            assert_eq!(me[flag], "true", "{flag}");
+        }
+        assert_eq!(me["completedIntegratorStepNotNeeded"], "false");
+        assert_eq!(
+            root["numberOfEventIndicators"],
+            d.event_indicators.to_string()
+        );
 
         let units: Vec<&String> = els
             .iter()
@@ -158,7 +175,7 @@ fn descriptions_follow_fmi2_rules() {
         let reals: Vec<&BTreeMap<String, String>> =
             els.iter().filter(|e| e.0 == "Real").map(|e| &e.1).collect();
         assert_eq!(vars.len(), d.variables.len());
-        let mut outputs = Vec::new();
+        let (mut outputs, mut locals, mut derivatives) = (Vec::new(), Vec::new(), Vec::new());
         for (i, ((sv, real), v)) in vars.iter().zip(&reals).zip(&d.variables).enumerate() {
             assert_eq!(sv["name"], v.name);
             assert_eq!(sv["valueReference"], v.value_reference.to_string());
@@ -187,19 +204,37 @@ fn descriptions_follow_fmi2_rules() {
                     assert_eq!(sv["variability"], "continuous");
                     assert!(!real.contains_key("start") && !sv.contains_key("initial"));
                 }
+                "local" => {
+                    // A state that is no output, or a derivative: calculated, no start.
+                    assert_eq!(sv["variability"], "continuous");
+                    assert!(!real.contains_key("start") && !sv.contains_key("initial"));
+                    locals.push((i + 1).to_string());
+                    if let Some(state) = real.get("derivative") {
+                        let k: usize = state.parse().unwrap();
+                        assert_eq!(sv["name"], format!("der({})", vars[k - 1]["name"]));
+                        derivatives.push((i + 1).to_string());
+                    }
+                }
                 c => panic!("unexpected causality {c}"),
             }
         }
-        // Outputs and InitialUnknowns both list every output, by 1-based index.
-        let unknowns: Vec<&String> = els
-            .iter()
-            .filter(|e| e.0 == "Unknown")
-            .map(|e| &e.1["index"])
-            .collect();
-        assert_eq!(unknowns.len(), 2 * outputs.len());
-        for half in unknowns.chunks(outputs.len()) {
-            assert!(half.iter().zip(&outputs).all(|(a, b)| *a == b));
-        }
+        // Outputs lists every output, Derivatives every derivative (one per state, in the
+        // state vector's order), InitialUnknowns the outputs and the locals (states that are no
+        // output, and the derivatives), each by 1-based index in increasing order.
+        let section = |name: &str| -> Vec<String> {
+            let start = els.iter().position(|e| e.0 == name).unwrap();
+            els[start + 1..]
+                .iter()
+                .take_while(|e| e.0 == "Unknown")
+                .map(|e| e.1["index"].clone())
+                .collect()
+        };
+        assert_eq!(section("Outputs"), outputs);
+        assert_eq!(section("Derivatives"), derivatives);
+        assert_eq!(derivatives.len(), d.states.len());
+        let mut initial = outputs.clone();
+        initial.extend(locals.iter().cloned());
+        assert_eq!(section("InitialUnknowns"), initial);
         let cats: Vec<&String> = els
             .iter()
             .filter(|e| e.0 == "Category")
@@ -207,10 +242,12 @@ fn descriptions_follow_fmi2_rules() {
             .collect();
         assert_eq!(cats.len(), plenum::cosim::LOG_CATEGORIES.len());
         println!(
-            "{}: {} variables, {} outputs, {} units",
+            "{}: {} variables, {} outputs, {} states, {} event indicators, {} units",
             path.display(),
             vars.len(),
             outputs.len(),
+            derivatives.len(),
+            d.event_indicators,
             units.len()
         );
     }
@@ -420,15 +457,20 @@ fn invalid_model_name_is_refused() {
 /// quantity (Pa = kg·m⁻¹·s⁻², J = kg·m²·s⁻², kg/(s·Pa) = m·s, ...): the truth the unit types
 /// are checked against. Outputs by their suffix, parameters by their model-file key.
 fn expected_exponents(name: &str, parameter: bool) -> [i32; 4] {
+    if let Some(state) = name.strip_prefix("der(").and_then(|n| n.strip_suffix(')')) {
+        // A state's time derivative: the state's unit per second.
+        let [kg, m, s, k] = expected_exponents(state, false);
+        return [kg, m, s - 1, k];
+    }
     let key = name.rsplit('.').next().unwrap();
     if !parameter {
         return match key {
             "time" => [0, 0, 1, 0],
             "p" => [1, -1, -2, 0],
             "T" => [0, 0, 0, 1],
-            "m" | "mass_total" => [1, 0, 0, 0],
-            "V" => [0, 3, 0, 0],
-            "U" | "energy_total" => [1, 2, -2, 0],
+            "m" | "mass_total" | "mass_left" => [1, 0, 0, 0],
+            "V" | "swept_volume" => [0, 3, 0, 0],
+            "U" | "energy_total" | "energy_left" => [1, 2, -2, 0],
             "mdot" => [1, 0, -1, 0],
             "q" => [0, 3, -1, 0],
             "x" => [0, 1, 0, 0],
@@ -532,5 +574,79 @@ fn unit_definitions_come_from_the_quantity_types() {
                 .collect::<Vec<_>>()
                 .join(" ")
         );
+    }
+}
+
+/// ModelStructure/Derivatives lists, for each state derivative, exactly the states of its row
+/// of the network's Jacobian pattern (`Network::sparsity`, the pattern the BDF factors) and
+/// exactly the inputs whose parameter enters that row (`network::parameter_rows`), read back
+/// from the generated XML: the shipped models, the fixtures of every kind and the Cantera
+/// networks.
+#[test]
+fn derivative_dependencies_are_the_networks_sparsity_pattern() {
+    use plenum::ode::OdeSystem;
+    let mut models = shipped_models();
+    for f in ["all_kinds.toml", "other_kinds.toml"] {
+        models.push(workspace().join("tests/fixtures/models").join(f));
+    }
+    for p in std::fs::read_dir(workspace().join("compliance-tests/peers/models")).unwrap() {
+        models.push(p.unwrap().path());
+    }
+    models.sort();
+    for path in models {
+        let model = fmu_build::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let d = plenum::cosim::describe(&model);
+        let xml = fmu_build::model_description(&model).unwrap();
+        let els = elements(&xml);
+        let start = els.iter().position(|e| e.0 == "Derivatives").unwrap();
+        let listed: Vec<Vec<usize>> = els[start + 1..]
+            .iter()
+            .take_while(|e| e.0 == "Unknown")
+            .map(|e| {
+                let deps = &e.1["dependencies"];
+                deps.split_whitespace()
+                    .map(|k| k.parse().unwrap())
+                    .collect()
+            })
+            .collect();
+        let sim = plenum::model::build_simulation(&model.spec, None).unwrap();
+        let net = &sim.network;
+        let n = net.layout.n_states;
+        assert_eq!(listed.len(), n, "{}", path.display());
+        let pattern = net.sparsity().expect("a known network");
+        let inputs: Vec<(usize, &str)> = d
+            .variables
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.causality == plenum::cosim::Causality::Input)
+            .map(|(i, v)| (i + 1, v.name.as_str()))
+            .collect();
+        let (mut entries, mut input_entries) = (0, 0);
+        for (i, deps) in listed.iter().enumerate() {
+            let mut want: Vec<usize> = (0..n)
+                .filter(|&j| pattern.contains(i, j))
+                .map(|j| d.states[j] as usize + 1)
+                .collect();
+            entries += want.len();
+            for &(index, name) in &inputs {
+                let (c, k) = name.rsplit_once('.').unwrap();
+                let rows = plenum::network::parameter_rows(net, c, k).unwrap();
+                if rows.contains(&i) {
+                    want.push(index);
+                    input_entries += 1;
+                }
+            }
+            want.sort_unstable();
+            assert_eq!(deps, &want, "{}: der of state {i}", path.display());
+        }
+        println!(
+            "{}: {n} derivatives, {entries} state dependencies = the pattern's {} entries, {} \
+             input dependencies ({} inputs)",
+            path.file_name().unwrap().to_string_lossy(),
+            pattern.nonzeros(),
+            input_entries,
+            inputs.len()
+        );
+        assert_eq!(entries, pattern.nonzeros());
     }
 }

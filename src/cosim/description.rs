@@ -12,6 +12,9 @@ pub enum Causality {
     Parameter,
     Input,
     Output,
+    /// A continuous state that is no output (a wall's swept volume, the accumulators) or a
+    /// state's derivative.
+    Local,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +36,11 @@ pub struct Variable {
     pub description: String,
     /// Start value (parameters and inputs: `initial="exact"`); outputs have none (calculated).
     pub start: Option<f64>,
+    /// A state's derivative: the value reference of the state.
+    pub derivative_of: Option<u32>,
+    /// A continuous state's nominal value (its scale for a master's error weights), where it
+    /// is not 1.
+    pub nominal: Option<f64>,
 }
 
 /// Everything a modelDescription.xml needs.
@@ -46,6 +54,14 @@ pub struct Description {
     pub stop_time_s: f64,
     /// Default communication step = the model's output interval.
     pub step_size_s: f64,
+    /// Model Exchange is offered (every model but those with `[sensitivities]`).
+    pub model_exchange: bool,
+    /// Value references of the continuous states, in the state vector's order (empty without
+    /// Model Exchange), and of their derivatives.
+    pub states: Vec<u32>,
+    pub derivatives: Vec<u32>,
+    /// Number of event indicators (the network's event functions).
+    pub event_indicators: usize,
 }
 
 /// Log categories the FMU understands (`fmi2SetDebugLogging`).
@@ -132,6 +148,8 @@ pub fn describe(model: &LoadedModel) -> Description {
                 unit: v.unit,
                 description: v.description,
                 start: None,
+                derivative_of: None,
+                nominal: None,
             });
         }
     }
@@ -158,6 +176,8 @@ pub fn describe(model: &LoadedModel) -> Description {
             },
             unit,
             start: Some(value),
+            derivative_of: None,
+            nominal: None,
         });
     }
     // Inputs after parameters, as documented.
@@ -165,13 +185,14 @@ pub fn describe(model: &LoadedModel) -> Description {
         Causality::Independent | Causality::Output => 0,
         Causality::Parameter => 1,
         Causality::Input => 2,
+        Causality::Local => 3,
     });
     for (i, v) in variables.iter_mut().enumerate() {
         v.value_reference = i as u32;
     }
     let start = spec.solver.t_start;
     let stop = spec.solver.t_end;
-    Description {
+    let mut d = Description {
         model_name: spec.model.name.clone(),
         description: spec.model.description.clone(),
         guid: guid_of(model.source.as_bytes()),
@@ -182,5 +203,13 @@ pub fn describe(model: &LoadedModel) -> Description {
             .solver
             .output_interval
             .unwrap_or((stop - start) / 100.0),
+        model_exchange: false,
+        states: Vec::new(),
+        derivatives: Vec::new(),
+        event_indicators: 0,
+    };
+    if let Ok(sim) = &sim {
+        super::exchange::extend_description(&mut d, sim);
     }
+    d
 }

@@ -3,11 +3,15 @@
 //! component. Parameters are discovered generically from the model file: every numeric key of
 //! every component is a parameter `<component>.<key>`.
 
+mod calls;
 mod description;
+mod exchange;
 mod fits;
 #[cfg(test)]
 mod instance_tests;
+mod structure;
 
+pub use calls::{Call, Phase};
 pub use description::{
     Causality, Description, LOG_CATEGORIES, Variability, Variable, describe, guid_of, parameters,
 };
@@ -21,107 +25,14 @@ use crate::model::ModelFile;
 use crate::simulation::{Advance, Finish, Internal, Simulation, Stats, StepFailure};
 use crate::units::Unit;
 
+pub use exchange::{CompletedStep, DiscreteUpdate, ExchangeSnapshot, Interface};
+pub use structure::{Structure, structure};
+
 // ------------------------------------------------------------------------------------------
 // The runtime behind the FMI 2.0 Co-Simulation ABI (`crate::fmi2`): one instance of a model,
 // its life cycle, values, steps and states. It sees the variable table only; which component a
 // parameter belongs to is the network's business (`Network::set_scalar`).
 // ------------------------------------------------------------------------------------------
-
-/// Where an instance is in the FMI 2.0 Co-Simulation life cycle (FMI 2.0.4, §4.2.4). The
-/// asynchronous states `stepInProgress` and `stepCanceled` never occur: steps are synchronous.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Phase {
-    Instantiated,
-    InitializationMode,
-    /// `slaveInitialized` / `stepComplete`: ready for fmi2DoStep.
-    StepComplete,
-    /// fmi2DoStep returned fmi2Discard (a refused step, or the end of the run).
-    StepFailed,
-    Terminated,
-    /// A call failed in a way that leaves the run unusable (a solver failure): fmi2Reset,
-    /// fmi2SetFMUstate or fmi2FreeInstance.
-    Error,
-    /// An internal error (a caught panic): only fmi2FreeInstance.
-    Fatal,
-}
-
-impl Phase {
-    pub fn name(self) -> &'static str {
-        match self {
-            Phase::Instantiated => "instantiated",
-            Phase::InitializationMode => "initializationMode",
-            Phase::StepComplete => "stepComplete",
-            Phase::StepFailed => "stepFailed",
-            Phase::Terminated => "terminated",
-            Phase::Error => "error",
-            Phase::Fatal => "fatal",
-        }
-    }
-}
-
-/// The calls whose legality depends on the phase, with the phases that allow each (the calling
-/// sequence table of FMI 2.0.4 §4.2.4 for Co-Simulation).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Call {
-    SetDebugLogging,
-    SetupExperiment,
-    EnterInitializationMode,
-    ExitInitializationMode,
-    Terminate,
-    Reset,
-    GetValues,
-    SetValues,
-    /// fmi2Get/Set/FreeFMUstate, fmi2SerializedFMUstateSize, fmi2(De)SerializeFMUstate.
-    States,
-    GetDirectionalDerivative,
-    SetRealInputDerivatives,
-    GetRealOutputDerivatives,
-    DoStep,
-    CancelStep,
-    GetStatus,
-}
-
-impl Call {
-    pub fn allowed_in(self) -> &'static [Phase] {
-        use Phase::*;
-        match self {
-            Call::SetDebugLogging => &[
-                Instantiated,
-                InitializationMode,
-                StepComplete,
-                StepFailed,
-                Terminated,
-                Error,
-            ],
-            Call::SetupExperiment | Call::EnterInitializationMode => &[Instantiated],
-            Call::ExitInitializationMode => &[InitializationMode],
-            Call::Terminate => &[StepComplete, StepFailed],
-            Call::Reset | Call::States => &[
-                Instantiated,
-                InitializationMode,
-                StepComplete,
-                StepFailed,
-                Terminated,
-                Error,
-            ],
-            Call::GetValues | Call::GetDirectionalDerivative => &[
-                InitializationMode,
-                StepComplete,
-                StepFailed,
-                Terminated,
-                Error,
-            ],
-            Call::SetValues | Call::SetRealInputDerivatives => {
-                &[Instantiated, InitializationMode, StepComplete]
-            }
-            Call::GetRealOutputDerivatives => &[StepComplete, StepFailed, Terminated, Error],
-            Call::DoStep => &[StepComplete],
-            // stepInProgress never happens: fmi2DoStep is synchronous.
-            Call::CancelStep => &[],
-            Call::GetStatus => &[StepComplete, StepFailed, Terminated],
-        }
-    }
-}
 
 /// A refused or failed call: the FMI layer returns fmi2Error and logs the message.
 #[derive(Clone, Debug, PartialEq)]
@@ -165,7 +76,7 @@ pub struct StepReport {
 }
 
 /// Codes that make a step return fmi2Warning (6 and 7 fire only with `[sensitivities]`).
-const WARNING_CODES: [u8; 7] = [
+pub(crate) const WARNING_CODES: [u8; 7] = [
     checks::MASS_DRIFT,
     checks::ENERGY_DRIFT,
     checks::MASS_GRADIENT_DRIFT,
@@ -206,6 +117,11 @@ pub struct Snapshot {
     exited: Vec<bool>,
     segment_start_s: f64,
     rhs_evaluations: u64,
+    /// A Model Exchange instance's own part (`None`: a Co-Simulation state). Encoded after the
+    /// body above (see [`encode_snapshot_into`]), so a Co-Simulation state's bytes are those
+    /// of the format before Model Exchange.
+    #[serde(skip)]
+    exchange: Option<ExchangeSnapshot>,
 }
 
 impl Snapshot {
@@ -291,6 +207,7 @@ fn take_dynamic(s: &mut Snapshot, sim: &Simulation) {
                 start_time_s: _,
                 stop_time_s: _,
                 inputs: _,
+                exchange: _,
                 $($field: _,)*
             } = s;
             $(copy_field!($how, s.$field, sim.$($place).+);)*
@@ -349,6 +266,10 @@ pub fn encode_snapshot_into(snapshot: &Snapshot, out: &mut Vec<u8>) -> Result<()
     let body_start = out.len();
     bincode::serde::encode_into_std_write(snapshot, out, bincode_config())
         .map_err(|e| CallError(format!("cannot encode the state: {e}")))?;
+    if let Some(x) = &snapshot.exchange {
+        bincode::serde::encode_into_std_write(x, out, bincode_config())
+            .map_err(|e| CallError(format!("cannot encode the state: {e}")))?;
+    }
     let body_len = (out.len() - body_start) as u64;
     let crc = crc32fast::hash(&out[body_start..]);
     out[fields..fields + 8].copy_from_slice(&body_len.to_le_bytes());
@@ -472,6 +393,11 @@ pub struct Instance {
     /// warning is logged when its episode starts, not again while each following step fires
     /// it too.
     warned: u16,
+    /// Value reference of the first local variable (states that are no output, derivatives:
+    /// they come after the inputs).
+    first_local: usize,
+    /// Model Exchange's part of the instance (`None`: a Co-Simulation instance).
+    exchange: Option<Box<exchange::Exchange>>,
     /// Parameters set before the run whose values, each valid on its own, do not yet make a
     /// valid model together (see [`Instance::set_real`]).
     pending: Option<Pending>,
@@ -523,8 +449,18 @@ fn build_at(spec: &ModelFile, start_s: f64) -> Result<Simulation, String> {
 }
 
 impl Instance {
-    /// Load a model from its TOML text; `label` names the file in messages.
+    /// Load a model from its TOML text as a Co-Simulation instance; `label` names the file in
+    /// messages.
     pub fn new(source: &str, label: &str) -> Result<Instance, String> {
+        Self::with_interface(source, label, Interface::CoSimulation)
+    }
+
+    /// Load a model from its TOML text as an instance of `interface`.
+    pub fn with_interface(
+        source: &str,
+        label: &str,
+        interface: Interface,
+    ) -> Result<Instance, String> {
         let model = crate::model::parse_str(source, label, &[]).map_err(|e| errors_text(&e))?;
         let sim = build_at(&model.spec, model.spec.solver.t_start)?;
         let mut description = describe(&model);
@@ -553,12 +489,22 @@ impl Instance {
             .iter()
             .map(|v| v.start.unwrap_or(f64::NAN))
             .collect();
-        let first_input = description
+        let first_local = description
             .variables
             .iter()
-            .position(|v| v.causality == Causality::Input)
+            .position(|v| v.causality == Causality::Local)
             .unwrap_or(description.variables.len());
-        let n_inputs = description.variables.len() - first_input;
+        let first_input = description.variables[..first_local]
+            .iter()
+            .position(|v| v.causality == Causality::Input)
+            .unwrap_or(first_local);
+        let n_inputs = first_local - first_input;
+        let exchange = match interface {
+            Interface::CoSimulation => None,
+            Interface::ModelExchange => {
+                Some(Box::new(exchange::Exchange::new(&description, &sim)?))
+            }
+        };
         Ok(Instance {
             source: source.to_string(),
             label: label.to_string(),
@@ -576,6 +522,8 @@ impl Instance {
             live_inputs: vec![None; n_inputs],
             sim,
             description,
+            first_local,
+            exchange,
             pending: None,
         })
     }
@@ -603,25 +551,41 @@ impl Instance {
     }
 
     /// Refuse a call the current phase does not allow.
+    #[inline]
     pub fn require(&self, call: Call, function: &str) -> Result<(), CallError> {
-        if call.allowed_in().contains(&self.phase) {
+        if call.allowed(self.interface()).contains(&self.phase) {
             return Ok(());
         }
-        let allowed: Vec<&str> = call.allowed_in().iter().map(|p| p.name()).collect();
-        Err(CallError(if self.phase == Phase::Fatal {
+        Err(self.refusal(call, function))
+    }
+
+    /// Why `call` is refused in the current phase.
+    #[cold]
+    #[inline(never)]
+    fn refusal(&self, call: Call, function: &str) -> CallError {
+        let interface = self.interface();
+        let allowed = call.allowed(interface);
+        let names: Vec<&str> = allowed.iter().map(|p| p.name()).collect();
+        CallError(if self.phase == Phase::Fatal {
             format!(
                 "{function} is not possible: the instance is in the fatal state after an \
                  internal error; only fmi2FreeInstance is"
             )
-        } else if allowed.is_empty() {
+        } else if let Some(only) = call.only_in().filter(|&i| i != interface) {
+            format!(
+                "{function} is a {} function: this instance was instantiated for {}",
+                only.name(),
+                interface.name()
+            )
+        } else if names.is_empty() {
             format!("{function} is never possible here: fmi2DoStep is synchronous")
         } else {
             format!(
                 "illegal call sequence: {function} is not allowed in state {} (allowed in: {})",
                 self.phase.name(),
-                allowed.join(", ")
+                names.join(", ")
             )
-        }))
+        })
     }
 
     fn variable(&self, vr: u32, kind: &str) -> Result<&Variable, CallError> {
@@ -673,6 +637,7 @@ impl Instance {
         self.require(Call::ExitInitializationMode, "fmi2ExitInitializationMode")?;
         self.no_pending_parameters()?;
         self.phase = Phase::StepComplete;
+        self.exchange_exit_initialization();
         Ok(())
     }
 
@@ -697,7 +662,8 @@ impl Instance {
     /// fmi2Reset: back to the state after instantiation, with the model as in the file.
     pub fn reset(&mut self) -> Result<(), CallError> {
         self.require(Call::Reset, "fmi2Reset")?;
-        let fresh = Instance::new(&self.source, &self.label).map_err(CallError)?;
+        let fresh = Instance::with_interface(&self.source, &self.label, self.interface())
+            .map_err(CallError)?;
         *self = fresh;
         Ok(())
     }
@@ -713,12 +679,14 @@ impl Instance {
             )));
         }
         let mut need_outputs = false;
+        let mut computed = false;
         for &vr in vrs {
             self.variable(vr, "Real")?;
             need_outputs |= (vr as usize) < self.n_outputs;
+            computed |= (vr as usize) < self.n_outputs || (vr as usize) >= self.first_local;
         }
-        if need_outputs {
-            // The outputs of a model the parameters set do not make.
+        if computed {
+            // The outputs (and states, derivatives) of a model the parameters set do not make.
             self.no_pending_parameters()?;
         }
         if need_outputs && !self.outputs_valid {
@@ -737,10 +705,15 @@ impl Instance {
             }
             self.outputs_valid = true;
         }
+        let mut need_locals = false;
         for (o, &vr) in out.iter_mut().zip(vrs) {
             let i = vr as usize;
             *o = if i < self.n_outputs {
                 self.outputs[i]
+            } else if i >= self.first_local {
+                // Filled below.
+                need_locals = true;
+                0.0
             } else {
                 let v = &self.description.variables[i];
                 let live = match v.causality {
@@ -752,6 +725,9 @@ impl Instance {
                 };
                 live.unwrap_or(self.param_values[i - self.n_outputs])
             };
+        }
+        if need_locals {
+            self.fill_locals(vrs, out);
         }
         Ok(())
     }
@@ -773,13 +749,24 @@ impl Instance {
                 values.len()
             )));
         }
-        let running = self.phase == Phase::StepComplete;
+        let running = matches!(
+            self.phase,
+            Phase::StepComplete | Phase::EventMode | Phase::ContinuousTimeMode
+        );
         for (&vr, &x) in vrs.iter().zip(values) {
             let v = self.variable(vr, "Real")?;
             match v.causality {
                 Causality::Independent | Causality::Output => {
                     return Err(CallError(format!(
                         "`{}` (value reference {vr}) is an output: it cannot be set",
+                        v.name
+                    )));
+                }
+                Causality::Local => {
+                    return Err(CallError(format!(
+                        "`{}` (value reference {vr}) is a local variable (a continuous state or \
+                         a derivative): it cannot be set (Model Exchange sets the states with \
+                         fmi2SetContinuousStates)",
                         v.name
                     )));
                 }
@@ -1231,6 +1218,7 @@ impl Instance {
             exited: sim.network.exited.clone(),
             segment_start_s: sim.network.segment_start_s,
             rhs_evaluations: sim.network.rhs_evaluations,
+            exchange: self.exchange.as_ref().map(|x| x.snapshot()),
         })
     }
 
@@ -1245,6 +1233,10 @@ impl Instance {
         snapshot.stop_time_s = self.stop_time_s;
         snapshot.inputs.clone_from(&self.live_inputs);
         take_dynamic(snapshot, &self.sim);
+        match (&self.exchange, &mut snapshot.exchange) {
+            (Some(x), Some(s)) => x.snapshot_into(s),
+            (x, s) => *s = x.as_ref().map(|x| x.snapshot()),
+        }
         Ok(())
     }
 
@@ -1298,6 +1290,9 @@ impl Instance {
         self.stop_time_s = snapshot.stop_time_s;
         self.put_inputs(&snapshot.inputs)?;
         put_dynamic(&mut self.sim, snapshot);
+        if let (Some(x), Some(s)) = (&mut self.exchange, &snapshot.exchange) {
+            x.restore(s);
+        }
         self.outputs_valid = false;
         self.warned = 0;
         Ok(())
@@ -1387,6 +1382,13 @@ impl Instance {
         if matches!(s.phase, Phase::Fatal) {
             return Err(CallError("state was taken in the fatal state".into()));
         }
+        // A Co-Simulation state in a Co-Simulation instance: nothing more to check here.
+        if self.exchange.is_some()
+            || s.exchange.is_some()
+            || matches!(s.phase, Phase::EventMode | Phase::ContinuousTimeMode)
+        {
+            self.check_snapshot_interface(s)?;
+        }
         if !s.start_time_s.is_finite() || !s.t_s.is_finite() {
             return Err(CallError("state has a non-finite time".into()));
         }
@@ -1446,18 +1448,15 @@ impl Instance {
         self.require(Call::States, "fmi2DeSerializeFMUstate")?;
         let body = check_header(blob, &self.description.guid)?;
         let config = bincode::config::standard().with_limit::<MAX_STATE_BODY>();
-        let (snapshot, used): (Snapshot, usize) =
+        let (mut snapshot, used): (Snapshot, usize) =
             bincode::serde::decode_from_slice(body, config)
                 .map_err(|e| CallError(format!("state body does not decode: {e}")))?;
-        if used != body.len() {
-            return Err(CallError(format!(
-                "state body has {} bytes, the state takes {used}",
-                body.len()
-            )));
+        if used != body.len() || self.exchange.is_some() {
+            snapshot.exchange = self.decode_exchange_part(body, used)?;
         }
         let built = self.check_snapshot(&snapshot)?;
         let expected = built.as_ref().unwrap_or(&self.reference.2);
-        let n_inputs = self.description.variables.len() - self.first_input;
+        let n_inputs = self.first_local - self.first_input;
         check_fits(&snapshot, expected, n_inputs)
             .map_err(|e| CallError(format!("state does not fit this model: {e}")))?;
         Ok(snapshot)

@@ -1,5 +1,6 @@
-//! The FMI 2.0 Co-Simulation C ABI: every fmi2 function of the standard's headers, exported
-//! unmangled, on top of [`crate::cosim::Instance`]. This module is the ABI and nothing else:
+//! The FMI 2.0 C ABI, Co-Simulation and Model Exchange: every fmi2 function of the standard's
+//! headers, exported unmangled, on top of [`crate::cosim::Instance`] (the Model Exchange
+//! functions in `me`). This module is the ABI and nothing else:
 //! pointers, strings, callbacks, memory and panics are handled here; the life cycle, values,
 //! steps and states are the instance's.
 //!
@@ -37,6 +38,7 @@
 
 #![allow(non_snake_case, non_upper_case_globals, clippy::missing_safety_doc)]
 
+pub mod me;
 mod uri;
 
 use std::cell::Cell;
@@ -49,7 +51,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use fmi_sys::fmi2::*;
 
-use crate::cosim::{Call, CallError, Instance, LOG_CATEGORIES, Snapshot, StepStatus};
+use crate::cosim::{Call, CallError, Instance, Interface, LOG_CATEGORIES, Snapshot, StepStatus};
 
 pub use uri::resource_dir;
 
@@ -496,13 +498,16 @@ unsafe fn instantiate(
     fmu_guid: fmi2String,
     resource_location: fmi2String,
 ) -> Result<Instance, String> {
-    if fmu_type != fmi2Type_fmi2CoSimulation {
-        return Err(format!(
-            "fmuType {fmu_type} is not supported: this FMU provides Co-Simulation only \
-             (fmi2CoSimulation = {})",
-            fmi2Type_fmi2CoSimulation
-        ));
-    }
+    let interface = match fmu_type {
+        fmi2Type_fmi2CoSimulation => Interface::CoSimulation,
+        fmi2Type_fmi2ModelExchange => Interface::ModelExchange,
+        other => {
+            return Err(format!(
+                "fmuType {other} is not an FMI 2.0 type (fmi2ModelExchange = \
+                 {fmi2Type_fmi2ModelExchange}, fmi2CoSimulation = {fmi2Type_fmi2CoSimulation})"
+            ));
+        }
+    };
     if fmu_guid.is_null() {
         return Err("fmuGUID is NULL".into());
     }
@@ -540,7 +545,13 @@ unsafe fn instantiate(
         )
     })?;
     let _ = instance_name;
-    Instance::new(&text, &label).map_err(|e| format!("the model file is invalid: {e}"))
+    Instance::with_interface(&text, &label, interface).map_err(|e| {
+        if e.starts_with("Model Exchange is not offered") {
+            e
+        } else {
+            format!("the model file is invalid: {e}")
+        }
+    })
 }
 
 #[unsafe(no_mangle)]
@@ -729,6 +740,10 @@ pub unsafe extern "C" fn fmi2GetReal(
         // SAFETY: nvr elements each (contract).
         let vrs = unsafe { slice_in(vr, nvr, "vr[]")? };
         let out = unsafe { slice_out(value, nvr, "value[]")? };
+        if comp.instance.is_model_exchange() {
+            let r = comp.instance.get_real_checked(vrs, out)?;
+            return Ok(me::reported(comp, "fmi2GetReal", &r));
+        }
         comp.instance.get_real(vrs, out)?;
         Ok(OK)
     })
@@ -1031,7 +1046,7 @@ pub unsafe extern "C" fn fmi2DeSerializeFMUstate(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Not provided (capability flags false) and Model Exchange: exported, refused
+// Not provided (capability flags false): exported, refused
 // ---------------------------------------------------------------------------------------------
 
 fn not_provided(
@@ -1047,9 +1062,6 @@ fn not_provided(
         Err(CallError(why.to_string()))
     })
 }
-
-const MODEL_EXCHANGE: &str =
-    "this FMU provides Co-Simulation only; Model Exchange functions are not available";
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2GetDirectionalDerivative(
@@ -1071,88 +1083,16 @@ pub unsafe extern "C" fn fmi2GetDirectionalDerivative(
         let knowns = unsafe { slice_in(vKnown_ref, nKnown, "vKnown_ref[]")? };
         let dv_known = unsafe { slice_in(dvKnown, nKnown, "dvKnown[]")? };
         let dv_unknown = unsafe { slice_out(dvUnknown, nUnknown, "dvUnknown[]")? };
+        if comp.instance.is_model_exchange() {
+            let r = comp
+                .instance
+                .exchange_directional_derivative(unknowns, knowns, dv_known, dv_unknown)?;
+            return Ok(me::reported(comp, "fmi2GetDirectionalDerivative", &r));
+        }
         comp.instance
             .directional_derivative(unknowns, knowns, dv_known, dv_unknown)?;
         Ok(OK)
     })
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn fmi2EnterEventMode(c: fmi2Component) -> fmi2Status {
-    not_provided(c, "fmi2EnterEventMode", None, MODEL_EXCHANGE)
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn fmi2NewDiscreteStates(
-    c: fmi2Component,
-    _fmi2eventInfo: *mut fmi2EventInfo,
-) -> fmi2Status {
-    not_provided(c, "fmi2NewDiscreteStates", None, MODEL_EXCHANGE)
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn fmi2EnterContinuousTimeMode(c: fmi2Component) -> fmi2Status {
-    not_provided(c, "fmi2EnterContinuousTimeMode", None, MODEL_EXCHANGE)
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn fmi2CompletedIntegratorStep(
-    c: fmi2Component,
-    _noSetFMUStatePriorToCurrentPoint: fmi2Boolean,
-    _enterEventMode: *mut fmi2Boolean,
-    _terminateSimulation: *mut fmi2Boolean,
-) -> fmi2Status {
-    not_provided(c, "fmi2CompletedIntegratorStep", None, MODEL_EXCHANGE)
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn fmi2SetTime(c: fmi2Component, _time: fmi2Real) -> fmi2Status {
-    not_provided(c, "fmi2SetTime", None, MODEL_EXCHANGE)
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn fmi2SetContinuousStates(
-    c: fmi2Component,
-    _x: *const fmi2Real,
-    _nx: usize,
-) -> fmi2Status {
-    not_provided(c, "fmi2SetContinuousStates", None, MODEL_EXCHANGE)
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn fmi2GetDerivatives(
-    c: fmi2Component,
-    _derivatives: *mut fmi2Real,
-    _nx: usize,
-) -> fmi2Status {
-    not_provided(c, "fmi2GetDerivatives", None, MODEL_EXCHANGE)
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn fmi2GetEventIndicators(
-    c: fmi2Component,
-    _eventIndicators: *mut fmi2Real,
-    _ni: usize,
-) -> fmi2Status {
-    not_provided(c, "fmi2GetEventIndicators", None, MODEL_EXCHANGE)
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn fmi2GetContinuousStates(
-    c: fmi2Component,
-    _x: *mut fmi2Real,
-    _nx: usize,
-) -> fmi2Status {
-    not_provided(c, "fmi2GetContinuousStates", None, MODEL_EXCHANGE)
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn fmi2GetNominalsOfContinuousStates(
-    c: fmi2Component,
-    _x_nominal: *mut fmi2Real,
-    _nx: usize,
-) -> fmi2Status {
-    not_provided(c, "fmi2GetNominalsOfContinuousStates", None, MODEL_EXCHANGE)
 }
 
 // ---------------------------------------------------------------------------------------------

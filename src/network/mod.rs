@@ -18,8 +18,10 @@ mod events;
 mod lookup;
 mod pattern;
 mod sensitivity;
+mod states;
 
 pub use events::EventOutcome;
+pub use pattern::parameter_rows;
 pub use sensitivity::SensitivityParameter;
 
 use std::cell::RefCell;

@@ -105,9 +105,50 @@ impl EntrySink for [u64; MASK_MAX] {
     }
 }
 
+/// One component's clique in [`network_entries_of`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part<'a> {
+    /// A chamber's own states (its pressure and temperature).
+    Chamber,
+    /// Component `name` (a gas link, an inertance valve, a piston, a wall) between nodes `a`
+    /// and `b`.
+    Between { name: &'a str, a: usize, b: usize },
+}
+
 /// The entries of [`network_pattern`] ("row depends on column"), repeats allowed, the
 /// accumulators' columns included (the caller empties them), into `dep`.
 fn network_entries<E: EntrySink>(net: &Network, dep: &mut E) {
+    network_entries_of(net, dep, |_| true);
+}
+
+/// The rows of the right-hand side that the run-time parameter `<component>.<key>` enters
+/// (increasing), or `None` when there is no such parameter: the rows of the cliques of
+/// [`network_pattern`] that hold the parameter's component, or, for a reservoir's parameter,
+/// of every component joined to that reservoir. A structural pattern, as the states' (a
+/// superset of where ∂f/∂p is nonzero).
+pub fn parameter_rows(net: &Network, component: &str, key: &str) -> Option<Vec<usize>> {
+    net.get_scalar(component, key, net.segment_start_s)?;
+    let nc = net.chambers().len();
+    let reservoir = net
+        .reservoirs()
+        .iter()
+        .position(|r| r.name == component)
+        .map(|j| nc + j);
+    let keep = |part: Part| match (part, reservoir) {
+        (Part::Chamber, _) => false,
+        (Part::Between { a, b, .. }, Some(node)) => a == node || b == node,
+        (Part::Between { name, .. }, None) => name == component,
+    };
+    let mut dep: Vec<(usize, usize)> = Vec::new();
+    network_entries_of(net, &mut dep, keep);
+    let mut rows: Vec<usize> = dep.into_iter().map(|(_, i)| i).collect();
+    rows.sort_unstable();
+    rows.dedup();
+    Some(rows)
+}
+
+/// [`network_entries`] of the components `keep` accepts.
+fn network_entries_of<E: EntrySink>(net: &Network, dep: &mut E, keep: impl Fn(Part) -> bool) {
     let nc = net.chambers().len();
     let layout = &net.layout;
     let acc = layout.accumulator_offset;
@@ -153,18 +194,33 @@ fn network_entries<E: EntrySink>(net: &Network, dep: &mut E) {
     let mut s = Clique::default();
     // A chamber's own (m, U, V) (its pressure and temperature).
     for i in 0..nc {
+        if !keep(Part::Chamber) {
+            continue;
+        }
         s.clear();
         node_states(i, &mut s);
         clique(&s, dep, false, false);
     }
     // The gas links (an inertance valve's q is a state of its own: below).
-    for (a, b) in net.links().filter(|x| !x.flow_is_state()).map(|x| x.ends()) {
+    for link in net.links().filter(|x| !x.flow_is_state()) {
+        let (a, b) = link.ends();
+        if !keep(Part::Between {
+            name: link.name(),
+            a,
+            b,
+        }) {
+            continue;
+        }
         s.clear();
         node_states(a, &mut s);
         node_states(b, &mut s);
         clique(&s, dep, a >= nc || b >= nc, false);
     }
     for (k, iv) in net.inertance_valves().iter().enumerate() {
+        let (name, a, b) = (iv.name.as_str(), iv.from, iv.to);
+        if !keep(Part::Between { name, a, b }) {
+            continue;
+        }
         // q depends on itself and on the pressures of its two nodes.
         s.clear();
         s.push(layout.inertance_offset + k);
@@ -173,6 +229,10 @@ fn network_entries<E: EntrySink>(net: &Network, dep: &mut E) {
         clique(&s, dep, false, false);
     }
     for (j, p) in net.pistons().iter().enumerate() {
+        let (name, a, b) = (p.name.as_str(), p.behind, p.ahead);
+        if !keep(Part::Between { name, a, b }) {
+            continue;
+        }
         // Before the exit: x, v and both chambers (forces, boundary work, friction heat);
         // after it, the bore is an orifice between the same chambers: a subset.
         s.clear();
@@ -183,6 +243,10 @@ fn network_entries<E: EntrySink>(net: &Network, dep: &mut E) {
         clique(&s, dep, true, true);
     }
     for (k, w) in net.walls().iter().enumerate() {
+        let (name, a, b) = (w.name.as_str(), w.left, w.right);
+        if !keep(Part::Between { name, a, b }) {
+            continue;
+        }
         s.clear();
         s.push(layout.wall_offset + k);
         node_states(w.left, &mut s);

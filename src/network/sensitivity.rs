@@ -37,18 +37,43 @@ impl Network {
         dflow: &mut [f64],
     ) -> Result<(), String> {
         let n = self.layout.n_states;
+        let dual_seeds = self.dual_seeds(t, seeds)?;
+        self.size_dual(d);
+        for i in 0..n {
+            d.y[i] = Dual64::from(y[i]);
+        }
+        self.eval(t, &d.y, &mut d.dy, &mut d.sc, &dual_seeds);
+        for (out, f) in dflow.iter_mut().zip(&d.sc.link_mdot) {
+            *out = f.eps;
+        }
+        Ok(())
+    }
+
+    /// The run-time parameters `seeds` = [(component, key, direction)] as dual seeds at time
+    /// `t` (the same parameter twice: the directions add). Errors name a parameter that is not
+    /// a run-time parameter.
+    pub(super) fn dual_seeds(
+        &self,
+        t: f64,
+        seeds: &[(&str, &str, f64)],
+    ) -> Result<Vec<(&ParamValue, Dual64)>, String> {
         let seg = self.segment_start_s;
         let mut dual_seeds: Vec<(&ParamValue, Dual64)> = Vec::with_capacity(seeds.len());
         for &(component, key, dir) in seeds {
             let p = self.param_ref(component, key).ok_or_else(|| {
                 format!("`{component}.{key}` is not a parameter that can change during a run")
             })?;
-            // The same parameter twice: the directions add.
             match dual_seeds.iter_mut().find(|(q, _)| std::ptr::eq(*q, p)) {
                 Some((_, v)) => v.eps += dir,
                 None => dual_seeds.push((p, Dual64::new(p.value(t, seg), dir))),
             }
         }
+        Ok(dual_seeds)
+    }
+
+    /// The dual-number buffers sized for this network (allocates only the first time).
+    pub(super) fn size_dual(&self, d: &mut DualScratch) {
+        let n = self.layout.n_states;
         d.sc.ensure(
             self.chambers.len() + self.reservoirs.len(),
             self.n_links(),
@@ -59,14 +84,6 @@ impl Network {
             d.y = vec![Dual64::from(0.0); n];
             d.dy = vec![Dual64::from(0.0); n];
         }
-        for i in 0..n {
-            d.y[i] = Dual64::from(y[i]);
-        }
-        self.eval(t, &d.y, &mut d.dy, &mut d.sc, &dual_seeds);
-        for (out, f) in dflow.iter_mut().zip(&d.sc.link_mdot) {
-            *out = f.eps;
-        }
-        Ok(())
     }
 }
 

@@ -1,6 +1,6 @@
-//! docs/fmu.md states every `<CoSimulation>` capability flag with the value the generated
-//! modelDescription.xml files carry (`modelDescription/`, kept fresh by fmu-build's tests), and
-//! docs/checks.md has a row for every run-time check code the library knows.
+//! docs/fmu.md states every `<CoSimulation>` and `<ModelExchange>` capability flag with the value
+//! the generated modelDescription.xml files carry (`modelDescription/`, kept fresh by fmu-build's
+//! tests), and docs/checks.md has a row for every run-time check code the library knows.
 
 const DOC: &str = include_str!("../../docs/fmu.md");
 const CHECKS_DOC: &str = include_str!("../../docs/checks.md");
@@ -37,22 +37,29 @@ fn every_capability_flag_is_documented_with_its_value() {
     let mut compared = 0;
     for path in &files {
         let xml = std::fs::read_to_string(path).unwrap();
-        let start = xml.find("<CoSimulation ").expect("a CoSimulation element");
-        let tag = &xml[start..start + xml[start..].find('>').unwrap()];
-        for attr in tag.split_whitespace().skip(1) {
-            let Some((name, value)) = attr.trim_end_matches('/').split_once('=') else {
-                continue;
-            };
-            let value = value.trim_matches('"');
-            if name == "modelIdentifier" {
-                continue;
+        for element in ["<CoSimulation ", "<ModelExchange "] {
+            let start = xml
+                .find(element)
+                .expect("a CoSimulation and a ModelExchange element");
+            let tag = &xml[start..start + xml[start..].find('>').unwrap()];
+            for attr in tag.split_whitespace().skip(1) {
+                let Some((name, value)) = attr.trim_end_matches('/').split_once('=') else {
+                    continue;
+                };
+                let value = value.trim_matches('"');
+                if name == "modelIdentifier" {
+                    continue;
+                }
+                let row = format!("| `{name}` | {value} |");
+                println!(
+                    "{} {element}: {name} = {value}",
+                    path.file_name().unwrap().display()
+                );
+                assert!(DOC.contains(&row), "docs/fmu.md lacks the row `{row}`");
+                compared += 1;
             }
-            let row = format!("| `{name}` | {value} |");
-            println!("{}: {name} = {value}", path.file_name().unwrap().display());
-            assert!(DOC.contains(&row), "docs/fmu.md lacks the row `{row}`");
-            compared += 1;
         }
     }
     println!("{compared} flags compared in {} descriptions", files.len());
-    assert!(compared >= 9 * files.len());
+    assert!(compared >= (9 + 7) * files.len());
 }

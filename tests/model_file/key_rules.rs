@@ -5,7 +5,7 @@
 //! what the rule is in the words of the one who set the value.
 
 use crate::common::plenum_command;
-use plenum::cosim::{Instance, Phase};
+use plenum::cosim::{Instance, Interface, Phase};
 use plenum::model::parse_str;
 
 const BLOWDOWN: &str = include_str!("../../models/blowdown.toml");
@@ -225,6 +225,47 @@ fn set_real_judges_the_final_values() {
         ),
         before
     );
+}
+
+/// Class 15 in Model Exchange: while the projectile's `x0` = 0.7 is past its `x_exit` = 0.6,
+/// the values computed from the model (continuous states, a state derivative, event
+/// indicators) are refused as the outputs are; once `x_exit` = 0.9 follows, the piston's
+/// position state reads the `x0` set.
+#[test]
+fn model_exchange_reads_wait_for_a_valid_model() {
+    let mut inst =
+        Instance::with_interface(PROJECTILE, "projectile.toml", Interface::ModelExchange)
+            .expect("model loads");
+    inst.setup_experiment(0.0, None).expect("setup");
+    inst.enter_initialization_mode().expect("enter");
+    inst.set_real(&[vr(&inst, "projectile.x0")], &[0.7])
+        .expect("x0 alone: kept until initialization ends");
+    let mut x = vec![0.0; inst.n_states()];
+    let mut z = vec![0.0; inst.n_event_indicators()];
+    let der = vr(&inst, "der(projectile.x)");
+    let refusals = [
+        inst.continuous_states(&mut x).expect_err("states"),
+        inst.event_indicators(&mut z).expect_err("event indicators"),
+        inst.get_real(&[der], &mut [0.0]).expect_err("a derivative"),
+    ];
+    for e in &refusals {
+        println!("while x0 = 0.7 > x_exit = 0.6: {e}");
+        assert!(e.0.contains("do not make a valid model"), "{e}");
+    }
+    inst.set_real(&[vr(&inst, "projectile.x_exit")], &[0.9])
+        .expect("x_exit");
+    inst.continuous_states(&mut x).expect("states");
+    let at = inst
+        .description()
+        .states
+        .iter()
+        .position(|&s| s == vr(&inst, "projectile.x"));
+    let position = x[at.expect("the position is a state")];
+    println!("x0 = 0.7, then x_exit = 0.9: the position state is {position} m");
+    assert_eq!(position, 0.7);
+    inst.exit_initialization_mode()
+        .expect("valid on the final values");
+    assert_eq!(inst.phase(), Phase::EventMode);
 }
 
 /// Class 17 (the key messages): `max_steps` says what a whole number is expected, and a

@@ -137,6 +137,100 @@ fn driver_step_loop_allocates_nothing_after_warm_up() {
     }
 }
 
+/// Model Exchange's integration loop as a master runs it, through the C ABI (fmi2SetTime,
+/// fmi2SetContinuousStates, fmi2GetDerivatives, fmi2GetEventIndicators,
+/// fmi2CompletedIntegratorStep, and fmi2GetReal of every Real variable, `der(...)` included;
+/// forward Euler at the model's step) allocates nothing after the first step, on every
+/// shipped model (the projectile stops short of its exit, an event).
+#[test]
+fn model_exchange_step_loop_allocates_nothing_after_warm_up() {
+    use fmi_sys::fmi2::*;
+    use plenum::fmi2::me::*;
+    use plenum::fmi2::*;
+    use std::ffi::CString;
+    const OK: fmi2Status = fmi2Status_fmi2OK;
+    for model in MODELS {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("models/{model}.toml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let dir =
+            std::env::temp_dir().join(format!("plenum-no-alloc-me-{}-{model}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("model.toml"), &text).unwrap();
+        let description = plenum::cosim::describe(&load_path(&path, &[]).unwrap());
+        let vrs: Vec<u32> = (0..description.variables.len() as u32).collect();
+        let mut values = vec![0.0; vrs.len()];
+        let guid = CString::new(plenum::cosim::guid_of(text.as_bytes())).unwrap();
+        let uri = CString::new(format!("file://{}", dir.display())).unwrap();
+        let callbacks = fmi2CallbackFunctions {
+            logger: None,
+            allocateMemory: None,
+            freeMemory: None,
+            stepFinished: None,
+            componentEnvironment: std::ptr::null_mut(),
+        };
+        let h = step_of(&shipped(model));
+        let n = description.states.len();
+        let k = description.event_indicators;
+        let (mut x, mut dx, mut z) = (vec![0.0; n], vec![0.0; n], vec![0.0; k]);
+        let mut t = 0.0;
+        unsafe {
+            let c = fmi2Instantiate(
+                c"no-alloc-me".as_ptr(),
+                fmi2Type_fmi2ModelExchange,
+                guid.as_ptr(),
+                uri.as_ptr(),
+                &callbacks,
+                0,
+                0,
+            );
+            assert!(!c.is_null());
+            assert_eq!(fmi2SetupExperiment(c, 0, 0.0, 0.0, 0, 0.0), OK);
+            assert_eq!(fmi2EnterInitializationMode(c), OK);
+            assert_eq!(fmi2ExitInitializationMode(c), OK);
+            let mut info: fmi2EventInfo = std::mem::zeroed();
+            assert_eq!(fmi2NewDiscreteStates(c, &mut info), OK);
+            assert_eq!(fmi2EnterContinuousTimeMode(c), OK);
+            let mut step = |t: &mut f64| {
+                assert_eq!(fmi2GetContinuousStates(c, x.as_mut_ptr(), n), OK);
+                assert_eq!(fmi2GetDerivatives(c, dx.as_mut_ptr(), n), OK);
+                for (a, b) in x.iter_mut().zip(&dx) {
+                    *a += h * b;
+                }
+                *t += h;
+                assert_eq!(fmi2SetTime(c, *t), OK);
+                assert_eq!(fmi2SetContinuousStates(c, x.as_ptr(), n), OK);
+                assert_eq!(fmi2GetEventIndicators(c, z.as_mut_ptr(), k), OK);
+                let (mut enter, mut terminate) = (0, 0);
+                assert_eq!(
+                    fmi2CompletedIntegratorStep(c, 1, &mut enter, &mut terminate),
+                    OK
+                );
+                assert!(enter == 0 && terminate == 0);
+                assert_eq!(
+                    fmi2GetReal(c, vrs.as_ptr(), vrs.len(), values.as_mut_ptr()),
+                    OK
+                );
+            };
+            step(&mut t);
+            let steps = 20;
+            let count = allocations_in(|| {
+                for _ in 0..steps {
+                    step(&mut t);
+                }
+            });
+            println!(
+                "{model}: {count} allocations in {steps} Model Exchange steps of {h} s through \
+                 the C ABI ({n} states, {k} event indicators, fmi2GetReal of {} values)",
+                vrs.len()
+            );
+            assert_eq!(count, 0, "{model}: Model Exchange's step loop allocates");
+            fmi2FreeInstance(c);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 /// fmi2GetFMUstate into an existing handle and fmi2SetFMUstate, through the C ABI on the
 /// projectile model (rk4): no allocation after the handle exists; and its serialized state
 /// fits in 1 KiB.

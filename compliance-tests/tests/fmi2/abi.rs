@@ -588,9 +588,9 @@ fn bad_calls_are_refused_and_the_instance_steps_on_unchanged() {
                 "not an input",
             ),
             (
-                "EnterEventMode (Model Exchange)",
+                "EnterEventMode (Model Exchange) in a Co-Simulation instance",
                 Box::new(|| lib.fmi2EnterEventMode(fmu.c)),
-                "Co-Simulation only",
+                "is a Model Exchange function: this instance was instantiated for Co-Simulation",
             ),
             (
                 "SetFMUstate(NULL)",
@@ -750,6 +750,10 @@ fn instantiate_refuses_bad_resources_guid_and_type() {
         unsafe { library().fmi2FreeInstance(c) };
     }
 
+    let sensitivities = ModelDir::new(
+        "sensitivities",
+        &(shipped_model("projectile") + "\n[sensitivities]\nparameters = [\"projectile.mass\"]\n"),
+    );
     let empty = ModelDir::new("empty", "");
     let not_utf8 = ModelDir::with_bytes("latin1", b"[model]\nname = \"caf\xe9\"\n");
     let invalid = ModelDir::new("invalid", "[model]\nname = 3\n");
@@ -766,12 +770,20 @@ fn instantiate_refuses_bad_resources_guid_and_type() {
             "GUID mismatch: modelDescription says {00000000",
         ),
         (
-            "Model Exchange",
+            "an fmuType that is no FMI 2.0 type",
             Some("x"),
-            fmi2Type_fmi2ModelExchange,
+            7,
             Some(good.guid.clone()),
             Some(good.uri()),
-            "Co-Simulation only",
+            "fmuType 7 is not an FMI 2.0 type",
+        ),
+        (
+            "Model Exchange of a model with [sensitivities]",
+            Some("x"),
+            fmi2Type_fmi2ModelExchange,
+            Some(sensitivities.guid.clone()),
+            Some(sensitivities.uri()),
+            "Model Exchange is not offered for a model with [sensitivities]",
         ),
         (
             "missing model.toml",

@@ -1,0 +1,851 @@
+//! Model Exchange on the one simulation core: the master's integrator owns the time and the
+//! continuous states (the network's state vector), and the instance evaluates the right-hand
+//! side, the event functions, the events and the run-time checks of the same [`Simulation`]
+//! that Co-Simulation steps. Nothing here names an FMI version: the `fmi2` layer calls these
+//! functions, and an FMI 3.0 layer can call the same.
+//!
+//! - Continuous states: the network's state vector, in its order (chamber m, U, V; piston x, v;
+//!   wall swept volumes; inertance valve flows; the two accumulators). Their variables are the
+//!   outputs of the same name where there is one, else locals; every state has a derivative
+//!   variable `der(<state>)`.
+//! - Event indicators: the network's event functions ([`crate::network::Network::event_value`]),
+//!   +1 while one cannot fire. An event fires as in the driver's steps, when its function
+//!   crosses zero upward between the last accepted point (the end of the last event iteration
+//!   or the last completed integrator step) and the point of event mode; a completed step that
+//!   finds such a crossing asks for event mode itself. Time events: table breakpoints (a new
+//!   segment starts there) and `max_time` while an exit is pending (check 1).
+//! - Run-time checks: 4 to 9 after every completed integrator step and every event, reported
+//!   as warnings (as after a step of Co-Simulation); 2 and 3 (a state no physics allows) make
+//!   every evaluation at that state return a discard, and a completed step there also asks
+//!   the master to terminate: nothing is ever computed from such a state.
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    Call, CallError, Causality, Description, Instance, LogLine, Phase, StepReport, StepStatus,
+    Variability, Variable, WARNING_CODES,
+};
+use crate::checks;
+use crate::simulation::{Finish, Simulation};
+use crate::variables::{derivative_unit, state_variables, write_output_tangents};
+
+/// The interface an instance serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interface {
+    CoSimulation,
+    ModelExchange,
+}
+
+impl Interface {
+    pub fn name(self) -> &'static str {
+        match self {
+            Interface::CoSimulation => "Co-Simulation",
+            Interface::ModelExchange => "Model Exchange",
+        }
+    }
+
+    /// The phases an instance of this interface can be in (a restored state's must be one).
+    fn phases(self) -> &'static [Phase] {
+        use Phase::*;
+        match self {
+            Interface::CoSimulation => &[
+                Instantiated,
+                InitializationMode,
+                StepComplete,
+                StepFailed,
+                Terminated,
+                Error,
+            ],
+            Interface::ModelExchange => &[
+                Instantiated,
+                InitializationMode,
+                EventMode,
+                ContinuousTimeMode,
+                Terminated,
+                Error,
+            ],
+        }
+    }
+}
+
+/// The calling-sequence table of Model Exchange (FMI 2.0.4 §3.2.3): the phases that allow
+/// each call. Co-Simulation's own calls are never allowed.
+#[inline(never)]
+pub(super) fn allowed_in(call: Call) -> &'static [Phase] {
+    use Phase::*;
+    const ANY: &[Phase] = &[
+        Instantiated,
+        InitializationMode,
+        EventMode,
+        ContinuousTimeMode,
+        Terminated,
+        Error,
+    ];
+    const READ: &[Phase] = &[
+        InitializationMode,
+        EventMode,
+        ContinuousTimeMode,
+        Terminated,
+        Error,
+    ];
+    match call {
+        Call::SetDebugLogging | Call::Reset | Call::States => ANY,
+        Call::SetupExperiment | Call::EnterInitializationMode => &[Instantiated],
+        Call::ExitInitializationMode => &[InitializationMode],
+        Call::Terminate | Call::EnterEventMode | Call::SetTime => &[EventMode, ContinuousTimeMode],
+        Call::GetValues
+        | Call::GetDirectionalDerivative
+        | Call::GetEventIndicators
+        | Call::GetContinuousStates => READ,
+        Call::GetDerivatives => &[EventMode, ContinuousTimeMode, Terminated, Error],
+        Call::GetNominals => &[
+            Instantiated,
+            EventMode,
+            ContinuousTimeMode,
+            Terminated,
+            Error,
+        ],
+        Call::SetValues => &[
+            Instantiated,
+            InitializationMode,
+            EventMode,
+            ContinuousTimeMode,
+        ],
+        Call::NewDiscreteStates | Call::EnterContinuousTimeMode => &[EventMode],
+        Call::CompletedIntegratorStep | Call::SetContinuousStates => &[ContinuousTimeMode],
+        Call::SetRealInputDerivatives
+        | Call::GetRealOutputDerivatives
+        | Call::DoStep
+        | Call::CancelStep
+        | Call::GetStatus => &[],
+    }
+}
+
+/// The continuous states and their derivatives as variables, after the inputs: a state that is
+/// an output keeps its output (and gets its nominal value), the others (walls' swept volumes,
+/// the accumulators) become locals; then one `der(<state>)` per state. Model Exchange is not
+/// offered with `[sensitivities]` (their forward sensitivities are integrated with the states
+/// by Plenum's own integrator, which Model Exchange hands over to the master).
+pub(super) fn extend_description(d: &mut Description, sim: &Simulation) {
+    if !sim.sensitivities.params.is_empty() {
+        return;
+    }
+    let net = &sim.network;
+    let n = net.layout.n_states;
+    d.model_exchange = true;
+    d.event_indicators = net.n_events();
+    let nominals = net.state_nominals(&sim.y[..n]);
+    let states = state_variables(net);
+    let local = |name: String, unit, description: String, derivative_of| Variable {
+        name,
+        value_reference: 0,
+        causality: Causality::Local,
+        variability: Variability::Continuous,
+        unit,
+        description,
+        start: None,
+        derivative_of,
+        nominal: None,
+    };
+    for (i, s) in states.iter().enumerate() {
+        let vr = match s.output {
+            Some(k) => k,
+            None => {
+                let v = &s.variable;
+                d.variables.push(local(
+                    v.name.clone(),
+                    v.unit.clone(),
+                    v.description.clone(),
+                    None,
+                ));
+                d.variables.len() - 1
+            }
+        };
+        d.states.push(vr as u32);
+        if nominals[i] != 1.0 {
+            d.variables[vr].nominal = Some(nominals[i]);
+        }
+    }
+    for (i, s) in states.iter().enumerate() {
+        let v = &s.variable;
+        d.variables.push(local(
+            format!("der({})", v.name),
+            derivative_unit(&v.unit),
+            format!("time derivative of {}", v.name),
+            Some(d.states[i]),
+        ));
+        d.derivatives.push((d.variables.len() - 1) as u32);
+    }
+    for (i, v) in d.variables.iter_mut().enumerate() {
+        v.value_reference = i as u32;
+    }
+}
+
+/// Model Exchange's own part of an instance.
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    /// The event functions at the last accepted point (`None`: could not fire there).
+    before: Vec<Option<f64>>,
+    /// Scratch: the event functions now, f, its tangent, a state direction.
+    now: Vec<Option<f64>>,
+    dydt: Vec<f64>,
+    df: Vec<f64>,
+    direction: Vec<f64>,
+}
+
+/// Model Exchange's part of an FMU state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExchangeSnapshot {
+    /// [`Exchange`]'s event functions at the last accepted point.
+    before: Vec<Option<f64>>,
+}
+
+impl Exchange {
+    pub(super) fn new(d: &Description, sim: &Simulation) -> Result<Exchange, String> {
+        if !d.model_exchange {
+            return Err(
+                "Model Exchange is not offered for a model with [sensitivities]: its forward \
+                 sensitivities are integrated with the states by Plenum's own integrator; \
+                 instantiate it for Co-Simulation"
+                    .into(),
+            );
+        }
+        let n = sim.network.layout.n_states;
+        let k = sim.network.n_events();
+        let mut before = vec![None; k];
+        sim.event_values_at_reported(&mut before);
+        Ok(Exchange {
+            now: before.clone(),
+            before,
+            dydt: vec![0.0; n],
+            df: vec![0.0; n],
+            direction: vec![0.0; n],
+        })
+    }
+
+    pub(super) fn snapshot(&self) -> ExchangeSnapshot {
+        ExchangeSnapshot {
+            before: self.before.clone(),
+        }
+    }
+
+    pub(super) fn snapshot_into(&self, s: &mut ExchangeSnapshot) {
+        s.before.clone_from(&self.before);
+    }
+
+    pub(super) fn restore(&mut self, s: &ExchangeSnapshot) {
+        self.before.clone_from(&s.before);
+    }
+}
+
+/// What fmi2CompletedIntegratorStep reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompletedStep {
+    /// An event function crossed zero, or a time event passed: the master must enter event
+    /// mode.
+    pub enter_event_mode: bool,
+    pub terminate_simulation: bool,
+    pub report: StepReport,
+}
+
+/// What one event iteration (fmi2NewDiscreteStates) reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiscreteUpdate {
+    /// Always false: one iteration handles every event of the instant.
+    pub discrete_states_need_update: bool,
+    pub terminate_simulation: bool,
+    /// Always false: the nominal values are the model's.
+    pub nominals_changed: bool,
+    /// An event changed a continuous state (an end-stop impact).
+    pub values_changed: bool,
+    /// The next time event (table breakpoint, `max_time`), if any.
+    pub next_event_time: Option<f64>,
+    pub report: StepReport,
+}
+
+fn ok_report() -> StepReport {
+    StepReport {
+        status: StepStatus::Ok,
+        log: Vec::new(),
+    }
+}
+
+impl Instance {
+    /// The interface this instance serves.
+    pub fn interface(&self) -> Interface {
+        if self.exchange.is_some() {
+            Interface::ModelExchange
+        } else {
+            Interface::CoSimulation
+        }
+    }
+
+    pub fn is_model_exchange(&self) -> bool {
+        self.exchange.is_some()
+    }
+
+    /// Number of continuous states (Model Exchange).
+    pub fn n_states(&self) -> usize {
+        self.description.states.len()
+    }
+
+    /// Number of event indicators (Model Exchange).
+    pub fn n_event_indicators(&self) -> usize {
+        self.description.event_indicators
+    }
+
+    fn exchange_mut(&mut self) -> Result<&mut Exchange, CallError> {
+        self.exchange
+            .as_deref_mut()
+            .ok_or_else(|| CallError("internal: not a Model Exchange instance".into()))
+    }
+
+    /// After fmi2ExitInitializationMode: Model Exchange is in Event Mode, with the event
+    /// functions of the initial point as the last accepted ones.
+    pub(super) fn exchange_exit_initialization(&mut self) {
+        if let Some(x) = self.exchange.as_deref_mut() {
+            self.phase = Phase::EventMode;
+            self.sim.event_values_at_reported(&mut x.before);
+        }
+    }
+
+    /// The values of local variables (`vr` ≥ the first local) into their places in `out`:
+    /// states from the state vector, derivatives from one right-hand side at the current point
+    /// (not counted: an output evaluation), into Model Exchange's scratch (a Co-Simulation
+    /// instance, whose step loop reads no derivatives, allocates its own).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn fill_locals(&mut self, vrs: &[u32], out: &mut [f64]) {
+        let n = self.sim.network.layout.n_states;
+        let mut f = match self.exchange.as_deref_mut() {
+            Some(x) => std::mem::take(&mut x.dydt),
+            None => Vec::new(),
+        };
+        let mut evaluated = false;
+        for (o, &vr) in out.iter_mut().zip(vrs) {
+            if (vr as usize) < self.first_local {
+                continue;
+            }
+            let d = &self.description;
+            if let Some(i) = d.states.iter().position(|&s| s == vr) {
+                *o = self.sim.y[i];
+            } else if let Some(i) = d.derivatives.iter().position(|&s| s == vr) {
+                if !evaluated {
+                    f.resize(n, 0.0);
+                    let count = self.sim.network.rhs_evaluations;
+                    self.sim.derivatives_at_reported(&mut f);
+                    self.sim.network.rhs_evaluations = count;
+                    self.sim.stats.rhs_evaluations = count;
+                    evaluated = true;
+                }
+                *o = f[i];
+            }
+        }
+        if let Some(x) = self.exchange.as_deref_mut() {
+            x.dydt = f;
+        }
+    }
+
+    /// A restored state must come from an instance of the same interface, in one of its
+    /// phases, and Model Exchange's part must fit the model (one value per event function,
+    /// finite).
+    pub(super) fn check_snapshot_interface(&self, s: &super::Snapshot) -> Result<(), CallError> {
+        let interface = self.interface();
+        match (&s.exchange, interface) {
+            (Some(_), Interface::CoSimulation) => {
+                return Err(CallError(
+                    "state was taken by a Model Exchange instance; this instance is \
+                     Co-Simulation"
+                        .into(),
+                ));
+            }
+            (None, Interface::ModelExchange) => {
+                return Err(CallError(
+                    "state was taken by a Co-Simulation instance; this instance is Model \
+                     Exchange"
+                        .into(),
+                ));
+            }
+            _ => {}
+        }
+        if !interface.phases().contains(&s.phase) {
+            return Err(CallError(format!(
+                "state does not fit: its phase {} is not a {} phase (corrupted state)",
+                s.phase.name(),
+                interface.name()
+            )));
+        }
+        if let Some(x) = &s.exchange {
+            let k = self.sim.network.n_events();
+            if x.before.len() != k {
+                return Err(CallError(format!(
+                    "state does not fit this model: {} event function values for {k} event \
+                     functions",
+                    x.before.len()
+                )));
+            }
+            if x.before.iter().flatten().any(|g| !g.is_finite()) {
+                return Err(CallError(
+                    "state does not fit this model: an event function value is not finite".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The part of a state body after the Co-Simulation state (which took `used` bytes):
+    /// Model Exchange's part for a Model Exchange instance, nothing for a Co-Simulation one.
+    pub(super) fn decode_exchange_part(
+        &self,
+        body: &[u8],
+        used: usize,
+    ) -> Result<Option<ExchangeSnapshot>, CallError> {
+        let rest = &body[used..];
+        if rest.is_empty() && !self.is_model_exchange() {
+            return Ok(None);
+        }
+        let config = bincode::config::standard().with_limit::<{ super::MAX_STATE_BODY }>();
+        let decoded: Result<(ExchangeSnapshot, usize), _> =
+            bincode::serde::decode_from_slice(rest, config);
+        let trailing = |took: usize| {
+            CallError(format!(
+                "state body has {} bytes, the state takes {took}",
+                body.len()
+            ))
+        };
+        match (self.is_model_exchange(), decoded) {
+            (false, Ok((_, n))) if n == rest.len() => Err(CallError(
+                "state was taken by a Model Exchange instance; this instance is Co-Simulation"
+                    .into(),
+            )),
+            (false, _) => Err(trailing(used)),
+            (true, _) if rest.is_empty() => Err(CallError(
+                "state was taken by a Co-Simulation instance; this instance is Model Exchange"
+                    .into(),
+            )),
+            (true, Ok((x, n))) if n == rest.len() => Ok(Some(x)),
+            (true, Ok((_, n))) => Err(trailing(used + n)),
+            (true, Err(e)) => Err(CallError(format!(
+                "state body's Model Exchange part does not decode: {e}"
+            ))),
+        }
+    }
+
+    /// A discard when the current state is one no physics allows (check 2 or 3), naming the
+    /// function that refuses to evaluate there.
+    fn outside_domain(&self, function: &str) -> Option<StepReport> {
+        let code = self.sim.domain_failure_at_reported()?;
+        Some(StepReport {
+            status: StepStatus::Discard,
+            log: vec![LogLine {
+                status: StepStatus::Discard,
+                category: "logStatusDiscard",
+                text: format!(
+                    "{function}: run-time check {code}: {} at t = {:?} s: the state is outside \
+                     the model's domain and nothing is evaluated there (fmi2Discard: the \
+                     integrator should take a smaller step)",
+                    checks::describe(code),
+                    self.sim.t_s
+                ),
+            }],
+        })
+    }
+
+    fn check_length(&self, what: &str, got: usize, want: usize) -> Result<(), CallError> {
+        if got != want {
+            return Err(CallError(format!(
+                "{what}: {got} values, this model has {want}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// fmi2GetReal with Model Exchange's domain check: outputs and locals are computed from
+    /// the state the master set, so at a state no physics allows they are refused (discard).
+    pub fn get_real_checked(
+        &mut self,
+        vrs: &[u32],
+        out: &mut [f64],
+    ) -> Result<StepReport, CallError> {
+        if self.is_model_exchange() {
+            self.require(Call::GetValues, "fmi2GetReal")?;
+            // `time` (value reference 0) is the one output not computed from the state.
+            let computed = vrs.iter().any(|&vr| {
+                (vr > 0 && (vr as usize) < self.n_outputs) || (vr as usize) >= self.first_local
+            });
+            if computed && let Some(r) = self.outside_domain("fmi2GetReal") {
+                return Ok(r);
+            }
+        }
+        self.get_real(vrs, out)?;
+        Ok(ok_report())
+    }
+
+    /// fmi2SetTime: the time of the next evaluations (any finite time: a master's integrator
+    /// evaluates before and past its output points).
+    pub fn set_time(&mut self, t_s: f64) -> Result<(), CallError> {
+        self.require(Call::SetTime, "fmi2SetTime")?;
+        if !t_s.is_finite() {
+            return Err(CallError(format!("time must be finite, got {t_s}")));
+        }
+        self.sim.set_time_from_outside(t_s);
+        self.outputs_valid = false;
+        Ok(())
+    }
+
+    /// fmi2SetContinuousStates: every value finite, as many as the model has states; on an
+    /// error nothing changes.
+    pub fn set_continuous_states(&mut self, x: &[f64]) -> Result<(), CallError> {
+        self.require(Call::SetContinuousStates, "fmi2SetContinuousStates")?;
+        self.check_length("x[]", x.len(), self.n_states())?;
+        if let Some(i) = x.iter().position(|v| !v.is_finite()) {
+            return Err(CallError(format!(
+                "x[{i}] (`{}`) = {}: states must be finite",
+                self.description.variables[self.description.states[i] as usize].name, x[i]
+            )));
+        }
+        self.sim.set_states_from_outside(x);
+        self.outputs_valid = false;
+        Ok(())
+    }
+
+    /// fmi2GetContinuousStates.
+    pub fn continuous_states(&self, x: &mut [f64]) -> Result<(), CallError> {
+        self.require(Call::GetContinuousStates, "fmi2GetContinuousStates")?;
+        self.no_pending_parameters()?;
+        self.check_length("x[]", x.len(), self.n_states())?;
+        x.copy_from_slice(&self.sim.y[..x.len()]);
+        Ok(())
+    }
+
+    /// fmi2GetNominalsOfContinuousStates: each state's scale at the model's initial state
+    /// ([`crate::network::Network::state_nominals`], with the parameters set so far).
+    pub fn nominals(&self, out: &mut [f64]) -> Result<(), CallError> {
+        self.require(Call::GetNominals, "fmi2GetNominalsOfContinuousStates")?;
+        self.no_pending_parameters()?;
+        self.check_length("x_nominal[]", out.len(), self.n_states())?;
+        let reference = &self.reference.2;
+        let n = out.len();
+        out.copy_from_slice(&reference.network.state_nominals(&reference.y[..n]));
+        Ok(())
+    }
+
+    /// fmi2GetDerivatives: f(t, x) at the time and states set. A discard (nothing written) at
+    /// a state no physics allows, or where the right-hand side is not finite.
+    pub fn derivatives(&mut self, dx: &mut [f64]) -> Result<StepReport, CallError> {
+        self.require(Call::GetDerivatives, "fmi2GetDerivatives")?;
+        self.check_length("derivatives[]", dx.len(), self.n_states())?;
+        if let Some(r) = self.outside_domain("fmi2GetDerivatives") {
+            return Ok(r);
+        }
+        let x = self.exchange.as_deref_mut().expect("Model Exchange");
+        self.sim.derivatives_at_reported(&mut x.dydt);
+        if let Some(i) = x.dydt.iter().position(|v| !v.is_finite()) {
+            let vr = self.description.derivatives[i] as usize;
+            return Ok(StepReport {
+                status: StepStatus::Discard,
+                log: vec![LogLine {
+                    status: StepStatus::Discard,
+                    category: "logStatusDiscard",
+                    text: format!(
+                        "fmi2GetDerivatives: `{}` = {} at t = {:?} s: the right-hand side is not \
+                         finite at this state (fmi2Discard: the integrator should take a \
+                         smaller step)",
+                        self.description.variables[vr].name, x.dydt[i], self.sim.t_s
+                    ),
+                }],
+            });
+        }
+        dx.copy_from_slice(&x.dydt);
+        Ok(ok_report())
+    }
+
+    /// fmi2GetEventIndicators: the network's event functions at the time and states set; +1
+    /// for one that cannot fire now (a piston out of its bore, a stop that does not exist).
+    pub fn event_indicators(&mut self, z: &mut [f64]) -> Result<(), CallError> {
+        self.require(Call::GetEventIndicators, "fmi2GetEventIndicators")?;
+        self.no_pending_parameters()?;
+        self.check_length("eventIndicators[]", z.len(), self.n_event_indicators())?;
+        let x = self.exchange_mut()?;
+        let mut now = std::mem::take(&mut x.now);
+        self.sim.event_values_at_reported(&mut now);
+        for (z, g) in z.iter_mut().zip(&now) {
+            *z = g.unwrap_or(1.0);
+        }
+        self.exchange_mut()?.now = now;
+        Ok(())
+    }
+
+    /// fmi2CompletedIntegratorStep: the master accepted its step at the current point. The
+    /// run-time checks run there as after a step of the driver (warnings 4 to 9; 2 or 3 refuse
+    /// the state: discard and terminate); a crossing of an event function or a time event
+    /// passed asks for event mode, else the point becomes the last accepted one.
+    pub fn completed_integrator_step(&mut self) -> Result<CompletedStep, CallError> {
+        self.require(Call::CompletedIntegratorStep, "fmi2CompletedIntegratorStep")?;
+        self.outputs_valid = false;
+        if let Some(mut report) = self.outside_domain("fmi2CompletedIntegratorStep") {
+            if let Some(code) = self.sim.domain_failure_at_reported() {
+                self.sim.note_refusal(code);
+            }
+            report.log[0].text.push_str(
+                "; the step must not be accepted: terminateSimulation = true (the last good \
+                 state is the master's previous one)",
+            );
+            return Ok(CompletedStep {
+                enter_event_mode: false,
+                terminate_simulation: true,
+                report,
+            });
+        }
+        self.sim.window.open();
+        self.sim.accept_reported_step();
+        let mut report = ok_report();
+        for c in WARNING_CODES {
+            if let Some(tf) = self.sim.window.first_fired_s(c) {
+                report.status = StepStatus::Warning;
+                report.log.push(LogLine {
+                    status: StepStatus::Warning,
+                    category: "logStatusWarning",
+                    text: format!(
+                        "fmi2CompletedIntegratorStep: run-time check {c}: {} (at t = {tf:?} s)",
+                        checks::describe(c)
+                    ),
+                });
+            }
+        }
+        let x = self.exchange.as_deref_mut().expect("Model Exchange");
+        let enter = self.sim.crossed_since(&x.before) || self.sim.time_event_due();
+        if !enter {
+            self.sim.event_values_at_reported(&mut x.before);
+        }
+        Ok(CompletedStep {
+            enter_event_mode: enter,
+            terminate_simulation: self.sim.finished.is_some(),
+            report,
+        })
+    }
+
+    /// fmi2EnterEventMode.
+    pub fn enter_event_mode(&mut self) -> Result<(), CallError> {
+        self.require(Call::EnterEventMode, "fmi2EnterEventMode")?;
+        self.phase = Phase::EventMode;
+        Ok(())
+    }
+
+    /// fmi2EnterContinuousTimeMode.
+    pub fn enter_continuous_time_mode(&mut self) -> Result<(), CallError> {
+        self.require(Call::EnterContinuousTimeMode, "fmi2EnterContinuousTimeMode")?;
+        self.phase = Phase::ContinuousTimeMode;
+        Ok(())
+    }
+
+    /// fmi2NewDiscreteStates (fmi3UpdateDiscreteStates): one event iteration at the current
+    /// point. A table breakpoint reached starts a new segment; every event function that
+    /// crossed zero upward since the last accepted point fires (the driver's own handling:
+    /// exits, end-stop impacts, flow reversals); check 1 fires at `max_time`; the point
+    /// becomes the last accepted one. The run ends (terminateSimulation) once every exit has
+    /// passed with `stop_on_exit`, or at check 1.
+    pub fn update_discrete_states(&mut self) -> Result<DiscreteUpdate, CallError> {
+        self.require(Call::NewDiscreteStates, "fmi2NewDiscreteStates")?;
+        self.outputs_valid = false;
+        let x = self.exchange.as_deref_mut().expect("Model Exchange");
+        let pass = match self.sim.handle_events_at_reported(&x.before) {
+            Ok(p) => p,
+            Err(fail) => {
+                self.phase = Phase::Error;
+                return Err(CallError(fail.to_string()));
+            }
+        };
+        self.sim.event_values_at_reported(&mut x.before);
+        let t = self.sim.t_s;
+        let mut report = ok_report();
+        let mut log = |status, category, text: String| {
+            report.status = report.status.max(status);
+            report.log.push(LogLine {
+                status,
+                category,
+                text: format!("fmi2NewDiscreteStates: {text}"),
+            });
+        };
+        for &k in &pass.events {
+            log(
+                StepStatus::Ok,
+                "logEvents",
+                format!(
+                    "event at t = {t:?} s: {}",
+                    self.sim.network.event_description(k)
+                ),
+            );
+        }
+        if pass.segment_started {
+            log(
+                StepStatus::Ok,
+                "logEvents",
+                format!("time event at t = {t:?} s: a table breakpoint, a new segment starts"),
+            );
+        }
+        match pass.finished {
+            Some(Finish::Exited { t_s }) => log(
+                StepStatus::Ok,
+                "logEvents",
+                format!(
+                    "the run ends at t = {t_s:?} s: the projectile has exited and stop_on_exit \
+                     is set (terminateSimulation = true)"
+                ),
+            ),
+            Some(Finish::NeverExited { t_s }) => log(
+                StepStatus::Warning,
+                "logStatusWarning",
+                format!(
+                    "run-time check 1: {} by t = {t_s:?} s; the run ends (terminateSimulation = \
+                     true)",
+                    checks::describe(checks::NEVER_EXITED)
+                ),
+            ),
+            None => {}
+        }
+        for c in WARNING_CODES {
+            if self.sim.rc == c && pass.states_changed {
+                log(
+                    StepStatus::Warning,
+                    "logStatusWarning",
+                    format!(
+                        "run-time check {c}: {} (after the event at t = {t:?} s)",
+                        checks::describe(c)
+                    ),
+                );
+            }
+        }
+        let terminate = self.sim.finished.is_some();
+        let next_event_time = if terminate {
+            None
+        } else {
+            self.sim.next_time_event()
+        };
+        Ok(DiscreteUpdate {
+            discrete_states_need_update: false,
+            terminate_simulation: terminate,
+            nominals_changed: false,
+            values_changed: pass.states_changed,
+            next_event_time,
+            report,
+        })
+    }
+
+    /// fmi2GetDirectionalDerivative in Model Exchange (FMI 2.0.4 §2.1.9): dvUnknown =
+    /// (∂unknowns/∂knowns)·dvKnown at the current point, exact (one dual-number evaluation of
+    /// the right-hand side, [`crate::network::Network::tangent`]). Knowns are continuous
+    /// states and inputs; unknowns are state derivatives and outputs.
+    pub fn exchange_directional_derivative(
+        &mut self,
+        unknowns: &[u32],
+        knowns: &[u32],
+        dv_known: &[f64],
+        dv_unknown: &mut [f64],
+    ) -> Result<StepReport, CallError> {
+        self.require(
+            Call::GetDirectionalDerivative,
+            "fmi2GetDirectionalDerivative",
+        )?;
+        self.no_pending_parameters()?;
+        if knowns.len() != dv_known.len() || unknowns.len() != dv_unknown.len() {
+            return Err(CallError(
+                "internal: value references and values differ in number".into(),
+            ));
+        }
+        let mut direction = std::mem::take(&mut self.exchange_mut()?.direction);
+        direction.fill(0.0);
+        let result = self.directional_derivative_into(
+            &mut direction,
+            unknowns,
+            knowns,
+            dv_known,
+            dv_unknown,
+        );
+        self.exchange_mut()?.direction = direction;
+        result
+    }
+
+    fn directional_derivative_into(
+        &mut self,
+        direction: &mut [f64],
+        unknowns: &[u32],
+        knowns: &[u32],
+        dv_known: &[f64],
+        dv_unknown: &mut [f64],
+    ) -> Result<StepReport, CallError> {
+        let mut seeds: Vec<(String, String, f64)> = Vec::new();
+        for (&vr, &dv) in knowns.iter().zip(dv_known) {
+            let v = self.variable(vr, "Real")?;
+            if !dv.is_finite() {
+                return Err(CallError(format!(
+                    "dvKnown for `{}` (value reference {vr}) must be finite, got {dv}",
+                    v.name
+                )));
+            }
+            if let Some(i) = self.description.states.iter().position(|&s| s == vr) {
+                direction[i] += dv;
+                continue;
+            }
+            match (v.causality, v.name.rsplit_once('.')) {
+                (Causality::Input, Some((c, k))) => {
+                    if let Some(why) = self.sim.network.parameter_seed_refusal(c, k) {
+                        return Err(CallError(format!(
+                            "`{}` (value reference {vr}): no directional derivative with \
+                             respect to it: {why}",
+                            v.name
+                        )));
+                    }
+                    seeds.push((c.to_string(), k.to_string(), dv));
+                }
+                _ => {
+                    return Err(CallError(format!(
+                        "`{}` (value reference {vr}) is neither a continuous state nor an \
+                         input: directional derivatives are taken with respect to states and \
+                         inputs",
+                        v.name
+                    )));
+                }
+            }
+        }
+        for &vr in unknowns {
+            let is_derivative = self.description.derivatives.contains(&vr);
+            if (vr as usize) >= self.n_outputs && !is_derivative {
+                let v = self.variable(vr, "Real")?;
+                return Err(CallError(format!(
+                    "`{}` (value reference {vr}) is neither a state derivative nor an output: \
+                     directional derivatives are of derivatives and outputs",
+                    v.name
+                )));
+            }
+        }
+        if let Some(r) = self.outside_domain("fmi2GetDirectionalDerivative") {
+            return Ok(r);
+        }
+        let seeds: Vec<(&str, &str, f64)> = seeds
+            .iter()
+            .map(|(c, k, d)| (c.as_str(), k.as_str(), *d))
+            .collect();
+        let mut outputs = vec![0.0; self.n_outputs];
+        let x = self.exchange.as_deref_mut().expect("Model Exchange");
+        let (t, n) = (self.sim.t_s, self.sim.network.layout.n_states);
+        write_output_tangents(
+            &mut self.sim.network,
+            t,
+            &self.sim.y[..n],
+            direction,
+            &seeds,
+            &mut x.dydt,
+            &mut x.df,
+            &mut outputs,
+        )
+        .map_err(CallError)?;
+        for (out, &vr) in dv_unknown.iter_mut().zip(unknowns) {
+            *out = match self.description.derivatives.iter().position(|&d| d == vr) {
+                Some(i) => x.df[i],
+                None => outputs[vr as usize],
+            };
+        }
+        Ok(ok_report())
+    }
+}
