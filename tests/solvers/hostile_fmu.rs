@@ -161,10 +161,13 @@ fn fixed_step_work_per_call_is_bounded() {
     assert_eq!((t, p), (0.0, p0));
     assert_eq!(next.unwrap(), StepStatus::Ok);
 
-    // The bound counts the steps the call can take: a projectile (1 µs steps) ends at its
-    // exit or at max_time = 0.05 s (50,000 steps), so a step of 1 s is no runaway.
+    // The bound counts the steps the call can take: a projectile (1 µs steps) whose model asks
+    // to stop at the exit ends there or at max_time = 0.05 s (50,000 steps), so a step of 1 s
+    // is no runaway.
     let (status, t_exit, finished) = within(120, || {
-        let mut inst = initialized(&shipped("projectile"), 0.0);
+        let src =
+            shipped("projectile").replacen("[solver]\n", "[solver]\nstop_on_exit = true\n", 1);
+        let mut inst = initialized(&src, 0.0);
         let r = inst.do_step(0.0, 1.0).unwrap();
         (r.status, inst.simulation().t_s, inst.terminated().unwrap())
     });
