@@ -846,8 +846,10 @@ def test_check_5_energy_drift_warns(workdir, library, slaves):
     """Check 5: the projectile with Euler (h = 1e-6 s) and [checks] energy_drift = 1e-6: Euler's
     energy drift exceeds it from the first doStep on; each doStep returns fmi2Warning with a log
     line naming check 5, and the run goes on to the exit (fmi2Discard, fmi2Terminated)."""
+    # stop_on_exit: the run ends at the exit (the FMU's default is to run on: docs/fmu.md).
     text = with_checks(
-        renamed(with_method(SHIPPED["projectile"].read_text(), "euler"), "projectile", "projectile_ed"),
+        renamed(with_solver(with_method(SHIPPED["projectile"].read_text(), "euler"),
+                            {"stop_on_exit": "true"}), "projectile", "projectile_ed"),
         {"energy_drift": "1e-6"},
     )
     s = slaves(build_variant(workdir, library, "energy_drift", text))
@@ -898,7 +900,8 @@ def test_check_9_piston_desync_warns(workdir, library, slaves):
     """Check 9: the projectile (rk4) with [checks] piston_desync = 1e-30 m, below the round-off
     between the volume state and A·x: fmi2Warning with a log line naming check 9, and the run
     goes on to the exit (fmi2Discard, fmi2Terminated)."""
-    text = with_checks(renamed(SHIPPED["projectile"].read_text(), "projectile", "projectile_ds"),
+    text = with_checks(renamed(with_solver(SHIPPED["projectile"].read_text(),
+                                           {"stop_on_exit": "true"}), "projectile", "projectile_ds"),
                        {"piston_desync": "1e-30"})
     s = slaves(build_variant(workdir, library, "piston_desync", text))
     statuses, rows, _ = run_with_warnings(s, 9, "projectile rk4, piston_desync = 1e-30")

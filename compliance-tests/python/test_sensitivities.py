@@ -40,7 +40,9 @@ def with_sensitivities(text, checks=None):
 
 
 def variant(workdir, library, label="projectile-sensitivities", checks=None):  # noqa: F811
+    # The run ends at the exit (the FMU's default is to run on: docs/fmu.md).
     text = with_sensitivities(base.SHIPPED["projectile"].read_text(), checks)
+    text = text.replace("[solver]\n", "[solver]\nstop_on_exit = true\n", 1)
     d = base.build_variant(workdir, library, label, text)
     return d, d / "resources" / "model.toml"
 
