@@ -32,6 +32,7 @@ Environment (all optional):
 import csv
 import math
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -57,10 +58,9 @@ from fmpy.fmi2 import (
     fmi2OK,
 )
 
-try:
-    from fmpy.fmi1 import allocateMemory, freeMemory
-except ImportError:  # where FMPy keeps them in other versions
-    from fmpy.simulation import allocateMemory, freeMemory
+# FMPy's own C allocator (libc's calloc and free), as its default callbacks use.
+from fmpy import calloc as allocateMemory
+from fmpy import free as freeMemory
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = sorted((ROOT / "models").glob("*.toml"))
@@ -148,7 +148,14 @@ class LogRecorder:
 
     def __call__(self, env, instance, status, category, message):
         if status != fmi2OK:
-            self.above_info.append((STATUS[status], (category or b"").decode()))
+            text = (message or b"").decode(errors="replace")
+            self.above_info.append((STATUS[status], (category or b"").decode(), text))
+
+
+# fmu-manipulation-toolbox's container logs its own banner (its version, its solver setup, its
+# threading mode) at Warning and Error status: those lines are the container's, not the FMU's
+# (whose lines pass "%s" and their text as an argument).
+CONTAINER_BANNER = re.compile(r"^(FMUContainer '|Solver configure|Container use )")
 
 
 def reaches_stop_time(importer, name, run, ex, rel=1e-12):
@@ -543,7 +550,7 @@ def test_fmucontainer(name, table, tmp_path):
     print(f"container {name}: log lines above info: {logger.above_info}")
     table(imp, name, "simulate", f"pass: FMPy ran the container, {len(run)} rows")
     reaches_stop_time(imp, name, run, ex)
-    assert logger.above_info == []
+    assert [line for line in logger.above_info if not CONTAINER_BANNER.match(line[2])] == []
     compare(name, run, table, imp, check_sequence(name, run, table, imp))
 
 
