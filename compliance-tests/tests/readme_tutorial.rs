@@ -16,6 +16,10 @@
 //!   isothermal tanks joined by a linear valve, computed here from the model file's numbers:
 //!   Δp(t) = Δp₀·e^(−t/τ), τ = 1/(K·R·T·(1/V_a + 1/V_b)), around the volume-weighted mean
 //!   pressure, with air's R = 287.05 J/(kg·K).
+//!
+//! Linux only: the section's commands are a Linux shell's and its tools the Linux builds; the
+//! win64 library is tested under Wine by the other suites of this crate.
+#![cfg(target_os = "linux")]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
