@@ -952,13 +952,31 @@ pub unsafe extern "C" fn fmi2FreeFMUstate(
         if slot.is_null() {
             return Ok(OK); // the standard: a NULL state is ignored
         }
-        state_handle(*slot)?;
         {
+            // Checked and removed under one lock: only the instance that returned a state may
+            // free it (a state another instance holds at a reused address is not this one's).
             let mut states = registry(&STATES);
+            match states.get(&(*slot as usize)) {
+                None => {
+                    return Err(CallError(format!(
+                        "{:p} is not an FMU state of this library (freed, or never returned by \
+                         fmi2GetFMUstate / fmi2DeSerializeFMUstate)",
+                        *slot
+                    )));
+                }
+                Some(&owner) if owner != c as usize => {
+                    return Err(CallError(format!(
+                        "{:p} is an FMU state of another instance: only the instance that \
+                         returned it may free it",
+                        *slot
+                    )));
+                }
+                Some(_) => {}
+            }
             states.remove(&(*slot as usize));
             shrink_if_empty(&mut states);
         }
-        // SAFETY: a live handle, just removed from the registry.
+        // SAFETY: a live handle of this instance, just removed from the registry.
         unsafe { release_state(*slot as *mut StateHandle) };
         *slot = ptr::null_mut();
         Ok(OK)
