@@ -14,6 +14,7 @@ pub mod checks;
 pub mod components;
 pub mod cosim;
 pub mod fmi2;
+pub mod fmi3;
 pub mod gas;
 pub mod integrators;
 pub mod model;

@@ -66,7 +66,7 @@ const FATAL: fmi2Status = fmi2Status_fmi2Fatal;
 /// component up, and SipHash would be a third of the ABI's overhead (docs/performance.md, "FMI
 /// overhead"). The keys are our own allocations' addresses, not chosen by an attacker.
 #[derive(Default, Clone, Copy)]
-struct AddressHasher(u64);
+pub(crate) struct AddressHasher(u64);
 
 impl std::hash::Hasher for AddressHasher {
     fn finish(&self) -> u64 {
@@ -83,10 +83,10 @@ impl std::hash::Hasher for AddressHasher {
     }
 }
 
-type Hasher = std::hash::BuildHasherDefault<AddressHasher>;
-type Registry = HashSet<usize, Hasher>;
+pub(crate) type Hasher = std::hash::BuildHasherDefault<AddressHasher>;
+pub(crate) type Registry = HashSet<usize, Hasher>;
 /// Live FMU states, each with the component that handed it out.
-type StateRegistry = HashMap<usize, usize, Hasher>;
+pub(crate) type StateRegistry = HashMap<usize, usize, Hasher>;
 
 // Plain statics (no lazy initialization): an empty set holds no heap storage, and the sets
 // are emptied of their storage when their last entry leaves (`shrink_if_empty`).
@@ -118,26 +118,26 @@ fn component_is_live(c: usize) -> bool {
     live
 }
 
-fn registry<T>(set: &'static Mutex<T>) -> MutexGuard<'static, T> {
+pub(crate) fn registry<T>(set: &'static Mutex<T>) -> MutexGuard<'static, T> {
     set.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Give a registry's storage back once its last entry has left (a `HashSet` keeps its
 /// capacity): nothing the library allocated outlives the master's last free, and a dlclose
 /// then leaves no block behind.
-fn shrink_if_empty<K, V>(map: &mut HashMap<K, V, Hasher>) {
+pub(crate) fn shrink_if_empty<K, V>(map: &mut HashMap<K, V, Hasher>) {
     if map.is_empty() {
         *map = HashMap::with_hasher(Hasher::new());
     }
 }
 
-fn shrink_set_if_empty(set: &mut Registry) {
+pub(crate) fn shrink_set_if_empty(set: &mut Registry) {
     if set.is_empty() {
         *set = HashSet::with_hasher(Hasher::new());
     }
 }
 
-fn category_index(name: &str) -> Option<usize> {
+pub(crate) fn category_index(name: &str) -> Option<usize> {
     LOG_CATEGORIES.iter().position(|(n, _)| *n == name)
 }
 
@@ -202,7 +202,7 @@ impl Logger {
 }
 
 /// A C string of `s`, with any NUL shown as `\0` so nothing is cut off.
-fn c_string(s: &str) -> CString {
+pub(crate) fn c_string(s: &str) -> CString {
     CString::new(s.replace('\0', "\\0")).unwrap_or_default()
 }
 
@@ -225,7 +225,7 @@ struct StateHandle {
     blob_valid: bool,
 }
 
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {
@@ -308,7 +308,11 @@ where
 }
 
 /// `n` elements at `p` (an empty slice for n = 0, whatever `p` is), or an error naming `what`.
-unsafe fn slice_in<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T], CallError> {
+pub(crate) unsafe fn slice_in<'a, T>(
+    p: *const T,
+    n: usize,
+    what: &str,
+) -> Result<&'a [T], CallError> {
     if n == 0 {
         return Ok(&[]);
     }
@@ -324,7 +328,11 @@ unsafe fn slice_in<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T], 
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
-unsafe fn slice_out<'a, T>(p: *mut T, n: usize, what: &str) -> Result<&'a mut [T], CallError> {
+pub(crate) unsafe fn slice_out<'a, T>(
+    p: *mut T,
+    n: usize,
+    what: &str,
+) -> Result<&'a mut [T], CallError> {
     if n == 0 {
         return Ok(&mut []);
     }
@@ -340,7 +348,7 @@ unsafe fn slice_out<'a, T>(p: *mut T, n: usize, what: &str) -> Result<&'a mut [T
     Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
 }
 
-fn out_ptr<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T, CallError> {
+pub(crate) fn out_ptr<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T, CallError> {
     if p.is_null() {
         return Err(CallError(format!("{what} is NULL")));
     }
