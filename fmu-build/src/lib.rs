@@ -25,6 +25,7 @@ use quick_xml::Writer;
 use quick_xml::events::attributes::Attribute;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, Event};
 
+pub mod fmi3;
 pub mod platform;
 
 pub use platform::{Library, Platform};
@@ -432,6 +433,73 @@ pub fn description_xml_with(
     )?))
     .map_err(xml_err)?;
 
+    write_units_categories_experiment(&mut w, d)?;
+
+    // FMI 2.0 §2.2.7: parameters fixed + initial exact + start; inputs start (initial is not
+    // allowed on inputs); outputs no start (initial defaults to calculated); the independent
+    // variable has neither start nor initial.
+    w.write_event(Event::Start(BytesStart::new("ModelVariables")))
+        .map_err(xml_err)?;
+    for v in &d.variables {
+        let mut attrs = vec![
+            ("name", v.name.clone()),
+            ("valueReference", v.value_reference.to_string()),
+        ];
+        if !v.description.is_empty() {
+            attrs.push(("description", v.description.clone()));
+        }
+        attrs.push(("causality", causality_str(v.causality).into()));
+        attrs.push(("variability", variability_str(v.variability).into()));
+        let start =
+            match v.causality {
+                Causality::Parameter => {
+                    attrs.push(("initial", "exact".into()));
+                    Some(v.start.ok_or_else(|| {
+                        build_err(format!("parameter {} has no start value", v.name))
+                    })?)
+                }
+                Causality::Input => Some(
+                    v.start
+                        .ok_or_else(|| build_err(format!("input {} has no start value", v.name)))?,
+                ),
+                Causality::Output | Causality::Independent | Causality::Local => None,
+            };
+        w.write_event(Event::Start(element("ScalarVariable", &attrs)?))
+            .map_err(xml_err)?;
+        let mut real = vec![("unit", v.unit.symbol.clone())];
+        if let Some(nominal) = v.nominal {
+            real.push(("nominal", fmt_real(nominal)));
+        }
+        if let Some(s) = start {
+            real.push(("start", fmt_real(s)));
+        }
+        if let Some(state) = v.derivative_of {
+            // 1-based index of the state in ModelVariables.
+            real.push(("derivative", (state + 1).to_string()));
+        }
+        w.write_event(Event::Empty(element("Real", &real)?))
+            .map_err(xml_err)?;
+        w.write_event(Event::End(BytesEnd::new("ScalarVariable")))
+            .map_err(xml_err)?;
+    }
+    w.write_event(Event::End(BytesEnd::new("ModelVariables")))
+        .map_err(xml_err)?;
+
+    write_model_structure(&mut w, d, structure)?;
+
+    w.write_event(Event::End(BytesEnd::new("fmiModelDescription")))
+        .map_err(xml_err)?;
+    let mut bytes = w.into_inner();
+    bytes.push(b'\n');
+    String::from_utf8(bytes).map_err(|e| build_err(format!("XML is not UTF-8: {e}")))
+}
+
+/// `<UnitDefinitions>`, `<LogCategories>` and `<DefaultExperiment>`, the same in FMI 2.0 and
+/// 3.0.
+fn write_units_categories_experiment(
+    w: &mut Writer<Vec<u8>>,
+    d: &Description,
+) -> Result<(), Error> {
     // Every unit used, sorted by name. The exponents come from the variable's quantity type
     // (`plenum::units::Unit`), not from its symbol; the symbol is parsed only as a cross-check,
     // so a symbol that disagrees with its type stops the build instead of shipping.
@@ -504,64 +572,7 @@ pub fn description_xml_with(
         ],
     )?))
     .map_err(xml_err)?;
-
-    // FMI 2.0 §2.2.7: parameters fixed + initial exact + start; inputs start (initial is not
-    // allowed on inputs); outputs no start (initial defaults to calculated); the independent
-    // variable has neither start nor initial.
-    w.write_event(Event::Start(BytesStart::new("ModelVariables")))
-        .map_err(xml_err)?;
-    for v in &d.variables {
-        let mut attrs = vec![
-            ("name", v.name.clone()),
-            ("valueReference", v.value_reference.to_string()),
-        ];
-        if !v.description.is_empty() {
-            attrs.push(("description", v.description.clone()));
-        }
-        attrs.push(("causality", causality_str(v.causality).into()));
-        attrs.push(("variability", variability_str(v.variability).into()));
-        let start =
-            match v.causality {
-                Causality::Parameter => {
-                    attrs.push(("initial", "exact".into()));
-                    Some(v.start.ok_or_else(|| {
-                        build_err(format!("parameter {} has no start value", v.name))
-                    })?)
-                }
-                Causality::Input => Some(
-                    v.start
-                        .ok_or_else(|| build_err(format!("input {} has no start value", v.name)))?,
-                ),
-                Causality::Output | Causality::Independent | Causality::Local => None,
-            };
-        w.write_event(Event::Start(element("ScalarVariable", &attrs)?))
-            .map_err(xml_err)?;
-        let mut real = vec![("unit", v.unit.symbol.clone())];
-        if let Some(nominal) = v.nominal {
-            real.push(("nominal", fmt_real(nominal)));
-        }
-        if let Some(s) = start {
-            real.push(("start", fmt_real(s)));
-        }
-        if let Some(state) = v.derivative_of {
-            // 1-based index of the state in ModelVariables.
-            real.push(("derivative", (state + 1).to_string()));
-        }
-        w.write_event(Event::Empty(element("Real", &real)?))
-            .map_err(xml_err)?;
-        w.write_event(Event::End(BytesEnd::new("ScalarVariable")))
-            .map_err(xml_err)?;
-    }
-    w.write_event(Event::End(BytesEnd::new("ModelVariables")))
-        .map_err(xml_err)?;
-
-    write_model_structure(&mut w, d, structure)?;
-
-    w.write_event(Event::End(BytesEnd::new("fmiModelDescription")))
-        .map_err(xml_err)?;
-    let mut bytes = w.into_inner();
-    bytes.push(b'\n');
-    String::from_utf8(bytes).map_err(|e| build_err(format!("XML is not UTF-8: {e}")))
+    Ok(())
 }
 
 /// The `<ModelExchange>` element: the same library as Co-Simulation, every capability it
@@ -672,6 +683,25 @@ pub fn write_fmu(
     libraries: &[Library],
     out_dir: &Path,
 ) -> Result<PathBuf, Error> {
+    write_fmu_as(model, libraries, out_dir, FmiVersion::V2)
+}
+
+/// The FMI version an FMU is written for (`fmu-build --fmi-version`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FmiVersion {
+    V2,
+    V3,
+}
+
+/// [`write_fmu`] for FMI `version`: FMI 3.0 has its own modelDescription.xml ([`fmi3`]) and
+/// platform folders (`binaries/x86_64-linux`, `binaries/x86_64-windows`); the library is the
+/// same, it exports both versions' functions.
+pub fn write_fmu_as(
+    model: &LoadedModel,
+    libraries: &[Library],
+    out_dir: &Path,
+    version: FmiVersion,
+) -> Result<PathBuf, Error> {
     let name = &model.spec.model.name;
     if libraries.is_empty() {
         return Err(build_err(
@@ -688,7 +718,10 @@ pub fn write_fmu(
             )));
         }
     }
-    let xml = model_description(model)?;
+    let xml = match version {
+        FmiVersion::V2 => model_description(model)?,
+        FmiVersion::V3 => fmi3::model_description(model)?,
+    };
     std::fs::create_dir_all(out_dir)
         .map_err(|e| build_err(format!("cannot create {}: {e}", out_dir.display())))?;
     let path = out_dir.join(format!("{name}.fmu"));
@@ -708,7 +741,14 @@ pub fn write_fmu(
     for lib in libraries {
         let p = lib.platform();
         entries.push((
-            format!("binaries/{}/{name}.{}", p.fmi2_folder(), p.extension()),
+            format!(
+                "binaries/{}/{name}.{}",
+                match version {
+                    FmiVersion::V2 => p.fmi2_folder(),
+                    FmiVersion::V3 => p.fmi3_folder(),
+                },
+                p.extension()
+            ),
             &lib.bytes,
             0o755,
         ));

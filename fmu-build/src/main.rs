@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use fmu_build::platform::{self, megabytes};
-use fmu_build::{Error, Library, Platform};
+use fmu_build::{Error, FmiVersion, Library, Platform};
 use plenum::model::LoadedModel;
 
 /// Package Plenum model files as FMI 2.0 Co-Simulation FMUs (`<out>/<model>.fmu`), with the
@@ -41,6 +41,20 @@ struct Cli {
     /// modelDescription/).
     #[arg(long)]
     description_only: bool,
+    /// FMI version of the FMU: 2 (FMI 2.0, `binaries/linux64`, `binaries/win64`) or 3 (FMI 3.0,
+    /// `binaries/x86_64-linux`, `binaries/x86_64-windows`). The library is the same.
+    #[arg(long, default_value = "2", value_parser = ["2", "3"])]
+    fmi_version: String,
+}
+
+impl Cli {
+    fn version(&self) -> FmiVersion {
+        if self.fmi_version == "3" {
+            FmiVersion::V3
+        } else {
+            FmiVersion::V2
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -100,7 +114,7 @@ fn main() -> ExitCode {
         }
     };
     for (path, model) in &models {
-        match fmu_build::write_fmu(model, &libraries, &cli.out) {
+        match fmu_build::write_fmu_as(model, &libraries, &cli.out, cli.version()) {
             Ok(fmu) => {
                 let size = std::fs::metadata(&fmu).map_or(0, |m| m.len());
                 let parts: Vec<String> = libraries
@@ -140,7 +154,10 @@ fn report(path: &Path, e: &Error) -> u8 {
 
 fn describe_one(cli: &Cli, model: &LoadedModel) -> Result<(), Error> {
     let io = |e: std::io::Error| Error::Build(e.to_string());
-    let xml = fmu_build::model_description(model)?;
+    let xml = match cli.version() {
+        FmiVersion::V2 => fmu_build::model_description(model)?,
+        FmiVersion::V3 => fmu_build::fmi3::model_description(model)?,
+    };
     if cli.out.as_os_str() == "-" {
         std::io::stdout().write_all(xml.as_bytes()).map_err(io)?;
     } else {

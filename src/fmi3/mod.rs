@@ -590,6 +590,54 @@ pub unsafe extern "C" fn fmi3Reset(instance: fmi3Instance) -> fmi3Status {
 // Float64 values
 // ---------------------------------------------------------------------------------------------
 
+/// FMI 3.0 makes Model Exchange's event indicators variables: value references after the
+/// description's variables, `event_indicator_<k>` (k from 1), in the network's order.
+pub fn event_indicators(d: &crate::cosim::Description) -> Vec<(u32, String)> {
+    let first = d.variables.len() as u32;
+    (0..d.event_indicators as u32)
+        .map(|k| (first + k, format!("event_indicator_{}", k + 1)))
+        .collect()
+}
+
+/// fmi3GetFloat64 of a list naming event indicators (value references past the table's):
+/// the indicators are evaluated once, the other values read one by one.
+fn get_with_indicators(
+    comp: &mut Component,
+    vrs: &[u32],
+    out: &mut [f64],
+) -> Result<fmi3Status, CallError> {
+    let f = "fmi3GetFloat64";
+    let n_vars = comp.instance.description().variables.len();
+    let n_ind = comp.instance.description().event_indicators;
+    if let Some(&vr) = vrs.iter().find(|&&vr| vr as usize >= n_vars + n_ind) {
+        return Err(CallError(format!("no variable with value reference {vr}")));
+    }
+    if !comp.instance.is_model_exchange() {
+        return Err(CallError(format!(
+            "value reference {} is an event indicator, which a Co-Simulation instance does not              evaluate (events are handled inside fmi3DoStep)",
+            vrs.iter()
+                .find(|&&vr| vr as usize >= n_vars)
+                .copied()
+                .unwrap_or(0)
+        )));
+    }
+    let mut z = vec![0.0; n_ind];
+    comp.instance.require(Call::GetEventIndicators, f)?;
+    comp.instance.event_indicators(&mut z)?;
+    let mut status = OK;
+    for (&vr, o) in vrs.iter().zip(out.iter_mut()) {
+        if let Some(k) = (vr as usize).checked_sub(n_vars) {
+            *o = z[k];
+        } else {
+            let r = comp
+                .instance
+                .get_real_checked(std::slice::from_ref(&vr), std::slice::from_mut(o))?;
+            status = status.max(me::reported(comp, f, &r));
+        }
+    }
+    Ok(status)
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3GetFloat64(
     instance: fmi3Instance,
@@ -605,6 +653,10 @@ pub unsafe extern "C" fn fmi3GetFloat64(
         // SAFETY: nValueReferences elements each (contract).
         let vrs = unsafe { slice_in(valueReferences, nValueReferences, "valueReferences[]")? };
         let out = unsafe { slice_out(values, nValues, "values[]")? };
+        let n_vars = comp.instance.description().variables.len();
+        if vrs.iter().any(|&vr| vr as usize >= n_vars) {
+            return get_with_indicators(comp, vrs, out);
+        }
         if comp.instance.is_model_exchange() {
             let r = comp.instance.get_real_checked(vrs, out)?;
             return Ok(me::reported(comp, f, &r));
