@@ -43,10 +43,13 @@ cargo test -q --bench fmi_overhead -- --quick
 cargo test -q --bench scale -- --quick
 passed=$((passed + 1))
 
-stage "FMUs of the shipped models (target/fmu/)"
+stage "FMUs of the shipped models (target/fmu/, FMI 3.0: target/fmu3/)"
 mkdir -p target/fmu
 # With the shipped libraries of both platforms (fmu-build finds them).
 target/debug/fmu-build models/*.toml -o target/fmu --platforms linux64,win64
+# The same models as FMI 3.0 FMUs (compliance-tests/python/test_fmi3.py).
+mkdir -p target/fmu3
+target/debug/fmu-build models/*.toml -o target/fmu3 --platforms linux64,win64 --fmi-version 3
 
 stage "Python environment (scripts/python-env.sh: target/venv)"
 PY=$(bash scripts/python-env.sh)
