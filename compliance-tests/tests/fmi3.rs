@@ -1,0 +1,713 @@
+//! Plenum's shared library driven through its fmi3 C functions as an FMI 3.0 importer drives
+//! it: every function in every state of the FMI 3.0 Co-Simulation and Model Exchange state
+//! machines, against the standard's calling-sequence tables written out here as data
+//! (FMI 3.0 §4.2.5 and §3.2.3, restricted to the states this FMU has: Co-Simulation has no
+//! Event Mode); NULL pointers, NaN inputs, lengths that do not match, foreign and damaged state
+//! blobs. A refused call returns fmi3Error with a logged message, and the instance then goes on
+//! exactly as a twin that never saw the call. fmi2 and fmi3 instances live in one process.
+
+use std::ffi::{CStr, CString, c_char, c_void};
+use std::path::Path;
+use std::ptr;
+use std::sync::{Mutex, OnceLock};
+
+use compliance_tests::{ModelDir, library_path, shipped_model};
+use fmi_sys::fmi3::*;
+
+const OK: fmi3Status = fmi3Status_fmi3OK;
+const ERROR: fmi3Status = fmi3Status_fmi3Error;
+
+static LOGS: Mutex<Vec<(usize, fmi3Status, String)>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn log_message(
+    env: fmi3InstanceEnvironment,
+    status: fmi3Status,
+    _category: fmi3String,
+    message: fmi3String,
+) {
+    // SAFETY: the FMU passes a NUL-terminated message (or NULL).
+    let text = if message.is_null() {
+        String::new()
+    } else {
+        unsafe { CStr::from_ptr(message) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    LOGS.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((env as usize, status, text));
+}
+
+fn lib() -> &'static Fmi3Binding {
+    static LIB: OnceLock<&'static Fmi3Binding> = OnceLock::new();
+    LIB.get_or_init(|| {
+        // SAFETY: loading the FMU's library; its initializers are Rust's.
+        let lib = unsafe { Fmi3Binding::new(library_path()) }.expect("load the library");
+        Box::leak(Box::new(lib))
+    })
+}
+
+/// One fmi3 instance with its own environment (so parallel tests read their own logs).
+struct Inst {
+    lib: &'static Fmi3Binding,
+    c: fmi3Instance,
+    env: usize,
+}
+
+impl Inst {
+    fn new(model: &ModelDir, me: bool) -> Inst {
+        static ENV: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1 << 40);
+        let env = ENV.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let lib = lib();
+        let name = CString::new("fmi3-test").unwrap();
+        let token = CString::new(model.guid.clone()).unwrap();
+        let path = CString::new(format!(
+            "{}{}",
+            model.resources.display(),
+            std::path::MAIN_SEPARATOR
+        ))
+        .unwrap();
+        // SAFETY: valid strings and callback.
+        let c = unsafe {
+            if me {
+                lib.fmi3InstantiateModelExchange(
+                    name.as_ptr(),
+                    token.as_ptr(),
+                    path.as_ptr(),
+                    false,
+                    false,
+                    env as fmi3InstanceEnvironment,
+                    Some(log_message),
+                )
+            } else {
+                lib.fmi3InstantiateCoSimulation(
+                    name.as_ptr(),
+                    token.as_ptr(),
+                    path.as_ptr(),
+                    false,
+                    false,
+                    false,
+                    false,
+                    ptr::null(),
+                    0,
+                    env as fmi3InstanceEnvironment,
+                    Some(log_message),
+                    None,
+                )
+            }
+        };
+        assert!(!c.is_null(), "instantiate: {:?}", logs(env));
+        Inst { lib, c, env }
+    }
+
+    fn errors(&self) -> Vec<String> {
+        logs(self.env)
+            .into_iter()
+            .filter(|(s, _)| *s == ERROR)
+            .map(|(_, m)| m)
+            .collect()
+    }
+
+    fn init(&self) {
+        // SAFETY: a live instance.
+        unsafe {
+            assert_eq!(
+                self.lib
+                    .fmi3EnterInitializationMode(self.c, false, 0.0, 0.0, false, 0.0),
+                OK
+            );
+            assert_eq!(self.lib.fmi3ExitInitializationMode(self.c), OK);
+        }
+    }
+
+    fn get(&self, vrs: &[u32]) -> (fmi3Status, Vec<f64>) {
+        let mut v = vec![0.0; vrs.len()];
+        // SAFETY: matching lengths.
+        let s = unsafe {
+            self.lib
+                .fmi3GetFloat64(self.c, vrs.as_ptr(), vrs.len(), v.as_mut_ptr(), v.len())
+        };
+        (s, v)
+    }
+
+    fn step(&self, t: f64, h: f64) -> (fmi3Status, bool, f64) {
+        let (mut ev, mut term, mut early, mut last) = (false, false, false, f64::NAN);
+        // SAFETY: valid out pointers.
+        let s = unsafe {
+            self.lib.fmi3DoStep(
+                self.c, t, h, false, &mut ev, &mut term, &mut early, &mut last,
+            )
+        };
+        assert!(
+            !ev && !early,
+            "eventHandlingNeeded/earlyReturn are never set"
+        );
+        (s, term, last)
+    }
+}
+
+impl Drop for Inst {
+    fn drop(&mut self) {
+        // SAFETY: a live instance, freed once.
+        unsafe { self.lib.fmi3FreeInstance(self.c) };
+    }
+}
+
+fn logs(env: usize) -> Vec<(fmi3Status, String)> {
+    LOGS.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter(|(e, _, _)| *e == env)
+        .map(|(_, s, m)| (*s, m.clone()))
+        .collect()
+}
+
+const INSTANTIATED: u8 = 1;
+const INIT_MODE: u8 = 2;
+const STEP_OR_EVENT: u8 = 4; // Step Mode (CS) or Event Mode (ME)
+const CONT_MODE: u8 = 8; // Continuous-Time Mode (ME only)
+const TERMINATED: u8 = 16;
+const ANY: u8 = INSTANTIATED | INIT_MODE | STEP_OR_EVENT | CONT_MODE | TERMINATED;
+const NONE: u8 = 0;
+
+type Call = fn(&Inst, u32) -> fmi3Status;
+
+/// (function, states that allow it in CS, in ME, a valid call). FMI 3.0 §4.2.5 (CS without
+/// Event Mode) and §3.2.3 (ME).
+fn table() -> Vec<(&'static str, u8, u8, Call)> {
+    let rw_me = INSTANTIATED | INIT_MODE | STEP_OR_EVENT | CONT_MODE;
+    let read = INIT_MODE | STEP_OR_EVENT | CONT_MODE | TERMINATED;
+    // SAFETY (every closure): FMI calls on a live instance with valid arguments.
+    unsafe {
+        vec![
+            ("fmi3SetDebugLogging", ANY, ANY, |f, _| {
+                f.lib.fmi3SetDebugLogging(f.c, false, 0, ptr::null())
+            }),
+            (
+                "fmi3EnterInitializationMode",
+                INSTANTIATED,
+                INSTANTIATED,
+                |f, _| {
+                    f.lib
+                        .fmi3EnterInitializationMode(f.c, false, 0.0, 0.0, false, 0.0)
+                },
+            ),
+            (
+                "fmi3ExitInitializationMode",
+                INIT_MODE,
+                INIT_MODE,
+                |f, _| f.lib.fmi3ExitInitializationMode(f.c),
+            ),
+            (
+                "fmi3Terminate",
+                STEP_OR_EVENT,
+                STEP_OR_EVENT | CONT_MODE,
+                |f, _| f.lib.fmi3Terminate(f.c),
+            ),
+            ("fmi3Reset", ANY, ANY, |f, _| f.lib.fmi3Reset(f.c)),
+            ("fmi3GetFloat64", read, read, |f, _| f.get(&[0]).0),
+            (
+                "fmi3SetFloat64",
+                INSTANTIATED | INIT_MODE | STEP_OR_EVENT,
+                rw_me,
+                |f, vr| f.lib.fmi3SetFloat64(f.c, &vr, 1, &101325.0, 1),
+            ),
+            ("fmi3GetInt32 (no such variable)", NONE, NONE, |f, _| {
+                f.lib.fmi3GetInt32(f.c, &0, 1, &mut 0, 1)
+            }),
+            ("fmi3GetFMUState", ANY, ANY, |f, _| {
+                let mut s: fmi3FMUState = ptr::null_mut();
+                let r = f.lib.fmi3GetFMUState(f.c, &mut s);
+                f.lib.fmi3FreeFMUState(f.c, &mut s);
+                r
+            }),
+            ("fmi3DoStep", STEP_OR_EVENT, NONE, |f, _| {
+                let (mut a, mut b, mut c, mut d) = (false, false, false, 0.0);
+                f.lib
+                    .fmi3DoStep(f.c, 0.0, 1e-4, false, &mut a, &mut b, &mut c, &mut d)
+            }),
+            ("fmi3EnterStepMode", NONE, NONE, |f, _| {
+                f.lib.fmi3EnterStepMode(f.c)
+            }),
+            (
+                "fmi3EnterEventMode",
+                NONE,
+                STEP_OR_EVENT | CONT_MODE,
+                |f, _| f.lib.fmi3EnterEventMode(f.c),
+            ),
+            (
+                "fmi3EnterContinuousTimeMode",
+                NONE,
+                STEP_OR_EVENT,
+                |f, _| f.lib.fmi3EnterContinuousTimeMode(f.c),
+            ),
+            ("fmi3UpdateDiscreteStates", NONE, STEP_OR_EVENT, |f, _| {
+                let (mut a, mut b, mut c, mut d, mut e, mut t) =
+                    (false, false, false, false, false, 0.0);
+                f.lib
+                    .fmi3UpdateDiscreteStates(f.c, &mut a, &mut b, &mut c, &mut d, &mut e, &mut t)
+            }),
+            ("fmi3CompletedIntegratorStep", NONE, CONT_MODE, |f, _| {
+                let (mut a, mut b) = (false, false);
+                f.lib.fmi3CompletedIntegratorStep(f.c, true, &mut a, &mut b)
+            }),
+            ("fmi3SetTime", NONE, STEP_OR_EVENT | CONT_MODE, |f, _| {
+                f.lib.fmi3SetTime(f.c, 0.0)
+            }),
+            (
+                "fmi3GetContinuousStateDerivatives",
+                NONE,
+                STEP_OR_EVENT | CONT_MODE | TERMINATED,
+                |f, _| {
+                    let mut n = 0;
+                    assert_eq!(f.lib.fmi3GetNumberOfContinuousStates(f.c, &mut n), OK);
+                    let mut dx = vec![0.0; n.max(1)];
+                    f.lib
+                        .fmi3GetContinuousStateDerivatives(f.c, dx.as_mut_ptr(), n.max(1))
+                },
+            ),
+            ("fmi3EnterConfigurationMode", NONE, NONE, |f, _| {
+                f.lib.fmi3EnterConfigurationMode(f.c)
+            }),
+            ("fmi3GetAdjointDerivative", NONE, NONE, |f, _| {
+                f.lib.fmi3GetAdjointDerivative(
+                    f.c,
+                    ptr::null(),
+                    0,
+                    ptr::null(),
+                    0,
+                    ptr::null(),
+                    0,
+                    ptr::null_mut(),
+                    0,
+                )
+            }),
+        ]
+    }
+}
+
+/// An instance in `state`, or None when the interface has no such state.
+fn reach(model: &ModelDir, me: bool, state: u8) -> Option<Inst> {
+    let f = Inst::new(model, me);
+    // SAFETY: valid calls on a live instance.
+    unsafe {
+        match state {
+            INSTANTIATED => {}
+            INIT_MODE => {
+                assert_eq!(
+                    f.lib
+                        .fmi3EnterInitializationMode(f.c, false, 0.0, 0.0, false, 0.0),
+                    OK
+                )
+            }
+            STEP_OR_EVENT => f.init(),
+            CONT_MODE if me => {
+                f.init();
+                assert_eq!(f.lib.fmi3EnterContinuousTimeMode(f.c), OK);
+            }
+            CONT_MODE => return None,
+            TERMINATED => {
+                f.init();
+                assert_eq!(f.lib.fmi3Terminate(f.c), OK);
+            }
+            _ => unreachable!(),
+        }
+    }
+    Some(f)
+}
+
+fn input_vr(model: &ModelDir) -> u32 {
+    let loaded = plenum::model::parse_str(&model.text, "m.toml", &[]).expect("model");
+    let d = plenum::cosim::describe(&loaded);
+    d.variables
+        .iter()
+        .find(|v| v.name == "atm.pressure")
+        .expect("input atm.pressure")
+        .value_reference
+}
+
+#[test]
+fn every_fmi3_function_in_every_state_follows_the_calling_sequence_tables() {
+    let model = ModelDir::new("fmi3-calls", &shipped_model("blowdown"));
+    let vr = input_vr(&model);
+    let states = [
+        (INSTANTIATED, "Instantiated"),
+        (INIT_MODE, "Initialization Mode"),
+        (STEP_OR_EVENT, "Step Mode / Event Mode"),
+        (CONT_MODE, "Continuous-Time Mode"),
+        (TERMINATED, "Terminated"),
+    ];
+    let (mut allowed, mut refused) = (0, 0);
+    for me in [false, true] {
+        for (name, cs_states, me_states, call) in table() {
+            let ok_in = if me { me_states } else { cs_states };
+            for (state, state_name) in states {
+                let Some(f) = reach(&model, me, state) else {
+                    continue;
+                };
+                let status = call(&f, vr);
+                let what = format!("{} {name} in {state_name}", if me { "ME" } else { "CS" });
+                if ok_in & state != 0 {
+                    assert_eq!(status, OK, "{what}: {:?}", f.errors());
+                    allowed += 1;
+                } else {
+                    assert_eq!(status, ERROR, "{what}");
+                    let errors = f.errors();
+                    assert!(
+                        errors
+                            .iter()
+                            .any(|e| e.starts_with(name.split(' ').next().unwrap())),
+                        "{what}: no error naming the function: {errors:?}"
+                    );
+                    refused += 1;
+                }
+            }
+        }
+    }
+    println!(
+        "fmi3 calling sequences (CS and ME, blowdown): {allowed} calls allowed and OK, {refused} \
+         refused with fmi3Error and a message naming the function"
+    );
+}
+
+#[test]
+fn a_refused_call_leaves_the_instance_as_its_twin() {
+    let model = ModelDir::new("fmi3-twin", &shipped_model("blowdown"));
+    let vr = input_vr(&model);
+    let (a, b) = (Inst::new(&model, false), Inst::new(&model, false));
+    a.init();
+    b.init();
+    let vrs: Vec<u32> = (0..9).collect();
+    // SAFETY: bad calls on a live instance: each must be refused without effect.
+    unsafe {
+        let nan = f64::NAN;
+        let bad: Vec<(&str, fmi3Status)> = vec![
+            ("NaN input", a.lib.fmi3SetFloat64(a.c, &vr, 1, &nan, 1)),
+            (
+                "NULL values",
+                a.lib.fmi3SetFloat64(a.c, &vr, 1, ptr::null(), 1),
+            ),
+            (
+                "NULL value references",
+                a.lib.fmi3GetFloat64(a.c, ptr::null(), 1, &mut 0.0, 1),
+            ),
+            (
+                "nValues ≠ nValueReferences",
+                a.lib.fmi3GetFloat64(a.c, &0, 1, [0.0; 2].as_mut_ptr(), 2),
+            ),
+            ("unknown value reference", a.get(&[1_000_000]).0),
+            ("step from the wrong time", a.step(0.5, 1e-2).0),
+            ("negative step", a.step(0.0, -1e-2).0),
+            ("NaN step", a.step(0.0, nan).0),
+            ("NULL eventHandlingNeeded", {
+                let (mut b2, mut c2, mut d2) = (false, false, 0.0);
+                a.lib.fmi3DoStep(
+                    a.c,
+                    0.0,
+                    1e-2,
+                    false,
+                    ptr::null_mut(),
+                    &mut b2,
+                    &mut c2,
+                    &mut d2,
+                )
+            }),
+            ("NULL lastSuccessfulTime", {
+                let (mut a2, mut b2, mut c2) = (false, false, false);
+                a.lib.fmi3DoStep(
+                    a.c,
+                    0.0,
+                    1e-2,
+                    false,
+                    &mut a2,
+                    &mut b2,
+                    &mut c2,
+                    ptr::null_mut(),
+                )
+            }),
+            ("Int32 access", a.lib.fmi3SetInt32(a.c, &0, 1, &1, 1)),
+            ("NULL instance", a.lib.fmi3Terminate(ptr::null_mut())),
+            (
+                "freed-looking instance",
+                a.lib.fmi3Terminate(8usize as fmi3Instance),
+            ),
+            ("NULL state", a.lib.fmi3SetFMUState(a.c, ptr::null_mut())),
+            (
+                "unknown state",
+                a.lib.fmi3SetFMUState(a.c, 16usize as fmi3FMUState),
+            ),
+            (
+                "NULL FMUState*",
+                a.lib.fmi3GetFMUState(a.c, ptr::null_mut()),
+            ),
+        ];
+        for (what, s) in &bad {
+            assert_eq!(*s, ERROR, "{what}");
+        }
+        let mut t = 0.0;
+        for _ in 0..20 {
+            let (sa, _, la) = a.step(t, 1e-2);
+            let (sb, _, lb) = b.step(t, 1e-2);
+            assert_eq!((sa, la.to_bits()), (sb, lb.to_bits()));
+            t += 1e-2;
+            assert_eq!(la, t, "lastSuccessfulTime is the end of a full step");
+            let (va, vb) = (a.get(&vrs).1, b.get(&vrs).1);
+            assert_eq!(
+                va.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                vb.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
+        }
+        println!(
+            "{} bad calls refused with fmi3Error ({} error lines logged); then 20 steps \
+             bit-identical to the twin's",
+            bad.len(),
+            a.errors().len()
+        );
+    }
+}
+
+/// Blobs: a CS blob restores in another instance; truncated, bit-flipped and other-model blobs
+/// are refused; an ME instance refuses a CS blob; the FMI 2.0 and 3.0 blobs of one state agree.
+#[test]
+fn fmi3_state_blobs_are_checked_and_shared_with_fmi2() {
+    let model = ModelDir::new("fmi3-blobs", &shipped_model("projectile"));
+    let other = ModelDir::new("fmi3-blobs-other", &shipped_model("blowdown"));
+    let a = Inst::new(&model, false);
+    a.init();
+    for k in 0..5 {
+        assert_eq!(a.step(k as f64 * 1e-4, 1e-4).0, OK);
+    }
+    // SAFETY: valid calls on live instances; bad blobs must be refused.
+    unsafe {
+        let mut s: fmi3FMUState = ptr::null_mut();
+        assert_eq!(a.lib.fmi3GetFMUState(a.c, &mut s), OK);
+        let mut size = 0usize;
+        assert_eq!(a.lib.fmi3SerializedFMUStateSize(a.c, s, &mut size), OK);
+        let mut blob = vec![0u8; size];
+        assert_eq!(
+            a.lib.fmi3SerializeFMUState(a.c, s, blob.as_mut_ptr(), size),
+            OK
+        );
+        assert_eq!(
+            a.lib
+                .fmi3SerializeFMUState(a.c, s, blob.as_mut_ptr(), size - 1),
+            ERROR
+        );
+
+        // The same state through fmi2: byte-identical blob.
+        let f2 = compliance_tests::Fmu::new(&model);
+        f2.initialize(0.0);
+        for k in 0..5 {
+            assert_eq!(f2.do_step(k as f64 * 1e-4, 1e-4), compliance_tests::OK);
+        }
+        let mut s2: compliance_tests::fmi2FMUstate = ptr::null_mut();
+        assert_eq!(f2.get_state(&mut s2), compliance_tests::OK);
+        let blob2 = f2.serialize(s2);
+        f2.free_state(&mut s2);
+        assert_eq!(blob, blob2, "FMI 3.0 and FMI 2.0 blobs of one state");
+
+        let b = Inst::new(&model, false);
+        let mut r: fmi3FMUState = ptr::null_mut();
+        assert_eq!(
+            b.lib
+                .fmi3DeserializeFMUState(b.c, blob.as_ptr(), size, &mut r),
+            OK
+        );
+        assert_eq!(b.lib.fmi3SetFMUState(b.c, r), OK);
+        let outs: Vec<u32> = (0..11).collect();
+        assert_eq!(a.get(&outs).1, b.get(&outs).1);
+
+        let mut refused = 0;
+        let mut try_blob = |inst: &Inst, bytes: &[u8], what: &str| {
+            let mut st: fmi3FMUState = ptr::null_mut();
+            let s = inst
+                .lib
+                .fmi3DeserializeFMUState(inst.c, bytes.as_ptr(), bytes.len(), &mut st);
+            assert_eq!(s, ERROR, "{what}");
+            assert!(st.is_null(), "{what}: no state made");
+            refused += 1;
+        };
+        for cut in [0, 1, 8, size / 2, size - 1] {
+            try_blob(&b, &blob[..cut], &format!("truncated to {cut} bytes"));
+        }
+        for bit in (0..size * 8).step_by(size * 8 / 16 + 1) {
+            let mut bad = blob.clone();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            try_blob(&b, &bad, &format!("bit {bit} flipped"));
+        }
+        let c = Inst::new(&other, false);
+        try_blob(&c, &blob, "another model's instance");
+        let m = Inst::new(&model, true);
+        try_blob(&m, &blob, "a Model Exchange instance");
+
+        // A state belongs to the instance that made it.
+        assert_eq!(b.lib.fmi3FreeFMUState(b.c, &mut s), ERROR);
+        assert_eq!(a.lib.fmi3FreeFMUState(a.c, &mut s), OK);
+        assert!(s.is_null());
+        assert_eq!(b.lib.fmi3FreeFMUState(b.c, &mut r), OK);
+        println!(
+            "state blob {size} bytes (= the FMI 2.0 blob); restored in a fresh instance; \
+             {refused} damaged or foreign blobs refused"
+        );
+    }
+}
+
+/// Model Exchange through fmi3: forward Euler on fmi3GetContinuousStateDerivatives agrees
+/// with FMI 2.0 Model Exchange's bit for bit, and the event indicator variables read through
+/// fmi3GetFloat64 equal fmi3GetEventIndicators.
+#[test]
+fn fmi3_model_exchange_agrees_with_fmi2_bit_for_bit() {
+    let model = ModelDir::new("fmi3-me", &shipped_model("projectile"));
+    let inst = plenum::cosim::Instance::with_interface(
+        &model.text,
+        "m.toml",
+        plenum::cosim::Interface::ModelExchange,
+    )
+    .expect("instance");
+    let d = inst.description().clone();
+    let n = d.states.len();
+    let ni = d.event_indicators;
+    let f3 = Inst::new(&model, true);
+    let f2 = compliance_tests::Fmu::model_exchange(&model);
+    f3.init();
+    f2.initialize_model_exchange(0.0);
+    // SAFETY: valid calls with matching lengths.
+    unsafe {
+        let (mut a, mut b, mut c, mut e, mut def, mut next) = (true, true, true, true, true, 0.0);
+        assert_eq!(
+            f3.lib.fmi3UpdateDiscreteStates(
+                f3.c, &mut a, &mut b, &mut c, &mut e, &mut def, &mut next
+            ),
+            OK
+        );
+        assert_eq!(f3.lib.fmi3EnterContinuousTimeMode(f3.c), OK);
+        let mut nx = 0usize;
+        assert_eq!(f3.lib.fmi3GetNumberOfContinuousStates(f3.c, &mut nx), OK);
+        assert_eq!(nx, n);
+        let h = 1e-6;
+        let (mut t2, mut t3) = (0.0, 0.0);
+        for _ in 0..200 {
+            let (s2, _) = f2.euler_step(&mut t2, h, n);
+            assert_eq!(s2, compliance_tests::OK);
+            let mut x = vec![0.0; n];
+            let mut dx = vec![0.0; n];
+            assert_eq!(f3.lib.fmi3GetContinuousStates(f3.c, x.as_mut_ptr(), n), OK);
+            assert_eq!(
+                f3.lib
+                    .fmi3GetContinuousStateDerivatives(f3.c, dx.as_mut_ptr(), n),
+                OK
+            );
+            t3 += h;
+            assert_eq!(f3.lib.fmi3SetTime(f3.c, t3), OK);
+            for (xi, di) in x.iter_mut().zip(&dx) {
+                *xi += h * di;
+            }
+            assert_eq!(f3.lib.fmi3SetContinuousStates(f3.c, x.as_ptr(), n), OK);
+            let (mut enter, mut term) = (false, false);
+            assert_eq!(
+                f3.lib
+                    .fmi3CompletedIntegratorStep(f3.c, true, &mut enter, &mut term),
+                OK
+            );
+        }
+        let x2 = f2.states(n);
+        let mut x3 = vec![0.0; n];
+        assert_eq!(f3.lib.fmi3GetContinuousStates(f3.c, x3.as_mut_ptr(), n), OK);
+        assert_eq!(
+            x2.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            x3.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            "FMI 2.0 and 3.0 Euler states after 200 steps"
+        );
+        let mut z = vec![0.0; ni];
+        assert_eq!(f3.lib.fmi3GetEventIndicators(f3.c, z.as_mut_ptr(), ni), OK);
+        let zvr: Vec<u32> = (0..ni as u32)
+            .map(|k| d.variables.len() as u32 + k)
+            .collect();
+        let (s, zv) = f3.get(&zvr);
+        assert_eq!(s, OK);
+        assert_eq!(z, zv, "event indicator variables = fmi3GetEventIndicators");
+        println!(
+            "ME: {n} states, 200 Euler steps of {h:e} s bit-identical through fmi2 and fmi3; \
+             {ni} event indicators {z:?} read both ways"
+        );
+    }
+}
+
+#[test]
+fn instantiation_refuses_what_the_fmu_does_not_offer() {
+    let model = ModelDir::new("fmi3-inst", &shipped_model("blowdown"));
+    let lib = lib();
+    let name = CString::new("x").unwrap();
+    let token = CString::new(model.guid.clone()).unwrap();
+    let bad_token = CString::new("{00000000-0000-0000-0000-000000000000}").unwrap();
+    let path = CString::new(format!("{}/", model.resources.display())).unwrap();
+    let env = 999_999usize as *mut c_void;
+    let cs = |n: *const c_char, t: *const c_char, p: *const c_char, event_mode: bool| {
+        // SAFETY: strings valid or NULL.
+        unsafe {
+            lib.fmi3InstantiateCoSimulation(
+                n,
+                t,
+                p,
+                false,
+                false,
+                event_mode,
+                false,
+                ptr::null(),
+                0,
+                env,
+                Some(log_message),
+                None,
+            )
+        }
+    };
+    let cases = [
+        (
+            "eventModeUsed",
+            cs(name.as_ptr(), token.as_ptr(), path.as_ptr(), true),
+        ),
+        (
+            "wrong token",
+            cs(name.as_ptr(), bad_token.as_ptr(), path.as_ptr(), false),
+        ),
+        (
+            "NULL token",
+            cs(name.as_ptr(), ptr::null(), path.as_ptr(), false),
+        ),
+        (
+            "NULL resourcePath",
+            cs(name.as_ptr(), token.as_ptr(), ptr::null(), false),
+        ),
+        (
+            "NULL instanceName",
+            cs(ptr::null(), token.as_ptr(), path.as_ptr(), false),
+        ),
+        // SAFETY: valid strings.
+        ("Scheduled Execution", unsafe {
+            lib.fmi3InstantiateScheduledExecution(
+                name.as_ptr(),
+                token.as_ptr(),
+                path.as_ptr(),
+                false,
+                false,
+                env,
+                Some(log_message),
+                None,
+                None,
+                None,
+            )
+        }),
+    ];
+    for (what, c) in &cases {
+        assert!(c.is_null(), "{what}: instantiated");
+    }
+    let errors = logs(env as usize);
+    assert!(errors.len() >= cases.len(), "{errors:?}");
+    println!(
+        "{} refused instantiations, {} error lines, e.g. {:?}",
+        cases.len(),
+        errors.len(),
+        errors[0].1
+    );
+    assert!(Path::new(&model.resources).is_dir());
+}
