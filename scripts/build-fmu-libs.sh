@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Plenum library that FMUs ship, once per platform, in the `fmu` profile (release
-# code, stripped, exporting only the fmi2 functions: scripts/fmu-linker.sh), library crate only
+# code, stripped, exporting only the fmi2 and fmi3 functions: scripts/fmu-linker.sh), library crate only
 # (`--no-default-features`: none of the command line's dependencies):
 #
 #   linux64  target/x86_64-unknown-linux-gnu/fmu/libplenum.so   linked by zig against glibc 2.17

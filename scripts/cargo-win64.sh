@@ -3,8 +3,8 @@
 # scripts/test.sh), with what the cross build needs:
 #   - bindgen (fmi-sys) gets clang's own resource headers (mm_malloc.h, which the MinGW headers
 #     include and libclang does not find for that target; scripts/clang-include.sh finds them);
-#   - the linker is scripts/fmu-linker.sh over MinGW-w64's gcc (the DLL exports the fmi2
-#     functions only).
+#   - the linker is scripts/fmu-linker.sh over MinGW-w64's gcc (the DLL exports the fmi2 and
+#     fmi3 functions only).
 # CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER, when set, runs the test binaries (scripts/wine-run.sh).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

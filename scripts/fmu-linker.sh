@@ -6,10 +6,10 @@
 # `callback_log` among them) by a list it hands the linker: a version script on ELF
 # (`-Wl,--version-script=FILE`), a module-definition file on PE (`-Wl,FILE.def`). This wrapper
 # keeps in that list only the names matching PLENUM_FMU_EXPORTS (shell globs, space-separated;
-# default "fmi2*": an FMI 3.0 build adds "fmi3*"), then runs the real linker, the command line
+# default "fmi2* fmi3*": one library serves FMI 2.0 and 3.0 FMUs), then runs the real linker, the command line
 # in PLENUM_FMU_LINKER (default `cc`).
 set -euo pipefail
-read -r -a patterns <<<"${PLENUM_FMU_EXPORTS:-fmi2*}"
+read -r -a patterns <<<"${PLENUM_FMU_EXPORTS:-fmi2* fmi3*}"
 read -r -a linker <<<"${PLENUM_FMU_LINKER:-cc}"
 
 exported() {

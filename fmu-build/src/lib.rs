@@ -1,5 +1,6 @@
-//! `fmu-build`: turns a Plenum model file into an FMI 2.0 FMU for Co-Simulation and Model
-//! Exchange (Co-Simulation only for a model with `[sensitivities]`).
+//! `fmu-build`: turns a Plenum model file into an FMI 2.0 (or, with [`FmiVersion::V3`], FMI 3.0:
+//! [`fmi3`]) FMU for Co-Simulation and Model Exchange (Co-Simulation only for a model with
+//! `[sensitivities]`).
 //!
 //! - [`model_description`] writes `modelDescription.xml` (quick-xml events, not string
 //!   formatting) from `plenum::cosim::describe`: units with their SI base-unit exponents, log

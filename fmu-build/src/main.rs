@@ -1,5 +1,5 @@
 //! `fmu-build models/x.toml... -o target/fmu/ [--platforms linux64,win64] [--lib PATH]...
-//! [--description-only]`
+//! [--description-only] [--fmi-version 2|3]`
 //!
 //! Exit codes: 0 built, 1 build failure (missing or unusable library, I/O), 2 invalid model file
 //! or arguments (two models of one name, a name the XML cannot hold). Nothing is written when
@@ -15,8 +15,9 @@ use fmu_build::platform::{self, megabytes};
 use fmu_build::{Error, FmiVersion, Library, Platform};
 use plenum::model::LoadedModel;
 
-/// Package Plenum model files as FMI 2.0 Co-Simulation FMUs (`<out>/<model>.fmu`), with the
-/// Plenum library of every platform built on this machine.
+/// Package Plenum model files as FMUs (`<out>/<model>.fmu`; FMI 2.0, or 3.0 with
+/// `--fmi-version 3`; Co-Simulation and Model Exchange), with the Plenum library of every
+/// platform built on this machine.
 #[derive(Parser, Debug)]
 #[command(name = "fmu-build", version)]
 struct Cli {

@@ -153,6 +153,91 @@ pub const FMI2_FUNCTIONS: [&str; 44] = [
     "fmi2GetStringStatus",
 ];
 
+/// The functions of the FMI 3.0 C API (fmi3FunctionTypes.h, in its order), all of which a
+/// Plenum library exports too (one library serves FMI 2.0 and 3.0 FMUs).
+pub const FMI3_FUNCTIONS: [&str; 75] = [
+    "fmi3GetVersion",
+    "fmi3SetDebugLogging",
+    "fmi3InstantiateModelExchange",
+    "fmi3InstantiateCoSimulation",
+    "fmi3InstantiateScheduledExecution",
+    "fmi3FreeInstance",
+    "fmi3EnterInitializationMode",
+    "fmi3ExitInitializationMode",
+    "fmi3EnterEventMode",
+    "fmi3Terminate",
+    "fmi3Reset",
+    "fmi3GetFloat32",
+    "fmi3GetFloat64",
+    "fmi3GetInt8",
+    "fmi3GetUInt8",
+    "fmi3GetInt16",
+    "fmi3GetUInt16",
+    "fmi3GetInt32",
+    "fmi3GetUInt32",
+    "fmi3GetInt64",
+    "fmi3GetUInt64",
+    "fmi3GetBoolean",
+    "fmi3GetString",
+    "fmi3GetBinary",
+    "fmi3GetClock",
+    "fmi3SetFloat32",
+    "fmi3SetFloat64",
+    "fmi3SetInt8",
+    "fmi3SetUInt8",
+    "fmi3SetInt16",
+    "fmi3SetUInt16",
+    "fmi3SetInt32",
+    "fmi3SetUInt32",
+    "fmi3SetInt64",
+    "fmi3SetUInt64",
+    "fmi3SetBoolean",
+    "fmi3SetString",
+    "fmi3SetBinary",
+    "fmi3SetClock",
+    "fmi3GetNumberOfVariableDependencies",
+    "fmi3GetVariableDependencies",
+    "fmi3GetFMUState",
+    "fmi3SetFMUState",
+    "fmi3FreeFMUState",
+    "fmi3SerializedFMUStateSize",
+    "fmi3SerializeFMUState",
+    "fmi3DeserializeFMUState",
+    "fmi3GetDirectionalDerivative",
+    "fmi3GetAdjointDerivative",
+    "fmi3EnterConfigurationMode",
+    "fmi3ExitConfigurationMode",
+    "fmi3GetIntervalDecimal",
+    "fmi3GetIntervalFraction",
+    "fmi3GetShiftDecimal",
+    "fmi3GetShiftFraction",
+    "fmi3SetIntervalDecimal",
+    "fmi3SetIntervalFraction",
+    "fmi3SetShiftDecimal",
+    "fmi3SetShiftFraction",
+    "fmi3EvaluateDiscreteStates",
+    "fmi3UpdateDiscreteStates",
+    "fmi3EnterContinuousTimeMode",
+    "fmi3CompletedIntegratorStep",
+    "fmi3SetTime",
+    "fmi3SetContinuousStates",
+    "fmi3GetContinuousStateDerivatives",
+    "fmi3GetEventIndicators",
+    "fmi3GetContinuousStates",
+    "fmi3GetNominalsOfContinuousStates",
+    "fmi3GetNumberOfEventIndicators",
+    "fmi3GetNumberOfContinuousStates",
+    "fmi3EnterStepMode",
+    "fmi3GetOutputDerivatives",
+    "fmi3DoStep",
+    "fmi3ActivateModelPartition",
+];
+
+/// Every function a Plenum library exports: [`FMI2_FUNCTIONS`] and [`FMI3_FUNCTIONS`].
+pub fn fmi_functions() -> impl Iterator<Item = &'static str> {
+    FMI2_FUNCTIONS.iter().chain(FMI3_FUNCTIONS.iter()).copied()
+}
+
 /// What a shared library file is, read from its headers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LibraryInfo {
@@ -166,16 +251,16 @@ pub struct LibraryInfo {
 }
 
 impl LibraryInfo {
-    /// Exported names that are not fmi2 functions, and fmi2 functions not exported.
+    /// Exported names that are not fmi2 or fmi3 functions, and fmi2 and fmi3 functions not
+    /// exported.
     pub fn export_mismatch(&self) -> (Vec<&str>, Vec<&'static str>) {
         let extra = self
             .exports
             .iter()
             .map(String::as_str)
-            .filter(|e| !FMI2_FUNCTIONS.contains(e))
+            .filter(|e| !fmi_functions().any(|f| f == *e))
             .collect();
-        let missing = FMI2_FUNCTIONS
-            .into_iter()
+        let missing = fmi_functions()
             .filter(|f| !self.exports.iter().any(|e| e == f))
             .collect();
         (extra, missing)
@@ -312,7 +397,7 @@ impl Library {
         if !missing.is_empty() {
             return Err(format!(
                 "{}: a {} shared library, but not a Plenum FMU library: it does not export {} \
-                 ({} of the {} fmi2 functions missing)",
+                 ({} of the {} fmi2 and fmi3 functions missing)",
                 path.display(),
                 info.platform,
                 missing
@@ -322,7 +407,7 @@ impl Library {
                     .collect::<Vec<_>>()
                     .join(", "),
                 missing.len(),
-                FMI2_FUNCTIONS.len()
+                FMI2_FUNCTIONS.len() + FMI3_FUNCTIONS.len()
             ));
         }
         Ok(Library {

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use fmu_build::platform::{self, FMI2_FUNCTIONS, GLIBC_BASELINE, Library, Platform};
+use fmu_build::platform::{self, GLIBC_BASELINE, Library, Platform};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -86,15 +86,15 @@ fn binutils_exports(p: Platform, path: &Path) -> Option<BTreeSet<String>> {
 }
 
 #[test]
-fn shipped_libraries_export_the_fmi2_functions_and_nothing_else() {
-    let want: BTreeSet<String> = FMI2_FUNCTIONS.iter().map(|s| s.to_string()).collect();
+fn shipped_libraries_export_the_fmi2_and_fmi3_functions_and_nothing_else() {
+    let want: BTreeSet<String> = platform::fmi_functions().map(|s| s.to_string()).collect();
     let mut checked = 0;
     for p in Platform::ALL {
         let Some(lib) = shipped(p) else { continue };
         let got: BTreeSet<String> = lib.info.exports.iter().cloned().collect();
         let (extra, missing) = lib.info.export_mismatch();
         println!(
-            "{p}: {} exports, {} fmi2 functions; extra {extra:?}, missing {missing:?}",
+            "{p}: {} exports, {} fmi2 and fmi3 functions; extra {extra:?}, missing {missing:?}",
             got.len(),
             want.len()
         );
