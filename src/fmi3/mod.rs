@@ -884,3 +884,72 @@ pub unsafe extern "C" fn fmi3GetDirectionalDerivative(
         Ok(OK)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A state behind the checks that makes the simulation index out of bounds: the panic is
+    /// caught inside fmi3DoStep, which returns fmi3Fatal; the instance then refuses everything
+    /// but freeing.
+    #[test]
+    fn a_panic_inside_a_call_becomes_fmi3fatal_and_never_crosses_the_abi() {
+        let text = include_str!("../../models/projectile.toml");
+        let dir = std::env::temp_dir().join(format!("plenum-fmi3-panic-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("model.toml"), text).unwrap();
+        let token = std::ffi::CString::new(crate::cosim::guid_of(text.as_bytes())).unwrap();
+        let path = std::ffi::CString::new(format!("{}/", dir.display())).unwrap();
+
+        let mut inst = Instance::new(text, "model.toml").unwrap();
+        inst.setup_experiment(0.0, None).unwrap();
+        inst.enter_initialization_mode().unwrap();
+        inst.exit_initialization_mode().unwrap();
+        let mut snap = inst.snapshot().unwrap();
+        snap.y_mut().truncate(3);
+
+        unsafe {
+            let c = fmi3InstantiateCoSimulation(
+                c"panic".as_ptr(),
+                token.as_ptr(),
+                path.as_ptr(),
+                false,
+                false,
+                false,
+                false,
+                ptr::null(),
+                0,
+                ptr::null_mut(),
+                None,
+                None,
+            );
+            assert!(!c.is_null());
+            assert_eq!(
+                fmi3EnterInitializationMode(c, false, 0.0, 0.0, false, 0.0),
+                OK
+            );
+            assert_eq!(fmi3ExitInitializationMode(c), OK);
+            let mut s: fmi3FMUState = ptr::null_mut();
+            assert_eq!(fmi3GetFMUState(c, &mut s), OK);
+            let put = with_component(c, "test", |comp| {
+                comp.instance.restore_unchecked(&snap);
+                Ok(OK)
+            });
+            assert_eq!(put, OK);
+            let (mut e, mut t, mut r, mut l) = (false, false, false, 0.0);
+            let status = cs::fmi3DoStep(c, 0.0, 1e-4, false, &mut e, &mut t, &mut r, &mut l);
+            assert_eq!(status, FATAL);
+            let mut v = [0.0];
+            assert_eq!(
+                fmi3GetFloat64(c, [0u32].as_ptr(), 1, v.as_mut_ptr(), 1),
+                ERROR
+            );
+            assert_eq!(fmi3Reset(c), ERROR);
+            assert_eq!(fmi3FreeFMUState(c, &mut s), OK);
+            assert!(s.is_null());
+            fmi3FreeInstance(c);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        println!("a panic in fmi3DoStep → fmi3Fatal; then fmi3Error for every call but the frees");
+    }
+}
