@@ -124,8 +124,7 @@ impl Network {
             layout,
             segment_start_s: 0.0,
             rhs_evaluations: 0,
-            #[cfg(feature = "test-support")]
-            test_sink: None,
+            extra_terms: Vec::new(),
             scratch: RefCell::default(),
             dual: DualScratch::default(),
             breakpoints: BreakpointCache::default(),

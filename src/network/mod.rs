@@ -16,6 +16,7 @@
 
 mod build;
 mod events;
+mod extra;
 mod links;
 mod lookup;
 mod ode_system;
@@ -25,6 +26,7 @@ mod sensitivity;
 mod states;
 
 pub use events::EventOutcome;
+pub use extra::ExtraTerm;
 pub use pattern::parameter_rows;
 pub use sensitivity::SensitivityParameter;
 
@@ -92,17 +94,6 @@ struct BreakpointCache {
     next_s: Option<f64>,
 }
 
-/// A test-only component that removes a fraction of a chamber's mass and energy per second
-/// without counting it as having left (see `Network::test_sink`): only in builds with the
-/// `test-support` feature (the test builds), never in the shipped library.
-#[cfg(feature = "test-support")]
-#[derive(Clone, Debug, PartialEq)]
-pub struct TestSink {
-    pub chamber: usize,
-    pub mass_rate_per_s: f64,
-    pub energy_rate_per_s: f64,
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Network {
     pub gas: IdealGas,
@@ -132,11 +123,9 @@ pub struct Network {
     pub segment_start_s: f64,
     /// Right-hand-side evaluations so far.
     pub rhs_evaluations: u64,
-    /// A deliberately non-conserving sink, for the tests of checks 4–7 only (no model file
-    /// can create it; the `test-support` feature only).
-    #[cfg(feature = "test-support")]
+    /// Terms tests add to the right-hand side ([`ExtraTerm`]); none in a built model.
     #[serde(skip)]
-    pub test_sink: Option<TestSink>,
+    extra_terms: Vec<std::sync::Arc<dyn ExtraTerm>>,
     /// In a cell so that `rhs` lends it to `eval` (which borrows the network immutably)
     /// without moving the buffers out and back on every call.
     #[serde(skip)]
@@ -160,15 +149,6 @@ pub struct Network {
 }
 
 impl Network {
-    /// Whether a test sink is present (never without the `test-support` feature).
-    #[inline(always)]
-    fn has_test_sink(&self) -> bool {
-        #[cfg(feature = "test-support")]
-        return self.test_sink.is_some();
-        #[cfg(not(feature = "test-support"))]
-        false
-    }
-
     /// Whether any link or boundary other than orifices and valves exists (see `eval_more`).
     fn has_more_kinds(&self) -> bool {
         !(self.mass_flows.is_empty()
@@ -176,7 +156,8 @@ impl Network {
             && self.tubes.is_empty()
             && self.inertance_valves.is_empty()
             && self.pistons.is_empty()
-            && self.walls.is_empty())
+            && self.walls.is_empty()
+            && self.extra_terms.is_empty())
     }
 
     /// Flow links: those with a `<name>.mdot` output (orifices, valves, mass flows, restrictors,

@@ -15,7 +15,7 @@ impl Network {
     }
 
     /// Per chamber (`moves`, one entry each, overwritten): whether an element can change its
-    /// mass. Only `transfer` and the test sink write dm/dt; `transfer` moves mass along the
+    /// mass. Only `transfer` and the extra terms ([`super::ExtraTerm`]) write dm/dt; `transfer` moves mass along the
     /// flow links (orifices, valves, mass flows, restrictors, tubes) and along a piston's bore
     /// once the piston has left it. Every piston counts, with an `x_exit` or without: a
     /// restored FMU state may hold any exit flags (they are checked for their count only), and
@@ -43,9 +43,8 @@ impl Network {
             mark(p.behind);
             mark(p.ahead);
         }
-        #[cfg(feature = "test-support")]
-        if let Some(k) = &self.test_sink {
-            mark(k.chamber);
+        for term in &self.extra_terms {
+            term.chambers().iter().for_each(|&k| mark(k));
         }
     }
 
@@ -159,7 +158,7 @@ impl OdeSystem for Network {
         self.rhs_evaluations += 1;
         // `&mut self`: no other borrow of the cell exists, so this cannot fail.
         let mut sc = self.scratch.borrow_mut();
-        if sc.lean && !self.has_test_sink() && !self.isothermal {
+        if sc.lean && !self.isothermal {
             // Chambers, reservoirs and valves alone (vents and chains of one-way valves),
             // the reservoirs' nodes kept: the same arithmetic without the other kinds' code,
             // whose registers and stack cost a small network's evaluation more than its

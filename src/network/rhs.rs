@@ -4,6 +4,7 @@
 use num_dual::Dual64;
 
 use super::Network;
+use super::extra::NetScalar;
 use super::links::{LinksState, const_orifice_flow, dy_pair};
 use crate::ad::{Scalar, c, copysign, max0};
 use crate::components::{NodeState, Restrictor, chamber, orifice, piston, restrictor, valve};
@@ -262,7 +263,7 @@ impl Network {
         });
         let mut sc = self.scratch.borrow_mut();
         let fresh = sc.reservoirs_fresh;
-        if sc.valves_only && !self.has_test_sink() && !self.isothermal {
+        if sc.valves_only && !self.isothermal {
             self.eval_with::<f64, false>(t, y, dy, &mut sc, &[], fresh);
         } else {
             // Every component kind, here in `rhs_general` (out of line: the valves-only path
@@ -293,7 +294,7 @@ impl Network {
 
     /// [`Self::eval_with`] with every node state computed.
     #[inline]
-    pub(super) fn eval<T: Scalar>(
+    pub(super) fn eval<T: NetScalar>(
         &self,
         t: f64,
         y: &[T],
@@ -309,10 +310,10 @@ impl Network {
     /// `seeds` replace parameters' values (matched by address) with given scalars: a dual
     /// seed differentiates with respect to that parameter. `reservoirs_fresh`: the reservoir
     /// nodes in `sc` are up to date (constants, no seeds), not computed again. `FULL`
-    /// false: the network has no links but valves and neither a test sink nor isothermal gas
+    /// false: the network has no links but valves and neither an extra term nor isothermal gas
     /// (the caller checks), and the code for those is left out.
     #[inline]
-    pub(super) fn eval_with<T: Scalar, const FULL: bool>(
+    pub(super) fn eval_with<T: NetScalar, const FULL: bool>(
         &self,
         t: f64,
         y: &[T],
@@ -359,14 +360,6 @@ impl Network {
         }
         if more {
             self.eval_more(t, y, dy, nodes, link_mdot, link, seeds);
-        }
-
-        #[cfg(feature = "test-support")]
-        if let Some(k) = &self.test_sink {
-            // Unaccounted losses (not in the accumulators): the totals are not conserved.
-            let o = k.chamber * chamber::STATES;
-            dy[o + chamber::MASS] -= y[o + chamber::MASS] * k.mass_rate_per_s;
-            dy[o + chamber::ENERGY] -= y[o + chamber::ENERGY] * k.energy_rate_per_s;
         }
 
         if self.isothermal {
@@ -471,7 +464,7 @@ impl Network {
     /// cost the piston and wall networks a call per evaluation and gained the vent nothing.)
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    fn eval_more<T: Scalar>(
+    fn eval_more<T: NetScalar>(
         &self,
         t: f64,
         y: &[T],
@@ -586,6 +579,10 @@ impl Network {
             self.heat_out(r, -q, dy);
             // A massless wall stores nothing: (p_l − p_r)·dV/dt is dissipated.
             dy[acc + 1] += (nl.pressure_pa - nr.pressure_pa) * dvdt;
+        }
+
+        for term in &self.extra_terms {
+            T::add_extra(&**term, y, dy);
         }
     }
 }
