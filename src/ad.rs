@@ -6,6 +6,8 @@
 //! which is what the f64 evaluation decides: the dual evaluation differentiates the branch that
 //! is active, as a one-sided finite difference would.
 
+/// The dual number the right-hand side is differentiated in (see `network::ExtraTerm`).
+pub use num_dual::Dual64;
 use num_dual::DualNum;
 
 /// A real number or a dual number over f64.

@@ -34,7 +34,6 @@ import struct
 import subprocess
 import tomllib
 import zipfile
-from ctypes import byref
 from pathlib import Path
 
 import fmpy
@@ -44,10 +43,6 @@ from fmpy import read_model_description
 from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import (
     FMU2Slave,
-    fmi2CallbackAllocateMemoryTYPE,
-    fmi2CallbackFreeMemoryTYPE,
-    fmi2CallbackFunctions,
-    fmi2CallbackLoggerTYPE,
     fmi2Discard,
     fmi2False,
     fmi2LastSuccessfulTime,
@@ -56,6 +51,8 @@ from fmpy.fmi2 import (
     fmi2Warning,
 )
 from fmpy.validation import validate_fmu
+
+import fmi_master
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = sorted((ROOT / "models").glob("*.toml"))
@@ -263,18 +260,8 @@ class Slave:
     def __init__(self, fmu_path, unzipdir, name="plenum"):
         self.md = read_model_description(fmu_path)
         self.logs = []
-
-        def logger(env, instance, status, category, message):
-            self.logs.append((status, (category or b"").decode(), (message or b"").decode()))
-
-        cb = fmi2CallbackFunctions()
-        cb.logger = fmi2CallbackLoggerTYPE(logger)
-        cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(fmpy.calloc)
-        cb.freeMemory = fmi2CallbackFreeMemoryTYPE(fmpy.free)
-        from fmpy.logging import addLoggerProxy
-
-        addLoggerProxy(byref(cb))
-        self.callbacks = cb  # kept alive as long as the instance
+        cb = fmi_master.logging_callbacks(self.logs)
+        self.callbacks = cb
         self.fmu = FMU2Slave(
             guid=self.md.guid,
             unzipDirectory=unzipdir,
@@ -334,25 +321,8 @@ class Slave:
 @pytest.fixture
 def slaves():
     """Factory of Slave objects, freed and with their unzip directories removed at the end."""
-    made, dirs = [], {}
-
-    def make(fmu_path, name="plenum"):
-        key = str(fmu_path)
-        if Path(fmu_path).is_dir():
-            unzipdir = key  # already an extracted FMU (a variant)
-        else:
-            if key not in dirs:
-                dirs[key] = fmpy.extract(fmu_path)
-            unzipdir = dirs[key]
-        s = Slave(fmu_path, unzipdir, name)
-        made.append(s)
-        return s
-
-    yield make
-    for s in made:
-        s.free()
-    for d in dirs.values():
-        shutil.rmtree(d, ignore_errors=True)
+    with fmi_master.instances(Slave) as make:
+        yield make
 
 
 def bits(x):

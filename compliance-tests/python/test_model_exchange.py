@@ -11,9 +11,8 @@ projectile's exit velocity (test_sensitivities.py's `exact_exit`), and, for Eule
 """
 
 import math
-import shutil
 import tomllib
-from ctypes import POINTER, byref, c_double
+from ctypes import POINTER, c_double
 from pathlib import Path
 
 import fmpy
@@ -23,29 +22,13 @@ from fmpy import read_model_description
 from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import (
     FMU2Model,
-    fmi2CallbackAllocateMemoryTYPE,
-    fmi2CallbackFreeMemoryTYPE,
     fmi2CallbackFunctions,
     fmi2CallbackLoggerTYPE,
 )
-from fmpy.logging import addLoggerProxy
-
+import fmi_master
 import test_fmpy as base
 import test_sensitivities as sens
 from test_fmpy import library, slaves, workdir  # noqa: F401 (pytest fixtures)
-
-# Every callback struct given to FMPy's addLoggerProxy, kept for the life of the process: the
-# proxy's native library keeps a pointer to the last logger it wrapped, and calls it from a
-# later instance's log lines (a freed ctypes callback there is a segmentation fault).
-PROXIED_CALLBACKS = []
-
-
-def proxied(cb):
-    """`cb` with FMPy's logger proxy (which formats the variadic message), kept alive."""
-    addLoggerProxy(byref(cb))
-    PROXIED_CALLBACKS.append(cb)
-    return cb
-
 
 ME_RTOL = 1e-10  # CVODE's relative tolerance (FMPy: absolute = relative · nominal)
 REL_TOL_ME = 1e-7  # ME against CS, relative to each variable's scale
@@ -280,7 +263,7 @@ def test_sensitivity_models_are_co_simulation_only(workdir, library):  # noqa: F
                     modelIdentifier=md.coSimulation.modelIdentifier, instanceName="me")
     cb = fmi2CallbackFunctions()
     cb.logger = fmi2CallbackLoggerTYPE(logger)
-    proxied(cb)
+    fmi_master.proxied(cb)
     with pytest.raises(Exception):
         fmu.instantiate(callbacks=cb)
     print("\n".join(logs))
@@ -329,15 +312,7 @@ class Exchange:
     def __init__(self, path, unzipdir, name="me"):
         self.md = read_model_description(path)
         self.logs = []
-
-        def logger(env, instance, status, category, message):
-            self.logs.append((status, (category or b"").decode(), (message or b"").decode()))
-
-        cb = fmi2CallbackFunctions()
-        cb.logger = fmi2CallbackLoggerTYPE(logger)
-        cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(fmpy.calloc)
-        cb.freeMemory = fmi2CallbackFreeMemoryTYPE(fmpy.free)
-        proxied(cb)
+        cb = fmi_master.logging_callbacks(self.logs)
         self.callbacks = cb
         self.fmu = FMU2Model(guid=self.md.guid, unzipDirectory=unzipdir,
                              modelIdentifier=self.md.modelExchange.modelIdentifier,
@@ -415,25 +390,9 @@ class Exchange:
 
 @pytest.fixture
 def exchanges():
-    made, dirs = [], {}
-
-    def make(path, name="me"):
-        key = str(path)
-        if Path(path).is_dir():
-            unzipdir = key
-        else:
-            if key not in dirs:
-                dirs[key] = fmpy.extract(path)
-            unzipdir = dirs[key]
-        e = Exchange(path, unzipdir, name)
-        made.append(e)
-        return e
-
-    yield make
-    for e in made:
-        e.free()
-    for d in dirs.values():
-        shutil.rmtree(d, ignore_errors=True)
+    """Factory of Exchange objects, freed and with their unzip directories removed at the end."""
+    with fmi_master.instances(Exchange) as make:
+        yield make
 
 
 # (model, Euler step, steps before the state is taken, steps after it): the projectile's state

@@ -412,27 +412,24 @@ pub fn description_xml_with(
     )?;
     w.write_event(Event::Start(root)).map_err(xml_err)?;
 
-    // Capabilities: true only where the library provides them (docs/fmu.md, "Capabilities").
-    let flag = |b: bool| if b { "true" } else { "false" }.to_string();
     if d.model_exchange {
-        write_model_exchange(&mut w, d)?;
+        write_interface(
+            &mut w,
+            d,
+            "ModelExchange",
+            &[("completedIntegratorStepNotNeeded", false)],
+        )?;
     }
-    w.write_event(Event::Empty(element(
+    write_interface(
+        &mut w,
+        d,
         "CoSimulation",
         &[
-            ("modelIdentifier", d.model_name.clone()),
-            ("needsExecutionTool", flag(false)),
-            ("canHandleVariableCommunicationStepSize", flag(true)),
-            ("canInterpolateInputs", flag(false)),
-            ("canRunAsynchronuously", flag(false)),
-            ("canBeInstantiatedOnlyOncePerProcess", flag(false)),
-            ("canNotUseMemoryManagementFunctions", flag(false)),
-            ("canGetAndSetFMUstate", flag(true)),
-            ("canSerializeFMUstate", flag(true)),
-            ("providesDirectionalDerivative", flag(true)),
+            ("canHandleVariableCommunicationStepSize", true),
+            ("canInterpolateInputs", false),
+            ("canRunAsynchronuously", false),
         ],
-    )?))
-    .map_err(xml_err)?;
+    )?;
 
     write_units_categories_experiment(&mut w, d)?;
 
@@ -576,24 +573,31 @@ fn write_units_categories_experiment(
     Ok(())
 }
 
-/// The `<ModelExchange>` element: the same library as Co-Simulation, every capability it
-/// provides for Co-Simulation too.
-fn write_model_exchange(w: &mut Writer<Vec<u8>>, d: &Description) -> Result<(), Error> {
+/// The `<ModelExchange>` or `<CoSimulation>` element `name`: one library behind both, so the
+/// capabilities they share are the same; `own` are the interface's own flags, written after
+/// `needsExecutionTool` as the schema lists them. True only where the library provides the
+/// capability (docs/fmu.md, "Capabilities").
+fn write_interface(
+    w: &mut Writer<Vec<u8>>,
+    d: &Description,
+    name: &str,
+    own: &[(&'static str, bool)],
+) -> Result<(), Error> {
     let flag = |b: bool| if b { "true" } else { "false" }.to_string();
-    w.write_event(Event::Empty(element(
-        "ModelExchange",
-        &[
-            ("modelIdentifier", d.model_name.clone()),
-            ("needsExecutionTool", flag(false)),
-            ("completedIntegratorStepNotNeeded", flag(false)),
-            ("canBeInstantiatedOnlyOncePerProcess", flag(false)),
-            ("canNotUseMemoryManagementFunctions", flag(false)),
-            ("canGetAndSetFMUstate", flag(true)),
-            ("canSerializeFMUstate", flag(true)),
-            ("providesDirectionalDerivative", flag(true)),
-        ],
-    )?))
-    .map_err(xml_err)
+    let shared = [
+        ("canBeInstantiatedOnlyOncePerProcess", false),
+        ("canNotUseMemoryManagementFunctions", false),
+        ("canGetAndSetFMUstate", true),
+        ("canSerializeFMUstate", true),
+        ("providesDirectionalDerivative", true),
+    ];
+    let mut attrs = vec![
+        ("modelIdentifier", d.model_name.clone()),
+        ("needsExecutionTool", flag(false)),
+    ];
+    attrs.extend(own.iter().chain(&shared).map(|&(k, v)| (k, flag(v))));
+    w.write_event(Event::Empty(element(name, &attrs)?))
+        .map_err(xml_err)
 }
 
 /// `<ModelStructure>` (FMI 2.0.4 §2.2.8), every reference a 1-based index into

@@ -8,6 +8,8 @@ mod common;
 // thread, so the tests running in parallel do not see each other's allocations).
 #[path = "../common/counting_alloc.rs"]
 mod counting_alloc;
+#[path = "../common/test_sink.rs"]
+mod test_sink;
 
 mod adaptive;
 mod auto;

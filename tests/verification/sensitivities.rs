@@ -3,6 +3,8 @@
 //! verification §3.1.4, eq. 3.8), central finite differences of whole runs, and the gradient
 //! checks 6 and 7 on a conserving model and on a deliberately non-conserving test component.
 
+use std::sync::Arc;
+
 use crate::common;
 
 use common::*;
@@ -10,8 +12,9 @@ use plenum::checks::{ENERGY_GRADIENT_DRIFT, MASS_GRADIENT_DRIFT};
 use plenum::components::{chamber, piston};
 use plenum::model::ModelFile;
 use plenum::model::build::build_network;
-use plenum::network::TestSink;
 use plenum::sensitivity::{self, SensitivityRun};
+
+use crate::test_sink::TestSink;
 
 const PARAMS: [&str; 2] = ["projectile.mass", "barrel.pressure"];
 
@@ -196,11 +199,11 @@ fn with_sink(mass_rate: f64, energy_rate: f64) -> SensitivityRun {
     spec.checks.mass_drift = 1.0;
     spec.checks.energy_drift = 1.0;
     let mut net = build_network(&spec);
-    net.test_sink = Some(TestSink {
+    net.add_extra_term(Arc::new(TestSink {
         chamber: 0,
         mass_rate_per_s: mass_rate,
         energy_rate_per_s: energy_rate,
-    });
+    }));
     sensitivity::run_network(net, &spec, Some(&params())).expect("runs")
 }
 

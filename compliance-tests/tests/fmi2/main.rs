@@ -4,6 +4,7 @@
 //! counts the master's allocations process-wide and stays a binary of its own.)
 
 mod abi;
+mod calling_sequence;
 mod deserialize_props;
 mod me_calls;
 mod state_contents;

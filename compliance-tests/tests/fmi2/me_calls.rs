@@ -11,6 +11,8 @@ use std::ptr;
 
 use compliance_tests::*;
 
+use crate::calling_sequence::{Row, check_table, description, value_reference};
+
 const INSTANTIATED: u8 = 1;
 const INIT_MODE: u8 = 2;
 const EVENT_MODE: u8 = 4;
@@ -41,31 +43,23 @@ struct Ctx {
     x0: Vec<f64>,
 }
 
-type Call = fn(&Fmu, &Ctx) -> fmi2Status;
-
 fn model() -> ModelDir {
     ModelDir::new("me-calls", &shipped_model("blowdown"))
 }
 
 fn ctx(model: &ModelDir) -> Ctx {
     let loaded = plenum::model::parse_str(&model.text, "m.toml", &[]).expect("model");
-    let d = plenum::cosim::describe(&loaded);
     let sim = plenum::model::build_simulation(&loaded.spec, None).expect("sim");
     Ctx {
-        input_vr: d
-            .variables
-            .iter()
-            .find(|v| v.name == "atm.pressure")
-            .expect("input")
-            .value_reference,
-        n: d.states.len(),
+        input_vr: value_reference(model, "atm.pressure"),
+        n: description(model).states.len(),
         x0: sim.y.clone(),
     }
 }
 
 /// The FMI 2.0.4 Model Exchange calling-sequence table (§3.2.3): function, states in which it
 /// may be called, a call with valid arguments.
-fn table() -> Vec<(&'static str, u8, Call)> {
+fn table() -> Vec<Row<Ctx>> {
     // SAFETY (every closure): FMI calls on a live instance with valid arguments.
     unsafe {
         vec![
@@ -294,57 +288,16 @@ fn every_function_in_every_model_exchange_state_follows_the_calling_sequence_tab
     let model = model();
     let x = ctx(&model);
     let table = table();
-    let (mut refused, mut allowed) = (0, 0);
-    println!(
-        "{:<36} {}",
-        "function \\ state",
-        STATES.map(|(_, n)| format!("{n:>19}")).join("")
+    let counts = check_table(
+        &STATES,
+        &table,
+        &x,
+        &["is a Co-Simulation function"],
+        |state| Some(reach(&model, state)),
+        |f, state| continuation(f, state, &x),
     );
-    for (name, ok_in, call) in &table {
-        let mut line = format!("{name:<36}");
-        for (state, state_name) in STATES {
-            let f = reach(&model, state);
-            let n = f.logs().len();
-            let status = call(&f, &x);
-            let logs = f.logs();
-            let refused_for_state = logs[n..].iter().any(|r| {
-                r.status == ERROR as i32
-                    && r.text.starts_with(name.split('+').next().unwrap_or(name))
-                    && (r
-                        .text
-                        .contains(&format!("not allowed in state {state_name}"))
-                        || r.text.contains("is a Co-Simulation function"))
-            });
-            if ok_in & state != 0 {
-                assert!(
-                    !refused_for_state,
-                    "{name} in {state_name} is allowed by the standard but was refused: {:?}",
-                    &logs[n..]
-                );
-                allowed += 1;
-                line.push_str(&format!("{:>19}", format!("ok({status})")));
-            } else {
-                assert_eq!(status, ERROR, "{name} in {state_name}");
-                assert!(
-                    refused_for_state,
-                    "{name} in {state_name}: no error message naming the state: {:?}",
-                    &logs[n..]
-                );
-                let msg = logs[n..].iter().find(|r| r.status == ERROR as i32).unwrap();
-                assert_eq!(msg.format, "%s");
-                assert_eq!(msg.category, "logStatusError");
-                let twin = reach(&model, state);
-                assert_eq!(
-                    continuation(&f, state, &x),
-                    continuation(&twin, state, &x),
-                    "{name} in {state_name} changed the instance"
-                );
-                refused += 1;
-                line.push_str(&format!("{:>19}", "Error+log"));
-            }
-        }
-        println!("{line}");
-    }
+    let (refused, allowed) = (counts.refused, counts.allowed);
+    assert!(counts.unreachable.is_empty(), "{:?}", counts.unreachable);
     println!(
         "{} functions × {} Model Exchange states: {refused} forbidden calls refused with \
          fmi2Error and a logStatusError line naming the state (or the other interface), each \
@@ -364,8 +317,7 @@ fn every_function_in_every_model_exchange_state_follows_the_calling_sequence_tab
 fn model_exchange_bad_arguments_are_refused() {
     let text = shipped_model("projectile");
     let model = ModelDir::new("me-bad-args", &text);
-    let loaded = plenum::model::parse_str(&model.text, "m.toml", &[]).expect("model");
-    let d = plenum::cosim::describe(&loaded);
+    let d = description(&model);
     let n = d.states.len();
     let k = d.event_indicators;
     let der = d.derivatives[0];
@@ -597,7 +549,7 @@ fn model_exchange_bad_arguments_are_refused() {
 #[test]
 fn states_of_the_other_interface_and_damaged_exchange_parts_are_refused() {
     let model = ModelDir::new("me-states", &shipped_model("projectile"));
-    let n = ctx_n(&model);
+    let n = description(&model).states.len();
     let me = Fmu::model_exchange(&model);
     me.initialize_model_exchange(0.0);
     let mut t = 0.0;
@@ -696,11 +648,6 @@ fn states_of_the_other_interface_and_damaged_exchange_parts_are_refused() {
     assert_eq!(cs.free_state(&mut cs_state), OK);
 }
 
-fn ctx_n(model: &ModelDir) -> usize {
-    let loaded = plenum::model::parse_str(&model.text, "m.toml", &[]).expect("model");
-    plenum::cosim::describe(&loaded).states.len()
-}
-
 /// The projectile through a forward Euler master: the state taken 0.4 ms before the exit,
 /// the run to the exit event and the end, restore and the same steps again, and the state
 /// serialized into a fresh instance: every output and state bit for bit.
@@ -710,7 +657,7 @@ fn model_exchange_store_restore_and_serialization_are_bit_exact() {
     let text =
         shipped_model("projectile").replacen("[solver]\n", "[solver]\nstop_on_exit = true\n", 1);
     let model = ModelDir::new("me-restore", &text);
-    let n = ctx_n(&model);
+    let n = description(&model).states.len();
     let h = 1e-6;
     let run = |f: &Fmu, t: &mut f64| {
         let mut rows = Vec::new();

@@ -10,6 +10,8 @@ use std::ptr;
 
 use compliance_tests::*;
 
+use crate::calling_sequence::{Row, check_table, description, value_reference};
+
 // The states of the table. stepInProgress and stepCanceled never occur (synchronous steps);
 // fatal is reached only through an internal error (see src/fmi2's unit test of a caught panic).
 const INSTANTIATED: u8 = 1;
@@ -38,13 +40,11 @@ struct Ctx {
     time: f64,
 }
 
-type Call = fn(&Fmu, &Ctx) -> fmi2Status;
-
 /// The FMI 2.0.4 Co-Simulation calling-sequence table (§4.2.4), restricted to the states above:
 /// function, states in which it may be called, a call with valid arguments.
 /// fmi2GetTypesPlatform, fmi2GetVersion, fmi2Instantiate and fmi2FreeInstance take no
 /// instance state to refuse.
-fn table() -> Vec<(&'static str, u8, Call)> {
+fn table() -> Vec<Row<Ctx>> {
     // SAFETY (every closure): FMI calls on a live instance with valid arguments.
     unsafe {
         vec![
@@ -270,16 +270,6 @@ coefficient = 2.3e-8
     ModelDir::new("state-machine", &text)
 }
 
-fn input_vr(model: &ModelDir) -> u32 {
-    let loaded = plenum::model::parse_str(&model.text, "m.toml", &[]).expect("model");
-    plenum::cosim::describe(&loaded)
-        .variables
-        .iter()
-        .find(|v| v.name == "atm.pressure")
-        .expect("atm.pressure")
-        .value_reference
-}
-
 /// A fresh instance driven into `state` (None when the library gives no way there).
 fn reach(model: &ModelDir, state: u8, x: &Ctx) -> Option<Fmu> {
     let f = Fmu::new(model);
@@ -364,74 +354,19 @@ fn continuation(f: &Fmu, state: u8) -> Vec<(u32, Vec<u64>)> {
 fn every_function_in_every_state_follows_the_calling_sequence_table() {
     let model = model();
     let x = Ctx {
-        input_vr: input_vr(&model),
+        input_vr: value_reference(&model, "atm.pressure"),
         time: 0.0,
     };
     let table = table();
-    let (mut refused, mut allowed, mut unreachable) = (0, 0, Vec::new());
-    println!(
-        "{:<36} {}",
-        "function \\ state",
-        STATES.map(|(_, n)| format!("{n:>19}")).join("")
+    let counts = check_table(
+        &STATES,
+        &table,
+        &x,
+        &["is a Model Exchange function", "fmi2DoStep is synchronous"],
+        |state| reach(&model, state, &x),
+        continuation,
     );
-    let mut lines = Vec::new();
-    for (name, ok_in, call) in &table {
-        let mut line = format!("{name:<36}");
-        for (state, state_name) in STATES {
-            let Some(f) = reach(&model, state, &x) else {
-                if !unreachable.contains(&state_name) {
-                    unreachable.push(state_name);
-                }
-                line.push_str(&format!("{:>19}", "-"));
-                continue;
-            };
-            let n = f.logs().len();
-            let status = call(&f, &x);
-            let logs = f.logs();
-            let refused_for_state = logs[n..].iter().any(|r| {
-                r.status == ERROR as i32
-                    && r.text.starts_with(name.split('+').next().unwrap_or(name))
-                    && (r
-                        .text
-                        .contains(&format!("not allowed in state {state_name}"))
-                        || r.text.contains("is a Model Exchange function")
-                        || r.text.contains("fmi2DoStep is synchronous"))
-            });
-            if ok_in & state != 0 {
-                assert!(
-                    !refused_for_state,
-                    "{name} in {state_name} is allowed by the standard but was refused: {:?}",
-                    &logs[n..]
-                );
-                allowed += 1;
-                line.push_str(&format!("{:>19}", format!("ok({status})")));
-            } else {
-                assert_eq!(status, ERROR, "{name} in {state_name}");
-                assert!(
-                    refused_for_state,
-                    "{name} in {state_name}: no error message naming the state: {:?}",
-                    &logs[n..]
-                );
-                let msg = &logs[n..].iter().find(|r| r.status == ERROR as i32).unwrap();
-                assert_eq!(msg.format, "%s");
-                assert_eq!(msg.category, "logStatusError");
-                // The instance is still in its state: it goes on as a twin that never saw the
-                // call.
-                let twin = reach(&model, state, &x).expect("twin");
-                assert_eq!(
-                    continuation(&f, state),
-                    continuation(&twin, state),
-                    "{name} in {state_name} changed the instance"
-                );
-                refused += 1;
-                line.push_str(&format!("{:>19}", "Error+log"));
-            }
-        }
-        lines.push(line);
-    }
-    for l in &lines {
-        println!("{l}");
-    }
+    let (refused, allowed, unreachable) = (counts.refused, counts.allowed, counts.unreachable);
     println!(
         "{} functions × {} states: {refused} forbidden calls refused with fmi2Error and a \
          logStatusError line naming the state, each instance then continuing bit for bit as \
@@ -479,8 +414,7 @@ fn same_future(a: &Fmu, b: &Fmu, mut t: f64, what: &str) {
 #[test]
 fn null_pointers_unknown_references_and_bad_values_are_refused() {
     let model = ModelDir::new("bad-args", &shipped_model("blowdown"));
-    let loaded = plenum::model::parse_str(&model.text, "m.toml", &[]).expect("model");
-    let d = plenum::cosim::describe(&loaded);
+    let d = description(&model);
     let input = d
         .variables
         .iter()
