@@ -101,7 +101,7 @@ impl Logger {
         let Some(callback) = self.callback else {
             return;
         };
-        let message = c_string(message);
+        let message = c_string(&fmi3_names(message));
         let category = c_string(category);
         // SAFETY: the importer's callback, valid until fmi3FreeInstance (contract); both
         // strings live for the duration of the call.
@@ -132,6 +132,35 @@ struct StateHandle {
     /// The serialized form, made at the first size query and kept until the state changes.
     blob: Vec<u8>,
     blob_valid: bool,
+}
+
+/// The shared instance code (`crate::cosim`) names the FMI 2.0 function a message is about; an
+/// FMI 3.0 importer reads the name of the function it called. Functions whose FMI 3.0 name
+/// differs beyond the prefix come first; any other `fmi2X` becomes `fmi3X`.
+const FMI3_NAMES: &[(&str, &str)] = &[
+    ("fmi2GetReal", "fmi3GetFloat64"),
+    ("fmi2SetReal", "fmi3SetFloat64"),
+    ("fmi2SetupExperiment", "fmi3EnterInitializationMode"),
+    ("fmi2GetDerivatives", "fmi3GetContinuousStateDerivatives"),
+    ("fmi2NewDiscreteStates", "fmi3UpdateDiscreteStates"),
+    ("fmi2GetFMUstate", "fmi3GetFMUState"),
+    ("fmi2SetFMUstate", "fmi3SetFMUState"),
+    ("fmi2FreeFMUstate", "fmi3FreeFMUState"),
+    ("fmi2SerializedFMUstateSize", "fmi3SerializedFMUStateSize"),
+    ("fmi2SerializeFMUstate", "fmi3SerializeFMUState"),
+    ("fmi2DeSerializeFMUstate", "fmi3DeserializeFMUState"),
+    ("fmi2", "fmi3"),
+];
+
+fn fmi3_names(message: &str) -> std::borrow::Cow<'_, str> {
+    if !message.contains("fmi2") {
+        return std::borrow::Cow::Borrowed(message);
+    }
+    let mut out = message.to_owned();
+    for (fmi2, fmi3) in FMI3_NAMES {
+        out = out.replace(fmi2, fmi3);
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn report_without_logger(message: &str) {
@@ -887,6 +916,29 @@ pub unsafe extern "C" fn fmi3GetDirectionalDerivative(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn messages_name_the_fmi3_function_the_importer_called() {
+        let cases = [
+            (
+                "`relief.area` = -1 (fmi2SetReal): must be > 0",
+                "`relief.area` = -1 (fmi3SetFloat64): must be > 0",
+            ),
+            (
+                "fmi2DeSerializeFMUstate: wrong model; fmi2DoStep is synchronous",
+                "fmi3DeserializeFMUState: wrong model; fmi3DoStep is synchronous",
+            ),
+            (
+                "fmi2GetDerivatives at t = 1 s; fmi2NewDiscreteStates",
+                "fmi3GetContinuousStateDerivatives at t = 1 s; fmi3UpdateDiscreteStates",
+            ),
+            ("no function named", "no function named"),
+        ];
+        for (fmi2, fmi3) in cases {
+            println!("{fmi2:?} -> {:?}", super::fmi3_names(fmi2));
+            assert_eq!(super::fmi3_names(fmi2), fmi3);
+        }
+    }
+
     use super::*;
 
     /// A state behind the checks that makes the simulation index out of bounds: the panic is
