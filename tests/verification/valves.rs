@@ -1,0 +1,286 @@
+//! Orifices that close, crack and relieve (`opening`, `cracking_pressure`/`full_flow_pressure`,
+//! `one_way`) against closed forms and conservation: a relief valve's equilibrium pressure, a
+//! check valve that holds to the bit below its cracking pressure difference, and an orifice
+//! closed by a table after which nothing moves.
+
+use plenum::integrators::Method;
+
+use crate::common::{output, sim_of};
+
+const R: f64 = 287.0;
+const CP: f64 = 1004.5;
+const GAMMA: f64 = CP / (CP - R);
+
+/// A vessel fed ṁ_in from a supply at T_in and vented to the atmosphere by an ISO 6358 relief
+/// valve (C, b, cracking and full-flow Δp).
+fn relief_model(method: &str) -> String {
+    format!(
+        r#"
+[model]
+name = "relief"
+[gas]
+R = {R}
+cp = {CP}
+[solver]
+method = "{method}"
+t_end = 120.0
+rtol = 1e-11
+atol = 1e-16
+[[chamber]]
+name = "vessel"
+volume = 1e-3
+pressure = 1e5
+temperature = 300.0
+[[reservoir]]
+name = "supply"
+pressure = 8e5
+temperature = 320.0
+[[reservoir]]
+name = "atm"
+pressure = 1e5
+temperature = 293.15
+[[mass_flow]]
+name = "feed"
+from = "supply"
+to = "vessel"
+rate = 2e-3
+[[orifice]]
+name = "relief"
+from = "vessel"
+to = "atm"
+sonic_conductance = 1e-8
+critical_pressure_ratio = 0.3
+cracking_pressure = 4e5
+full_flow_pressure = 5e5
+"#
+    )
+}
+
+#[test]
+fn relief_valve_settles_at_the_closed_form_pressure() {
+    // Steady state: ṁ_out = ṁ_in, so the energy balance gives T = T_in, and the choked ISO 6358
+    // flow through the partly open valve, x_p·C·p·ρ₀·√(T₀/T_in) with
+    // x_p = (p − p_a − Δp_c)/(Δp_f − Δp_c), equals ṁ_in: p² − (p_a + Δp_c)·p − ṁ_in·(Δp_f − Δp_c)/k
+    // = 0, k = C·ρ₀·√(T₀/T_in).
+    use plenum::components::orifice::{ISO_RHO0_KG_PER_M3, ISO_T0_K};
+    let (mdot_in, t_in, c, p_a, crack, full) = (2e-3, 320.0, 1e-8, 1e5, 4e5, 5e5);
+    let k = c * ISO_RHO0_KG_PER_M3 * (ISO_T0_K / t_in).sqrt();
+    let s = p_a + crack;
+    let q = mdot_in * (full - crack) / k;
+    let p_exact = 0.5 * (s + (s * s + 4.0 * q).sqrt());
+    let x = (p_exact - s) / (full - crack);
+    println!(
+        "closed form: p = {p_exact:.9e} Pa, opening {x:.6}, p_a/p = {:.4} (choked below 0.3)",
+        p_a / p_exact
+    );
+    assert!(x > 0.0 && x < 1.0 && p_a / p_exact < 0.3);
+    for method in ["auto", "bdf"] {
+        let mut sim = sim_of(&relief_model(method));
+        sim.advance_to(120.0).expect("runs");
+        let p = output(&mut sim, "vessel.p");
+        let t = output(&mut sim, "vessel.T");
+        let out = output(&mut sim, "relief.mdot");
+        let rel = (p / p_exact - 1.0).abs();
+        println!(
+            "{method}: p = {p:.9e} Pa (rel. error {rel:.2e}), T = {t:.9} K, ṁ_out = {out:.9e} kg/s"
+        );
+        assert!(rel < 1e-9, "{method}: {rel:e}");
+        assert!((t / t_in - 1.0).abs() < 1e-9, "{method}: T = {t}");
+        assert!((out / mdot_in - 1.0).abs() < 1e-9, "{method}: ṁ = {out}");
+    }
+}
+
+/// Chamber a filled at a constant ṁ from a supply, joined to chamber b by a check valve.
+fn check_model(method: &str) -> String {
+    format!(
+        r#"
+[model]
+name = "check"
+[gas]
+R = {R}
+cp = {CP}
+[solver]
+method = "{method}"
+t_end = 1.2
+rtol = 1e-9
+atol = 1e-14
+[[chamber]]
+name = "a"
+volume = 1e-3
+pressure = 1e5
+temperature = 300.0
+[[chamber]]
+name = "b"
+volume = 1e-3
+pressure = 1e5
+temperature = 300.0
+[[reservoir]]
+name = "supply"
+pressure = 8e5
+temperature = 300.0
+[[mass_flow]]
+name = "feed"
+from = "supply"
+to = "a"
+rate = 1e-3
+[[orifice]]
+name = "check"
+from = "a"
+to = "b"
+area = 1e-6
+cracking_pressure = 1e5
+full_flow_pressure = 1.5e5
+"#
+    )
+}
+
+#[test]
+fn check_valve_holds_to_the_bit_below_cracking_and_opens_at_it() {
+    // Adiabatic filling at ṁ with enthalpy c_p·T_in: dp/dt = γ·R·T_in·ṁ/V exactly, so the
+    // pressure difference reaches Δp_c at t_c = Δp_c·V/(γ·R·T_in·ṁ).
+    let (v, t_in, mdot, crack) = (1e-3, 300.0, 1e-3, 1e5);
+    let rate = GAMMA * R * t_in * mdot / v;
+    let t_c = crack / rate;
+    println!("closed form: dp/dt = {rate:.6e} Pa/s, cracks at t_c = {t_c:.9} s");
+    let dt = 1e-3;
+    for method in ["auto", "bdf", "rk4"] {
+        let mut src = check_model(method);
+        if method == "rk4" {
+            src = src.replace("t_end = 1.2", "t_end = 1.2\nstep = 1e-4");
+        }
+        let mut sim = sim_of(&src);
+        // The states (the pressure at t = 0 is the file's, not yet (γ − 1)·U/V: ulps apart).
+        let (m_b0, u_b0) = (output(&mut sim, "b.m"), output(&mut sim, "b.U"));
+        let mut first_flow = None;
+        let mut worst_dp = 0.0f64;
+        let (mut held, mut worst_interp) = (0, 0.0f64);
+        for i in 1..=1200 {
+            let t = i as f64 * dt;
+            sim.advance_to(t).expect("runs");
+            let flow = output(&mut sim, "check.mdot");
+            let (m_b, p_a) = (output(&mut sim, "b.m"), output(&mut sim, "a.p"));
+            if first_flow.is_none() && flow != 0.0 {
+                first_flow = Some(t);
+            }
+            if first_flow.is_none() {
+                if sim.internal.t_s < t_c {
+                    worst_dp = worst_dp.max((p_a - (1e5 + rate * t)).abs() / p_a);
+                    // Closed, and no step has reached the crack yet (an output inside the step
+                    // that crosses it interpolates across the opening): b holds its mass and
+                    // energy to the bit.
+                    assert_eq!(m_b.to_bits(), m_b0.to_bits(), "{method}: b.m at {t}");
+                    assert_eq!(output(&mut sim, "b.U").to_bits(), u_b0.to_bits());
+                    held += 1;
+                } else {
+                    let rel = (m_b / m_b0 - 1.0).abs();
+                    worst_interp = worst_interp.max(rel);
+                    assert!(rel < 1e-7, "{method}: b.m at {t}: {rel:e}");
+                }
+            }
+        }
+        let t1 = first_flow.expect("the valve opens");
+        let m_b = output(&mut sim, "b.m");
+        println!(
+            "{method}: first flow at the output time {t1:.3} s (t_c = {t_c:.6} s), a.p \
+             rel. error while closed {worst_dp:.2e}, b.m held to the bit at {held} output times \
+             (then within {worst_interp:.1e} inside the step crossing t_c), b gained {:.3e} kg by \
+             1.2 s",
+            m_b - m_b0
+        );
+        assert!(held >= 700, "{method}: {held}");
+        assert!(t1 - dt < t_c && t_c <= t1, "{method}: opened at {t1}");
+        assert!(worst_dp < 1e-9, "{method}: {worst_dp:e}");
+        assert!(m_b > m_b0);
+    }
+}
+
+/// Two chambers joined by an orifice that a linear table closes between 0.02 s and 0.05 s, and
+/// by two closed ones (area 0, sonic conductance 0).
+fn closing_model(method: &str) -> String {
+    format!(
+        r#"
+[model]
+name = "closing"
+[gas]
+R = {R}
+cp = {CP}
+[solver]
+method = "{method}"
+t_end = 0.2
+[[chamber]]
+name = "a"
+volume = 1e-3
+pressure = 3e5
+temperature = 300.0
+[[chamber]]
+name = "b"
+volume = 2e-3
+pressure = 1e5
+temperature = 300.0
+[[orifice]]
+name = "o"
+from = "a"
+to = "b"
+area = 1e-5
+discharge_coefficient = 0.8
+opening = {{ table = [[0.0, 1.0], [0.02, 1.0], [0.05, 0.0]], interpolation = "linear" }}
+[[orifice]]
+name = "shut"
+from = "a"
+to = "b"
+area = 0.0
+[[orifice]]
+name = "shut_iso"
+from = "b"
+to = "a"
+sonic_conductance = 0.0
+critical_pressure_ratio = 0.4
+"#
+    )
+}
+
+#[test]
+fn closing_orifice_conserves_mass_and_freezes_the_downstream_state() {
+    for method in ["auto", "bdf", "dopri5"] {
+        let mut sim = sim_of(&closing_model(method));
+        let m0 = output(&mut sim, "a.m") + output(&mut sim, "b.m");
+        for t in [0.01, 0.03, 0.05] {
+            sim.advance_to(t).expect("runs to the closure");
+            assert_eq!(output(&mut sim, "shut.mdot"), 0.0);
+            assert_eq!(output(&mut sim, "shut_iso.mdot"), 0.0);
+        }
+        let (p_b, m_b) = (output(&mut sim, "b.p"), output(&mut sim, "b.m"));
+        let mut worst_mass = 0.0f64;
+        for i in 1..=15 {
+            let t = 0.05 + i as f64 * 0.01;
+            sim.advance_to(t).expect("runs after the closure");
+            let m = output(&mut sim, "a.m") + output(&mut sim, "b.m");
+            worst_mass = worst_mass.max((m / m0 - 1.0).abs());
+            assert_eq!(output(&mut sim, "o.mdot"), 0.0, "{method} at {t}");
+            assert_eq!(
+                output(&mut sim, "b.p").to_bits(),
+                p_b.to_bits(),
+                "{method} at {t}"
+            );
+            assert_eq!(
+                output(&mut sim, "b.m").to_bits(),
+                m_b.to_bits(),
+                "{method} at {t}"
+            );
+        }
+        let failures = match &sim.integrator {
+            Method::Bdf(b) => Some(b.stats.convergence_failures),
+            _ => None,
+        };
+        println!(
+            "{method}: b.p frozen at {p_b:.9e} Pa from 0.05 s to 0.2 s, mass rel. drift \
+             {worst_mass:.2e}, {} steps, {} rejected, Newton failures {failures:?}",
+            sim.stats.steps, sim.stats.rejected_steps
+        );
+        assert!(p_b > 1.05e5, "{method}: the orifice moved gas first");
+        assert!(worst_mass < 1e-15, "{method}: {worst_mass:e}");
+        if let Some(f) = failures {
+            assert_eq!(f, 0, "{method}: Newton failed at the closure");
+        }
+    }
+}
