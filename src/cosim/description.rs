@@ -135,7 +135,7 @@ pub fn describe(model: &LoadedModel) -> Description {
         for v in output_variables(sim) {
             let (causality, variability) = match v.name.as_str() {
                 "time" => (Causality::Independent, Variability::Continuous),
-                n if n == "rc" || n.ends_with(".exited") => {
+                n if crate::variables::is_discrete_output(n) => {
                     (Causality::Output, Variability::Discrete)
                 }
                 _ => (Causality::Output, Variability::Continuous),

@@ -937,8 +937,9 @@ impl Instance {
 
     /// fmi2GetDirectionalDerivative (FMI 2.0.4 §2.1.9): dvUnknown = (∂outputs/∂inputs)·dvKnown
     /// at the current instant, exact (dual numbers). Knowns must be inputs, unknowns outputs.
-    /// Only link flows (`<name>.mdot`) depend on inputs directly; every other output is a
-    /// function of the state (or time) alone, and its partial derivative is 0.
+    /// Only link flows (`<name>.mdot`) and the extra outputs after `rc` (openings, heat flows)
+    /// depend on inputs directly; every other output is a function of the state (or time)
+    /// alone, and its partial derivative is 0.
     pub fn directional_derivative(
         &mut self,
         unknowns: &[u32],
@@ -1016,10 +1017,23 @@ impl Instance {
             .network
             .link_flow_derivatives(t, &y, &seeds, &mut dflow)
             .map_err(CallError)?;
+        // The extra outputs after `rc` (openings, heat flows) at the state held fixed.
+        let net = &mut self.sim.network;
+        let n = net.layout.n_states;
+        let (zero, mut dydt, mut df) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        net.tangent(t, &y, &zero, &seeds, &mut dydt, &mut df)
+            .map_err(CallError)?;
+        let mut dextra = Vec::new();
+        net.write_extra_output_tangents(t, &seeds, &mut |x| dextra.push(x))
+            .map_err(CallError)?;
+        let end_extra = crate::variables::output_variables_of(net).len();
+        let first_extra = end_extra - dextra.len();
         for (out, &vr) in dv_unknown.iter_mut().zip(unknowns) {
             let i = vr as usize;
             *out = if i >= first_link && i < first_link + dflow.len() {
                 dflow[i - first_link]
+            } else if i >= first_extra && i < end_extra {
+                dextra[i - first_extra]
             } else {
                 0.0
             };

@@ -16,11 +16,13 @@
 
 mod events;
 mod lookup;
+mod outputs;
 mod pattern;
 mod sensitivity;
 mod states;
 
 pub use events::EventOutcome;
+pub use outputs::Extra;
 pub use pattern::parameter_rows;
 pub use sensitivity::SensitivityParameter;
 

@@ -284,3 +284,142 @@ fn closing_orifice_conserves_mass_and_freezes_the_downstream_state() {
         }
     }
 }
+
+/// A wall with heat transfer between two chambers, an orifice with a poppet between them and
+/// a valve on a cubic schedule: the extra outputs against their laws written out here.
+const OUTPUTS: &str = r#"
+[model]
+name = "outputs"
+[gas]
+R = 287.0
+cp = 1004.5
+[solver]
+t_end = 0.1
+[inputs]
+names = ["o.opening", "w.heat_transfer_coefficient"]
+[[chamber]]
+name = "a"
+volume = 1e-3
+pressure = 5e5
+temperature = 400.0
+[[chamber]]
+name = "b"
+volume = 1e-3
+pressure = 1e5
+temperature = 300.0
+[[orifice]]
+name = "o"
+from = "a"
+to = "b"
+area = 1e-7
+opening = 0.5
+cracking_pressure = 2e5
+full_flow_pressure = 6e5
+[[valve]]
+name = "v"
+from = "b"
+to = "a"
+coefficient = 1e-10
+one_way = true
+opening = { cubic = { t_open = 0.02, duration = 0.04 } }
+[[wall]]
+name = "w"
+left = "a"
+right = "b"
+area = 0.01
+heat_transfer_coefficient = 50.0
+"#;
+
+#[test]
+fn link_and_wall_outputs_follow_their_laws() {
+    use plenum::cosim::Instance;
+    let mut sim = sim_of(OUTPUTS);
+    for t in [0.0, 0.03, 0.05, 0.1] {
+        if t > 0.0 {
+            sim.advance_to(t).expect("runs");
+        }
+        let (pa, pb) = (output(&mut sim, "a.p"), output(&mut sim, "b.p"));
+        let (ta, tb) = (output(&mut sim, "a.T"), output(&mut sim, "b.T"));
+        let x = 0.5 * ((pa - pb - 2e5) / 4e5).clamp(0.0, 1.0);
+        let s = ((t - 0.02) / 0.04).clamp(0.0, 1.0);
+        let q = 50.0 * 0.01 * (ta - tb);
+        let choked = if pb / pa <= 0.528281787717 { 1.0 } else { 0.0 };
+        let got = [
+            output(&mut sim, "o.open_fraction"),
+            output(&mut sim, "v.open_fraction"),
+            output(&mut sim, "w.Q"),
+            output(&mut sim, "o.choked"),
+        ];
+        println!(
+            "t = {t}: o.open_fraction {:.12} (law {x:.12}), v.open_fraction {:.12} (cubic {:.12}), \
+             w.Q {:.9} W (law {q:.9}), o.choked {} (p_b/p_a = {:.4})",
+            got[0],
+            got[1],
+            s * s * (3.0 - 2.0 * s),
+            got[2],
+            got[3],
+            pb / pa
+        );
+        assert!((got[0] - x).abs() < 1e-14);
+        assert!((got[1] - s * s * (3.0 - 2.0 * s)).abs() < 1e-14);
+        assert!((got[2] - q).abs() <= 1e-12 * q.abs());
+        assert_eq!(got[3], choked);
+    }
+    // The FMU: outputs in the variable table, and their partial derivatives with respect to
+    // the inputs (the state held fixed): ∂(o.open_fraction)/∂(o.opening) = x_p,
+    // ∂(w.Q)/∂U_h = A·(T_a − T_b), ∂(o.mdot)/∂(o.opening) = ṁ/opening.
+    let mut inst = Instance::new(OUTPUTS, "model.toml").expect("loads");
+    inst.setup_experiment(0.0, None).expect("setup");
+    inst.enter_initialization_mode().expect("enter");
+    inst.exit_initialization_mode().expect("exit");
+    inst.do_step(0.0, 0.01).expect("step");
+    let vr = |name: &str| {
+        inst.description()
+            .variables
+            .iter()
+            .find(|v| v.name == name)
+            .unwrap_or_else(|| panic!("no variable {name}"))
+            .value_reference
+    };
+    let names = [
+        "o.open_fraction",
+        "w.Q",
+        "o.mdot",
+        "a.T",
+        "b.T",
+        "a.p",
+        "b.p",
+    ];
+    let refs: Vec<u32> = names.iter().map(|n| vr(n)).collect();
+    let inputs = [vr("o.opening"), vr("w.heat_transfer_coefficient")];
+    let mut values = vec![0.0; refs.len()];
+    inst.get_real(&refs, &mut values).expect("get");
+    let [x, q, mdot, ta, tb, pa, pb] = values[..] else {
+        unreachable!()
+    };
+    let x_p = ((pa - pb - 2e5) / 4e5).clamp(0.0, 1.0);
+    let outs = [refs[0], refs[1], refs[2]];
+    let mut d = [0.0; 3];
+    inst.directional_derivative(&outs, &[inputs[0]], &[1.0], &mut d)
+        .expect("d/d opening");
+    println!(
+        "d/d(o.opening): open_fraction {:.12} (x_p {x_p:.12}), Q {}, mdot {:e} (mdot/0.5 = {:e})",
+        d[0],
+        d[1],
+        d[2],
+        mdot / 0.5
+    );
+    assert!((d[0] - x_p).abs() < 1e-14 && x == 0.5 * x_p);
+    assert_eq!(d[1], 0.0);
+    assert!((d[2] - mdot / 0.5).abs() <= 1e-12 * mdot.abs());
+    inst.directional_derivative(&outs, &[inputs[1]], &[1.0], &mut d)
+        .expect("d/d h");
+    println!(
+        "d/d(w.h): open_fraction {}, Q {:.12} (A·ΔT = {:.12}, Q = {q:.9} W)",
+        d[0],
+        d[1],
+        0.01 * (ta - tb)
+    );
+    assert_eq!(d[0], 0.0);
+    assert!((d[1] - 0.01 * (ta - tb)).abs() <= 1e-12 * (ta - tb).abs());
+}
