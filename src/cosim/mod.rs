@@ -13,7 +13,8 @@ mod structure;
 
 pub use calls::{Call, Phase};
 pub use description::{
-    Causality, Description, LOG_CATEGORIES, Variability, Variable, describe, guid_of, parameters,
+    Causality, Description, LOG_CATEGORIES, Variability, Variable, describe, guid_of,
+    parameter_override, parameters,
 };
 use fits::check_fits;
 
@@ -859,12 +860,22 @@ impl Instance {
             Some(p) => p.overrides.clone(),
             None => self.overrides.clone(),
         };
+        // The values as set so far (a cubic schedule's override carries both its times).
+        let mut current = self.param_values.clone();
         for (&vr, &x) in vrs.iter().zip(values) {
             let name = &self.description.variables[vr as usize].name;
-            let entry = format!("{name}={x:?}");
+            current[vr as usize - self.n_outputs] = x;
+            let value_of = |n: &str| {
+                let k = self.description.variables[self.n_outputs..]
+                    .iter()
+                    .position(|v| v.name == n)?;
+                Some(current[k])
+            };
+            let entry = parameter_override(name, x, value_of);
+            let target = entry.split_once('=').map(|(n, _)| n.to_string());
             match overrides
                 .iter_mut()
-                .find(|o| o.split_once('=').map(|(n, _)| n) == Some(name.as_str()))
+                .find(|o| o.split_once('=').map(|(n, _)| n) == target.as_deref())
             {
                 Some(o) => *o = entry,
                 None => overrides.push(entry),
@@ -889,10 +900,20 @@ impl Instance {
             .into_iter()
             .map(|(n, v, _)| (n, v))
             .collect();
-        for o in &overrides {
-            let Some((name, x)) = o.split_once('=') else {
-                continue;
-            };
+        let set = vrs.iter().zip(values).map(|(&vr, &x)| {
+            let name = &self.description.variables[vr as usize].name;
+            (name.clone(), format!("{x:?}"))
+        });
+        // Each number set, and each plain override (a cubic schedule's is checked by its times).
+        let plain = overrides.iter().filter_map(|o| {
+            let (name, x) = o.split_once('=')?;
+            x.parse::<f64>()
+                .is_ok()
+                .then(|| (name.to_string(), x.to_string()))
+        });
+        for (name, x) in plain.chain(set) {
+            let name = name.as_str();
+            let x = x.as_str();
             match (now.get(name), x.parse::<f64>()) {
                 (Some(v), Ok(x)) if v.to_bits() == x.to_bits() => {}
                 (other, _) => {

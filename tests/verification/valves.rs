@@ -80,10 +80,14 @@ fn relief_valve_settles_at_the_closed_form_pressure() {
         let p = output(&mut sim, "vessel.p");
         let t = output(&mut sim, "vessel.T");
         let out = output(&mut sim, "relief.mdot");
+        let open = output(&mut sim, "relief.open_fraction");
+        let choked = output(&mut sim, "relief.choked");
         let rel = (p / p_exact - 1.0).abs();
         println!(
-            "{method}: p = {p:.9e} Pa (rel. error {rel:.2e}), T = {t:.9} K, ṁ_out = {out:.9e} kg/s"
+            "{method}: p = {p:.9e} Pa (rel. error {rel:.2e}), T = {t:.9} K, ṁ_out = {out:.9e} \
+             kg/s, open_fraction {open:.9} (closed form {x:.9}), choked {choked}"
         );
+        assert!((open - x).abs() < 1e-8 && choked == 1.0, "{method}");
         assert!(rel < 1e-9, "{method}: {rel:e}");
         assert!((t / t_in - 1.0).abs() < 1e-9, "{method}: T = {t}");
         assert!((out / mdot_in - 1.0).abs() < 1e-9, "{method}: ṁ = {out}");
@@ -422,4 +426,61 @@ fn link_and_wall_outputs_follow_their_laws() {
     );
     assert_eq!(d[0], 0.0);
     assert!((d[1] - 0.01 * (ta - tb)).abs() <= 1e-12 * (ta - tb).abs());
+}
+
+#[test]
+fn cubic_schedule_times_and_tolerances_are_fmu_parameters() {
+    use plenum::cosim::Instance;
+    let mut inst = Instance::new(OUTPUTS, "model.toml").expect("loads");
+    let vr = |inst: &Instance, name: &str| {
+        inst.description()
+            .variables
+            .iter()
+            .find(|v| v.name == name)
+            .unwrap_or_else(|| panic!("no variable {name}"))
+            .value_reference
+    };
+    let names = [
+        "v.opening.t_open",
+        "v.opening.duration",
+        "solver.rtol",
+        "solver.atol",
+    ];
+    let refs: Vec<u32> = names.iter().map(|n| vr(&inst, n)).collect();
+    inst.setup_experiment(0.0, None).expect("setup");
+    inst.enter_initialization_mode().expect("enter");
+    let mut start = [0.0; 4];
+    inst.get_real(&refs, &mut start).expect("get");
+    println!("start values {names:?} = {start:?}");
+    assert_eq!(start, [0.02, 0.04, 1e-6, 1e-12]);
+    // One at a time: each keeps the other time of the schedule.
+    inst.set_real(&refs[..1], &[0.05]).expect("t_open");
+    inst.set_real(&refs[1..], &[0.02, 1e-9, 1e-15])
+        .expect("duration and tolerances");
+    let mut now = [0.0; 4];
+    inst.get_real(&refs, &mut now).expect("get");
+    println!("set to {now:?}");
+    assert_eq!(now, [0.05, 0.02, 1e-9, 1e-15]);
+    inst.exit_initialization_mode().expect("exit");
+    let opening = vr(&inst, "v.open_fraction");
+    let mut t_now = 0.0;
+    for (t, want) in [(0.04, 0.0), (0.06, 0.5), (0.08, 1.0)] {
+        let mut x = [0.0];
+        inst.do_step(t_now, t - t_now).expect("step");
+        t_now = t;
+        inst.get_real(&[opening], &mut x).expect("get");
+        println!(
+            "t = {t}: v.open_fraction {} (schedule 0.05 + 0.02 s: {want})",
+            x[0]
+        );
+        assert!((x[0] - want).abs() < 1e-12);
+    }
+    // A duration the schedule refuses (it must be > 0) is not taken.
+    let mut bad = Instance::new(OUTPUTS, "model.toml").expect("loads");
+    bad.setup_experiment(0.0, None).expect("setup");
+    bad.enter_initialization_mode().expect("enter");
+    let r = bad.set_real(&[vr(&bad, "v.opening.duration")], &[-1.0]);
+    let exit = bad.exit_initialization_mode();
+    println!("duration -1: set {r:?}, exit {exit:?}");
+    assert!(r.is_err() || exit.is_err());
 }
