@@ -484,3 +484,50 @@ fn cubic_schedule_times_and_tolerances_are_fmu_parameters() {
     println!("duration -1: set {r:?}, exit {exit:?}");
     assert!(r.is_err() || exit.is_err());
 }
+
+#[test]
+fn one_way_orifice_passes_forward_flow_only() {
+    // Forward (from 3 bar to 1 bar) the one-way orifice is the plain one; backward it holds.
+    let model = |from: &str, to: &str| {
+        format!(
+            r#"
+[model]
+name = "one_way"
+[gas]
+R = {R}
+cp = {CP}
+[solver]
+t_end = 0.01
+[[chamber]]
+name = "hi"
+volume = 1e-3
+pressure = 3e5
+temperature = 300.0
+[[chamber]]
+name = "lo"
+volume = 1e-3
+pressure = 1e5
+temperature = 300.0
+[[orifice]]
+name = "o"
+from = "{from}"
+to = "{to}"
+area = 1e-6
+one_way = true
+"#
+        )
+    };
+    let mut back = sim_of(&model("lo", "hi"));
+    let m0 = output(&mut back, "hi.m");
+    back.advance_to(0.01).expect("runs");
+    let (flow, m) = (output(&mut back, "o.mdot"), output(&mut back, "hi.m"));
+    let mut fwd = sim_of(&model("hi", "lo"));
+    let mut two_way = sim_of(&model("hi", "lo").replace("one_way = true", ""));
+    fwd.advance_to(0.01).expect("runs");
+    two_way.advance_to(0.01).expect("runs");
+    let (a, b) = (output(&mut fwd, "o.mdot"), output(&mut two_way, "o.mdot"));
+    println!("backward: ṁ = {flow}, hi.m {m0} -> {m}; forward ṁ = {a:e} (two-way {b:e})");
+    assert_eq!(flow, 0.0);
+    assert_eq!(m.to_bits(), m0.to_bits());
+    assert!(a > 0.0 && a.to_bits() == b.to_bits());
+}
