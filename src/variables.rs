@@ -1,6 +1,7 @@
 //! The table of output variables (CLI columns and FMI names alike; docs/fmu.md, "Variables").
 
 use crate::components::piston;
+use crate::network::Extra;
 use crate::simulation::Simulation;
 use crate::units::Unit;
 
@@ -156,7 +157,44 @@ pub fn output_variables_of(net: &crate::network::Network) -> Vec<OutputVariable>
         Unit::dimensionless(),
         "run-time check code of the last step (0 = fine)".into(),
     ));
+    for x in net.extra_outputs() {
+        v.push(extra_variable(net, x));
+    }
     v
+}
+
+/// An extra output of a link or a wall (after `rc`; see [`crate::network::Extra`]).
+fn extra_variable(net: &crate::network::Network, x: Extra) -> OutputVariable {
+    let n = net.extra_output_name(x);
+    match x {
+        // Not `<name>.opening`: that is the parameter (or input) of the same key.
+        Extra::OrificeOpening(_) | Extra::ValveOpening(_) => var(
+            format!("{n}.open_fraction"),
+            Unit::dimensionless(),
+            format!("fraction open of {n}, 0..1 (its opening, times a poppet's)"),
+        ),
+        Extra::OrificeChoked(_) => var(
+            format!("{n}.choked"),
+            Unit::dimensionless(),
+            format!("1 while the flow through {n} is choked, else 0"),
+        ),
+        Extra::WallHeat(_) => var(
+            format!("{n}.Q"),
+            Unit::power(),
+            format!("heat flow through {n} (left → right)"),
+        ),
+    }
+}
+
+/// The number of extra outputs (the last outputs of the network, after `rc`).
+fn n_extra(net: &crate::network::Network) -> usize {
+    net.extra_outputs().count()
+}
+
+/// Whether output `name` is discrete (time, the continuous outputs and their sensitivities
+/// aside): `rc`, the exit flags and the choked flags.
+pub fn is_discrete_output(name: &str) -> bool {
+    name == "rc" || name.ends_with(".exited") || name.ends_with(".choked")
 }
 
 /// Index in the output table of the first `<link>.mdot` output (after `time` and the five
@@ -183,12 +221,17 @@ pub fn output_depends_on(
     // `d(<link>.mdot)/d(<parameter>)` (after the network's outputs, one block per parameter)
     // = ∂ṁ/∂y·s + ∂ṁ/∂p depends on an input exactly where the flow itself does.
     let n_plain = output_variables_of(net).len();
+    let extra = n_extra(net);
+    if k >= n_plain - extra && k < n_plain {
+        let x = net.extra_outputs().nth(k - (n_plain - extra));
+        return x.is_some_and(|x| net.extra_output_depends_on(x, component, key));
+    }
     if k < n_plain {
         return false;
     }
-    // A block is the plain outputs without time, rc and the exit flags: the chambers' five,
-    // then the links, as in `write_sensitivities`.
-    let block = n_plain - 2 - net.pistons().len();
+    // A block is the plain outputs without time, rc, the exit flags and the extra outputs: the
+    // chambers' five, then the links, as in `write_sensitivities`.
+    let block = n_plain - 2 - net.pistons().len() - extra;
     let j = (k - n_plain) % block;
     let first = 5 * net.chambers().len();
     j >= first && j < first + n_links && net.link_depends_on(j - first, component, key)
@@ -229,6 +272,7 @@ pub fn write_outputs(sim: &mut Simulation, out: &mut [f64]) {
     put(sim.network.mass_total_kg(&sim.y));
     put(sim.network.energy_total_j(&sim.y));
     put(sim.rc as f64);
+    sim.network.write_extra_outputs(sim.t_s, &mut put);
     if !sim.sensitivities.params.is_empty() {
         let n = sim.network.layout.n_states;
         let (ys, ss) = sim.y.split_at(n);
@@ -243,9 +287,11 @@ pub fn write_outputs(sim: &mut Simulation, out: &mut [f64]) {
     }
 }
 
-/// Whether output `name` has a sensitivity column (time, `rc` and the exit flags do not).
-fn has_sensitivity(name: &str) -> bool {
-    name != "time" && name != "rc" && !name.ends_with(".exited")
+/// Whether output `k` of `outputs` has a sensitivity column (time, `rc`, the exit flags and
+/// the extra outputs after `rc` do not).
+fn has_sensitivity(outputs: &[OutputVariable], k: usize, n_extra: usize) -> bool {
+    let name = &outputs[k].name;
+    k < outputs.len() - n_extra && name != "time" && name != "rc" && !name.ends_with(".exited")
 }
 
 /// The sensitivity outputs `d(<output>)/d(<parameter>)`, parameter by parameter, in the order
@@ -259,7 +305,9 @@ pub fn sensitivity_variables(
     for p in parameters {
         // The parameter's unit, as its kind declares the key.
         let unit = net.key_of(p).map_or_else(Unit::dimensionless, |k| k.unit());
-        for o in outputs.iter().filter(|o| has_sensitivity(&o.name)) {
+        let extra = n_extra(net);
+        let with = (0..outputs.len()).filter(|&k| has_sensitivity(&outputs, k, extra));
+        for o in with.map(|k| &outputs[k]) {
             v.push(var(
                 format!("d({})/d({p})", o.name),
                 quotient(&o.unit, &unit),
@@ -363,7 +411,7 @@ fn put_tangents(
 /// every output of the network at (t, y) in the direction `v` of the states and `seeds` =
 /// [(component, key, direction)] of run-time parameters, exact (one dual-number evaluation,
 /// [`crate::network::Network::tangent`]); f and its directional derivative go to `dydt` and
-/// `df`. Outputs that are discrete (the exit flags, `rc`) or the time have 0.
+/// `df`. Outputs that are discrete (the exit and choked flags, `rc`) or the time have 0.
 #[allow(clippy::too_many_arguments)]
 pub fn write_output_tangents(
     net: &mut crate::network::Network,
@@ -385,7 +433,7 @@ pub fn write_output_tangents(
         k += 1;
     };
     put_tangents(net, y, v, &dflow, totals, true, &mut put);
-    Ok(())
+    net.write_extra_output_tangents(t, seeds, &mut put)
 }
 
 /// A continuous state as a variable: its name, unit and description, and its index in the
@@ -524,6 +572,7 @@ pub fn output_state_dependencies(net: &crate::network::Network, k: usize) -> Vec
             .map(|i| i * chamber::STATES + chamber::MASS)
             .chain([l.accumulator_offset])
             .collect(),
+        2 => Vec::new(),
         1 => {
             let mut d: Vec<usize> = (0..nc)
                 .map(|i| i * chamber::STATES + chamber::ENERGY)
@@ -538,7 +587,10 @@ pub fn output_state_dependencies(net: &crate::network::Network, k: usize) -> Vec
             d.push(l.accumulator_offset + 1);
             d
         }
-        _ => Vec::new(),
+        _ => net
+            .extra_outputs()
+            .nth(k - 3)
+            .map_or_else(Vec::new, |x| net.extra_output_state_dependencies(x)),
     }
 }
 

@@ -343,6 +343,19 @@ pub struct Fmu {
     pub outputs: Vec<u32>,
 }
 
+/// The value reference of variable `name` of a model text (its FMU's, as `describe` numbers
+/// them).
+pub fn value_reference(model_text: &str, name: &str) -> u32 {
+    let loaded =
+        plenum::model::parse_str(model_text, "model.toml", &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    plenum::cosim::describe(&loaded)
+        .variables
+        .iter()
+        .find(|v| v.name == name)
+        .unwrap_or_else(|| panic!("no variable {name}"))
+        .value_reference
+}
+
 /// fmi2Instantiate with explicit arguments; `None` → NULL. Returns the component and its env.
 pub fn instantiate_raw(
     instance_name: Option<&str>,

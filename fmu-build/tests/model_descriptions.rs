@@ -475,7 +475,8 @@ fn expected_exponents(name: &str, parameter: bool) -> [i32; 4] {
             "q" => [0, 3, -1, 0],
             "x" => [0, 1, 0, 0],
             "v" => [0, 1, -1, 0],
-            "exited" | "rc" => [0, 0, 0, 0],
+            "exited" | "rc" | "open_fraction" | "choked" => [0, 0, 0, 0],
+            "Q" => [1, 2, -3, 0],
             other => panic!("output {name}: no expected unit for {other:?}"),
         };
     }
@@ -498,9 +499,15 @@ fn expected_exponents(name: &str, parameter: bool) -> [i32; 4] {
         "spring_stiffness" => [1, 0, -2, 0],
         "heat_transfer_coefficient" => [1, 0, -3, -1],
         "expansion_coefficient" => [-1, 2, 1, 0],
-        "discharge_coefficient" | "critical_pressure_ratio" | "restitution" | "opening" | "k" => {
-            [0, 0, 0, 0]
-        }
+        "discharge_coefficient"
+        | "critical_pressure_ratio"
+        | "restitution"
+        | "opening"
+        | "k"
+        | "rtol"
+        | "atol" => [0, 0, 0, 0],
+        "t_open" | "duration" => [0, 0, 1, 0],
+        "cracking_pressure" | "full_flow_pressure" => [1, -1, -2, 0],
         other => panic!("parameter {name}: no expected unit for {other:?}"),
     }
 }

@@ -24,6 +24,18 @@
 //! subsonic branch has an infinite slope at r = 1; the laminar one is linear in Δp = p_u − p_d
 //! (k1·Δp·sqrt(T0/T_u)), so the flow is continuous at b and at β_lam, and Lipschitz through
 //! Δp = 0 in either direction.
+//!
+//! Closing, cracking and relieving: either form's flow is proportional to its area (or its
+//! sonic conductance), so a valve's opening x scales it, ṁ = x·ṁ_open: x = 0 is exactly no flow,
+//! with finite derivatives. x is the product of the `opening` (0..1, a number, a table, the
+//! cubic schedule of [`crate::param::Cubic`] or an FMU input) and, when the orifice has a
+//! `cracking_pressure` Δp_c and a `full_flow_pressure` Δp_f (a check or relief valve), the
+//! pressure-actuated opening of the poppet, linear in Δp = p_from − p_to between them:
+//!   x_p = 0 for Δp ≤ Δp_c,  (Δp − Δp_c)/(Δp_f − Δp_c) between,  1 for Δp ≥ Δp_f
+//! (the static characteristic of a spring-loaded poppet valve whose flow area grows with its
+//! lift, and its lift linearly with the pressure force above the spring's preload). x_p is
+//! continuous in Δp, so the valve needs no event; it has no hysteresis. `one_way` keeps only
+//! flow from `from` to `to`: ṁ = max(ṁ, 0).
 
 use serde::{Deserialize, Serialize};
 
@@ -43,14 +55,22 @@ crate::declare_kind! {
     name: Name;
     from: Node;
     to: Node;
-    /// Geometric area, m² (isentropic form).
-    area: Param, area, RequiredIn("isentropic form"), Positive;
+    /// Geometric area, m² (isentropic form); 0 is a closed orifice.
+    area: Param, area, RequiredIn("isentropic form"), NonNegative;
     /// C_d (isentropic form): 1 when absent.
     discharge_coefficient: Param, dimensionless, Implied(1.0), PositiveFraction;
-    /// C, m³/(s·Pa) (ISO 6358 form, instead of `area`).
-    sonic_conductance: Param, sonic_conductance, RequiredIn("ISO form"), Positive;
+    /// C, m³/(s·Pa) (ISO 6358 form, instead of `area`); 0 is a closed orifice.
+    sonic_conductance: Param, sonic_conductance, RequiredIn("ISO form"), NonNegative;
     /// b (ISO 6358 form): below the laminar ratio.
     critical_pressure_ratio: Param, dimensionless, RequiredIn("ISO form"), Below(ISO_LAMINAR_RATIO);
+    /// Fraction open, 0..1 (0: no flow): a number, a table or `{ cubic = { t_open, duration } }`.
+    opening: Opening, dimensionless, Number(1.0), Fraction;
+    /// No flow from `to` back to `from`.
+    one_way: Flag, dimensionless, Flag(false);
+    /// Check or relief valve: closed while p_from − p_to is at most this, Pa.
+    cracking_pressure: Number, pressure, None, NonNegative;
+    /// Check or relief valve: fully open from this p_from − p_to on, Pa (above the cracking one).
+    full_flow_pressure: Number, pressure, None, Positive;
 }
 
 /// An orifice has one of two forms: `area` (and `discharge_coefficient`), or ISO 6358's
@@ -61,6 +81,23 @@ fn orifice_problems(x: &OrificeSpec) -> Vec<Problem> {
         message: message.to_string(),
     };
     let mut out = Vec::new();
+    match (x.cracking_pressure, x.full_flow_pressure) {
+        (Some(crack), Some(full)) if full <= crack => out.push(problem(
+            Some("full_flow_pressure"),
+            &format!(
+                "`full_flow_pressure` ({full} Pa) must be above `cracking_pressure` ({crack} Pa)"
+            ),
+        )),
+        (Some(_), None) => out.push(problem(
+            None,
+            "a check or relief valve (with `cracking_pressure`) needs `full_flow_pressure` too",
+        )),
+        (None, Some(_)) => out.push(problem(
+            None,
+            "a check or relief valve (with `full_flow_pressure`) needs `cracking_pressure` too",
+        )),
+        _ => {}
+    }
     match (&x.area, &x.sonic_conductance) {
         (Some(_), None) => {
             if x.critical_pressure_ratio.is_some() {
@@ -127,6 +164,36 @@ pub struct Orifice {
     pub from: usize,
     pub to: usize,
     pub form: OrificeForm,
+    /// Fraction open, 0..1: a constant, a table, the cubic schedule or an FMU input.
+    pub opening: Param<Ratio>,
+    pub one_way: bool,
+    /// A check or relief valve's pressure-actuated opening, if it is one.
+    pub poppet: Option<Poppet>,
+}
+
+/// The pressure-actuated opening of a check or relief valve: closed up to the cracking
+/// pressure difference, fully open from the full-flow one, linear between.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Poppet {
+    pub cracking_pressure_pa: f64,
+    /// Above `cracking_pressure_pa` (validated).
+    pub full_flow_pressure_pa: f64,
+}
+
+impl Poppet {
+    /// The opening at Δp = p_from − p_to, 0..1: exactly 0 up to the cracking pressure.
+    #[inline]
+    pub fn opening<T: Scalar>(&self, dp_pa: T) -> T {
+        let (crack, full) = (self.cracking_pressure_pa, self.full_flow_pressure_pa);
+        if dp_pa.re() <= crack {
+            T::zero()
+        } else if dp_pa.re() >= full {
+            c(1.0)
+        } else {
+            // crack < Δp < full here, so the span is positive.
+            (dp_pa - crack) / (full - crack)
+        }
+    }
 }
 
 /// ISO 6358 mass flow from an upstream state to a downstream pressure p_d ≤ p_u, kg/s (≥ 0).
@@ -239,6 +306,37 @@ impl Orifice {
         from: NodeState<T>,
         to: NodeState<T>,
     ) -> T {
+        // Closed (x = 0): exactly no flow, as the open flow is finite; its derivatives stay
+        // those of x·ṁ_open (a sensitivity to the opening is ṁ_open even when closed).
+        let x = self.opening_with(&param, from, to);
+        let mdot = x * self.open_flow_with(gas, &param, from, to);
+        if self.one_way { max0(mdot) } else { mdot }
+    }
+
+    /// The opening, 0..1: the `opening` parameter times the poppet's pressure-actuated opening.
+    #[inline]
+    pub fn opening_with<T: Scalar>(
+        &self,
+        param: &impl Fn(&ParamValue) -> T,
+        from: NodeState<T>,
+        to: NodeState<T>,
+    ) -> T {
+        let x = param(&self.opening);
+        match &self.poppet {
+            None => x,
+            Some(p) => x * p.opening(from.pressure_pa - to.pressure_pa),
+        }
+    }
+
+    /// The flow of the fully open orifice, kg/s.
+    #[inline]
+    fn open_flow_with<T: Scalar>(
+        &self,
+        gas: &IdealGas,
+        param: &impl Fn(&ParamValue) -> T,
+        from: NodeState<T>,
+        to: NodeState<T>,
+    ) -> T {
         match &self.form {
             OrificeForm::Isentropic {
                 area_m2,
@@ -260,17 +358,27 @@ impl Orifice {
         }
     }
 
-    pub fn params(&self) -> [&ParamValue; 2] {
+    pub fn params(&self) -> [&ParamValue; 3] {
         match &self.form {
             OrificeForm::Isentropic {
                 area_m2,
                 discharge_coefficient,
-            } => [area_m2, discharge_coefficient],
+            } => [area_m2, discharge_coefficient, &self.opening],
             OrificeForm::Iso6358 {
                 sonic_conductance_m3_per_s_pa,
                 critical_pressure_ratio,
-            } => [sonic_conductance_m3_per_s_pa, critical_pressure_ratio],
+            } => [
+                sonic_conductance_m3_per_s_pa,
+                critical_pressure_ratio,
+                &self.opening,
+            ],
         }
+    }
+
+    /// Whether the orifice is the plain open law (`opening` 1, two-way, no poppet): the
+    /// network's compact orifice links hold only such orifices.
+    pub fn is_plain(&self) -> bool {
+        *self.opening == ParamValue::Const(1.0) && !self.one_way && self.poppet.is_none()
     }
 }
 
@@ -326,6 +434,15 @@ impl OrificeSpec {
                     ),
                 },
             },
+            opening: self.opening.to_param(),
+            one_way: self.one_way,
+            poppet: match (self.cracking_pressure, self.full_flow_pressure) {
+                (Some(crack), Some(full)) => Some(Poppet {
+                    cracking_pressure_pa: crack,
+                    full_flow_pressure_pa: full,
+                }),
+                _ => None,
+            },
         }
     }
 }
@@ -362,6 +479,7 @@ impl Component for Orifice {
                 },
                 "critical_pressure_ratio",
             ) => Some(critical_pressure_ratio),
+            (_, "opening") => Some(&self.opening),
             _ => None,
         }
     }
@@ -389,6 +507,7 @@ impl Component for Orifice {
                 },
                 "critical_pressure_ratio",
             ) => Some(critical_pressure_ratio),
+            (_, "opening") => Some(&mut self.opening),
             _ => None,
         }
     }

@@ -100,18 +100,21 @@ pub fn guid_of(model_toml: &[u8]) -> String {
 
 /// Every number of every component: (`<component>.<key>`, value, unit), kind by kind in the
 /// registry's order, components in file order, keys sorted: the numbers the file gives and the
-/// ones its kinds fill in (`crate::components::keys`), each with its key's declared unit.
+/// ones its kinds fill in (`crate::components::keys`), each with its key's declared unit; a
+/// cubic schedule's times as `<component>.<key>.t_open` and `.duration` (s); then the solver's
+/// tolerances `solver.rtol` and `solver.atol` (as the run uses them).
 pub fn parameters(spec: &ModelFile) -> Vec<(String, f64, Unit)> {
     let mut out = Vec::new();
+    let number = |v: &toml::Value| match v {
+        toml::Value::Float(f) => Some(*f),
+        toml::Value::Integer(i) => Some(*i as f64),
+        _ => None,
+    };
     for (_, x) in spec.components() {
         let table = x.to_table();
         let mut keys: Vec<(&String, f64)> = table
             .iter()
-            .filter_map(|(k, v)| match v {
-                toml::Value::Float(f) => Some((k, *f)),
-                toml::Value::Integer(i) => Some((k, *i as f64)),
-                _ => None,
-            })
+            .filter_map(|(k, v)| number(v).map(|f| (k, f)))
             .collect();
         keys.sort_by(|a, b| a.0.cmp(b.0));
         for (k, v) in keys {
@@ -121,8 +124,51 @@ pub fn parameters(spec: &ModelFile) -> Vec<(String, f64, Unit)> {
                 .map_or_else(Unit::dimensionless, |k| k.unit());
             out.push((format!("{}.{k}", x.name()), v, unit));
         }
+        let mut cubics: Vec<(&String, &toml::Table)> = table
+            .iter()
+            .filter_map(|(k, v)| Some((k, v.get(CUBIC)?.as_table()?)))
+            .collect();
+        cubics.sort_by(|a, b| a.0.cmp(b.0));
+        for (k, times) in cubics {
+            for t in CUBIC_TIMES {
+                if let Some(v) = times.get(t).and_then(number) {
+                    out.push((format!("{}.{k}.{t}", x.name()), v, Unit::time()));
+                }
+            }
+        }
+    }
+    let s = &spec.solver;
+    for (k, v) in [
+        ("rtol", s.rtol.unwrap_or(crate::integrators::DEFAULT_RTOL)),
+        ("atol", s.atol.unwrap_or(crate::integrators::DEFAULT_ATOL)),
+    ] {
+        out.push((format!("solver.{k}"), v, Unit::dimensionless()));
     }
     out
+}
+
+/// A cubic schedule's key (`opening = { cubic = { t_open = …, duration = … } }`) and its times.
+const CUBIC: &str = "cubic";
+const CUBIC_TIMES: [&str; 2] = ["t_open", "duration"];
+
+/// The model-file override that sets parameter `name` = `x` (`name=x`), or, for a cubic
+/// schedule's time `<component>.<key>.t_open` or `.duration`, the whole schedule with the other
+/// time as `current` gives it (`<component>.<key>={ cubic = { … } }`): an override sets one
+/// key of a component.
+pub fn parameter_override(name: &str, x: f64, current: impl Fn(&str) -> Option<f64>) -> String {
+    if let Some((schedule, t)) = name.rsplit_once('.')
+        && CUBIC_TIMES.contains(&t)
+        && schedule.contains('.')
+    {
+        let other = if t == "t_open" { "duration" } else { "t_open" };
+        if let Some(y) = current(&format!("{schedule}.{other}")) {
+            let (t_open, duration) = if t == "t_open" { (x, y) } else { (y, x) };
+            return format!(
+                "{schedule}={{ {CUBIC} = {{ t_open = {t_open:?}, duration = {duration:?} }} }}"
+            );
+        }
+    }
+    format!("{name}={x:?}")
 }
 
 /// The variable table of a loaded model. Value references are the indices in this table:
@@ -135,7 +181,7 @@ pub fn describe(model: &LoadedModel) -> Description {
         for v in output_variables(sim) {
             let (causality, variability) = match v.name.as_str() {
                 "time" => (Causality::Independent, Variability::Continuous),
-                n if n == "rc" || n.ends_with(".exited") => {
+                n if crate::variables::is_discrete_output(n) => {
                     (Causality::Output, Variability::Discrete)
                 }
                 _ => (Causality::Output, Variability::Continuous),

@@ -13,7 +13,8 @@ mod structure;
 
 pub use calls::{Call, Phase};
 pub use description::{
-    Causality, Description, LOG_CATEGORIES, Variability, Variable, describe, guid_of, parameters,
+    Causality, Description, LOG_CATEGORIES, Variability, Variable, describe, guid_of,
+    parameter_override, parameters,
 };
 use fits::check_fits;
 
@@ -859,12 +860,22 @@ impl Instance {
             Some(p) => p.overrides.clone(),
             None => self.overrides.clone(),
         };
+        // The values as set so far (a cubic schedule's override carries both its times).
+        let mut current = self.param_values.clone();
         for (&vr, &x) in vrs.iter().zip(values) {
             let name = &self.description.variables[vr as usize].name;
-            let entry = format!("{name}={x:?}");
+            current[vr as usize - self.n_outputs] = x;
+            let value_of = |n: &str| {
+                let k = self.description.variables[self.n_outputs..]
+                    .iter()
+                    .position(|v| v.name == n)?;
+                Some(current[k])
+            };
+            let entry = parameter_override(name, x, value_of);
+            let target = entry.split_once('=').map(|(n, _)| n.to_string());
             match overrides
                 .iter_mut()
-                .find(|o| o.split_once('=').map(|(n, _)| n) == Some(name.as_str()))
+                .find(|o| o.split_once('=').map(|(n, _)| n) == target.as_deref())
             {
                 Some(o) => *o = entry,
                 None => overrides.push(entry),
@@ -889,10 +900,20 @@ impl Instance {
             .into_iter()
             .map(|(n, v, _)| (n, v))
             .collect();
-        for o in &overrides {
-            let Some((name, x)) = o.split_once('=') else {
-                continue;
-            };
+        let set = vrs.iter().zip(values).map(|(&vr, &x)| {
+            let name = &self.description.variables[vr as usize].name;
+            (name.clone(), format!("{x:?}"))
+        });
+        // Each number set, and each plain override (a cubic schedule's is checked by its times).
+        let plain = overrides.iter().filter_map(|o| {
+            let (name, x) = o.split_once('=')?;
+            x.parse::<f64>()
+                .is_ok()
+                .then(|| (name.to_string(), x.to_string()))
+        });
+        for (name, x) in plain.chain(set) {
+            let name = name.as_str();
+            let x = x.as_str();
             match (now.get(name), x.parse::<f64>()) {
                 (Some(v), Ok(x)) if v.to_bits() == x.to_bits() => {}
                 (other, _) => {
@@ -937,8 +958,9 @@ impl Instance {
 
     /// fmi2GetDirectionalDerivative (FMI 2.0.4 §2.1.9): dvUnknown = (∂outputs/∂inputs)·dvKnown
     /// at the current instant, exact (dual numbers). Knowns must be inputs, unknowns outputs.
-    /// Only link flows (`<name>.mdot`) depend on inputs directly; every other output is a
-    /// function of the state (or time) alone, and its partial derivative is 0.
+    /// Only link flows (`<name>.mdot`) and the extra outputs after `rc` (openings, heat flows)
+    /// depend on inputs directly; every other output is a function of the state (or time)
+    /// alone, and its partial derivative is 0.
     pub fn directional_derivative(
         &mut self,
         unknowns: &[u32],
@@ -1016,10 +1038,23 @@ impl Instance {
             .network
             .link_flow_derivatives(t, &y, &seeds, &mut dflow)
             .map_err(CallError)?;
+        // The extra outputs after `rc` (openings, heat flows) at the state held fixed.
+        let net = &mut self.sim.network;
+        let n = net.layout.n_states;
+        let (zero, mut dydt, mut df) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        net.tangent(t, &y, &zero, &seeds, &mut dydt, &mut df)
+            .map_err(CallError)?;
+        let mut dextra = Vec::new();
+        net.write_extra_output_tangents(t, &seeds, &mut |x| dextra.push(x))
+            .map_err(CallError)?;
+        let end_extra = crate::variables::output_variables_of(net).len();
+        let first_extra = end_extra - dextra.len();
         for (out, &vr) in dv_unknown.iter_mut().zip(unknowns) {
             let i = vr as usize;
             *out = if i >= first_link && i < first_link + dflow.len() {
                 dflow[i - first_link]
+            } else if i >= first_extra && i < end_extra {
+                dextra[i - first_extra]
             } else {
                 0.0
             };

@@ -142,6 +142,9 @@ impl Network {
             _ => None,
         };
         for o in &self.orifices {
+            if !o.is_plain() {
+                return;
+            }
             let law = match &o.form {
                 OrificeForm::Isentropic {
                     area_m2,

@@ -20,6 +20,7 @@ mod extra;
 mod links;
 mod lookup;
 mod ode_system;
+mod outputs;
 mod pattern;
 mod rhs;
 mod sensitivity;
@@ -27,6 +28,7 @@ mod states;
 
 pub use events::EventOutcome;
 pub use extra::ExtraTerm;
+pub use outputs::Extra;
 pub use pattern::parameter_rows;
 pub use sensitivity::SensitivityParameter;
 

@@ -495,13 +495,14 @@ fn negative_temperature() {
 }
 
 #[test]
-fn zero_area() {
+fn negative_area() {
+    // 0 is a closed orifice; below it nothing.
     check_edit(
         "area = 1e-5",
-        "area = 0",
-        "area = 0",
+        "area = -1e-9",
+        "area = -1e-9",
         "orifice.nozzle.area",
-        "`area` must be greater than 0 m^2",
+        "`area` must be 0 m^2 or more",
     );
 }
 

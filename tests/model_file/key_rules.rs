@@ -57,7 +57,7 @@ fn inputs_set_during_a_run_obey_the_rules_of_the_model_file() {
     for (name, bad, rule) in [
         ("atm.pressure", -1.0, "greater than 0 Pa (absolute"),
         ("atm.pressure", 0.0, "greater than 0 Pa (absolute"),
-        ("nozzle.area", -1e-6, "greater than 0 m^2"),
+        ("nozzle.area", -1e-6, "0 m^2 or more"),
     ] {
         let before = get(&mut inst, name);
         let e = inst
@@ -85,7 +85,8 @@ fn every_run_time_rule_refuses_what_the_model_file_refuses() {
     for (c, k, bad, words) in [
         ("atm", "pressure", 0.0, "greater than 0 Pa"),
         ("atm", "temperature", -1.0, "greater than 0 K"),
-        ("nozzle", "area", 0.0, "greater than 0 m^2"),
+        ("nozzle", "area", -1e-9, "0 m^2 or more"),
+        ("nozzle", "opening", 1.5, "between 0 and 1"),
         ("nozzle", "discharge_coefficient", 1.2, "at most 1"),
         ("feed", "coefficient", -1e-9, "0 kg/(s Pa) or more"),
         ("feed", "opening", 1.5, "between 0 and 1"),

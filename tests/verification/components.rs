@@ -58,6 +58,9 @@ fn orifice_flows_both_ways_with_upstream_state_and_zero_at_equal_pressure() {
             area_m2: 1e-5.into(),
             discharge_coefficient: 0.6.into(),
         },
+        opening: 1.0.into(),
+        one_way: false,
+        poppet: None,
     };
     let a = NodeState {
         pressure_pa: 3e5,

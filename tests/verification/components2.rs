@@ -440,6 +440,9 @@ fn iso6358_orifice_matches_the_standard_and_is_continuous_at_b_and_the_laminar_r
             sonic_conductance_m3_per_s_pa: c.into(),
             critical_pressure_ratio: b.into(),
         },
+        opening: 1.0.into(),
+        one_way: false,
+        poppet: None,
     };
     let up = |p: f64, t: f64| NodeState {
         pressure_pa: p,

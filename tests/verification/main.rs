@@ -24,4 +24,5 @@ mod linear_invariants;
 mod projectile;
 mod sensitivities;
 mod valve_links;
+mod valves;
 mod wall_quadrature;

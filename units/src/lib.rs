@@ -19,7 +19,7 @@ use uom::typenum::{Integer, N1, N2, P1, P2, P4, Z0};
 pub use uom::fmt::DisplayStyle::Abbreviation;
 pub use uom::si::f64::{
     Area, DynamicViscosity, Energy, Force, HeatTransfer, Length, Mass, MassDensity, MassRate,
-    Pressure, Ratio, SpecificHeatCapacity, SurfaceTension, ThermodynamicTemperature, Time,
+    Power, Pressure, Ratio, SpecificHeatCapacity, SurfaceTension, ThermodynamicTemperature, Time,
     Velocity, Volume, VolumeRate,
 };
 /// The SI units Plenum uses (each with factor 1 to the SI base units).
@@ -33,6 +33,7 @@ pub mod si {
     pub use uom::si::mass::kilogram;
     pub use uom::si::mass_density::kilogram_per_cubic_meter;
     pub use uom::si::mass_rate::kilogram_per_second;
+    pub use uom::si::power::watt;
     pub use uom::si::pressure::pascal;
     pub use uom::si::ratio::ratio;
     pub use uom::si::specific_heat_capacity::joule_per_kilogram_kelvin;
@@ -226,6 +227,9 @@ impl Unit {
     }
     pub fn energy() -> Unit {
         Unit::of(Energy::format_args(si::joule, Abbreviation))
+    }
+    pub fn power() -> Unit {
+        Unit::of(Power::format_args(si::watt, Abbreviation))
     }
     pub fn velocity() -> Unit {
         Unit::of(Velocity::format_args(si::meter_per_second, Abbreviation))
