@@ -9,6 +9,8 @@
 
 pub use uom;
 
+pub mod parse;
+
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -274,6 +276,62 @@ impl Unit {
     }
     pub fn damping() -> Unit {
         Unit::derived(PhantomData::<Damping>, "N.s/m")
+    }
+    pub fn specific_heat() -> Unit {
+        Unit::of(SpecificHeatCapacity::format_args(
+            si::joule_per_kilogram_kelvin,
+            Abbreviation,
+        ))
+    }
+
+    /// What a quantity of this unit's dimension is called, and a value of it as a user would
+    /// write it with a unit (for messages: "`pressure` is a pressure, e.g. \"6 bar\"").
+    pub fn quantity_name(&self) -> (&'static str, &'static str) {
+        let table: [(Unit, &str, &str); 20] = [
+            (Unit::dimensionless(), "dimensionless number", "0.5"),
+            (Unit::time(), "time", "10 ms"),
+            (Unit::length(), "length", "600 mm"),
+            (Unit::area(), "area", "10 mm^2"),
+            (Unit::volume(), "volume", "2 L"),
+            (Unit::mass(), "mass", "50 g"),
+            (Unit::pressure(), "pressure", "6 bar"),
+            (Unit::temperature(), "temperature", "20 degC"),
+            (Unit::energy(), "energy", "1 kJ"),
+            (Unit::velocity(), "velocity", "2 m/s"),
+            (Unit::mass_rate(), "mass flow rate", "3 g/s"),
+            (Unit::volume_rate(), "volume flow rate", "1 L/s"),
+            (Unit::density(), "density", "1000 kg/m^3"),
+            (Unit::viscosity(), "dynamic viscosity", "1.8e-5 Pa*s"),
+            (Unit::stiffness(), "stiffness", "5 N/mm"),
+            (
+                Unit::heat_transfer_coefficient(),
+                "heat transfer coefficient",
+                "10 W/(m^2*K)",
+            ),
+            (
+                Unit::flow_coefficient(),
+                "flow coefficient",
+                "1e-8 kg/(s*Pa)",
+            ),
+            (
+                Unit::sonic_conductance(),
+                "sonic conductance",
+                "0.5 dm^3/(s*bar)",
+            ),
+            (
+                Unit::expansion_coefficient(),
+                "expansion coefficient",
+                "1e-9 m/(s*Pa)",
+            ),
+            (Unit::damping(), "damping coefficient", "20 N*s/m"),
+        ];
+        if self.si == Unit::specific_heat().si {
+            return ("specific heat capacity", "1005 J/(kg*K)");
+        }
+        table
+            .into_iter()
+            .find(|(u, _, _)| u.si == self.si)
+            .map_or(("quantity", ""), |(_, n, e)| (n, e))
     }
 }
 
