@@ -5,6 +5,7 @@ pub mod build;
 mod decode;
 mod locate;
 mod overrides;
+mod plausible;
 mod quantities;
 pub mod spec;
 mod syntax;
@@ -56,6 +57,9 @@ pub struct LoadedModel {
     pub spec: ModelFile,
     pub source: String,
     pub file: String,
+    /// Values that are valid but implausible (most often a unit mistake: a pressure of 6 Pa),
+    /// located like errors: `plenum check` and `run` print them, an FMU logs them.
+    pub warnings: Vec<ModelError>,
 }
 
 /// Parse and validate a model from TOML text. `overrides` are `name=value` strings as given to
@@ -134,10 +138,12 @@ fn check_tree(
                 }
             }
             if errors.is_empty() {
+                let warnings = plausible::warnings(&spec, loc);
                 return Ok(LoadedModel {
                     spec,
                     source,
                     file: loc.file.to_string(),
+                    warnings,
                 });
             }
         }

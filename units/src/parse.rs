@@ -459,7 +459,7 @@ pub fn quantity_si(
     let t = text.trim();
     let Some((mantissa, exp, rest)) = split_number(t) else {
         return Err(QuantityError::Syntax(format!(
-            "`{t}` does not start with a number: write a number and a unit, e.g. \"6 bar\""
+            "`{t}` does not start with a number (write a number, then a unit)"
         )));
     };
     let unit = if rest.trim().is_empty() {

@@ -101,6 +101,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { model, set } => match load(&model, &set) {
             Ok(m) => {
+                print_warnings(&m);
                 // A model that cannot start (an impossible initial state, a step the time axis
                 // cannot resolve) is as invalid as one that does not parse.
                 if let Err(e) = build_simulation(&m.spec, None) {
@@ -149,6 +150,7 @@ fn main() -> ExitCode {
                 Ok(m) => m,
                 Err(code) => return code,
             };
+            print_warnings(&m);
             let opts = RunOptions {
                 method: method.as_deref(),
                 csv,
@@ -169,6 +171,13 @@ fn main() -> ExitCode {
             }
             Err(code) => code,
         },
+    }
+}
+
+/// The model's plausibility warnings (a pressure of 6 Pa...), on stderr: they stop nothing.
+fn print_warnings(m: &LoadedModel) {
+    for w in &m.warnings {
+        eprintln!("warning: {w}");
     }
 }
 
