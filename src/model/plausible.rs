@@ -64,10 +64,7 @@ fn hint(name: &str, v: f64, unit: &Unit, low: bool) -> String {
     let same = |u: &str| {
         let text = format!("{v} {u}");
         match quantity_si(&text, &unit.si, *unit == t) {
-            Ok(x) if (1e-3..1e4).contains(&x.abs()) => {
-                format!("did you mean {name} = \"{text}\" = {x}{si}?")
-            }
-            Ok(x) => format!("did you mean {name} = \"{text}\" = {x:e}{si}?"),
+            Ok(x) => format!("did you mean {name} = \"{text}\" = {}{si}?", short(x)),
             Err(_) => "check its unit".to_string(),
         }
     };
@@ -97,6 +94,15 @@ fn hint(name: &str, v: f64, unit: &Unit, low: bool) -> String {
         (true, _) => "below 1e-12 m^3/(s Pa) = 1e-4 dm^3/(s bar), beyond catalogue ratings: \
                       check its unit"
             .to_string(),
+    }
+}
+
+/// A number as a message writes it: plain in 1e-3..1e4, else in scientific notation (6e5).
+fn short(v: f64) -> String {
+    if v == 0.0 || (1e-3..1e4).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
     }
 }
 
@@ -141,7 +147,12 @@ pub(crate) fn warnings(spec: &ModelFile, loc: &Locator<'_>) -> Vec<ModelError> {
                     let si = crate::components::keys::message_unit(&unit);
                     out.push(loc.error(
                         &p,
-                        format!("`{}` = {v}{si} is {}", k.name, hint(k.name, v, &unit, low)),
+                        format!(
+                            "`{}` = {}{si} is {}",
+                            k.name,
+                            short(v),
+                            hint(k.name, v, &unit, low)
+                        ),
                     ));
                 }
             }
