@@ -629,7 +629,15 @@ impl Instance {
     /// 6 Pa...: `crate::model::LoadedModel::warnings`), for the master's log.
     pub fn plausibility_warnings(&self) -> Vec<String> {
         match crate::model::parse_str(&self.source, &self.label, &self.overrides) {
-            Ok(model) => model.warnings.iter().map(|w| w.to_string()).collect(),
+            // A parameter set by fmi2SetReal is an override inside: say so, not `--set`.
+            Ok(model) => model
+                .warnings
+                .iter()
+                .map(|w| match w.file.as_str() {
+                    "--set" => format!("fmi2SetReal `{}`: {}", w.key, w.message),
+                    _ => w.to_string(),
+                })
+                .collect(),
             Err(_) => Vec::new(),
         }
     }
