@@ -62,6 +62,45 @@ pub type Damping = Si<Isq<Z0, P1, N1>>;
 /// Spring stiffness k of F = k·x, N/m (dimension M·T⁻², that of surface tension).
 pub type Stiffness = Si<Isq<Z0, P1, N2>>;
 
+/// A display unit of an SI unit, as FMI 2.0 declares it (§2.2.2, `DisplayUnit`):
+/// `value_display = factor·value + offset`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DisplayUnit {
+    /// The SI unit's FMI symbol (`Pa`).
+    pub unit: &'static str,
+    pub name: &'static str,
+    pub factor: f64,
+    pub offset: f64,
+}
+
+impl DisplayUnit {
+    /// The displayed value of an SI value.
+    pub fn display(&self, value_si: f64) -> f64 {
+        self.factor * value_si + self.offset
+    }
+}
+
+/// The display units Plenum declares: bar for Pa (absolute), degC for K.
+pub const DISPLAY_UNITS: &[DisplayUnit] = &[
+    DisplayUnit {
+        unit: "Pa",
+        name: "bar",
+        factor: 1e-5,
+        offset: 0.0,
+    },
+    DisplayUnit {
+        unit: "K",
+        name: "degC",
+        factor: 1.0,
+        offset: -273.15,
+    },
+];
+
+/// The display unit of an SI unit symbol, if Plenum declares one.
+pub fn display_unit(unit_symbol: &str) -> Option<&'static DisplayUnit> {
+    DISPLAY_UNITS.iter().find(|d| d.unit == unit_symbol)
+}
+
 /// A quantity from its value in SI base units (no conversion: the stored value is the argument).
 #[inline(always)]
 pub fn from_si<D>(value_si: f64) -> Si<D>
