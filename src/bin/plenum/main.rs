@@ -34,8 +34,8 @@ enum Command {
     Run {
         /// Model file (TOML).
         model: PathBuf,
-        /// Integrator, overriding the file's `solver.method` (euler, rk4, ab2..ab5, auto).
-        #[arg(long)]
+        /// Integrator, overriding the file's `solver.method` (docs/integrators.md).
+        #[arg(long, value_parser = method_names())]
         method: Option<String>,
         /// Write every output row (time, then every variable) to this CSV file.
         #[arg(long)]
@@ -77,6 +77,15 @@ enum Command {
         #[arg(long)]
         dot: bool,
     },
+}
+
+/// Every integrator name, for `run --help` and the error of an unknown `--method`.
+fn method_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        plenum::integrators::METHODS
+            .iter()
+            .map(|m| clap::builder::PossibleValue::new(m.0).help(m.1)),
+    )
 }
 
 /// Exit codes (docs/checks.md, "Exit status"): 0 fine, 1 I/O or usage error, 2 invalid model,
@@ -380,7 +389,13 @@ fn run(m: &LoadedModel, opts: RunOptions) -> ExitCode {
     for (v, x) in vars.iter().zip(&last) {
         // The last row is the last good time's; a run stopped by a check ends with its code.
         let x = if v.name == "rc" { final_rc as f64 } else { *x };
-        println!("{:<width$}  {:>24}  {}", v.name, format!("{x:?}"), v.unit);
+        // Units as `describe` writes them (m³, kg/(s·Pa)).
+        println!(
+            "{:<width$}  {:>24}  {}",
+            v.name,
+            format!("{x:?}"),
+            plenum::components::keys::pretty_unit(&v.unit)
+        );
     }
     match s.sim.finished {
         Some(Finish::Exited { t_s }) => {
