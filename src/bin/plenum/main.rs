@@ -61,6 +61,10 @@ enum Command {
         /// No progress bar (it is shown only on a terminal, for runs longer than about 1 s).
         #[arg(long, short)]
         quiet: bool,
+        /// Show values in these units instead of SI, comma-separated (`bar,degC`): in the
+        /// printed table, the CSV (its header says `<name> [<unit>]`) and the plot.
+        #[arg(long, value_delimiter = ',', value_name = "UNITS", value_parser = display_unit_names())]
+        units: Vec<String>,
     },
     /// Validate a model file and report every problem; simulate nothing.
     Check {
@@ -86,6 +90,56 @@ fn method_names() -> clap::builder::PossibleValuesParser {
             .iter()
             .map(|m| clap::builder::PossibleValue::new(m.0).help(m.1)),
     )
+}
+
+/// The display units `--units` accepts (those the FMU's modelDescription declares).
+fn display_unit_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        plenum::units::DISPLAY_UNITS
+            .iter()
+            .map(|d| clap::builder::PossibleValue::new(d.name).help(format!("for {}", d.unit))),
+    )
+}
+
+/// The variables and rows as `--units` shows them: each column whose SI unit has a chosen
+/// display unit converted (value·factor + offset, as the FMU's DisplayUnit), its unit renamed.
+fn displayed(
+    vars: &[plenum::variables::OutputVariable],
+    rows: &[Vec<f64>],
+    units: &[String],
+) -> (Vec<plenum::variables::OutputVariable>, Vec<Vec<f64>>) {
+    let chosen: Vec<Option<&plenum::units::DisplayUnit>> = vars
+        .iter()
+        .map(|v| {
+            plenum::units::DISPLAY_UNITS
+                .iter()
+                .find(|d| d.unit == v.unit.symbol && units.iter().any(|u| u == d.name))
+        })
+        .collect();
+    let vars = vars
+        .iter()
+        .zip(&chosen)
+        .map(|(v, d)| match d {
+            Some(d) => plenum::variables::OutputVariable {
+                unit: plenum::units::Unit {
+                    symbol: d.name.to_string(),
+                    si: v.unit.si,
+                },
+                ..v.clone()
+            },
+            None => v.clone(),
+        })
+        .collect();
+    let rows = rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .zip(&chosen)
+                .map(|(x, d)| d.map_or(*x, |d| d.display(*x)))
+                .collect()
+        })
+        .collect();
+    (vars, rows)
 }
 
 /// Exit codes (docs/checks.md, "Exit status"): 0 fine, 1 I/O or usage error, 2 invalid model,
@@ -144,6 +198,7 @@ fn main() -> ExitCode {
             vars,
             plot_size,
             quiet,
+            units,
         } => {
             let plot = match plot {
                 Some(path) => match plot::PlotRequest::new(path, vars, plot_size.as_deref()) {
@@ -166,6 +221,7 @@ fn main() -> ExitCode {
                 repeat: repeat.max(1),
                 plot,
                 quiet,
+                units,
             };
             run(&m, opts)
         }
@@ -222,6 +278,7 @@ struct RunOptions<'a> {
     repeat: u32,
     plot: Option<plot::PlotRequest>,
     quiet: bool,
+    units: Vec<String>,
 }
 
 /// The output times ([`OutputGrid`]: every multiple of the interval below `t_end`, then
@@ -327,6 +384,7 @@ fn run(m: &LoadedModel, opts: RunOptions) -> ExitCode {
         repeat,
         plot,
         quiet,
+        units,
     } = opts;
     if let Some(request) = &plot {
         // Unknown `--vars` are reported before the run, not after it.
@@ -358,11 +416,31 @@ fn run(m: &LoadedModel, opts: RunOptions) -> ExitCode {
     // With `[sensitivities]` the same run integrated them: the d(output)/d(parameter)
     // columns are among the outputs.
     let vars = output_variables(&s.sim);
+    let labelled = !units.is_empty();
+    let vars = if labelled {
+        let (vars, rows) = displayed(&vars, &s.rows, &units);
+        s.rows = rows;
+        vars
+    } else {
+        vars
+    };
+    report(m, s, vars, csv, plot, labelled)
+}
+
+/// Print the run's summary, write its CSV and plot (`labelled`: CSV header with units).
+fn report(
+    m: &LoadedModel,
+    s: Solve,
+    vars: Vec<plenum::variables::OutputVariable>,
+    csv: Option<PathBuf>,
+    plot: Option<plot::PlotRequest>,
+    labelled: bool,
+) -> ExitCode {
     if !s.sim.sensitivities.names.is_empty() {
         println!("{}", sensitivity_report(&s.sim));
     }
     if let Some(path) = csv {
-        if let Err(e) = write_csv(&path, &vars, &s.rows) {
+        if let Err(e) = write_csv(&path, &vars, &s.rows, labelled) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return ExitCode::FAILURE;
         }
@@ -449,9 +527,17 @@ fn write_csv(
     path: &std::path::Path,
     vars: &[plenum::variables::OutputVariable],
     rows: &[Vec<f64>],
+    labelled: bool,
 ) -> Result<(), csv::Error> {
     let mut w = csv::Writer::from_path(path)?;
-    w.write_record(vars.iter().map(|v| v.name.as_str()))?;
+    if labelled {
+        w.write_record(vars.iter().map(|v| match v.unit.symbol.as_str() {
+            "1" => v.name.clone(),
+            u => format!("{} [{u}]", v.name),
+        }))?;
+    } else {
+        w.write_record(vars.iter().map(|v| v.name.as_str()))?;
+    }
     for row in rows {
         // `{:?}` is Rust's shortest round-trip form: every digit that matters, no more.
         w.write_record(row.iter().map(|x| format!("{x:?}")))?;
