@@ -149,6 +149,9 @@ pub fn description_xml(d: &Description, structure: &Structure) -> Result<String,
             attrs.push(("start", fmt_real(s)));
         }
         attrs.push(("unit", v.unit.symbol.clone()));
+        if let Some(du) = plenum::units::display_unit(&v.unit.symbol) {
+            attrs.push(("displayUnit", du.name.to_string()));
+        }
         if let Some(nominal) = v.nominal {
             attrs.push(("nominal", fmt_real(nominal)));
         }

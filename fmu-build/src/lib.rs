@@ -465,6 +465,9 @@ pub fn description_xml_with(
         w.write_event(Event::Start(element("ScalarVariable", &attrs)?))
             .map_err(xml_err)?;
         let mut real = vec![("unit", v.unit.symbol.clone())];
+        if let Some(du) = plenum::units::display_unit(&v.unit.symbol) {
+            real.push(("displayUnit", du.name.to_string()));
+        }
         if let Some(nominal) = v.nominal {
             real.push(("nominal", fmt_real(nominal)));
         }
@@ -540,6 +543,18 @@ fn write_units_categories_experiment(
             .collect();
         w.write_event(Event::Empty(element("BaseUnit", &attrs)?))
             .map_err(xml_err)?;
+        // FMI 2.0 §2.2.2: value_display = factor·value + offset.
+        if let Some(du) = plenum::units::display_unit(symbol) {
+            w.write_event(Event::Empty(element(
+                "DisplayUnit",
+                &[
+                    ("name", du.name.to_string()),
+                    ("factor", fmt_real(du.factor)),
+                    ("offset", fmt_real(du.offset)),
+                ],
+            )?))
+            .map_err(xml_err)?;
+        }
         w.write_event(Event::End(BytesEnd::new("Unit")))
             .map_err(xml_err)?;
     }

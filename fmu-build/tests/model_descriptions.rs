@@ -657,3 +657,58 @@ fn derivative_dependencies_are_the_networks_sparsity_pattern() {
         assert_eq!(entries, pattern.nonzeros());
     }
 }
+
+/// DisplayUnits: Pa shows as bar and K as degC, declared in the `Unit` after its `BaseUnit`
+/// with FMI 2.0's factor and offset (§2.2.2: display = factor·value + offset), and every
+/// pressure and temperature variable names its display unit. Checked against the definitions
+/// (1 bar = 1e5 Pa; 0 °C = 273.15 K) on the values 6e5 Pa and 293.15 K.
+#[test]
+fn pressures_display_in_bar_and_temperatures_in_degc() {
+    let path = workspace().join("models/blowdown.toml");
+    let model = fmu_build::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let xml = fmu_build::model_description(&model).unwrap();
+    let els = elements(&xml);
+    let mut display: BTreeMap<String, (f64, f64, String)> = BTreeMap::new();
+    for w in els.windows(3) {
+        if w[0].0 == "Unit" && w[1].0 == "BaseUnit" && w[2].0 == "DisplayUnit" {
+            let a = &w[2].1;
+            display.insert(
+                w[0].1["name"].clone(),
+                (
+                    a["factor"].parse().unwrap(),
+                    a["offset"].parse().unwrap(),
+                    a["name"].clone(),
+                ),
+            );
+        }
+    }
+    println!("{display:?}");
+    let (f, o, name) = &display["Pa"];
+    assert_eq!(name, "bar");
+    println!("6e5 Pa = {} bar", f * 6e5 + o);
+    assert!((f * 6e5 + o - 6.0).abs() < 1e-12);
+    let (f, o, name) = &display["K"];
+    assert_eq!(name, "degC");
+    println!("293.15 K = {} degC", f * 293.15 + o);
+    assert!((f * 293.15 + o - 20.0).abs() < 1e-12);
+    assert_eq!(display.len(), 2, "{display:?}");
+    let mut n = 0;
+    for w in els.windows(2) {
+        if w[0].0 == "ScalarVariable" && w[1].0 == "Real" {
+            let want = match w[1].1["unit"].as_str() {
+                "Pa" => Some("bar"),
+                "K" => Some("degC"),
+                _ => None,
+            };
+            assert_eq!(
+                w[1].1.get("displayUnit").map(String::as_str),
+                want,
+                "{}",
+                w[0].1["name"]
+            );
+            n += usize::from(want.is_some());
+        }
+    }
+    println!("{n} variables with a display unit");
+    assert!(n >= 4);
+}

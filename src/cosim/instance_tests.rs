@@ -252,3 +252,39 @@ fn inputs_change_live_and_parameters_only_before_the_run() {
     let e = inst.set_real(&[0], &[1.0]).unwrap_err();
     assert!(e.0.contains("output"), "{e}");
 }
+
+/// The warnings the FMU logs: none for the shipped model, one for a temperature given in °C
+/// as a number, and one at fmi2ExitInitializationMode for a pressure set in bar as a number.
+#[test]
+fn plausibility_warnings_of_the_file_and_of_parameters_set() {
+    let fine = Instance::new(BLOWDOWN, "model.toml").expect("model loads");
+    assert!(fine.plausibility_warnings().is_empty());
+    assert!(!fine.has_overrides());
+    let cold = BLOWDOWN.replacen("temperature = 300.0", "temperature = 27.0", 1);
+    let inst = Instance::new(&cold, "model.toml").expect("a warning is no error");
+    let w = inst.plausibility_warnings();
+    println!("{w:#?}");
+    assert_eq!(w.len(), 1);
+    assert!(
+        w[0].contains("did you mean temperature = \"27 degC\" = 300.15 K?"),
+        "{}",
+        w[0]
+    );
+    let mut inst = Instance::new(BLOWDOWN, "model.toml").expect("model loads");
+    inst.setup_experiment(0.0, None).expect("setup");
+    inst.enter_initialization_mode().expect("enter");
+    let pvr = inst
+        .description()
+        .variables
+        .iter()
+        .find(|v| v.name == "tank.pressure")
+        .expect("a parameter")
+        .value_reference;
+    inst.set_real(&[pvr], &[10.0]).expect("a valid pressure");
+    inst.exit_initialization_mode().expect("exit");
+    let w = inst.plausibility_warnings();
+    println!("{w:#?}");
+    assert!(inst.has_overrides());
+    assert_eq!(w.len(), 1);
+    assert!(w[0].contains("\"10 bar\" = 1e6 Pa"), "{}", w[0]);
+}

@@ -626,6 +626,28 @@ impl Instance {
         Ok(())
     }
 
+    /// The plausibility warnings of the model with the parameters set so far (a pressure of
+    /// 6 Pa...: `crate::model::LoadedModel::warnings`), for the master's log.
+    pub fn plausibility_warnings(&self) -> Vec<String> {
+        match crate::model::parse_str(&self.source, &self.label, &self.overrides) {
+            // A parameter set by fmi2SetReal is an override inside: say so, not `--set`.
+            Ok(model) => model
+                .warnings
+                .iter()
+                .map(|w| match w.file.as_str() {
+                    "--set" => format!("fmi2SetReal `{}`: {}", w.key, w.message),
+                    _ => w.to_string(),
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Whether parameters were set (the model differs from the file's).
+    pub fn has_overrides(&self) -> bool {
+        !self.overrides.is_empty()
+    }
+
     pub fn enter_initialization_mode(&mut self) -> Result<(), CallError> {
         self.require(Call::EnterInitializationMode, "fmi2EnterInitializationMode")?;
         self.phase = Phase::InitializationMode;

@@ -616,6 +616,13 @@ pub unsafe extern "C" fn fmi2Instantiate(
                 instance.guid()
             ),
         );
+        for w in instance.plausibility_warnings() {
+            log.log(
+                WARNING,
+                "logStatusWarning",
+                &format!("fmi2Instantiate: {w}"),
+            );
+        }
         let comp = Box::into_raw(Box::new(Component {
             log,
             allocate,
@@ -712,6 +719,16 @@ pub unsafe extern "C" fn fmi2EnterInitializationMode(c: fmi2Component) -> fmi2St
 pub unsafe extern "C" fn fmi2ExitInitializationMode(c: fmi2Component) -> fmi2Status {
     with_component(c, "fmi2ExitInitializationMode", |comp| {
         comp.instance.exit_initialization_mode()?;
+        // Parameters set since fmi2Instantiate (its own warnings were logged there).
+        if comp.instance.has_overrides() {
+            for w in comp.instance.plausibility_warnings() {
+                comp.log.log(
+                    WARNING,
+                    "logStatusWarning",
+                    &format!("fmi2ExitInitializationMode: {w}"),
+                );
+            }
+        }
         Ok(OK)
     })
 }

@@ -90,8 +90,14 @@ pub fn build_simulation_of(
         .collect::<Result<Vec<_>, _>>()?;
     let dimension = network.layout.n_states * (1 + params.len());
     let name = method.unwrap_or(&spec.solver.method);
-    let mut integrator =
-        Method::by_name(name, dimension).ok_or_else(|| format!("unknown method `{name}`"))?;
+    let mut integrator = Method::by_name(name, dimension).ok_or_else(|| {
+        let known: Vec<&str> = crate::integrators::METHODS.iter().map(|m| m.0).collect();
+        format!(
+            "unknown method `{name}` (known: {}){}",
+            known.join(", "),
+            super::locate::did_you_mean(name, known.iter().copied())
+        )
+    })?;
     let s = &spec.solver;
     if let Some(l) = &s.linear_solver {
         let l = linear_solver(l).ok_or_else(|| format!("unknown linear_solver `{l}`"))?;

@@ -5,6 +5,8 @@ pub mod build;
 mod decode;
 mod locate;
 mod overrides;
+mod plausible;
+mod quantities;
 pub mod spec;
 mod syntax;
 mod validate;
@@ -55,6 +57,9 @@ pub struct LoadedModel {
     pub spec: ModelFile,
     pub source: String,
     pub file: String,
+    /// Values that are valid but implausible (most often a unit mistake: a pressure of 6 Pa),
+    /// located like errors: `plenum check` and `run` print them, an FMU logs them.
+    pub warnings: Vec<ModelError>,
 }
 
 /// Parse and validate a model from TOML text. `overrides` are `name=value` strings as given to
@@ -90,14 +95,36 @@ pub fn parse_str(
     }
 
     let mut root = root;
-    let (applied, source, mut errors) = overrides::apply(&mut root, src, overrides);
-    let loc = locate::Locator::new(file_label, src, root, applied);
-    match decode::decode(&loc) {
-        Ok(spec) => {
-            errors.extend(validate::validate(&spec, &loc));
+    let (applied, source, errors) = overrides::apply(&mut root, src, overrides);
+    quantities::with_si(root, |root, found| {
+        let loc = locate::Locator::new(file_label, src, root, applied);
+        check_tree(&loc, &found, source, errors, overrides)
+    })
+}
+
+/// Decode and validate the tree (its values with units converted: `found`).
+fn check_tree(
+    loc: &locate::Locator<'_>,
+    found: &[quantities::Found],
+    source: String,
+    mut errors: Vec<ModelError>,
+    overrides: &[String],
+) -> Result<LoadedModel, Vec<ModelError>> {
+    let unit_errors: Vec<ModelError> = found
+        .iter()
+        .filter_map(|x| {
+            x.result
+                .as_ref()
+                .err()
+                .map(|m| loc.error(&x.path, m.clone()))
+        })
+        .collect();
+    match decode::decode(loc) {
+        Ok(spec) if unit_errors.is_empty() => {
+            errors.extend(validate::validate(&spec, loc));
             if errors.is_empty() && !overrides.is_empty() {
                 // The text after overrides is what an FMU ships: it must say the same.
-                let same = toml::from_str::<ModelFile>(&source).is_ok_and(|s| s == spec);
+                let same = spec_of_text(&source).is_some_and(|s| s == spec);
                 if !same {
                     errors.push(ModelError {
                         file: "--set".to_string(),
@@ -111,16 +138,40 @@ pub fn parse_str(
                 }
             }
             if errors.is_empty() {
+                let warnings = plausible::warnings(&spec, loc);
                 return Ok(LoadedModel {
                     spec,
                     source,
-                    file: file_label.to_string(),
+                    file: loc.file.to_string(),
+                    warnings,
                 });
             }
         }
-        Err(e) => errors.extend(e),
+        Ok(_) => {}
+        // A value with a bad unit is still a string in the tree: serde's "must be a number"
+        // about it (or about the key whose table holds it) would only repeat its error.
+        Err(e) => errors.extend(e.into_iter().filter(|d| {
+            !unit_errors
+                .iter()
+                .any(|u| u.file == d.file && !d.key.is_empty() && u.key.starts_with(&d.key))
+        })),
     }
+    errors.extend(unit_errors);
     Err(sorted(errors))
+}
+
+/// The model a text says, values with units converted (no validation, no located errors).
+fn spec_of_text(text: &str) -> Option<ModelFile> {
+    use serde::Deserialize;
+    let table = DeTable::parse(text).ok()?;
+    let root = Spanned::new(table.span(), DeValue::Table(table.into_inner()));
+    quantities::with_si(root, |root, _| {
+        let span = root.span();
+        let DeValue::Table(t) = root.into_inner() else {
+            return None;
+        };
+        ModelFile::deserialize(toml::de::Deserializer::from(Spanned::new(span, t))).ok()
+    })
 }
 
 /// Overrides first (in the order given), then by position in the file.

@@ -124,6 +124,13 @@ fn doc_table<'d>(doc: &'d mut DocumentMut, path: &[Seg]) -> Option<&'d mut dyn T
     }
 }
 
+/// A number followed by a unit (`6bar`, `20 degC`): what `--set` takes without quotes.
+fn looks_like_quantity(value: &str) -> bool {
+    value.starts_with(|c: char| c.is_ascii_digit() || "+-.".contains(c))
+        && value.contains(|c: char| c.is_alphabetic() || "°%".contains(c))
+        && !value.contains(['"', '\'', '=', '[', '{', '\n'])
+}
+
 /// Apply the overrides to the spanned tree `root` (of a file `src_len` bytes long) and, when
 /// there are any, to `src` as text. Returns what was applied, the text after overrides, and
 /// the errors of overrides that could not be applied.
@@ -191,8 +198,14 @@ pub(crate) fn apply<'a>(
             ));
             continue;
         };
+        // A quantity with a unit need not be quoted: `--set barrel.pressure=6bar`.
+        let unquoted_quantity = DeValue::parse(value).is_err() && looks_like_quantity(value);
         let parsed = match DeValue::parse(value) {
             Ok(v) => v,
+            Err(_) if unquoted_quantity => Spanned::new(
+                0..value.len(),
+                DeValue::String(Cow::Owned(value.to_string())),
+            ),
             Err(e) => {
                 let bare = !value.is_empty()
                     && value
@@ -235,8 +248,13 @@ pub(crate) fn apply<'a>(
         base = end + 1;
 
         // The same change as text. A value that toml parsed parses here too (same parser).
+        let as_text = if unquoted_quantity {
+            Ok(toml_edit::Value::from(value))
+        } else {
+            value.parse::<toml_edit::Value>()
+        };
         if let Some(d) = doc.as_mut()
-            && let Ok(mut v) = value.parse::<toml_edit::Value>()
+            && let Ok(mut v) = as_text
             && let Some(t) = doc_table(d, &table_path)
         {
             match t.get(k).and_then(Item::as_value) {

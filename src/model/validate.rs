@@ -606,7 +606,7 @@ fn initial_volumes(c: &mut Check, spec: &ModelFile) {
 
 /// The nodes that only liquid links touch (reservoirs of liquid: links may not reach a
 /// chamber), whose pressure may be gauge. One pass over the components.
-fn liquid_nodes(spec: &ModelFile) -> HashSet<&str> {
+pub(super) fn liquid_nodes(spec: &ModelFile) -> HashSet<&str> {
     let (mut liquid, mut gas) = (HashSet::new(), HashSet::new());
     for (_, x) in spec.components() {
         let kind = x.kind();

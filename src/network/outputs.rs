@@ -11,7 +11,8 @@ use crate::ad::Scalar;
 use crate::components::{NodeState, OrificeForm};
 use crate::param::ParamValue;
 
-use super::{Network, param_value};
+use super::Network;
+use super::rhs::param_value;
 
 /// What an extra output is (in output order: per orifice its opening then its choked flag,
 /// per valve its opening, per wall its heat flow).

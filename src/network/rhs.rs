@@ -238,7 +238,12 @@ fn fill_chamber_nodes<T: Scalar>(
 /// A parameter's value at (t, segment start `seg`), or its seed's if `seeds` has one for it
 /// (matched by address).
 #[inline(always)]
-fn param_value<T: Scalar>(p: &ParamValue, seeds: &[(&ParamValue, T)], t: f64, seg: f64) -> T {
+pub(super) fn param_value<T: Scalar>(
+    p: &ParamValue,
+    seeds: &[(&ParamValue, T)],
+    t: f64,
+    seg: f64,
+) -> T {
     for (q, v) in seeds {
         if std::ptr::eq(*q, p) {
             return *v;

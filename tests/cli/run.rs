@@ -120,3 +120,65 @@ fn repeat_reports_the_single_run_and_a_positive_solve_time() {
     assert_eq!(l1, l3);
     assert!(t1 > 0.0 && t1.is_finite() && t3 > 0.0 && t3.is_finite());
 }
+
+/// `--units bar,degC`: the CSV's pressure and temperature columns are the SI run's values
+/// through FMI's display formula (value·1e-5; value − 273.15), its header names the units,
+/// every other column is the same bits; an unknown unit and an unknown method list the valid
+/// ones.
+#[test]
+fn units_show_pressures_in_bar_and_temperatures_in_degc() {
+    let dir = std::env::temp_dir().join(format!("plenum-cli-units-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (si, shown) = (dir.join("si.csv"), dir.join("shown.csv"));
+    let model = repo("models/blowdown.toml");
+    output_ok(plenum().args(["run", &model, "--quiet", "--csv"]).arg(&si));
+    let out = output_ok(
+        plenum()
+            .args(["run", &model, "--quiet", "--units", "bar,degC", "--csv"])
+            .arg(&shown),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(stdout.contains("tank.p") && stdout.contains("bar") && stdout.contains("degC"));
+    let (a, b) = (common::Csv::read(&si), common::Csv::read(&shown));
+    assert_eq!(b.header[a.col("tank.p")], "tank.p [bar]");
+    assert_eq!(b.header[a.col("tank.T")], "tank.T [degC]");
+    assert_eq!(b.header[a.col("tank.m")], "tank.m [kg]");
+    let (p, t, m) = (a.col("tank.p"), a.col("tank.T"), a.col("tank.m"));
+    for (ra, rb) in a.rows.iter().zip(&b.rows) {
+        assert_eq!(rb[p].to_bits(), (1e-5 * ra[p]).to_bits());
+        assert_eq!(rb[t].to_bits(), (ra[t] - 273.15).to_bits());
+        assert_eq!(rb[m].to_bits(), ra[m].to_bits());
+    }
+    let (r0, r1) = (&a.rows[0], &b.rows[0]);
+    println!(
+        "t = 0: {} Pa = {} bar, {} K = {} degC; {} rows compared",
+        r0[p],
+        r1[p],
+        r0[t],
+        r1[t],
+        a.rows.len()
+    );
+    assert_eq!(r1[p], 10.0);
+    let out = plenum()
+        .args(["run", &model, "--units", "psi"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}");
+    assert!(
+        !out.status.success() && stderr.contains("bar, degC"),
+        "{stderr}"
+    );
+    let out = plenum()
+        .args(["run", &model, "--method", "bdf9"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}");
+    assert!(
+        stderr.contains("bdf, bdf1") && stderr.contains("dopri5"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

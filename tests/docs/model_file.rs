@@ -310,3 +310,29 @@ fn every_component_key_row_states_its_declaration() {
     println!("{checked} component keys match their declarations");
     assert!(checked > 50);
 }
+
+/// The unit symbols and prefixes the parser accepts are those the page lists.
+#[test]
+fn every_unit_symbol_is_documented() {
+    let text = section("## Values with units");
+    let symbols = plenum::units::parse::SYMBOLS.iter().map(|s| s.symbol);
+    let prefixes = plenum::units::parse::PREFIXES
+        .iter()
+        .map(|p| p.0)
+        .filter(|p| *p != "μ");
+    let mut n = 0;
+    for s in symbols {
+        n += 1;
+        assert!(
+            text.contains(&format!("`{s}`"))
+                || text.contains(&format!(" {s} "))
+                || text.contains(&format!(" {s}`"))
+                || text.contains(&format!("`{s} ")),
+            "unit `{s}` is not in docs/model-file.md"
+        );
+    }
+    // The prefixes, in the parser's order (the Greek mu, a second spelling of µ, aside).
+    let listed = format!("`{}`", prefixes.collect::<Vec<_>>().join(" "));
+    assert!(text.contains(&listed), "docs/model-file.md lacks {listed}");
+    println!("{n} unit symbols and their prefixes documented");
+}

@@ -49,7 +49,7 @@ fn model_file_errors() {
     let cases: [(&str, String); 12] = [
         ("bad_toml", edit("name = \"tank\"", "name = \"tank")),
         ("unknown_key", edit("volume = 1e-3", "volum = 1e-3")),
-        ("wrong_type", edit("pressure = 5e5", "pressure = \"5 bar\"")),
+        ("wrong_type", edit("pressure = 5e5", "pressure = \"5 m\"")),
         ("missing_key", edit("mass = 0.002\n", "")),
         ("unknown_node", edit("to = \"barrel\"", "to = \"barrle\"")),
         ("negative_area", edit("area = 1e-5", "area = -1e-5")),

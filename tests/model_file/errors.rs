@@ -275,7 +275,7 @@ fn wrong_type() {
         "volume = \"big\"",
         "volume = \"big\"",
         "chamber.tank.volume",
-        "`volume` must be a number, not a string: \"big\"",
+        "`volume` = \"big\": `big` does not start with a number",
     );
 }
 
@@ -1050,7 +1050,7 @@ fn set_value_of_the_wrong_type_points_at_the_override() {
         "--set",
         (0, 0),
         "tank.volume=\"x\"",
-        "must be a number",
+        "`x` does not start with a number",
     );
 }
 

@@ -8,3 +8,4 @@ mod common;
 mod error_wording;
 mod errors;
 mod key_rules;
+mod units;

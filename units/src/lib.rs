@@ -9,6 +9,8 @@
 
 pub use uom;
 
+pub mod parse;
+
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -60,6 +62,45 @@ pub type ExpansionCoefficient = Si<Isq<P2, N1, P1>>;
 pub type Damping = Si<Isq<Z0, P1, N1>>;
 /// Spring stiffness k of F = k·x, N/m (dimension M·T⁻², that of surface tension).
 pub type Stiffness = Si<Isq<Z0, P1, N2>>;
+
+/// A display unit of an SI unit, as FMI 2.0 declares it (§2.2.2, `DisplayUnit`):
+/// `value_display = factor·value + offset`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DisplayUnit {
+    /// The SI unit's FMI symbol (`Pa`).
+    pub unit: &'static str,
+    pub name: &'static str,
+    pub factor: f64,
+    pub offset: f64,
+}
+
+impl DisplayUnit {
+    /// The displayed value of an SI value.
+    pub fn display(&self, value_si: f64) -> f64 {
+        self.factor * value_si + self.offset
+    }
+}
+
+/// The display units Plenum declares: bar for Pa (absolute), degC for K.
+pub const DISPLAY_UNITS: &[DisplayUnit] = &[
+    DisplayUnit {
+        unit: "Pa",
+        name: "bar",
+        factor: 1e-5,
+        offset: 0.0,
+    },
+    DisplayUnit {
+        unit: "K",
+        name: "degC",
+        factor: 1.0,
+        offset: -273.15,
+    },
+];
+
+/// The display unit of an SI unit symbol, if Plenum declares one.
+pub fn display_unit(unit_symbol: &str) -> Option<&'static DisplayUnit> {
+    DISPLAY_UNITS.iter().find(|d| d.unit == unit_symbol)
+}
 
 /// A quantity from its value in SI base units (no conversion: the stored value is the argument).
 #[inline(always)]
@@ -278,6 +319,62 @@ impl Unit {
     }
     pub fn damping() -> Unit {
         Unit::derived(PhantomData::<Damping>, "N.s/m")
+    }
+    pub fn specific_heat() -> Unit {
+        Unit::of(SpecificHeatCapacity::format_args(
+            si::joule_per_kilogram_kelvin,
+            Abbreviation,
+        ))
+    }
+
+    /// What a quantity of this unit's dimension is called, and a value of it as a user would
+    /// write it with a unit (for messages: "`pressure` is a pressure, e.g. \"6 bar\"").
+    pub fn quantity_name(&self) -> (&'static str, &'static str) {
+        let table: [(Unit, &str, &str); 20] = [
+            (Unit::dimensionless(), "dimensionless number", "0.5"),
+            (Unit::time(), "time", "10 ms"),
+            (Unit::length(), "length", "600 mm"),
+            (Unit::area(), "area", "10 mm^2"),
+            (Unit::volume(), "volume", "2 L"),
+            (Unit::mass(), "mass", "50 g"),
+            (Unit::pressure(), "pressure", "6 bar"),
+            (Unit::temperature(), "temperature", "20 degC"),
+            (Unit::energy(), "energy", "1 kJ"),
+            (Unit::velocity(), "velocity", "2 m/s"),
+            (Unit::mass_rate(), "mass flow rate", "3 g/s"),
+            (Unit::volume_rate(), "volume flow rate", "1 L/s"),
+            (Unit::density(), "density", "1000 kg/m^3"),
+            (Unit::viscosity(), "dynamic viscosity", "1.8e-5 Pa*s"),
+            (Unit::stiffness(), "stiffness", "5 N/mm"),
+            (
+                Unit::heat_transfer_coefficient(),
+                "heat transfer coefficient",
+                "10 W/(m^2*K)",
+            ),
+            (
+                Unit::flow_coefficient(),
+                "flow coefficient",
+                "1e-8 kg/(s*Pa)",
+            ),
+            (
+                Unit::sonic_conductance(),
+                "sonic conductance",
+                "0.5 dm^3/(s*bar)",
+            ),
+            (
+                Unit::expansion_coefficient(),
+                "expansion coefficient",
+                "1e-9 m/(s*Pa)",
+            ),
+            (Unit::damping(), "damping coefficient", "20 N*s/m"),
+        ];
+        if self.si == Unit::specific_heat().si {
+            return ("specific heat capacity", "1005 J/(kg*K)");
+        }
+        table
+            .into_iter()
+            .find(|(u, _, _)| u.si == self.si)
+            .map_or(("quantity", ""), |(_, n, e)| (n, e))
     }
 }
 

@@ -34,8 +34,8 @@ enum Command {
     Run {
         /// Model file (TOML).
         model: PathBuf,
-        /// Integrator, overriding the file's `solver.method` (euler, rk4, ab2..ab5, auto).
-        #[arg(long)]
+        /// Integrator, overriding the file's `solver.method` (docs/integrators.md).
+        #[arg(long, value_parser = method_names())]
         method: Option<String>,
         /// Write every output row (time, then every variable) to this CSV file.
         #[arg(long)]
@@ -61,6 +61,10 @@ enum Command {
         /// No progress bar (it is shown only on a terminal, for runs longer than about 1 s).
         #[arg(long, short)]
         quiet: bool,
+        /// Show values in these units instead of SI, comma-separated (`bar,degC`): in the
+        /// printed table, the CSV (its header says `<name> [<unit>]`) and the plot.
+        #[arg(long, value_delimiter = ',', value_name = "UNITS", value_parser = display_unit_names())]
+        units: Vec<String>,
     },
     /// Validate a model file and report every problem; simulate nothing.
     Check {
@@ -77,6 +81,65 @@ enum Command {
         #[arg(long)]
         dot: bool,
     },
+}
+
+/// Every integrator name, for `run --help` and the error of an unknown `--method`.
+fn method_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        plenum::integrators::METHODS
+            .iter()
+            .map(|m| clap::builder::PossibleValue::new(m.0).help(m.1)),
+    )
+}
+
+/// The display units `--units` accepts (those the FMU's modelDescription declares).
+fn display_unit_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        plenum::units::DISPLAY_UNITS
+            .iter()
+            .map(|d| clap::builder::PossibleValue::new(d.name).help(format!("for {}", d.unit))),
+    )
+}
+
+/// The variables and rows as `--units` shows them: each column whose SI unit has a chosen
+/// display unit converted (value·factor + offset, as the FMU's DisplayUnit), its unit renamed.
+fn displayed(
+    vars: &[plenum::variables::OutputVariable],
+    rows: &[Vec<f64>],
+    units: &[String],
+) -> (Vec<plenum::variables::OutputVariable>, Vec<Vec<f64>>) {
+    let chosen: Vec<Option<&plenum::units::DisplayUnit>> = vars
+        .iter()
+        .map(|v| {
+            plenum::units::DISPLAY_UNITS
+                .iter()
+                .find(|d| d.unit == v.unit.symbol && units.iter().any(|u| u == d.name))
+        })
+        .collect();
+    let vars = vars
+        .iter()
+        .zip(&chosen)
+        .map(|(v, d)| match d {
+            Some(d) => plenum::variables::OutputVariable {
+                unit: plenum::units::Unit {
+                    symbol: d.name.to_string(),
+                    si: v.unit.si,
+                },
+                ..v.clone()
+            },
+            None => v.clone(),
+        })
+        .collect();
+    let rows = rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .zip(&chosen)
+                .map(|(x, d)| d.map_or(*x, |d| d.display(*x)))
+                .collect()
+        })
+        .collect();
+    (vars, rows)
 }
 
 /// Exit codes (docs/checks.md, "Exit status"): 0 fine, 1 I/O or usage error, 2 invalid model,
@@ -101,6 +164,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { model, set } => match load(&model, &set) {
             Ok(m) => {
+                print_warnings(&m);
                 // A model that cannot start (an impossible initial state, a step the time axis
                 // cannot resolve) is as invalid as one that does not parse.
                 if let Err(e) = build_simulation(&m.spec, None) {
@@ -134,6 +198,7 @@ fn main() -> ExitCode {
             vars,
             plot_size,
             quiet,
+            units,
         } => {
             let plot = match plot {
                 Some(path) => match plot::PlotRequest::new(path, vars, plot_size.as_deref()) {
@@ -149,12 +214,14 @@ fn main() -> ExitCode {
                 Ok(m) => m,
                 Err(code) => return code,
             };
+            print_warnings(&m);
             let opts = RunOptions {
                 method: method.as_deref(),
                 csv,
                 repeat: repeat.max(1),
                 plot,
                 quiet,
+                units,
             };
             run(&m, opts)
         }
@@ -169,6 +236,13 @@ fn main() -> ExitCode {
             }
             Err(code) => code,
         },
+    }
+}
+
+/// The model's plausibility warnings (a pressure of 6 Pa...), on stderr: they stop nothing.
+fn print_warnings(m: &LoadedModel) {
+    for w in &m.warnings {
+        eprintln!("warning: {w}");
     }
 }
 
@@ -204,6 +278,7 @@ struct RunOptions<'a> {
     repeat: u32,
     plot: Option<plot::PlotRequest>,
     quiet: bool,
+    units: Vec<String>,
 }
 
 /// The output times ([`OutputGrid`]: every multiple of the interval below `t_end`, then
@@ -309,6 +384,7 @@ fn run(m: &LoadedModel, opts: RunOptions) -> ExitCode {
         repeat,
         plot,
         quiet,
+        units,
     } = opts;
     if let Some(request) = &plot {
         // Unknown `--vars` are reported before the run, not after it.
@@ -340,11 +416,31 @@ fn run(m: &LoadedModel, opts: RunOptions) -> ExitCode {
     // With `[sensitivities]` the same run integrated them: the d(output)/d(parameter)
     // columns are among the outputs.
     let vars = output_variables(&s.sim);
+    let labelled = !units.is_empty();
+    let vars = if labelled {
+        let (vars, rows) = displayed(&vars, &s.rows, &units);
+        s.rows = rows;
+        vars
+    } else {
+        vars
+    };
+    report(m, s, vars, csv, plot, labelled)
+}
+
+/// Print the run's summary, write its CSV and plot (`labelled`: CSV header with units).
+fn report(
+    m: &LoadedModel,
+    s: Solve,
+    vars: Vec<plenum::variables::OutputVariable>,
+    csv: Option<PathBuf>,
+    plot: Option<plot::PlotRequest>,
+    labelled: bool,
+) -> ExitCode {
     if !s.sim.sensitivities.names.is_empty() {
         println!("{}", sensitivity_report(&s.sim));
     }
     if let Some(path) = csv {
-        if let Err(e) = write_csv(&path, &vars, &s.rows) {
+        if let Err(e) = write_csv(&path, &vars, &s.rows, labelled) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return ExitCode::FAILURE;
         }
@@ -371,7 +467,13 @@ fn run(m: &LoadedModel, opts: RunOptions) -> ExitCode {
     for (v, x) in vars.iter().zip(&last) {
         // The last row is the last good time's; a run stopped by a check ends with its code.
         let x = if v.name == "rc" { final_rc as f64 } else { *x };
-        println!("{:<width$}  {:>24}  {}", v.name, format!("{x:?}"), v.unit);
+        // Units as `describe` writes them (m³, kg/(s·Pa)).
+        println!(
+            "{:<width$}  {:>24}  {}",
+            v.name,
+            format!("{x:?}"),
+            plenum::components::keys::pretty_unit(&v.unit)
+        );
     }
     match s.sim.finished {
         Some(Finish::Exited { t_s }) => {
@@ -425,9 +527,17 @@ fn write_csv(
     path: &std::path::Path,
     vars: &[plenum::variables::OutputVariable],
     rows: &[Vec<f64>],
+    labelled: bool,
 ) -> Result<(), csv::Error> {
     let mut w = csv::Writer::from_path(path)?;
-    w.write_record(vars.iter().map(|v| v.name.as_str()))?;
+    if labelled {
+        w.write_record(vars.iter().map(|v| match v.unit.symbol.as_str() {
+            "1" => v.name.clone(),
+            u => format!("{} [{u}]", v.name),
+        }))?;
+    } else {
+        w.write_record(vars.iter().map(|v| v.name.as_str()))?;
+    }
     for row in rows {
         // `{:?}` is Rust's shortest round-trip form: every digit that matters, no more.
         w.write_record(row.iter().map(|x| format!("{x:?}")))?;

@@ -84,8 +84,8 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
 /// What a panel of this unit shows.
 fn quantity(unit: &str) -> &'static str {
     match unit {
-        "Pa" => "pressure",
-        "K" => "temperature",
+        "Pa" | "bar" => "pressure",
+        "K" | "degC" => "temperature",
         "m" => "piston position",
         "m/s" => "piston velocity",
         "kg/s" => "mass flow",

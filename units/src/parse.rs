@@ -1,0 +1,593 @@
+//! Quantities written with units in model files and `--set`: `"6 bar"`, `"20 degC"`,
+//! `"10 mm^2"`, `"2 L"`, `"0.5 dm^3/(s*bar)"`, converted to the SI value of the key's quantity.
+//!
+//! uom parses a value with one unit abbreviation of a known quantity type (`"6 bar"` as a
+//! `Pressure`), but neither compound units (`dm^3/(s*bar)`) nor a quantity whose type is only
+//! known at run time (a model file's key), and it converts by multiplying coefficients, so that
+//! `"10 mm^2"` would not be the number a user writes as `10e-6`. Hence this small parser:
+//! products (`*`, `·`, `.` or a space), quotients (`/`, binding the next factor only) and
+//! integer powers (`^2`, `^-1`, `2`, `²`, `⁻¹`) of the symbols of [`SYMBOLS`] with SI prefixes
+//! ([`PREFIXES`]), parentheses for grouping.
+//!
+//! Exactness: a unit's factor is kept as a power of ten times a remainder (1 for every decimal
+//! unit). The power of ten is added to the number's own exponent *in its text*, so that
+//! `"6 bar"` is the f64 nearest to 6e5 and `"10 mm^2"` the one nearest to 10e-6, exactly as if
+//! the user had written those SI numbers; a non-decimal remainder (`min`, `h`, `psi`, `in`,
+//! `degF`) then multiplies once. An absolute temperature in degC is `value + 273.15`, in degF
+//! `(value + 459.67)·5/9`; inside a compound unit or for a temperature difference they are
+//! intervals (factor 1 and 5/9).
+
+use crate::SiExponents;
+
+/// A unit symbol: its dimension, its factor to SI as `remainder·10^exp10`, whether SI prefixes
+/// apply, and the offset of an absolute temperature scale (K = factor·value + offset).
+#[derive(Clone, Copy, Debug)]
+pub struct Symbol {
+    pub symbol: &'static str,
+    pub si: SiExponents,
+    pub remainder: f64,
+    pub exp10: i32,
+    pub prefixable: bool,
+    pub offset_k: Option<f64>,
+}
+
+const fn dim(kg: i32, m: i32, s: i32, k: i32) -> SiExponents {
+    SiExponents {
+        kg,
+        m,
+        s,
+        a: 0,
+        k,
+        mol: 0,
+        cd: 0,
+    }
+}
+
+const fn sym(symbol: &'static str, si: SiExponents, remainder: f64, exp10: i32) -> Symbol {
+    Symbol {
+        symbol,
+        si,
+        remainder,
+        exp10,
+        prefixable: true,
+        offset_k: None,
+    }
+}
+
+const fn plain(symbol: &'static str, si: SiExponents, remainder: f64, exp10: i32) -> Symbol {
+    Symbol {
+        prefixable: false,
+        ..sym(symbol, si, remainder, exp10)
+    }
+}
+
+const fn scale(symbol: &'static str, remainder: f64, offset_k: f64) -> Symbol {
+    Symbol {
+        offset_k: Some(offset_k),
+        ..plain(symbol, dim(0, 0, 0, 1), remainder, 0)
+    }
+}
+
+/// The accepted unit symbols (docs/model-file.md lists them).
+pub const SYMBOLS: &[Symbol] = &[
+    sym("m", dim(0, 1, 0, 0), 1.0, 0),
+    sym("g", dim(1, 0, 0, 0), 1.0, -3),
+    sym("s", dim(0, 0, 1, 0), 1.0, 0),
+    plain("min", dim(0, 0, 1, 0), 60.0, 0),
+    plain("h", dim(0, 0, 1, 0), 3600.0, 0),
+    sym("K", dim(0, 0, 0, 1), 1.0, 0),
+    scale("degC", 1.0, 273.15),
+    scale("°C", 1.0, 273.15),
+    scale("degF", 5.0 / 9.0, 459.67),
+    scale("°F", 5.0 / 9.0, 459.67),
+    sym("Pa", dim(1, -1, -2, 0), 1.0, 0),
+    sym("bar", dim(1, -1, -2, 0), 1.0, 5),
+    plain("atm", dim(1, -1, -2, 0), 101_325.0, 0),
+    // 1 psi = 0.45359237 kg · 9.80665 m/s² / (0.0254 m)² (NIST SP 811, B.8).
+    plain("psi", dim(1, -1, -2, 0), 6_894.757_293_168_361, 0),
+    sym("N", dim(1, 1, -2, 0), 1.0, 0),
+    sym("J", dim(1, 2, -2, 0), 1.0, 0),
+    sym("W", dim(1, 2, -3, 0), 1.0, 0),
+    sym("L", dim(0, 3, 0, 0), 1.0, -3),
+    sym("l", dim(0, 3, 0, 0), 1.0, -3),
+    plain("in", dim(0, 1, 0, 0), 0.0254, 0),
+    plain("%", dim(0, 0, 0, 0), 1.0, -2),
+];
+
+/// SI prefixes accepted before a prefixable symbol (`u` for micro as well as `µ`).
+pub const PREFIXES: &[(&str, i32)] = &[
+    ("G", 9),
+    ("M", 6),
+    ("k", 3),
+    ("h", 2),
+    ("da", 1),
+    ("d", -1),
+    ("c", -2),
+    ("m", -3),
+    ("u", -6),
+    ("µ", -6),
+    ("μ", -6),
+    ("n", -9),
+    ("p", -12),
+];
+
+/// A parsed unit: dimension, factor `remainder·10^exp10`, and the offset of a lone absolute
+/// temperature scale (degC, degF).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ParsedUnit {
+    pub si: SiExponents,
+    pub remainder: f64,
+    pub exp10: i32,
+    pub offset_k: Option<f64>,
+}
+
+impl ParsedUnit {
+    const ONE: ParsedUnit = ParsedUnit {
+        si: dim(0, 0, 0, 0),
+        remainder: 1.0,
+        exp10: 0,
+        offset_k: None,
+    };
+
+    fn times(self, other: ParsedUnit, power: i32) -> ParsedUnit {
+        ParsedUnit {
+            si: self.si.add_scaled(other.si, power),
+            remainder: self.remainder * other.remainder.powi(power),
+            exp10: self.exp10.saturating_add(other.exp10.saturating_mul(power)),
+            offset_k: None,
+        }
+    }
+}
+
+/// Why a quantity's text was not understood, in words for a message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum QuantityError {
+    /// Not `<number> <unit>`.
+    Syntax(String),
+    /// A symbol that is not a unit (with the closest known symbol, if any).
+    UnknownSymbol { symbol: String, known: String },
+    /// A unit of another dimension than the key's.
+    Dimension { found: SiExponents },
+    /// A number that overflows once converted.
+    NotFinite,
+}
+
+impl std::fmt::Display for QuantityError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QuantityError::Syntax(s) => f.write_str(s),
+            QuantityError::UnknownSymbol { symbol, known } => write!(
+                f,
+                "unknown unit `{symbol}` (units: {known}, with SI prefixes G M k h da d c m u n p \
+                 on the metric ones)"
+            ),
+            QuantityError::Dimension { found } => {
+                write!(f, "a unit of dimension {}", dimension_text(found))
+            }
+            QuantityError::NotFinite => f.write_str("the value is not finite once converted"),
+        }
+    }
+}
+
+/// A dimension in base units for messages: `kg·m⁻¹·s⁻²` as `kg m^-1 s^-2`, `1` if none.
+pub fn dimension_text(si: &SiExponents) -> String {
+    let parts: Vec<String> = si
+        .attributes()
+        .into_iter()
+        .map(|(u, e)| {
+            if e == 1 {
+                u.to_string()
+            } else {
+                format!("{u}^{e}")
+            }
+        })
+        .collect();
+    if parts.is_empty() {
+        "1 (dimensionless)".to_string()
+    } else {
+        parts.join(" ")
+    }
+}
+
+/// The symbols as docs and messages list them.
+pub fn symbol_list() -> String {
+    SYMBOLS
+        .iter()
+        .map(|s| s.symbol)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+struct Parser<'t> {
+    chars: Vec<char>,
+    pos: usize,
+    text: &'t str,
+}
+
+fn superscript_digit(c: char) -> Option<u32> {
+    "⁰¹²³⁴⁵⁶⁷⁸⁹".chars().position(|d| d == c).map(|p| p as u32)
+}
+
+fn is_symbol_char(c: char) -> bool {
+    c.is_alphabetic() || c == '°' || c == '%'
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).copied()
+    }
+
+    fn skip_spaces(&mut self) {
+        while self.peek().is_some_and(char::is_whitespace) {
+            self.pos += 1;
+        }
+    }
+
+    fn syntax(&self, what: &str) -> QuantityError {
+        QuantityError::Syntax(format!(
+            "cannot read the unit `{}`: {what}",
+            self.text.trim()
+        ))
+    }
+
+    /// product := factor (('*' | '·' | '.' | ' ') factor | '/' factor)*
+    fn product(&mut self, depth: usize) -> Result<ParsedUnit, QuantityError> {
+        if depth > 8 {
+            return Err(self.syntax("parentheses nest too deep"));
+        }
+        let mut acc = self.factor(depth)?;
+        let mut lone = true;
+        loop {
+            let before = self.pos;
+            self.skip_spaces();
+            let spaced = self.pos > before;
+            let sign = match self.peek() {
+                Some('*' | '·' | '.' | '⋅') => {
+                    self.pos += 1;
+                    1
+                }
+                Some('/') => {
+                    self.pos += 1;
+                    -1
+                }
+                Some(c) if spaced && (is_symbol_char(c) || c == '(') => 1,
+                _ => break,
+            };
+            self.skip_spaces();
+            let f = self.factor(depth)?;
+            acc = acc.times(f, sign);
+            lone = false;
+        }
+        if !lone {
+            acc.offset_k = None;
+        }
+        Ok(acc)
+    }
+
+    /// factor := ('(' product ')' | symbol | '1') power?
+    fn factor(&mut self, depth: usize) -> Result<ParsedUnit, QuantityError> {
+        let base = match self.peek() {
+            Some('(') => {
+                self.pos += 1;
+                self.skip_spaces();
+                let inner = self.product(depth + 1)?;
+                self.skip_spaces();
+                if self.peek() != Some(')') {
+                    return Err(self.syntax("a `(` is not closed"));
+                }
+                self.pos += 1;
+                ParsedUnit {
+                    offset_k: None,
+                    ..inner
+                }
+            }
+            Some('1') => {
+                self.pos += 1;
+                ParsedUnit::ONE
+            }
+            Some(c) if is_symbol_char(c) => {
+                let start = self.pos;
+                while self.peek().is_some_and(is_symbol_char) {
+                    self.pos += 1;
+                }
+                let word: String = self.chars[start..self.pos].iter().collect();
+                lookup(&word)?
+            }
+            Some(c) => return Err(self.syntax(&format!("unexpected `{c}`"))),
+            None => return Err(self.syntax("a unit is missing")),
+        };
+        let power = self.power()?;
+        if power == 1 {
+            return Ok(base);
+        }
+        Ok(ParsedUnit::ONE.times(base, power))
+    }
+
+    /// power := '^' '-'? digits | digits | superscripts; 1 when absent.
+    fn power(&mut self) -> Result<i32, QuantityError> {
+        let mut negative = false;
+        let mut digits = String::new();
+        match self.peek() {
+            Some('^') => {
+                self.pos += 1;
+                if matches!(self.peek(), Some('-' | '−')) {
+                    negative = true;
+                    self.pos += 1;
+                }
+                while let Some(c) = self.peek().filter(char::is_ascii_digit) {
+                    digits.push(c);
+                    self.pos += 1;
+                }
+                if digits.is_empty() {
+                    return Err(self.syntax("`^` needs a whole number after it"));
+                }
+            }
+            Some(c) if c.is_ascii_digit() => {
+                while let Some(c) = self.peek().filter(char::is_ascii_digit) {
+                    digits.push(c);
+                    self.pos += 1;
+                }
+            }
+            Some('⁻') => {
+                negative = true;
+                self.pos += 1;
+                while let Some(d) = self.peek().and_then(superscript_digit) {
+                    digits.push(char::from_digit(d, 10).unwrap_or('0'));
+                    self.pos += 1;
+                }
+                if digits.is_empty() {
+                    return Err(self.syntax("`⁻` needs a superscript digit after it"));
+                }
+            }
+            Some(c) if superscript_digit(c).is_some() => {
+                while let Some(d) = self.peek().and_then(superscript_digit) {
+                    digits.push(char::from_digit(d, 10).unwrap_or('0'));
+                    self.pos += 1;
+                }
+            }
+            _ => return Ok(1),
+        }
+        let p: i32 = digits
+            .parse()
+            .ok()
+            .filter(|p: &i32| *p <= 12)
+            .ok_or_else(|| self.syntax("a power above 12"))?;
+        Ok(if negative { -p } else { p })
+    }
+}
+
+/// A symbol, whole or as an SI prefix and a prefixable symbol.
+fn lookup(word: &str) -> Result<ParsedUnit, QuantityError> {
+    let of = |s: &Symbol, exp10: i32| ParsedUnit {
+        si: s.si,
+        remainder: s.remainder,
+        exp10: s.exp10 + exp10,
+        offset_k: s.offset_k,
+    };
+    if let Some(s) = SYMBOLS.iter().find(|s| s.symbol == word) {
+        return Ok(of(s, 0));
+    }
+    for (prefix, e) in PREFIXES {
+        if let Some(rest) = word.strip_prefix(prefix)
+            && let Some(s) = SYMBOLS.iter().find(|s| s.prefixable && s.symbol == rest)
+        {
+            return Ok(of(s, *e));
+        }
+    }
+    Err(QuantityError::UnknownSymbol {
+        symbol: word.to_string(),
+        known: symbol_list(),
+    })
+}
+
+/// Parse a unit alone (`"dm^3/(s*bar)"`).
+pub fn parse_unit(text: &str) -> Result<ParsedUnit, QuantityError> {
+    let mut p = Parser {
+        chars: text.chars().collect(),
+        pos: 0,
+        text,
+    };
+    p.skip_spaces();
+    let u = p.product(0)?;
+    p.skip_spaces();
+    if let Some(c) = p.peek() {
+        return Err(p.syntax(&format!("unexpected `{c}`")));
+    }
+    Ok(u)
+}
+
+/// The number at the start of `text`: (mantissa text, decimal exponent, rest).
+fn split_number(text: &str) -> Option<(&str, i64, &str)> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    if matches!(b.first(), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    let digits_start = i;
+    while b.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    let mut n_digits = i - digits_start;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let f = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        n_digits += i - f;
+    }
+    if n_digits == 0 {
+        return None;
+    }
+    let mantissa_end = i;
+    let mut exp = 0i64;
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        let mut j = i + 1;
+        let neg = match b.get(j) {
+            Some(b'-') => {
+                j += 1;
+                true
+            }
+            Some(b'+') => {
+                j += 1;
+                false
+            }
+            _ => false,
+        };
+        let s = j;
+        while b.get(j).is_some_and(u8::is_ascii_digit) {
+            j += 1;
+        }
+        if j > s {
+            // Digits beyond i64 make an overflow, reported as not finite below.
+            let e: i64 = text[s..j].parse().unwrap_or(i64::MAX / 4);
+            exp = if neg { -e } else { e };
+            i = j;
+        }
+    }
+    Some((&text[..mantissa_end], exp, &text[i..]))
+}
+
+/// The SI value of `text` (`"<number> <unit>"`, or a bare number: SI) for a key of dimension
+/// `expected`. `absolute_temperature`: the key is a thermodynamic temperature, so that a lone
+/// degC or degF is a scale with an offset (else an interval).
+pub fn quantity_si(
+    text: &str,
+    expected: &SiExponents,
+    absolute_temperature: bool,
+) -> Result<f64, QuantityError> {
+    let t = text.trim();
+    let Some((mantissa, exp, rest)) = split_number(t) else {
+        return Err(QuantityError::Syntax(format!(
+            "`{t}` does not start with a number (write a number, then a unit)"
+        )));
+    };
+    let unit = if rest.trim().is_empty() {
+        ParsedUnit::ONE
+    } else {
+        parse_unit(rest)?
+    };
+    let dimensionless = SiExponents::default();
+    // A bare number is in SI units of the key.
+    let si = if rest.trim().is_empty() {
+        *expected
+    } else {
+        unit.si
+    };
+    if si != *expected && !(rest.trim() == "%" && *expected == dimensionless) {
+        return Err(QuantityError::Dimension { found: unit.si });
+    }
+    let total = exp.saturating_add(i64::from(unit.exp10));
+    let scaled: f64 = format!("{mantissa}e{total}")
+        .parse()
+        .map_err(|_| QuantityError::Syntax(format!("`{t}` is not a number")))?;
+    let mut v = scaled;
+    let offset = unit.offset_k.filter(|_| absolute_temperature);
+    if let Some(off) = offset {
+        if unit.remainder == 1.0 {
+            v += off;
+        } else {
+            v = (v + off) * unit.remainder;
+        }
+    } else if unit.remainder != 1.0 {
+        v *= unit.remainder;
+    }
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(QuantityError::NotFinite)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Unit;
+
+    fn si(text: &str, unit: Unit) -> f64 {
+        let abs = unit == Unit::temperature();
+        quantity_si(text, &unit.si, abs).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    /// Each conversion against the SI number written by hand: bit-identical.
+    #[test]
+    fn conversions_are_the_si_numbers_a_user_writes() {
+        let cases: &[(&str, Unit, f64)] = &[
+            ("6 bar", Unit::pressure(), 6e5),
+            ("6bar", Unit::pressure(), 6e5),
+            ("1.013 bar", Unit::pressure(), 1.013e5),
+            ("600 kPa", Unit::pressure(), 600e3),
+            ("250 mbar", Unit::pressure(), 25e3),
+            ("1 atm", Unit::pressure(), 101_325.0),
+            ("20 degC", Unit::temperature(), 20.0 + 273.15),
+            ("20 °C", Unit::temperature(), 20.0 + 273.15),
+            (
+                "-40 degF",
+                Unit::temperature(),
+                (-40.0 + 459.67) * (5.0 / 9.0),
+            ),
+            ("300 K", Unit::temperature(), 300.0),
+            ("10 mm^2", Unit::area(), 10e-6),
+            ("10 mm2", Unit::area(), 10e-6),
+            ("10 mm²", Unit::area(), 10e-6),
+            ("2 L", Unit::volume(), 2e-3),
+            ("2.5 cm^3", Unit::volume(), 2.5e-6),
+            ("600 mm", Unit::length(), 600e-3),
+            ("2 in", Unit::length(), 2.0 * 0.0254),
+            ("5 ms", Unit::time(), 5e-3),
+            ("2 min", Unit::time(), 120.0),
+            ("0.5 dm^3/(s*bar)", Unit::sonic_conductance(), 0.5e-8),
+            ("0.5 dm3/(s.bar)", Unit::sonic_conductance(), 0.5e-8),
+            ("0.5 L/(s bar)", Unit::sonic_conductance(), 0.5e-8),
+            ("1e-8 kg/(s*Pa)", Unit::flow_coefficient(), 1e-8),
+            ("3 g/s", Unit::mass_rate(), 3e-3),
+            ("10 W/(m^2*K)", Unit::heat_transfer_coefficient(), 10.0),
+            ("10 W/(m^2*degC)", Unit::heat_transfer_coefficient(), 10.0),
+            ("1.2 kg/m^3", Unit::density(), 1.2),
+            ("1.8e-5 Pa*s", Unit::viscosity(), 1.8e-5),
+            ("5 N/mm", Unit::stiffness(), 5e3),
+            ("20 N*s/m", Unit::damping(), 20.0),
+            ("2 m*s^-1", Unit::velocity(), 2.0),
+            ("2 m s⁻¹", Unit::velocity(), 2.0),
+            ("50 %", Unit::dimensionless(), 0.5),
+            ("0.25", Unit::dimensionless(), 0.25),
+            ("7e5", Unit::pressure(), 7e5),
+        ];
+        for (text, unit, want) in cases {
+            let got = si(text, unit.clone());
+            println!("{text:>20} -> {got:e} {} (want {want:e})", unit.symbol);
+            assert_eq!(got.to_bits(), want.to_bits(), "{text}");
+        }
+    }
+
+    #[test]
+    fn wrong_dimension_and_bad_text_are_errors() {
+        let p = Unit::pressure().si;
+        let e = quantity_si("6 m", &p, false).unwrap_err();
+        println!("6 m as a pressure: {e}");
+        assert_eq!(
+            e,
+            QuantityError::Dimension {
+                found: Unit::length().si
+            }
+        );
+        for bad in [
+            "bar",
+            "6 barr",
+            "6 bar/",
+            "6 (bar",
+            "6 bar^",
+            "6 m^99",
+            "6 bar)",
+            "",
+            "6 bar bar x",
+            "1e400 bar",
+            "6 Mmin",
+            "6 kdegC",
+        ] {
+            let e = quantity_si(bad, &p, false);
+            println!("{bad:>12}: {e:?}");
+            assert!(e.is_err(), "{bad}");
+        }
+    }
+}
