@@ -711,3 +711,45 @@ fn instantiation_refuses_what_the_fmu_does_not_offer() {
     );
     assert!(Path::new(&model.resources).is_dir());
 }
+
+/// The plausibility warnings reach an FMI 3.0 importer as they reach an FMI 2.0 one: the model
+/// file's at instantiation, the parameters' at fmi3ExitInitializationMode, each naming the fmi3
+/// function and what was probably meant.
+#[test]
+fn plausibility_warnings_reach_the_fmi3_log() {
+    let warnings = |env| -> Vec<String> {
+        logs(env)
+            .into_iter()
+            .filter(|(s, _)| *s == fmi3Status_fmi3Warning)
+            .map(|(_, m)| m)
+            .collect()
+    };
+    let text = shipped_model("blowdown");
+    let fine = ModelDir::new("fmi3-plausible", &text);
+    let inst = Inst::new(&fine, false);
+    let vr = input_vr(&fine);
+    // SAFETY: a live instance; one value for one reference.
+    unsafe {
+        assert_eq!(
+            inst.lib
+                .fmi3EnterInitializationMode(inst.c, false, 0.0, 0.0, false, 0.0),
+            OK
+        );
+        assert_eq!(inst.lib.fmi3SetFloat64(inst.c, &vr, 1, &10.0, 1), OK);
+        assert_eq!(inst.lib.fmi3ExitInitializationMode(inst.c), OK);
+    }
+    let w = warnings(inst.env);
+    println!("atm.pressure set to 10 Pa: {w:?}");
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].starts_with("fmi3ExitInitializationMode: ") && w[0].contains("10 bar"));
+
+    let six = text.replacen("pressure = 1e6", "pressure = 6.0", 1);
+    assert_ne!(six, text);
+    let tripped = ModelDir::new("fmi3-plausible-file", &six);
+    let inst = Inst::new(&tripped, false);
+    let w = warnings(inst.env);
+    println!("tank.pressure = 6.0 in the file: {w:?}");
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].starts_with("fmi3InstantiateCoSimulation: ") && w[0].contains("6 bar"));
+    assert!(warnings(Inst::new(&fine, true).env).is_empty());
+}

@@ -430,6 +430,9 @@ unsafe fn instantiate_as(
                 instance.guid()
             ),
         );
+        for w in instance.plausibility_warnings() {
+            log.log(WARNING, "logStatusWarning", &format!("{function}: {w}"));
+        }
         let comp = Box::into_raw(Box::new(Component { log, instance }));
         registry(&COMPONENTS).insert(comp as usize);
         comp as fmi3Instance
@@ -591,6 +594,13 @@ pub unsafe extern "C" fn fmi3ExitInitializationMode(instance: fmi3Instance) -> f
     with_component(instance, f, |comp| {
         comp.instance.require(Call::ExitInitializationMode, f)?;
         comp.instance.exit_initialization_mode()?;
+        // Parameters set since instantiation (its own warnings were logged there).
+        if comp.instance.has_overrides() {
+            for w in comp.instance.plausibility_warnings() {
+                comp.log
+                    .log(WARNING, "logStatusWarning", &format!("{f}: {w}"));
+            }
+        }
         Ok(OK)
     })
 }
