@@ -706,6 +706,56 @@ pub fn write_fmu(
     write_fmu_as(model, libraries, out_dir, FmiVersion::V2)
 }
 
+/// The packed FMU's `generationDateAndTime` (xs:dateTime, UTC): `SOURCE_DATE_EPOCH` when set
+/// (reproducible builds: the same inputs give the same bytes), else now. The committed
+/// `modelDescription/` files carry none, so that they stay reproducible too.
+pub fn generation_date_and_time() -> Result<String, Error> {
+    let seconds = match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(v) => v.trim().parse::<u64>().map_err(|_| {
+            build_err(format!(
+                "SOURCE_DATE_EPOCH = {v:?}: expected whole seconds since 1970-01-01 UTC"
+            ))
+        })?,
+        Err(_) => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_err(|e| build_err(format!("the system clock is before 1970: {e}")))?
+            .as_secs(),
+    };
+    Ok(utc_date_time(seconds))
+}
+
+/// Seconds since 1970-01-01T00:00:00Z as `YYYY-MM-DDThh:mm:ssZ`; the date by Howard Hinnant's
+/// `civil_from_days` (proleptic Gregorian calendar, "chrono-Compatible Low-Level Date
+/// Algorithms").
+pub fn utc_date_time(seconds: u64) -> String {
+    let (days, rem) = (seconds / 86_400, seconds % 86_400);
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60
+    )
+}
+
+/// `xml` with `generationDateAndTime` after the root element's `generationTool` attribute.
+fn stamp_generation_time(xml: &str, when: &str) -> String {
+    let tool = format!("generationTool=\"{GENERATION_TOOL}\"");
+    xml.replacen(
+        &tool,
+        &format!("{tool} generationDateAndTime=\"{when}\""),
+        1,
+    )
+}
+
 /// The FMI version an FMU is written for (`fmu-build --fmi-version`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FmiVersion {
@@ -742,6 +792,7 @@ pub fn write_fmu_as(
         FmiVersion::V2 => model_description(model)?,
         FmiVersion::V3 => fmi3::model_description(model)?,
     };
+    let xml = stamp_generation_time(&xml, &generation_date_and_time()?);
     std::fs::create_dir_all(out_dir)
         .map_err(|e| build_err(format!("cannot create {}: {e}", out_dir.display())))?;
     let path = out_dir.join(format!("{name}.fmu"));

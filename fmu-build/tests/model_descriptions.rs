@@ -344,7 +344,15 @@ fn fmu_archive_holds_description_libraries_and_model() {
         fake_library(Platform::Win64, b"MZ not really"),
         fake_library(Platform::Linux64, b"\x7fELF not really"),
     ];
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    };
+    let before = now();
     let fmu = fmu_build::write_fmu(&model, &libs, &tmp.join("out")).unwrap();
+    let after = now();
     assert_eq!(fmu.file_name().unwrap(), "two_tanks.fmu");
 
     let mut zip = zip::ZipArchive::new(std::fs::File::open(&fmu).unwrap()).unwrap();
@@ -367,7 +375,21 @@ fn fmu_archive_holds_description_libraries_and_model() {
         v
     };
     let xml = String::from_utf8(read("modelDescription.xml")).unwrap();
-    assert_eq!(xml, fmu_build::model_description(&model).unwrap());
+    // The archive's description is the committed one plus the time it was packed.
+    let key = " generationDateAndTime=\"";
+    let at = xml.find(key).expect("generationDateAndTime") + key.len();
+    let stamp = &xml[at..at + xml[at..].find('"').unwrap()];
+    println!("generationDateAndTime = {stamp}");
+    if std::env::var_os("SOURCE_DATE_EPOCH").is_none() {
+        assert!(
+            (before..=after).any(|t| fmu_build::utc_date_time(t) == stamp),
+            "{stamp} is not between {} and {}",
+            fmu_build::utc_date_time(before),
+            fmu_build::utc_date_time(after)
+        );
+    }
+    let unstamped = xml.replacen(&format!("{key}{stamp}\""), "", 1);
+    assert_eq!(unstamped, fmu_build::model_description(&model).unwrap());
     assert_eq!(read("binaries/linux64/two_tanks.so"), b"\x7fELF not really");
     assert_eq!(read("binaries/win64/two_tanks.dll"), b"MZ not really");
     let toml = read("resources/model.toml");
@@ -711,4 +733,20 @@ fn pressures_display_in_bar_and_temperatures_in_degc() {
     }
     println!("{n} variables with a display unit");
     assert!(n >= 4);
+}
+
+/// `generationDateAndTime` is xs:dateTime in UTC; the calendar's corners (the epoch, a leap day
+/// of a year divisible by 400, the last second of a century) against Python's
+/// `datetime.fromtimestamp(s, UTC)`.
+#[test]
+fn generation_time_is_a_utc_date_time() {
+    for (seconds, text) in [
+        (0, "1970-01-01T00:00:00Z"),
+        (951_782_400, "2000-02-29T00:00:00Z"),
+        (1_795_843_200, "2026-11-28T05:20:00Z"),
+        (4_102_444_799, "2099-12-31T23:59:59Z"),
+    ] {
+        println!("{seconds} s -> {}", fmu_build::utc_date_time(seconds));
+        assert_eq!(fmu_build::utc_date_time(seconds), text);
+    }
 }
