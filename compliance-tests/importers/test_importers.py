@@ -714,6 +714,58 @@ def test_fmi_sim(name, table, tmp_path):
     compare(name, run, table, imp, check_sequence(name, run, table, imp))
 
 
+@pytest.mark.parametrize("name", SHIPPED)
+def test_fmi_sim_fmi3(name, tmp_path):
+    """fmi-sim runs the FMI 3.0 FMU of the same model (target/fmu3, `fmu-build --fmi-version 3`)
+    in co-simulation at the default step; every row equals its run of the FMI 2.0 FMU to 1e-12
+    of each output's largest magnitude (one core behind both interfaces)."""
+    exe = fmi_sim()
+    fmu2 = shipped_fmu(name)
+    fmu3 = ROOT / "target" / "fmu3" / fmu2.name
+    assert fmu3.is_file(), f"{fmu3} missing: run `target/debug/fmu-build models/*.toml -o target/fmu3 --fmi-version 3`"
+    ex = Experiment(fmu2)
+    # fmi-sim 0.7 reads FMI 3.0 descriptions with fmi-schema 0.8, which refuses attributes the
+    # standard gives every Float64 (`unit`, `displayUnit`, `nominal`) and spells BaseUnit's `K`
+    # in lower case; FMPy validates the same file against the standard's schema
+    # (python/test_fmi3.py). The FMU as built must be refused for exactly that (so this
+    # workaround is dropped when fmi-sim is fixed); a copy without that metadata, which no
+    # co-simulation value depends on, is what fmi-sim runs.
+    r = subprocess.run(fmi_sim_command(exe, fmu3, ex, tmp_path / "refused.csv"),
+                       capture_output=True, text=True, env={**os.environ, "RUST_BACKTRACE": "0"})
+    refusal = (r.stdout + r.stderr).strip().splitlines()[-1:]
+    print(f"fmi-sim on the FMI 3.0 FMU as built: exit code {r.returncode}, {refusal}")
+    assert r.returncode != 0 and re.fullmatch(
+        r'Error: unknown field "(K|unit|nominal|displayUnit)" in element "\w+"', refusal[0])
+    stripped = tmp_path / fmu3.name
+    with zipfile.ZipFile(fmu3) as zin, zipfile.ZipFile(stripped, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            data = zin.read(item)
+            if item.filename == "modelDescription.xml":
+                xml = re.sub(r"\s*<UnitDefinitions>.*?</UnitDefinitions>", "", data.decode(),
+                             flags=re.S)
+                data = re.sub(r' (unit|displayUnit|nominal)="[^"]*"', "", xml).encode()
+            zout.writestr(item, data)
+    runs = {}
+    for tag, fmu in (("fmi2", fmu2), ("fmi3", stripped)):
+        out = tmp_path / f"{tag}.csv"
+        cmd = fmi_sim_command(exe, fmu, ex, out)
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        print(" ".join(map(str, cmd)), f"-> exit code {r.returncode}")
+        if r.returncode != 0:
+            print("\n".join((r.stdout + r.stderr).splitlines()[-20:]))
+        assert r.returncode == 0
+        runs[tag] = read_fmi_sim_csv(out, ex)
+    a, b = runs["fmi2"], runs["fmi3"]
+    assert a.values.shape == b.values.shape and np.array_equal(a.times, b.times)
+    scale = np.abs(a.values).max(axis=0)
+    scale[scale == 0.0] = 1.0
+    worst = float((np.abs(a.values - b.values) / scale).max())
+    print(f"fmi-sim {name}: FMI 3.0 vs FMI 2.0 co-simulation, {a.values.shape[0]} rows x "
+          f"{a.values.shape[1]} "
+          f"outputs, worst difference {worst:.1e} of the output's largest magnitude (limit 1e-12)")
+    assert worst <= 1e-12
+
+
 def fmi_sim_command(exe, fmu, ex, out):
     """fmi-sim 0.7: the model and the output file are options before the interface subcommand;
     `co-simulation --output-interval h` steps with communicationStepSize h (fmi-sim's CS loop:
