@@ -805,6 +805,11 @@ pub fn write_fmu_as(
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated)
         .last_modified_time(zip::DateTime::default());
+    // Deflate's best level for what ships: the stripped libraries are most of an FMU's bytes,
+    // and level 9 packs the projectile FMU with both platforms 3% smaller than the default.
+    // An unstripped debug library (tens of MB, packed only by tests) keeps the faster default.
+    const BEST_LEVEL_UP_TO_BYTES: usize = 16 << 20;
+    let level = |bytes: &[u8]| (bytes.len() <= BEST_LEVEL_UP_TO_BYTES).then_some(9);
     let mut libraries: Vec<&Library> = libraries.iter().collect();
     libraries.sort_by_key(|l| l.platform());
     let mut entries: Vec<(String, &[u8], u32)> =
@@ -830,6 +835,7 @@ pub fn write_fmu_as(
         0o644,
     ));
     for (entry, bytes, mode) in entries {
+        let options = options.compression_level(level(bytes));
         zip.start_file(entry, options.unix_permissions(mode))
             .map_err(|e| io(&e))?;
         zip.write_all(bytes).map_err(|e| io(&e))?;
