@@ -2,9 +2,10 @@
 //! the fixed-step segments between stops, the adaptive steps from the integrator's own point,
 //! and the reported state by dense output (see [the module documentation](super)).
 
-use super::{Advance, Finish, STEP_SLACK, Simulation, StepFailure, time_resolution_s};
+use super::{Advance, Finish, STEP_SLACK, Simulation, StepFailure};
 use crate::checks::{self, Checks};
 use crate::integrators::{Integrator, Method, SolverError};
+use crate::time_axis::time_resolution_s;
 
 impl Simulation {
     fn update_counters(&mut self) {

@@ -53,6 +53,7 @@ use serde::{Deserialize, Serialize};
 use crate::checks::{self, Checks, Thresholds};
 use crate::integrators::{Integrator, Method, StepControl};
 use crate::network::Network;
+use crate::time_axis::time_resolution_s;
 
 /// CVODE's default `mxstep` is 500 per output call; Plenum's calls may span a whole run (one
 /// fmi2DoStep over the whole experiment), so the guard is set far above any shipped model's
@@ -230,14 +231,6 @@ pub struct Simulation {
 /// Relative slack when dividing a segment into steps, so that a segment of exactly k steps of
 /// size h (up to round-off) is taken in k steps, not k + 1.
 const STEP_SLACK: f64 = 1e-9;
-
-/// The smallest step the time axis resolves at time t, s: CVODE's lower bound on a step,
-/// 100·u·|t| with u the unit round-off (`cvHin`: hlb = 100·uround·max(|t0|, |tout|)). A
-/// smaller step from t rounds to a time off by more than 1 % of the step, or to t itself.
-#[inline]
-pub fn time_resolution_s(t: f64) -> f64 {
-    100.0 * f64::EPSILON * t.abs()
-}
 
 impl Simulation {
     pub fn new(
