@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use object::read::elf::{ElfFile64, FileHeader};
 use object::{Object, ObjectKind};
 
-mod search;
+pub mod search;
 pub use search::{candidates, find, target_dirs};
 
 /// The cargo profile of the shipped libraries (Cargo.toml `[profile.fmu]`).
