@@ -54,6 +54,7 @@ pub fn tools() -> &'static (PathBuf, PathBuf) {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
         let mut cmd = Command::new(cargo);
+        // The same build as scripts/demo.sh's, which then finds it fresh after the tests.
         cmd.args([
             "build",
             "-p",
