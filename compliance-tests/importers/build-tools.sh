@@ -7,7 +7,9 @@
 #                                                         and 3.0, Co-Simulation and Model Exchange)
 #   target/tools/FMUComplianceChecker/fmuCheck.linux64    the FMI 2.0 compliance checker
 #
-#   bash compliance-tests/importers/build-tools.sh
+#   bash compliance-tests/importers/build-tools.sh [--find-vendor]
+#
+# --find-vendor prints the vendor folder it would build from (or what is missing) and exits.
 #
 # The archives are the `git archive` tarballs of ../shared/vendor/ (its README.md lists them
 # with their commits): looked for in $PLENUM_VENDOR_DIR, then beside the repository
@@ -63,7 +65,15 @@ find_vendor() {
     if [[ -n $origin && -d $origin ]]; then
         candidates+=("$origin/../shared/vendor" "$(dirname "$origin")/../shared/vendor")
     fi
-    local c a ok
+    # Each once (a main checkout is its own worktree and may be its own origin).
+    local c a ok unique=() seen=" "
+    for c in "${candidates[@]}"; do
+        a=$(realpath -m "$c")
+        [[ $seen == *" $a "* ]] && continue
+        seen+="$a "
+        unique+=("$a")
+    done
+    candidates=("${unique[@]}")
     for c in "${candidates[@]}"; do
         ok=1
         for a in "${ARCHIVES[@]}"; do
@@ -247,6 +257,12 @@ fresh() {
 }
 
 vendor=$(find_vendor)
+if [[ ${1:-} == --find-vendor ]]; then
+    echo "$vendor"
+    exit 0
+elif (($#)); then
+    die "unknown argument $1 (usage: build-tools.sh [--find-vendor])"
+fi
 mkdir -p "$tools"
 oms_stamp=$(stamp_of "$OMS_ARCHIVE" "$OMS_3RD_ARCHIVE" "$SUNDIALS_ARCHIVE")
 checker_stamp=$(stamp_of "$CHECKER_ARCHIVE" "$FMIL_ARCHIVE")
