@@ -53,7 +53,6 @@ Environment (all optional):
 """
 
 import csv
-import math
 import os
 import re
 import struct
