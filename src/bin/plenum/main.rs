@@ -148,7 +148,13 @@ const EXIT_INVALID_MODEL: u8 = 2;
 const EXIT_RUN_FAILED: u8 = 3;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    main_with(std::env::args_os())
+}
+
+/// The command line on `args` (the program's name first): the Python package's `plenum`
+/// command runs it in-process, with its own arguments.
+pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             // clap's own exit status for a usage error is 2, which is "invalid model" here.
