@@ -82,6 +82,10 @@ stage "Examples: FMPy, Dask sweep, libcosim co-simulation (examples/)"
 "$PY" -m pytest examples -q
 passed=$((passed + 1))
 
+stage "Python package: the wheel in a fresh venv, no Rust on PATH (python/tests/run.sh)"
+bash python/tests/run.sh
+passed=$((passed + 1))
+
 stage_end
 echo
 echo "test suites: $passed passed, 0 failed"
