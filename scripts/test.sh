@@ -91,6 +91,10 @@ stage "Examples: FMPy, Dask sweep, libcosim co-simulation (examples/)"
 "$PY" -m pytest examples -q
 passed=$((passed + 1))
 
+stage "Python package: the wheel in a fresh venv, no Rust on PATH (python/tests/run.sh)"
+bash python/tests/run.sh
+passed=$((passed + 1))
+
 # Last, so that the stages above report whatever this one finds.
 stage "OMSimulator and FMUComplianceChecker: every FMU, FMI 2.0 and 3.0, CS and ME, clean and = CLI"
 PLENUM_IMPORTERS_REQUIRE_ALL=1 \

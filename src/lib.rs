@@ -22,6 +22,7 @@ pub mod network;
 pub mod ode;
 pub mod output_grid;
 pub mod param;
+pub mod run;
 pub mod sensitivity;
 pub mod simulation;
 pub mod sparsity;

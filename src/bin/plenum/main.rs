@@ -7,15 +7,14 @@ mod progress;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 
 use plenum::checks;
 use plenum::model::{LoadedModel, ModelError, build_simulation, load_bytes, read_model_file};
-use plenum::output_grid::OutputGrid;
-use plenum::simulation::{Advance, Finish, Simulation, StepFailure};
-use plenum::variables::{output_variables, write_outputs};
+use plenum::run::{Solve, solve, time_solve};
+use plenum::simulation::{Finish, Simulation};
+use plenum::variables::output_variables;
 
 #[derive(Parser)]
 #[command(
@@ -149,7 +148,13 @@ const EXIT_INVALID_MODEL: u8 = 2;
 const EXIT_RUN_FAILED: u8 = 3;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    main_with(std::env::args_os())
+}
+
+/// The command line on `args` (the program's name first): the Python package's `plenum`
+/// command runs it in-process, with its own arguments.
+pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             // clap's own exit status for a usage error is 2, which is "invalid model" here.
@@ -264,14 +269,6 @@ fn load(path: &std::path::Path, set: &[String]) -> Result<LoadedModel, ExitCode>
     })
 }
 
-/// Output of one solve: rows of every variable, and how it ended.
-struct Solve {
-    rows: Vec<Vec<f64>>,
-    solve_s: f64,
-    failure: Option<StepFailure>,
-    sim: Simulation,
-}
-
 struct RunOptions<'a> {
     method: Option<&'a str>,
     csv: Option<PathBuf>,
@@ -279,102 +276,6 @@ struct RunOptions<'a> {
     plot: Option<plot::PlotRequest>,
     quiet: bool,
     units: Vec<String>,
-}
-
-/// The output times ([`OutputGrid`]: every multiple of the interval below `t_end`, then
-/// `t_end`; computed from their index, never accumulated).
-fn output_times(m: &LoadedModel) -> Result<OutputGrid, String> {
-    let solver = &m.spec.solver;
-    OutputGrid::new(solver.t_start, solver.t_end, solver.output_interval)
-}
-
-/// Run-time check 10 on a recorded row: no value that is not finite is reported.
-fn non_finite(sim: &Simulation, row: &[f64]) -> Option<StepFailure> {
-    let k = row.iter().position(|x| !x.is_finite())?;
-    let name = output_variables(sim)
-        .get(k)
-        .map_or_else(|| format!("output {k}"), |v| v.name.clone());
-    Some(StepFailure {
-        code: checks::IMPOSSIBLE_STATE,
-        last_good_t_s: sim.t_s,
-        message: format!(
-            "run-time check {}: {} (`{name}` = {} at t = {:?} s is not reported)",
-            checks::IMPOSSIBLE_STATE,
-            checks::describe(checks::IMPOSSIBLE_STATE),
-            row[k],
-            sim.t_s
-        ),
-    })
-}
-
-fn solve(
-    m: &LoadedModel,
-    method: Option<&str>,
-    progress: &mut progress::Progress,
-) -> Result<Solve, String> {
-    let grid = output_times(m)?;
-    let mut sim = build_simulation(&m.spec, method)?;
-    let n_vars = output_variables(&sim).len();
-    let mut rows = Vec::with_capacity(grid.len() + 2);
-    // A row with a value that is not finite is not kept: the run stops there (check 10).
-    let record = |sim: &mut Simulation, rows: &mut Vec<Vec<f64>>| {
-        let mut row = vec![0.0; n_vars];
-        write_outputs(sim, &mut row);
-        match non_finite(sim, &row) {
-            Some(f) => Err(f),
-            None => {
-                rows.push(row);
-                Ok(())
-            }
-        }
-    };
-    let mut failure = record(&mut sim, &mut rows).err();
-    let mut solve_s = 0.0;
-    let mut k = 1usize;
-    'outer: while k <= grid.len() && failure.is_none() {
-        let t_k = grid.time(k);
-        let start = Instant::now();
-        let result = sim.advance_to(t_k);
-        solve_s += start.elapsed().as_secs_f64();
-        let recorded = match result {
-            Ok(Advance::Reached) => {
-                // Once per output point, never inside the step loop.
-                progress.update(t_k);
-                k += 1;
-                record(&mut sim, &mut rows)
-            }
-            Ok(Advance::Exit { .. }) => record(&mut sim, &mut rows),
-            Ok(Advance::Finished(_)) => break 'outer,
-            Err(f) => Err(f),
-        };
-        if let Err(f) = recorded {
-            failure = Some(f);
-        }
-    }
-    progress.finish();
-    Ok(Solve {
-        rows,
-        solve_s,
-        failure,
-        sim,
-    })
-}
-
-/// Seconds of one solve through the output times of [`solve`], the `advance_to` calls only,
-/// timed as one span: a clock read per output time (tens of ns) is no part of the solve.
-fn time_solve(m: &LoadedModel, method: Option<&str>) -> Result<f64, String> {
-    let grid = output_times(m)?;
-    let mut sim = build_simulation(&m.spec, method)?;
-    let start = Instant::now();
-    let mut k = 1usize;
-    while k <= grid.len() {
-        match sim.advance_to(grid.time(k)) {
-            Ok(Advance::Reached) => k += 1,
-            Ok(Advance::Exit { .. }) => {}
-            Ok(Advance::Finished(_)) | Err(_) => break,
-        }
-    }
-    Ok(start.elapsed().as_secs_f64())
 }
 
 fn run(m: &LoadedModel, opts: RunOptions) -> ExitCode {
@@ -396,7 +297,9 @@ fn run(m: &LoadedModel, opts: RunOptions) -> ExitCode {
     }
     let solver = &m.spec.solver;
     let mut bar = progress::Progress::new(solver.t_start, solver.t_end, quiet);
-    let mut s = match solve(m, method, &mut bar) {
+    let solved = solve(m, method, |t| bar.update(t));
+    bar.finish();
+    let mut s = match solved {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
