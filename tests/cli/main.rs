@@ -5,5 +5,6 @@ mod common;
 
 mod describe;
 mod hostile;
+mod inputs;
 mod plot;
 mod run;
