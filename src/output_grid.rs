@@ -3,8 +3,9 @@
 
 use crate::simulation::time_resolution_s;
 
-/// Most output rows one run may write (the start included): each row keeps every output
-/// variable, so a tiny interval would fill the memory before the run ends.
+/// Most output rows one run may write (the start included). The command line keeps no row (each
+/// goes to the CSV and the plot as it is produced), so this bounds the run's length and its
+/// CSV (10⁶ rows of a network of 300 chambers are about 40 GB of text), not its memory.
 pub const MAX_OUTPUT_ROWS: usize = 1_000_000;
 
 /// Relative slack within which t_end/interval counts as a whole number: an interval that

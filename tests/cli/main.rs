@@ -6,5 +6,6 @@ mod common;
 mod describe;
 mod hostile;
 mod inputs;
+mod long_runs;
 mod plot;
 mod run;
