@@ -14,6 +14,8 @@ mod validate;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+use crate::units::text::escaped;
+
 pub use build::{build_network, build_simulation};
 pub use overrides::SECTIONS;
 pub use spec::ModelFile;
@@ -39,15 +41,16 @@ pub struct ModelError {
 impl std::fmt::Display for ModelError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Line 0 marks an error of the file as a whole (an empty file) or of an override: no
-        // position to point at, and no key when none is involved.
-        write!(f, "{}", self.file)?;
+        // position to point at, and no key when none is involved. Every part may echo text of
+        // the file or the command line: a character that prints as nothing is shown escaped.
+        write!(f, "{}", escaped(&self.file))?;
         if self.line > 0 {
             write!(f, ":{}:{}", self.line, self.column)?;
         }
         if !self.key.is_empty() {
-            write!(f, ": `{}`", self.key)?;
+            write!(f, ": `{}`", escaped(&self.key))?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", escaped(&self.message))
     }
 }
 
@@ -138,7 +141,7 @@ fn check_tree(
                 }
             }
             if errors.is_empty() {
-                let warnings = plausible::warnings(&spec, loc);
+                let warnings = plausible::warnings(&spec, loc, found);
                 return Ok(LoadedModel {
                     spec,
                     source,

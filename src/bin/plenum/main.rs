@@ -620,7 +620,11 @@ fn sensitivity_report(sim: &Simulation) -> String {
         "sensitivities of {}: gradient checks 6/7 {} (largest drifts: mass {mass:e}, energy {energy:e})",
         sim.sensitivities.names.join(", "),
         match fired {
-            Some((c, t)) => format!("code {c} ({}) at t = {t} s", checks::describe(c)),
+            Some((c, t)) => format!(
+                "code {c} ({}) at t = {} s",
+                checks::describe(c),
+                plenum::units::text::number(t)
+            ),
             None => "fine".to_string(),
         },
     )

@@ -18,6 +18,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{FontStyle, register_font};
 
+use plenum::units::text::escaped;
 use plenum::variables::OutputVariable;
 
 static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
@@ -213,13 +214,19 @@ fn m4(points: &mut Vec<(f64, f64)>, t0: f64, width: f64) {
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
-    let bad = || format!("--plot-size {s}: expected WIDTHxHEIGHT in pixels, e.g. 1000x800");
+    let bad = || {
+        format!(
+            "--plot-size {}: expected WIDTHxHEIGHT in pixels, e.g. 1000x800",
+            escaped(s)
+        )
+    };
     let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
     let w: u32 = w.trim().parse().map_err(|_| bad())?;
     let h: u32 = h.trim().parse().map_err(|_| bad())?;
     if !(100..=20_000).contains(&w) || !(100..=20_000).contains(&h) {
         return Err(format!(
-            "--plot-size {s}: width and height must be 100 to 20000 pixels"
+            "--plot-size {}: width and height must be 100 to 20000 pixels",
+            escaped(s)
         ));
     }
     Ok((w, h))
@@ -262,9 +269,9 @@ fn panels<'a>(request: &PlotRequest, vars: &'a [OutputVariable]) -> Result<Vec<P
         let mut unknown = Vec::new();
         for name in &request.vars {
             match vars.iter().position(|v| v.name == name.trim()) {
-                Some(0) => unknown.push(format!("{name} (time is the x axis)")),
+                Some(0) => unknown.push(format!("{} (time is the x axis)", escaped(name))),
                 Some(i) => chosen.push(i),
-                None => unknown.push(name.clone()),
+                None => unknown.push(escaped(name).into_owned()),
             }
         }
         if !unknown.is_empty() {
