@@ -203,10 +203,9 @@ pub(crate) fn validate(spec: &ModelFile, loc: &Locator<'_>) -> Vec<ModelError> {
     checks(&mut c, spec);
     components(&mut c, spec);
     inputs(&mut c, spec, &names);
-    if c.errors.is_empty() {
-        let net = super::build::build_network(spec);
-        initial_states(&mut c, spec, &net);
+    if c.errors.is_empty() && !spec.sensitivities.parameters.is_empty() {
         // The names resolve as the run resolves them, on the built network.
+        let net = super::build::build_network(spec);
         for (j, name) in spec.sensitivities.parameters.iter().enumerate() {
             if let Err(e) = net.sensitivity_parameter(name) {
                 c.err(&[key("sensitivities"), key("parameters"), Seg::Index(j)], e);
@@ -214,70 +213,6 @@ pub(crate) fn validate(spec: &ModelFile, loc: &Locator<'_>) -> Vec<ModelError> {
         }
     }
     c.errors
-}
-
-/// Every chamber's initial mass p·V/(R·T) and internal energy are finite, and the mass is not 0:
-/// each key obeys its rule, but a subnormal temperature (1e-320 K) makes the mass infinite and a
-/// subnormal pressure makes it 0. The key blamed is the one farthest from a usual value (1 bar,
-/// 1 L, 300 K) in the direction that breaks the state.
-fn initial_states(c: &mut Check, spec: &ModelFile, net: &crate::network::Network) {
-    use crate::components::chamber::{ENERGY, MASS, STATES, VOLUME};
-    let y = net.initial_state();
-    for (i, chamber) in net.chambers().iter().enumerate() {
-        let (m, u, v) = (
-            y[i * STATES + MASS],
-            y[i * STATES + ENERGY],
-            y[i * STATES + VOLUME],
-        );
-        if m.is_finite() && u.is_finite() && m > 0.0 {
-            continue;
-        }
-        let Some(j) = spec.chamber.iter().position(|x| x.name == chamber.name) else {
-            continue;
-        };
-        let x = &spec.chamber[j];
-        // +1: too much mass or energy (a large p or V, a small T), −1: none.
-        let way = if m.is_finite() && u.is_finite() {
-            -1.0
-        } else {
-            1.0
-        };
-        let score = |value: f64, usual: f64, sign: f64| way * sign * (value.abs() / usual).log10();
-        let blamed = [
-            ("pressure", score(x.pressure, 1e5, 1.0)),
-            ("volume", score(v, 1e-3, 1.0)),
-            ("temperature", score(x.temperature, 300.0, -1.0)),
-        ]
-        .into_iter()
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map_or("temperature", |b| b.0);
-        let what = if !m.is_finite() || m == 0.0 {
-            format!("initial mass p·V/(R·T) = {} kg", number(m))
-        } else {
-            format!("initial internal energy = {} J", number(u))
-        };
-        c.err(
-            &comp("chamber", j, blamed),
-            format!(
-                "chamber `{}` cannot start: with p = {} Pa, V = {} m^3 and T = {} K its {what}, \
-                 which {}: `{blamed}` is too {}",
-                chamber.name,
-                number(x.pressure),
-                number(v),
-                number(x.temperature),
-                if m == 0.0 {
-                    "leaves no gas"
-                } else {
-                    "is not a finite number"
-                },
-                if (way > 0.0) == (blamed == "temperature") {
-                    "small"
-                } else {
-                    "large"
-                }
-            ),
-        );
-    }
 }
 
 fn model_name(c: &mut Check, spec: &ModelFile) {
