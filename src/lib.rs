@@ -16,6 +16,7 @@ pub mod cosim;
 pub mod fmi2;
 pub mod fmi3;
 pub mod gas;
+pub mod input_file;
 pub mod integrators;
 pub mod model;
 pub mod network;

@@ -1,7 +1,8 @@
-//! One run of a model through its output times, as `plenum run` does it: the rows of every
-//! output variable at every output time (and at each piston exit), how the run ended, and the
-//! time spent in [`Simulation::advance_to`]. The command line and the Python package call this
-//! one loop, so their results are the same bits.
+//! One run of a model through its output times, as `plenum run` does it: a row of every output
+//! variable at the start, at every output time and at each piston exit, how the run ended, and
+//! the time spent in [`Simulation::advance_to`]. The command line (which streams each row to
+//! its CSV and plot) and the Python package (which keeps them) call this one loop, so their
+//! results are the same bits.
 
 use std::time::Instant;
 
@@ -11,9 +12,8 @@ use crate::output_grid::OutputGrid;
 use crate::simulation::{Advance, Simulation, StepFailure};
 use crate::variables::{output_variables, write_outputs};
 
-/// Output of one solve: rows of every variable, and how it ended.
+/// How one solve ended; its rows went to the caller's sink as they were produced.
 pub struct Solve {
-    pub rows: Vec<Vec<f64>>,
     pub solve_s: f64,
     pub failure: Option<StepFailure>,
     pub sim: Simulation,
@@ -45,31 +45,26 @@ fn non_finite(sim: &Simulation, row: &[f64]) -> Option<StepFailure> {
     })
 }
 
-/// Solve `m` (with `method` instead of the file's, if given) through its output times,
-/// recording a row at the start, at each output time and at each piston exit; `reached` is
-/// called with each output time reached (the command line's progress bar).
+/// Solve `sim` through the output times `grid`, handing each recorded row to `sink` as it is
+/// produced (one buffer, reused: nothing grows with the number of rows); `reached` is called
+/// with each output time reached (the command line's progress bar). `Err` when the sink fails
+/// (a CSV that cannot be written).
 pub fn solve(
-    m: &LoadedModel,
-    method: Option<&str>,
+    mut sim: Simulation,
+    grid: &OutputGrid,
+    mut sink: impl FnMut(&[f64]) -> Result<(), String>,
     mut reached: impl FnMut(f64),
 ) -> Result<Solve, String> {
-    let grid = output_times(m)?;
-    let mut sim = build_simulation(&m.spec, method)?;
-    let n_vars = output_variables(&sim).len();
-    let mut rows = Vec::with_capacity(grid.len() + 2);
+    let mut row = vec![0.0; output_variables(&sim).len()];
     // A row with a value that is not finite is not kept: the run stops there (check 10).
-    let record = |sim: &mut Simulation, rows: &mut Vec<Vec<f64>>| {
-        let mut row = vec![0.0; n_vars];
+    let mut record = |sim: &mut Simulation| -> Result<Option<StepFailure>, String> {
         write_outputs(sim, &mut row);
         match non_finite(sim, &row) {
-            Some(f) => Err(f),
-            None => {
-                rows.push(row);
-                Ok(())
-            }
+            Some(f) => Ok(Some(f)),
+            None => sink(&row).map(|()| None),
         }
     };
-    let mut failure = record(&mut sim, &mut rows).err();
+    let mut failure = record(&mut sim)?;
     let mut solve_s = 0.0;
     let mut k = 1usize;
     'outer: while k <= grid.len() && failure.is_none() {
@@ -77,27 +72,44 @@ pub fn solve(
         let start = Instant::now();
         let result = sim.advance_to(t_k);
         solve_s += start.elapsed().as_secs_f64();
-        let recorded = match result {
+        failure = match result {
             Ok(Advance::Reached) => {
                 // Once per output point, never inside the step loop.
                 reached(t_k);
                 k += 1;
-                record(&mut sim, &mut rows)
+                record(&mut sim)?
             }
-            Ok(Advance::Exit { .. }) => record(&mut sim, &mut rows),
+            Ok(Advance::Exit { .. }) => record(&mut sim)?,
             Ok(Advance::Finished(_)) => break 'outer,
-            Err(f) => Err(f),
+            Err(f) => Some(f),
         };
-        if let Err(f) = recorded {
-            failure = Some(f);
-        }
     }
     Ok(Solve {
-        rows,
         solve_s,
         failure,
         sim,
     })
+}
+
+/// [`solve`] of `m` (with `method` instead of the file's, if given), keeping every row: for
+/// callers that hand the whole table on (the Python package's `Model.run`).
+pub fn solve_keeping_rows(
+    m: &LoadedModel,
+    method: Option<&str>,
+) -> Result<(Vec<Vec<f64>>, Solve), String> {
+    let grid = output_times(m)?;
+    let sim = build_simulation(&m.spec, method)?;
+    let mut rows = Vec::with_capacity(grid.len() + 2);
+    let s = solve(
+        sim,
+        &grid,
+        |row| {
+            rows.push(row.to_vec());
+            Ok(())
+        },
+        |_| (),
+    )?;
+    Ok((rows, s))
 }
 
 /// Seconds of one solve through the output times of [`solve`], the `advance_to` calls only,

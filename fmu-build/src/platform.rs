@@ -384,8 +384,8 @@ impl Library {
     /// Read `path`; refused unless it is a shared library for `expected` (any platform when
     /// None) exporting every fmi2 function.
     pub fn load(path: &Path, expected: Option<Platform>) -> Result<Library, String> {
-        let bytes =
-            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let bytes = plenum::input_file::read_bounded(path, crate::MAX_LIBRARY_BYTES, "a library")
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         let info = inspect(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
         if let Some(p) = expected
             && info.platform != p

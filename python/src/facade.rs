@@ -78,7 +78,7 @@ fn causality_name(c: Causality) -> &'static str {
     }
 }
 
-/// A whole run as `plenum run` makes it (the same loop: `plenum::run::solve`).
+/// A whole run as `plenum run` makes it (the same loop: `plenum::run::solve`), every row kept.
 pub struct Run {
     pub names: Vec<String>,
     pub units: Vec<String>,
@@ -102,7 +102,7 @@ pub struct Run {
 
 /// Run `model` through its output times. `Err`: the simulation cannot be built.
 pub fn run(model: &LoadedModel) -> Result<Run, String> {
-    let s = plenum::run::solve(model, None, |_| ())?;
+    let (rows, s) = plenum::run::solve_keeping_rows(model, None)?;
     let sim = &s.sim;
     let vars = plenum::variables::output_variables(sim);
     let mut messages = Vec::new();
@@ -141,8 +141,8 @@ pub fn run(model: &LoadedModel) -> Result<Run, String> {
     Ok(Run {
         names: vars.iter().map(|v| v.name.clone()).collect(),
         units: vars.iter().map(|v| v.unit.symbol.clone()).collect(),
-        rows: s.rows.len(),
-        values: s.rows.concat(),
+        rows: rows.len(),
+        values: rows.concat(),
         rc,
         messages,
         solve_s: s.solve_s,
