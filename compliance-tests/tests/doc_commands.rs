@@ -8,7 +8,10 @@
 //!   `readme_tutorial.rs`; a `cargo run … -- ARGS` line has its Cargo part checked (below) and its
 //!   arguments run by this workspace's build of the binary, once as the bare command and once
 //!   with every optional `[…]` part that names no placeholder (a word in capitals such as `N`).
-//!   A line of any other form fails the test until this harness learns to run it.
+//!   A block right after a `<!-- run by PATH -->` comment is run as written by the test in PATH,
+//!   which must read it from this document (docs/python.md's install block: the Python tests,
+//!   in a fresh venv). A line of any other form fails the test until this harness learns to run
+//!   it.
 //! - Each `cargo …` command quoted inline (in backticks) has its Cargo part checked: Cargo must
 //!   accept its packages, targets and profile. Cargo checks those before it compiles anything, so
 //!   the command is run in an empty target directory with a `RUSTC_WRAPPER` that lets Cargo query
@@ -222,6 +225,16 @@ fn inline_code(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The file named by a `<!-- run by PATH -->` comment ending the prose before a block.
+fn run_by(before: &str) -> Option<String> {
+    let last = before.lines().rev().find(|l| !l.trim().is_empty())?.trim();
+    let path = last
+        .strip_prefix("<!-- run by ")?
+        .strip_suffix("-->")?
+        .trim();
+    Some(path.to_string())
+}
+
 #[test]
 fn every_command_in_the_readme_and_docs_runs() {
     let dir = temp_dir("doc-commands");
@@ -265,6 +278,22 @@ fn every_command_in_the_readme_and_docs_runs() {
             );
         }
         for block in blocks(&outside).iter().filter(|b| b.lang == "sh") {
+            if let Some(runner) = run_by(&block.before) {
+                // A block another test runs as written: that file must exist and read it from
+                // this document.
+                let text = std::fs::read_to_string(workspace().join(&runner)).unwrap_or_default();
+                if text.contains(&name) {
+                    println!(
+                        "{name}: a block of {} command lines, run by {runner}",
+                        block.text.lines().filter(|l| !l.trim().is_empty()).count()
+                    );
+                } else {
+                    failures.push(format!(
+                        "{name}: a block said to be run by {runner}, which does not read {name}"
+                    ));
+                }
+                continue;
+            }
             for line in block.text.lines() {
                 let line = line.split(" #").next().unwrap_or("").trim();
                 if line.is_empty() || line.starts_with('#') {

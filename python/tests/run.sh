@@ -13,6 +13,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 
 start=$SECONDS
 wheel="${PLENUM_WHEEL:-$(bash scripts/build-wheel.sh --platforms linux64 | tail -n 1)}"
+wheel=$(realpath "$wheel")
 echo "== wheel $wheel ($((SECONDS - start)) s)" >&2
 
 # PATH without the Rust toolchain: what a user of the wheel has.
@@ -32,7 +33,8 @@ echo "== installed into a fresh venv $venv ($((SECONDS - start)) s)" >&2
 # The repository's own CLI, when built, is a second command line to compare with.
 export PLENUM_BIN="${PLENUM_BIN:-$CARGO_TARGET_DIR/debug/plenum}"
 cd "$root/python/tests"
-env PATH="$venv/bin:$clean_path" PLENUM_FRESH_VENV=1 "$venv/bin/python" -m pytest . -q -rA "$@"
+env PATH="$venv/bin:$clean_path" PLENUM_FRESH_VENV=1 PLENUM_WHEEL="$wheel" \
+    "$venv/bin/python" -m pytest . -q -rA "$@"
 
 # The peer benchmark's Python path, quick (no timing claims): the wheel beside Cantera in the
 # shared venv of scripts/python-env.sh, the vent network only.

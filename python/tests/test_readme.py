@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 
-from conftest import ROOT
+from conftest import MODELS, ROOT
 
 
 def readme_python():
@@ -58,3 +58,50 @@ print(f"FMPy: {len(fmu)} rows, a.p = {fmu['a.p'][-1]!r} Pa at t = {fmu['time'][-
 
     names = zipfile.ZipFile(fmu).namelist()
     assert "binaries/linux64/two_tanks.so" in names and "binaries/win64/two_tanks.dll" in names
+
+
+def docs_python_install_block():
+    """The first `sh` block of docs/python.md: build the wheel, install it, run its command."""
+    text = (ROOT / "docs" / "python.md").read_text()
+    block = re.findall(r"```sh\n(.*?)```", text, re.S)[0]
+    return [ln.split(" #")[0].strip() for ln in block.splitlines() if ln.strip()]
+
+
+def test_the_install_commands_of_docs_python_md_run(tmp_path):
+    """docs/python.md's install block as written, in a fresh directory: its first line is the
+    build run.sh did (`bash scripts/build-wheel.sh`, default platform linux64), so the wheel it
+    built stands in target/wheels; the others run as written, and the wheel's `plenum run`
+    prints what the repository's own command line prints."""
+    wheel = os.environ.get("PLENUM_WHEEL")
+    if os.environ.get("PLENUM_FRESH_VENV") != "1" or not wheel:
+        import pytest
+
+        pytest.skip("not run by python/tests/run.sh")
+    lines = docs_python_install_block()
+    print("docs/python.md:", *lines, sep="\n  ")
+    assert lines[0] == "bash scripts/build-wheel.sh", lines[0]
+    (tmp_path / "target" / "wheels").mkdir(parents=True)
+    shutil.copy(wheel, tmp_path / "target" / "wheels")
+    (tmp_path / "models").mkdir()
+    for model in MODELS:
+        shutil.copy(model, tmp_path / "models")
+    outputs = []
+    for line in lines[1:]:
+        p = subprocess.run(["bash", "-c", line], cwd=tmp_path, capture_output=True, text=True)
+        print(f"$ {line}  -> exit {p.returncode}, {len(p.stdout.splitlines())} lines")
+        assert p.returncode == 0, p.stdout + p.stderr
+        outputs.append(p.stdout)
+    run = lines[-1].split()
+    assert run[0] == "venv/bin/plenum", run
+    peer = os.environ.get("PLENUM_BIN")
+    if peer and os.path.isfile(peer):
+        q = subprocess.run([peer, *run[1:]], cwd=tmp_path, capture_output=True, text=True)
+        assert q.returncode == 0, q.stderr
+
+        def same(text):
+            """Every line but the solve's wall time."""
+            return [ln for ln in text.splitlines() if not ln.startswith("solve_s")]
+
+        print(f"the wheel's `plenum {' '.join(run[1:])}` prints what {peer} prints "
+              f"({len(same(q.stdout))} lines, solve_s aside)")
+        assert same(outputs[-1]) == same(q.stdout)
