@@ -1,5 +1,5 @@
-"""Plenum's FMUs in five independent importers, numbers compared with FMPy's (issue 6, "Real
-importers").
+"""Plenum's FMUs in five independent importers, numbers compared with FMPy's
+(docs/fmu.md, "Compliance and importers").
 
 Run from the workspace root after building the FMUs (this file builds nothing itself):
 

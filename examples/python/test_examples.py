@@ -1,4 +1,5 @@
-"""The Python workflows (issue 8): simulate.py (FMPy, parameters, a plot) and sweep.py (Dask),
+"""The Python workflows (examples/README.md): simulate.py (FMPy, parameters, a plot) and sweep.py
+(Dask),
 asserted against independent runs. Run from the workspace root after `cargo build --workspace`:
 
     PY=$(bash scripts/python-env.sh) && "$PY" -m pytest examples -q -rA

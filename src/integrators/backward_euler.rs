@@ -24,7 +24,8 @@
 //!
 //! Two differences, both deliberate: (1) FONSim's code compares x^k (not x^{k−1}) with the line
 //! at t_{k−1} (`phi[simstep] - phi_ip`), which measures the change over the last step rather
-//! than the curvature its documentation describes; we follow the documentation (seed 004).
+//! than the curvature its documentation describes; we follow the documentation (FONSim
+//! documentation, "Working principles").
 //! (2) The driver cannot take back an accepted step, so a step here is a *pair* of backward
 //! Euler steps (k−1 and k from k−2): the criterion is checked on each pair and a failed pair is
 //! recomputed from k−2 with half the step — FONSim's "returns two steps" exactly, on
