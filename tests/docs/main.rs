@@ -2,4 +2,5 @@
 //! flag and every run-time check code appears in `docs/` as the code has it.
 
 mod fmu_and_checks;
+mod layers;
 mod model_file;
