@@ -28,7 +28,7 @@ pub mod dopri5;
 pub mod euler;
 pub(crate) mod fast_pow;
 pub mod linsolve;
-pub mod newton;
+pub(crate) mod newton;
 pub mod rk4;
 pub mod stability;
 
