@@ -1,6 +1,6 @@
 //! diffsol's BDF (a Rust peer: Robinson et al., a variable-order BDF after Byrne & Hindmarsh
 //! with NDF coefficients, dense faer LU) against Plenum on the Cantera networks of
-//! `benches/peers.py` (issue 7, "Against the peers"), with the same protocol:
+//! `benches/peers.py` (docs/performance.md, "Against the peers"), with the same protocol:
 //!
 //! - **Error**: the largest relative difference of any chamber pressure over the model's output
 //!   times against Plenum's `bdf` at rtol 1e-12, atol 1e-20 (peers.py's Plenum reference).

@@ -1,4 +1,5 @@
-"""Plenum against its peers at equal accuracy, in one run (issue 7, "Against the peers").
+"""Plenum against its peers at equal accuracy, in one run (docs/performance.md, "Against the
+peers").
 
 Networks: the Cantera networks of compliance-tests/peers/models (vent, two tanks, wall, piston,
 and the 20-tank chain of one-way valves), each also built in Cantera (CVODES BDF, from PyPI) by

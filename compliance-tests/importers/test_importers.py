@@ -1,4 +1,5 @@
-"""Plenum's FMUs in five independent importers, numbers compared with FMPy's.
+"""Plenum's FMUs in five independent importers, numbers compared with FMPy's
+(docs/fmu.md, "Compliance and importers").
 
 Run from the workspace root after building the FMUs (this file builds nothing itself):
 

@@ -1,4 +1,4 @@
-"""Running the `plenum` CLI from the peer-agreement tests (issue 5, "Verification").
+"""Running the `plenum` CLI from the peer-agreement tests (docs/verification.md).
 
 The tests build nothing themselves: `cargo build --bin plenum` (or `--release`) first. The binary
 is `$PLENUM_BIN_DIR/plenum` when that is set, else the newer of target/release/plenum and

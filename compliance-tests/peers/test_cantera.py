@@ -1,4 +1,4 @@
-"""Plenum against Cantera's ReactorNet (issue 5, "Cantera agreement"; Cantera's "How Does
+"""Plenum against Cantera's ReactorNet (docs/verification.md; Cantera's "How Does
 Cantera's Reactor Network Time Integration Feature Work?").
 
 Each model file compliance-tests/peers/models/cantera_*.toml is run twice in this test:

@@ -1,5 +1,6 @@
-"""Plenum's FMUs through a real importer: FMPy (issue 4; docs/fmu.md; the FMI store/restore
-procedure of FMUComplianceChecker issue #50).
+"""Plenum's FMUs through a real importer: FMPy (docs/fmu.md; the FMI store/restore
+procedure of FMUComplianceChecker, "Testing procedure for FMI 2.0 interface and setting/getting
+state support").
 
 Run from the workspace root; this file builds nothing itself, so build first:
 
@@ -477,7 +478,8 @@ def compare_with_cli(case, fmu, toml, method, tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# Seed 002: store/restore, multiple states, serialization into a fresh instance
+# The FMI state procedures (docs/fmu.md): store/restore, multiple states, serialization into a
+# fresh instance
 
 
 @pytest.mark.parametrize("case,name,method", CASES, ids=[c[0] for c in CASES])
@@ -894,8 +896,8 @@ def test_check_9_piston_desync_warns(workdir, library, slaves):
 
 
 # ---------------------------------------------------------------------------------------------
-# fmi2GetDirectionalDerivative (issue 9): exact partial derivatives of the outputs with respect
-# to the inputs at the current instant, against central differences through fmi2SetReal /
+# fmi2GetDirectionalDerivative (docs/derivatives.md): exact partial derivatives of the outputs
+# with respect to the inputs at the current instant, against central differences through fmi2SetReal /
 # fmi2GetReal, and the ModelStructure dependencies that say which are structurally nonzero.
 
 DD_INPUTS = [

@@ -1,4 +1,4 @@
-"""Forward parameter sensitivities through the FMU (issue 9): a model with
+"""Forward parameter sensitivities through the FMU (docs/derivatives.md): a model with
 `[sensitivities] parameters = [...]` has a `d(<output>)/d(<parameter>)` Real output for every
 output, read with fmi2GetReal at every communication point, carried by FMU states, and checks 6
 and 7 report like the other warnings. Run as compliance-tests/python/test_fmpy.py says (its

@@ -1,4 +1,5 @@
-//! The FMU-state procedures of seed 002 (FMUComplianceChecker's proposal), as a master runs
+//! The FMI state procedures (FMUComplianceChecker's "Testing procedure for FMI 2.0 interface
+//! and setting/getting state support"; FMI 2.0 §2.1.8), as a master runs
 //! them, on one FMU variant: store/restore after initialization, several handles, serialization
 //! into a file read by a new process, and the memory procedure (resident set, master
 //! allocations, and valgrind memcheck).

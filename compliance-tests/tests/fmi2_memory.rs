@@ -1,7 +1,7 @@
 //! FMU-state memory through the master's allocator (one test in its own binary, so the global
 //! allocation counters of `c/callbacks.c` see this test alone): handles overwritten in place,
 //! every allocation freed with the matching function, no growth over many store/restore cycles
-//! (seed 002's memory check), and freed or foreign handles refused.
+//! (the FMI state procedures' memory check), and freed or foreign handles refused.
 
 use std::ptr;
 
@@ -67,7 +67,7 @@ fn fmu_states_use_the_master_allocator_are_overwritten_in_place_and_do_not_leak(
         total_allocations() - total0
     );
 
-    // Seed 002's memory check: procedure 1 many times with frees in between.
+    // The FMI state procedures' memory check: procedure 1 many times with frees in between.
     let cycles = 200;
     let t_start = fmu.time();
     let mut t = t_start;
@@ -115,7 +115,8 @@ fn fmu_states_use_the_master_allocator_are_overwritten_in_place_and_do_not_leak(
     assert_eq!(unsafe { library().fmi2DoStep(c, 0.0, H, 1) }, ERROR);
     println!("states without allocateMemory work; a freed instance is refused");
 
-    // Issue 27, class 11: 100 states the master never frees (they lost ~239 kB once the
+    // Hostile-input class 11 (docs/integrators.md): 100 states the master never frees (they lost
+    // ~239 kB once the
     // instance was freed and the library unloaded). fmi2FreeInstance gives each back to the
     // master's allocator; a later fmi2FreeFMUstate of one is a refused call, not a double free.
     let third = Fmu::new(&model);

@@ -7,7 +7,7 @@
 //!   L     = ρ·(1.5·length/A_eff + 0.75/√A_from + 0.75/√A_to)          (Pa·s²/m³)
 //!   α     = α_open = ½ρ·(1/A_from² − 1/A_eff²)   if q > 0 or Δp < 0
 //!           α_leak = ½ρ·(1/A_to²   − 1/A_eff²)   otherwise             (Pa·s²/m⁶)
-//! The benchmark's description (seed 001, after CircAdapt's "Verification of Valve") writes
+//! The benchmark's description (CircAdapt documentation, "Verification of Valve") writes
 //! α_leak = ½ρ(1/A_eff² − 1/A_dist²), which is positive for A_eff < A_dist and makes backflow
 //! grow without bound; Plenum takes the dissipative sign used here: with the effective area
 //! below the side's, α < 0 opposes the flow in either direction (docs/equations.md).

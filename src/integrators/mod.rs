@@ -28,7 +28,7 @@ pub mod dopri5;
 pub mod euler;
 pub(crate) mod fast_pow;
 pub mod linsolve;
-pub mod newton;
+pub(crate) mod newton;
 pub mod rk4;
 pub mod stability;
 
@@ -488,6 +488,25 @@ pub(crate) fn check_finite(t: f64, v: &[f64]) -> Result<(), SolverError> {
     } else {
         Err(SolverError::NonFinite { t })
     }
+}
+
+/// Whether every value is finite: Σ 0·v_i is ±0 when they all are and NaN when one is not
+/// (0·∞ = NaN), two operations a value and no branch (`iter().all(is_finite)` branches per
+/// value). Every term is ±0 or NaN, so the order of the sum does not matter: the odd value
+/// first, then two sums over the pairs (one SSE2 operation a pair, where a single sum is one
+/// dependent chain).
+#[inline]
+pub(crate) fn finite_values(v: &[f64]) -> bool {
+    let mut acc = [0.0f64; 2];
+    let odd = v.len() % 2;
+    if odd == 1 {
+        acc[0] = 0.0 * v[0];
+    }
+    for p in v[odd..].chunks_exact(2) {
+        acc[0] += 0.0 * p[0];
+        acc[1] += 0.0 * p[1];
+    }
+    acc[0] + acc[1] == 0.0
 }
 
 /// Resize a scratch buffer (only ever allocates on the first step after construction or

@@ -1,4 +1,5 @@
-//! Hostile inputs through the command line (issue 27): each ends in bounded time with a clear
+//! Hostile inputs through the command line (the hostile-input classes of
+//! docs/integrators.md): each ends in bounded time with a clear
 //! error and the exit status docs/checks.md gives, or with results that follow their definition.
 //! Classes: 1 the output grid, 5 a time axis that cannot resolve the step, 7 the number of
 //! output rows, 17 exit statuses, the summary's rc after a stop and the position of a key nested

@@ -1,4 +1,5 @@
-"""FONSim agreement (issue 5): FONSim, installed from PyPI (requirements.txt), runs its own
+"""FONSim agreement (docs/verification.md): FONSim, installed from PyPI (requirements.txt), runs
+its own
 models of three networks in this test run; Plenum runs the equivalent model files in models/.
 
 Tolerance, and why: FONSim integrates with backward Euler at a fixed step h, a first-order

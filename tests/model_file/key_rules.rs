@@ -1,5 +1,6 @@
-//! The key table's rules hold for every value, whenever it is set (issue 27, classes 3, 13, 15
-//! and the key messages of 17): a value set during a run (fmi2SetReal of an input) obeys the
+//! The key table's rules hold for every value, whenever it is set (hostile-input classes 3,
+//! 13, 15 and the key messages of 17, docs/integrators.md): a value set during a run (fmi2SetReal
+//! of an input) obeys the
 //! same rule as the model file's, a key that cannot change during a run cannot be an input,
 //! the values of fmi2SetReal are judged together on their final values, and the messages say
 //! what the rule is in the words of the one who set the value.

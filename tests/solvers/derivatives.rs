@@ -1,4 +1,5 @@
-//! Exact derivatives (issue 9): the dual-number directional derivative of the right-hand side
+//! Exact derivatives (docs/derivatives.md): the dual-number directional derivative of the
+//! right-hand side
 //! against central finite differences on every shipped model, and BDF's Newton with the exact
 //! Jacobian against the finite-difference one.
 

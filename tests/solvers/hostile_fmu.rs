@@ -1,5 +1,6 @@
-//! Hostile co-simulation calls on the instance behind the FMU's C ABI (`plenum::cosim::Instance`,
-//! issue 27): impossible states are discarded (class 2), a start the time axis cannot resolve
+//! Hostile co-simulation calls on the instance behind the FMU's C ABI (`plenum::cosim::Instance`;
+//! hostile-input classes of docs/integrators.md): impossible states are discarded (class 2), a
+//! start the time axis cannot resolve
 //! is refused (5), fixed-step work per fmi2DoStep is bounded (6), steps of 0, −0, < 0 and NaN
 //! are refused as FMI 2.0 requires (9), and a warning is logged once per episode (17).
 

@@ -1,4 +1,5 @@
-//! Hostile numbers for the integrators and the driver (issue 27): a state no physics allows is
+//! Hostile numbers for the integrators and the driver (hostile-input classes of
+//! docs/integrators.md): a state no physics allows is
 //! never reported (class 2), an explicit method past its stability limit is warned about
 //! (class 4), and extreme tolerances or temperatures and a light piston do not end a run at
 //! its first step (class 16). Each against an independent truth: a closed-form equilibrium, a

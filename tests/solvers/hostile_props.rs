@@ -1,4 +1,5 @@
-//! Issue 27's property (proptest): random small networks (one to three chambers in a chain to
+//! The hostile-input property (proptest, docs/integrators.md): random small networks (one to three
+//! chambers in a chain to
 //! an atmosphere, sometimes a piston), each integrator, random valid and invalid `--set` values
 //! and random fmi2SetReal values of parameters and inputs, and random communication steps
 //! (0, negative, NaN, tiny, huge among them). Every run ends in bounded work (no advance takes

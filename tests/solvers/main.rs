@@ -1,7 +1,8 @@
 //! The solver machinery: exact derivatives and Jacobians, the BDF's sparse and Krylov paths,
 //! the limits on a linear solver's size and on the work of one advance, no allocation in the
 //! hot path, the run-time checks and the state snapshot that continues bit for bit; hostile
-//! inputs (issue 27): impossible states, stability limits, first steps, the FMU instance under
+//! inputs (docs/integrators.md's classes): impossible states, stability limits, first steps, the
+//! FMU instance under
 //! hostile calls, and a property test over random networks.
 
 #[path = "../common/mod.rs"]

@@ -196,7 +196,7 @@ impl Run {
 /// is known by construction: the tank draining through a 1 cm³ chamber over 200 s (the chamber's
 /// microsecond time constant makes DP5 stability-limited: BDF is cheaper), the same network
 /// over its first 0.3 s (the tank's transient, then the stiff tail), the non-stiff vent (DP5 is
-/// cheaper) and the 20-tank chain (non-stiff start, stiff once the valves close). Issue 7: auto
+/// cheaper) and the 20-tank chain (non-stiff start, stiff once the valves close). auto
 /// never costs more than 1.5× the better of the two.
 #[test]
 fn auto_work_stays_within_1_5x_of_the_better_fixed_method() {

@@ -1,5 +1,6 @@
-//! CircAdapt Valve benchmark (CircAdapt documentation, "Verification of Valve"; issue 5
-//! "Verification"): its three-phase step-pressure case against closed-form tan/tanh solutions,
+//! CircAdapt Valve benchmark (CircAdapt documentation, "Verification of Valve";
+//! docs/circadapt_valve.md): its three-phase step-pressure case against closed-form tan/tanh
+//! solutions,
 //! and its Fig. 21 (mean L2 error against Δt for every integrator) as a table and an SVG plot.
 //!
 //! The case: an `inertance_valve` between two liquid reservoirs with prescribed gauge pressures,

@@ -1,4 +1,5 @@
-//! The gallery (`examples/*/model.toml`, issue 8): every example model is run through the library
+//! The gallery (`examples/*/model.toml`, examples/README.md): every example model is run through
+//! the library
 //! and its physics asserted against an independent truth (a closed form or a conservation law).
 //! Each test prints the figures it checks.
 

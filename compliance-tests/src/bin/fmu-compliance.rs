@@ -4,7 +4,7 @@
 //! Opens each `.fmu` as a master does (unzip, modelDescription.xml, dlopen of the binary of the
 //! platform the runner is built for, `binaries/linux64/<modelIdentifier>.so` or
 //! `binaries/win64/<modelIdentifier>.dll`, the C logger and allocator of `c/callbacks.c`) and
-//! runs the FMU-state procedures of seed 002 on the shipped model and on each requested method
+//! runs the FMI state procedures (docs/fmu.md) on the shipped model and on each requested method
 //! variant: one line per procedure, `PASS` or `FAIL`, with its figures. Exit code 0 when every
 //! procedure passed, 1 otherwise, 2 for bad arguments or an FMU that cannot be opened.
 //!

@@ -1,5 +1,6 @@
 //! Plenum's shared library driven through its fmi2 C functions, as a master drives it: state
-//! store/restore and serialization (seed 002), agreement with a direct in-process run, bad calls,
+//! store/restore and serialization (the FMI state procedures), agreement with a direct in-process
+//! run, bad calls,
 //! and the run-time checks as the master sees them. The library is found as the harness's
 //! `library_path` says (PLENUM_FMI_LIB, else a nested `cargo build -p plenum --lib`).
 
@@ -177,7 +178,7 @@ fn every_fmi2_function_is_exported() {
     assert_eq!((platform, version), ("default", "2.0"));
 }
 
-/// Seed 002, procedure 1: store after fmi2ExitInitializationMode, N steps logged, restore, the
+/// FMI state procedure 1: store after fmi2ExitInitializationMode, N steps logged, restore, the
 /// same N steps: an exact match, for every integrator.
 #[test]
 fn restore_after_initialization_repeats_bit_for_bit_for_every_method() {
@@ -207,7 +208,7 @@ fn restore_after_initialization_repeats_bit_for_bit_for_every_method() {
     }
 }
 
-/// Seed 002, procedure 2: handles at 10 % and 20 %, run to 30 %, restore each and run to 30 %
+/// FMI state procedure 2: handles at 10 % and 20 %, run to 30 %, restore each and run to 30 %
 /// again: exact match (the integrators' whole history is in the state).
 #[test]
 fn multiple_state_handles_restore_exactly() {
@@ -258,7 +259,7 @@ fn multiple_state_handles_restore_exactly() {
     }
 }
 
-/// Seed 002, procedure 3: one full run; then from scratch to 10 %, serialize; then from scratch
+/// FMI state procedure 3: one full run; then from scratch to 10 %, serialize; then from scratch
 /// again, deserialize, set, run to the end: the same results bit for bit.
 #[test]
 fn serialized_state_continues_in_a_fresh_instance_bit_for_bit() {

@@ -3,9 +3,10 @@
 //! finite differences), and the factorizations and solves through the linear solver.
 
 use super::Bdf;
-use super::step::{ConvFail, DGMAX, MSBJ, Step, finite_values, wrms};
+use super::step::{ConvFail, DGMAX, MSBJ, Step, wrms};
 use crate::integrators::JacobianSource;
 use crate::integrators::linsolve::fill_ratio;
+use crate::integrators::newton::jacobian_by_groups;
 use crate::ode::OdeSystem;
 use crate::sparsity::newton_groups;
 
@@ -52,60 +53,31 @@ impl<S: OdeSystem> Step<'_, S> {
         let (pattern, coloring) = self.ws.groups.take().expect("workspace prepared");
         let (sys, ws, stats) = (&mut *self.sys, &mut *self.ws, &mut *self.stats);
         let s = &mut *self.s;
-        let (y, jac) = (&s.zn[..n], &mut s.jac);
-        let mut ok = true;
-        // Exact columns from the system's directional derivative, J·v with v the indicator of a
-        // group of structurally orthogonal columns; finite differences once it says it has none.
-        let mut exact = self.tol.jacobian == JacobianSource::Exact;
-        for g in 0..coloring.n_colors() {
-            if exact {
-                ws.ypert.fill(0.0);
-                for &j in coloring.group(g) {
-                    ws.ypert[j] = 1.0;
-                }
-                // One jvp costs about one right-hand side: counted as one.
-                stats.jacobian_rhs_evaluations += 1;
-                if sys.jvp(tn, y, &ws.ypert, &mut ws.fjvp, &mut ws.fpert) {
-                    if !ws.fpert.iter().all(|v| v.is_finite()) {
-                        ok = false;
-                        break;
-                    }
-                    for &j in coloring.group(g) {
-                        for k in pattern.col_start[j]..pattern.col_start[j + 1] {
-                            jac[ws.jpos[k]] = ws.fpert[pattern.rows[k]];
-                        }
-                    }
-                    continue;
-                }
-                exact = false;
-            }
-            ws.ypert.copy_from_slice(y);
-            for &j in coloring.group(g) {
-                let w = ws.ewt[j];
-                // A quadrature's weight is 0: its column is empty, any finite increment does.
-                let floor = if w > 0.0 {
-                    min_inc / w
-                } else {
-                    min_inc * (y[j].abs() + 1.0)
-                };
-                let inc = (srur * y[j].abs()).max(floor);
-                ws.ypert[j] += inc;
-            }
-            stats.jacobian_rhs_evaluations += 1;
-            sys.rhs(tn, &ws.ypert, &mut ws.fpert);
-            if !finite_values(&ws.fpert) {
-                ok = false;
-                break;
-            }
-            for &j in coloring.group(g) {
-                // The increment actually represented in floating point.
-                let inc = ws.ypert[j] - y[j];
-                for k in pattern.col_start[j]..pattern.col_start[j + 1] {
-                    let i = pattern.rows[k];
-                    jac[ws.jpos[k]] = (ws.fpert[i] - ws.ftemp[i]) / inc;
-                }
-            }
-        }
+        let (y, ewt) = (&s.zn[..n], &ws.ewt);
+        // CVODE's increment σ_j = max(√ε·|y_j|, σ_min/w_j) (`cvLsDQJac`).
+        let increment = |j: usize| {
+            let w = ewt[j];
+            // A quadrature's weight is 0: its column is empty, any finite increment does.
+            let floor = if w > 0.0 {
+                min_inc / w
+            } else {
+                min_inc * (y[j].abs() + 1.0)
+            };
+            (srur * y[j].abs()).max(floor)
+        };
+        let ok = jacobian_by_groups(
+            sys,
+            tn,
+            y,
+            &ws.ftemp,
+            (&pattern, &coloring),
+            &ws.jpos,
+            self.tol.jacobian == JacobianSource::Exact,
+            increment,
+            (&mut ws.ypert, &mut ws.fpert, &mut ws.fjvp),
+            &mut s.jac,
+            &mut stats.jacobian_rhs_evaluations,
+        );
         ws.groups = Some((pattern, coloring));
         ok
     }

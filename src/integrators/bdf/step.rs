@@ -12,6 +12,7 @@ use super::nordsieck::{
     NORDSIECK_BLOCK, column_pair, correct_blocked, predict_blocked, restore_small,
 };
 use super::workspace::Workspace;
+pub(super) use crate::integrators::finite_values;
 use crate::integrators::{SolverError, check_finite};
 use crate::ode::{BlockLayout, OdeSystem};
 
@@ -93,25 +94,6 @@ pub(super) enum Nls {
     ConvFail,
     /// Newton failed with a Jacobian that was not fresh: set up again with a new one.
     TryAgain,
-}
-
-/// Whether every value is finite: Σ 0·v_i is ±0 when they all are and NaN when one is not
-/// (0·∞ = NaN), two operations a value and no branch (`iter().all(is_finite)` branches per
-/// value). Every term is ±0 or NaN, so the order of the sum does not matter: the odd value
-/// first, then two sums over the pairs (one SSE2 operation a pair, where a single sum is one
-/// dependent chain).
-#[inline]
-pub(super) fn finite_values(v: &[f64]) -> bool {
-    let mut acc = [0.0f64; 2];
-    let odd = v.len() % 2;
-    if odd == 1 {
-        acc[0] = 0.0 * v[0];
-    }
-    for p in v[odd..].chunks_exact(2) {
-        acc[0] += 0.0 * p[0];
-        acc[1] += 0.0 * p[1];
-    }
-    acc[0] + acc[1] == 0.0
 }
 
 /// Weighted RMS norm over `len` states (the weights of the others are 0).

@@ -6,6 +6,7 @@ use super::newton_passes::Live;
 use super::{Bdf, MAX_ORDER};
 use crate::integrators::linsolve::krylov::KrylovSolver;
 use crate::integrators::linsolve::{LinearSolver, Linsolve};
+use crate::integrators::newton::constant_rows;
 use crate::integrators::rk4::Rk4;
 use crate::integrators::{SolverError, ensure_len};
 use crate::ode::OdeSystem;
@@ -137,20 +138,11 @@ impl Bdf {
         // The system's constant states (GMRES keeps every state), taken only where J's own
         // pattern (diagonal included, before quadrature rows are dropped) has an empty row: a
         // state declared constant whose f_i depends on anything is stepped as any other.
-        let mut constant = vec![false; n];
-        if !self.const_refused && self.linear != LinearSolver::Krylov {
-            let declared = sys.constant_states();
-            if !declared.is_empty() {
-                for i in declared {
-                    if let Some(c) = constant.get_mut(i) {
-                        *c = true;
-                    }
-                }
-                for &i in &pattern.rows {
-                    constant[i] = false;
-                }
-            }
-        }
+        let mut constant = if !self.const_refused && self.linear != LinearSolver::Krylov {
+            constant_rows(sys, &pattern)
+        } else {
+            vec![false; n]
+        };
         // Quadrature rows (the accumulators) left out when they would multiply the groups.
         let (pattern, coloring) = newton_groups(pattern);
         let (m_pattern, jpos) = pattern.with_diagonal();
@@ -174,7 +166,7 @@ impl Bdf {
         };
         let linear = self.linear;
         let (linsolve, left_out) =
-            Linsolve::select(linear, &m_pattern, &constant, S::BLOCKS, krylov)?;
+            Linsolve::select(linear, &m_pattern, &constant, S::BLOCKS, Some(krylov))?;
         ws.linsolve = linsolve;
         ws.constant = left_out;
         ws.live = None;

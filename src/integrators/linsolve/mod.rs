@@ -1,6 +1,7 @@
-//! Linear solvers of the BDF's Newton systems M x = b, M = I − γJ: the choice of a solver for
-//! a pattern (`LinearSolver`), the direct LUs (small fixed-size, band, faer's sparse and dense)
-//! and the split of M by its pattern (`peel`), and GMRES (`krylov`).
+//! Linear solvers of the implicit methods' Newton systems M x = b, M = I − γJ (the BDF's and
+//! backward Euler's): the choice of a solver for a pattern (`LinearSolver`), the direct LUs
+//! (small fixed-size, band, faer's sparse and dense) and the split of M by its pattern
+//! (`peel`), and GMRES (`krylov`, the BDF's only).
 
 pub(crate) mod band;
 pub(crate) mod dense;
@@ -204,15 +205,16 @@ impl Linsolve {
     /// `constant[i]` marks the constant states with an empty row, which a direct solve may
     /// leave out (returned beside it: their corrections stay exactly 0); `blocks` is the
     /// system's block layout (`OdeSystem::BLOCKS`), which the split's gathers may follow;
-    /// `krylov` builds the GMRES solver if it is chosen. Fails, before allocating the factors, when a forced band
-    /// or dense LU (`LinearSolver::Banded`, `Dense`) would store more than
-    /// `MAX_FACTOR_VALUES` values.
+    /// `krylov` builds the GMRES solver if it is chosen (`None`: direct solves only, for a
+    /// Newton iteration without a linear tolerance: backward Euler's). Fails, before allocating
+    /// the factors, when a forced band or dense LU (`LinearSolver::Banded`, `Dense`) would store
+    /// more than `MAX_FACTOR_VALUES` values.
     pub(crate) fn select(
         linear: LinearSolver,
         m: &Pattern,
         constant: &[bool],
         blocks: Option<BlockLayout>,
-        krylov: impl FnOnce() -> KrylovSolver,
+        krylov: Option<impl FnOnce() -> KrylovSolver>,
     ) -> Result<(Linsolve, Vec<usize>), SolverError> {
         let n = m.n;
         // The direct paths factor the coupled states only (`Peel`); GMRES runs over M.
@@ -264,16 +266,17 @@ impl Linsolve {
         // there GMRES grows linearly with the size, where any elimination order fills
         // superlinearly (George 1973). The band choice comes first (a chain's fill ratio is
         // 1.0 anyway).
-        let use_krylov = match linear {
-            LinearSolver::Krylov => true,
-            LinearSolver::Auto => {
-                n >= KRYLOV_MIN_STATES
-                    && !(kl + ku <= BAND_MAX || reordered.is_some())
-                    && fill_ratio(m).is_some_and(|f| f >= KRYLOV_MIN_FILL)
-            }
-            _ => false,
-        };
-        if use_krylov {
+        let use_krylov = krylov.is_some()
+            && match linear {
+                LinearSolver::Krylov => true,
+                LinearSolver::Auto => {
+                    n >= KRYLOV_MIN_STATES
+                        && !(kl + ku <= BAND_MAX || reordered.is_some())
+                        && fill_ratio(m).is_some_and(|f| f >= KRYLOV_MIN_FILL)
+                }
+                _ => false,
+            };
+        if let (true, Some(krylov)) = (use_krylov, krylov) {
             let solver = Solver::Krylov(Box::new(krylov()));
             return Ok((Linsolve { peel: None, solver }, Vec::new()));
         }
@@ -380,11 +383,19 @@ impl Linsolve {
         gamma: f64,
         jac: &[f64],
     ) -> bool {
-        let Linsolve { peel, solver } = self;
-        if let Solver::Krylov(k) = solver {
+        if let Solver::Krylov(k) = &mut self.solver {
             return k.solve(b, ewt, n_err, tq4, gamma, jac);
         }
-        // Direct: the first states, the coupled block's LU, the last states (`Peel`).
+        self.solve_direct::<S>(b);
+        true
+    }
+
+    /// The direct solve of `solve` (the solver is not GMRES): the first states, the coupled
+    /// block's LU, the last states (`Peel`).
+    #[inline(always)]
+    pub(crate) fn solve_direct<S: OdeSystem>(&mut self, b: &mut [f64]) {
+        let Linsolve { peel, solver } = self;
+        debug_assert!(!matches!(solver, Solver::Krylov(_)));
         if let Some(peel) = peel.as_deref_mut() {
             peel.before::<S>(b);
             solver.solve_lu(&mut peel.b);
@@ -392,7 +403,6 @@ impl Linsolve {
         } else {
             solver.solve_lu(b);
         }
-        true
     }
 
     /// The direct solve of the fused Newton iteration: the coupled block's right-hand side is

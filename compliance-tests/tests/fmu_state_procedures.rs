@@ -1,7 +1,8 @@
-//! The `fmu-compliance` runner on every shipped model's FMU, for every integrator: seed 002's
-//! procedures (store/restore, handles at h and 0.37·h, serialization into a new process, 10,000
-//! leak cycles), valgrind memcheck (1,000 cycles), and valgrind over load/unload cycles (issue
-//! 27: a master that leaves states unfreed and unloads the library). The FMUs are packaged here from
+//! The `fmu-compliance` runner on every shipped model's FMU, for every integrator: the FMI
+//! state procedures (store/restore, handles at h and 0.37·h, serialization into a new process,
+//! 10,000 leak cycles), valgrind memcheck (1,000 cycles), and valgrind over load/unload cycles
+//! (hostile-input classes 10 and 11, docs/integrators.md: a master that leaves states unfreed
+//! and unloads the library). The FMUs are packaged here from
 //! `models/*.toml` with the library under test (`library_path`: `PLENUM_FMI_LIB`, else a fresh
 //! `cargo build -p plenum --lib`), so a stale `target/fmu/` is never what is tested.
 
@@ -68,7 +69,7 @@ fn run(args: &[&str]) -> (bool, Vec<String>, Vec<String>, Vec<String>) {
 }
 
 #[test]
-fn seed_002_procedures_pass_on_every_shipped_fmu_and_every_method() {
+fn fmi_state_procedures_pass_on_every_shipped_fmu_and_every_method() {
     let methods: Vec<&str> = plenum::integrators::METHODS
         .iter()
         .map(|(n, _)| *n)
@@ -130,7 +131,8 @@ fn valgrind_memcheck_finds_no_leak_and_no_invalid_access() {
     }
 }
 
-/// Issue 27, classes 10 and 11: each dlopen → fmi2Instantiate → fmi2GetFMUstate → dlclose
+/// Hostile-input classes 10 and 11 (docs/integrators.md): each dlopen → fmi2Instantiate →
+/// fmi2GetFMUstate → dlclose
 /// cycle lost 104 B (the registries of live instances and states kept their storage), and 100
 /// states the master never freed lost ~239 kB when the instance was freed and the library
 /// unloaded. Five cycles per FMU, each with 101 unfreed states: fmi2FreeInstance gives every
