@@ -27,7 +27,7 @@ use super::{
 };
 use crate::checks;
 use crate::simulation::{Finish, Simulation};
-use crate::variables::{derivative_unit, state_variables, write_output_tangents};
+use crate::variables::{derivative_unit, state_variables};
 
 /// The interface an instance serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,9 +188,9 @@ pub struct Exchange {
     before: Vec<Option<f64>>,
     /// Scratch: the event functions now, f, its tangent, a state direction.
     now: Vec<Option<f64>>,
-    dydt: Vec<f64>,
-    df: Vec<f64>,
-    direction: Vec<f64>,
+    pub(super) dydt: Vec<f64>,
+    pub(super) df: Vec<f64>,
+    pub(super) direction: Vec<f64>,
 }
 
 /// Model Exchange's part of an FMU state.
@@ -263,7 +263,7 @@ pub struct DiscreteUpdate {
     pub report: StepReport,
 }
 
-fn ok_report() -> StepReport {
+pub(super) fn ok_report() -> StepReport {
     StepReport {
         status: StepStatus::Ok,
         log: Vec::new(),
@@ -294,7 +294,7 @@ impl Instance {
         self.description.event_indicators
     }
 
-    fn exchange_mut(&mut self) -> Result<&mut Exchange, CallError> {
+    pub(super) fn exchange_mut(&mut self) -> Result<&mut Exchange, CallError> {
         self.exchange
             .as_deref_mut()
             .ok_or_else(|| CallError("internal: not a Model Exchange instance".into()))
@@ -404,7 +404,8 @@ impl Instance {
         if rest.is_empty() && !self.is_model_exchange() {
             return Ok(None);
         }
-        let config = bincode::config::standard().with_limit::<{ super::MAX_STATE_BODY }>();
+        let config =
+            bincode::config::standard().with_limit::<{ super::snapshot::MAX_STATE_BODY }>();
         let decoded: Result<(ExchangeSnapshot, usize), _> =
             bincode::serde::decode_from_slice(rest, config);
         let trailing = |took: usize| {
@@ -433,7 +434,7 @@ impl Instance {
 
     /// A discard when the current state is one no physics allows (check 2 or 3), naming the
     /// function that refuses to evaluate there.
-    fn outside_domain(&self, function: &str) -> Option<StepReport> {
+    pub(super) fn outside_domain(&self, function: &str) -> Option<StepReport> {
         let code = self.sim.domain_failure_at_reported()?;
         Some(StepReport {
             status: StepStatus::Discard,
@@ -730,122 +731,5 @@ impl Instance {
             next_event_time,
             report,
         })
-    }
-
-    /// fmi2GetDirectionalDerivative in Model Exchange (FMI 2.0.4 §2.1.9): dvUnknown =
-    /// (∂unknowns/∂knowns)·dvKnown at the current point, exact (one dual-number evaluation of
-    /// the right-hand side, [`crate::network::Network::tangent`]). Knowns are continuous
-    /// states and inputs; unknowns are state derivatives and outputs.
-    pub fn exchange_directional_derivative(
-        &mut self,
-        unknowns: &[u32],
-        knowns: &[u32],
-        dv_known: &[f64],
-        dv_unknown: &mut [f64],
-    ) -> Result<StepReport, CallError> {
-        self.require(
-            Call::GetDirectionalDerivative,
-            "fmi2GetDirectionalDerivative",
-        )?;
-        self.no_pending_parameters()?;
-        if knowns.len() != dv_known.len() || unknowns.len() != dv_unknown.len() {
-            return Err(CallError(
-                "internal: value references and values differ in number".into(),
-            ));
-        }
-        let mut direction = std::mem::take(&mut self.exchange_mut()?.direction);
-        direction.fill(0.0);
-        let result = self.directional_derivative_into(
-            &mut direction,
-            unknowns,
-            knowns,
-            dv_known,
-            dv_unknown,
-        );
-        self.exchange_mut()?.direction = direction;
-        result
-    }
-
-    fn directional_derivative_into(
-        &mut self,
-        direction: &mut [f64],
-        unknowns: &[u32],
-        knowns: &[u32],
-        dv_known: &[f64],
-        dv_unknown: &mut [f64],
-    ) -> Result<StepReport, CallError> {
-        let mut seeds: Vec<(String, String, f64)> = Vec::new();
-        for (&vr, &dv) in knowns.iter().zip(dv_known) {
-            let v = self.variable(vr, "Real")?;
-            if !dv.is_finite() {
-                return Err(CallError(format!(
-                    "dvKnown for `{}` (value reference {vr}) must be finite, got {dv}",
-                    v.name
-                )));
-            }
-            if let Some(i) = self.description.states.iter().position(|&s| s == vr) {
-                direction[i] += dv;
-                continue;
-            }
-            match (v.causality, v.name.rsplit_once('.')) {
-                (Causality::Input, Some((c, k))) => {
-                    if let Some(why) = self.sim.network.parameter_seed_refusal(c, k) {
-                        return Err(CallError(format!(
-                            "`{}` (value reference {vr}): no directional derivative with \
-                             respect to it: {why}",
-                            v.name
-                        )));
-                    }
-                    seeds.push((c.to_string(), k.to_string(), dv));
-                }
-                _ => {
-                    return Err(CallError(format!(
-                        "`{}` (value reference {vr}) is neither a continuous state nor an \
-                         input: directional derivatives are taken with respect to states and \
-                         inputs",
-                        v.name
-                    )));
-                }
-            }
-        }
-        for &vr in unknowns {
-            let is_derivative = self.description.derivatives.contains(&vr);
-            if (vr as usize) >= self.n_outputs && !is_derivative {
-                let v = self.variable(vr, "Real")?;
-                return Err(CallError(format!(
-                    "`{}` (value reference {vr}) is neither a state derivative nor an output: \
-                     directional derivatives are of derivatives and outputs",
-                    v.name
-                )));
-            }
-        }
-        if let Some(r) = self.outside_domain("fmi2GetDirectionalDerivative") {
-            return Ok(r);
-        }
-        let seeds: Vec<(&str, &str, f64)> = seeds
-            .iter()
-            .map(|(c, k, d)| (c.as_str(), k.as_str(), *d))
-            .collect();
-        let mut outputs = vec![0.0; self.n_outputs];
-        let x = self.exchange.as_deref_mut().expect("Model Exchange");
-        let (t, n) = (self.sim.t_s, self.sim.network.layout.n_states);
-        write_output_tangents(
-            &mut self.sim.network,
-            t,
-            &self.sim.y[..n],
-            direction,
-            &seeds,
-            &mut x.dydt,
-            &mut x.df,
-            &mut outputs,
-        )
-        .map_err(CallError)?;
-        for (out, &vr) in dv_unknown.iter_mut().zip(unknowns) {
-            *out = match self.description.derivatives.iter().position(|&d| d == vr) {
-                Some(i) => x.df[i],
-                None => outputs[vr as usize],
-            };
-        }
-        Ok(ok_report())
     }
 }

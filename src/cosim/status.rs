@@ -1,0 +1,56 @@
+//! What the instance reports to its FMI layer: a refused or failed call's error, the status of
+//! a step or an evaluation, and the lines for the importer's log.
+
+use crate::checks;
+
+/// A refused or failed call: the FMI layer returns fmi2Error and logs the message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallError(pub String);
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<String> for CallError {
+    fn from(s: String) -> Self {
+        CallError(s)
+    }
+}
+
+/// Status of a log line or a step (the non-error subset of fmi2Status).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum StepStatus {
+    Ok,
+    Warning,
+    Discard,
+}
+
+/// One message for the master's logger.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogLine {
+    pub status: StepStatus,
+    /// One of [`LOG_CATEGORIES`].
+    pub category: &'static str,
+    pub text: String,
+}
+
+/// What a step did: fmi2OK, fmi2Warning (a check 4, 5, 6, 7, 8, 9 or 11 fired) or fmi2Discard
+/// (check 2, 3 or 10 refused a step, or the run ended), with the lines to log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepReport {
+    pub status: StepStatus,
+    pub log: Vec<LogLine>,
+}
+
+/// Codes that make a step return fmi2Warning (6 and 7 fire only with `[sensitivities]`).
+pub(crate) const WARNING_CODES: [u8; 7] = [
+    checks::MASS_DRIFT,
+    checks::ENERGY_DRIFT,
+    checks::MASS_GRADIENT_DRIFT,
+    checks::ENERGY_GRADIENT_DRIFT,
+    checks::ABOVE_CRITICAL_PRESSURE,
+    checks::PISTON_DESYNC,
+    checks::BEYOND_STABILITY,
+];
