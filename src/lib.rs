@@ -3,8 +3,8 @@
 //!
 //! Data flow: `model` (TOML → validated spec) → `network` (components assembled into one
 //! right-hand side) → `integrators` (behind one trait) → `simulation` (time, events, checks).
-//! `cosim` is the FMU instance, the same for every standard and interface; `fmi2` and `fmi3`
-//! are the C ABIs of the two standards and nothing else.
+//! `cosim` is the FMU instance, the same for every standard and interface; `fmi` is the FMI
+//! layer written once for both standards, and `fmi2` and `fmi3` their C ABIs and nothing else.
 
 // Numerical kernels index several parallel arrays with one counter; iterator zips of four
 // slices would hide the formula.
@@ -14,6 +14,7 @@ pub mod ad;
 pub mod checks;
 pub mod components;
 pub mod cosim;
+mod fmi;
 pub mod fmi2;
 pub mod fmi3;
 pub mod gas;

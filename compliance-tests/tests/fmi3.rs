@@ -153,6 +153,31 @@ impl Drop for Inst {
     }
 }
 
+/// Every message an FMI 3.0 importer reads is in FMI 3.0's words: no FMI 2.0 function or
+/// section cited, the function it is about named once (not "fmi3X: fmi3X: ..."), no run of
+/// spaces left by a broken line. Returns how many messages were read.
+fn assert_fmi3_words(env: usize) -> usize {
+    let logs = logs(env);
+    for (_, m) in &logs {
+        assert!(
+            !m.contains("fmi2"),
+            "an FMI 2.0 name in an FMI 3.0 message: {m:?}"
+        );
+        assert!(
+            !m.contains("FMI 2.0"),
+            "FMI 2.0 cited in an FMI 3.0 message: {m:?}"
+        );
+        assert!(!m.contains("  "), "a run of spaces: {m:?}");
+        if let Some((function, _)) = m.split_once(": ") {
+            assert!(
+                !function.starts_with("fmi3") || m.matches(function).count() == 1,
+                "{function} named twice: {m:?}"
+            );
+        }
+    }
+    logs.len()
+}
+
 fn logs(env: usize) -> Vec<(fmi3Status, String)> {
     LOGS.lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -337,7 +362,7 @@ fn every_fmi3_function_in_every_state_follows_the_calling_sequence_tables() {
         (CONT_MODE, "Continuous-Time Mode"),
         (TERMINATED, "Terminated"),
     ];
-    let (mut allowed, mut refused) = (0, 0);
+    let (mut allowed, mut refused, mut messages) = (0, 0, 0);
     for me in [false, true] {
         for (name, cs_states, me_states, call) in table() {
             let ok_in = if me { me_states } else { cs_states };
@@ -346,6 +371,7 @@ fn every_fmi3_function_in_every_state_follows_the_calling_sequence_tables() {
                     continue;
                 };
                 let status = call(&f, vr);
+                messages += assert_fmi3_words(f.env);
                 let what = format!("{} {name} in {state_name}", if me { "ME" } else { "CS" });
                 if ok_in & state != 0 {
                     assert_eq!(status, OK, "{what}: {:?}", f.errors());
@@ -366,8 +392,23 @@ fn every_fmi3_function_in_every_state_follows_the_calling_sequence_tables() {
     }
     println!(
         "fmi3 calling sequences (CS and ME, blowdown): {allowed} calls allowed and OK, {refused} \
-         refused with fmi3Error and a message naming the function"
+         refused with fmi3Error and a message naming the function; {messages} messages in FMI \
+         3.0's words"
     );
+    // Step Mode: a Co-Simulation instance has no Event Mode to enter it from; a Model Exchange
+    // instance has no Step Mode at all, and is told so.
+    for (me, says) in [(false, "no Event Mode"), (true, "a Co-Simulation function")] {
+        let f = reach(&model, me, STEP_OR_EVENT).expect("step or event mode");
+        // SAFETY: a live instance.
+        assert_eq!(unsafe { f.lib.fmi3EnterStepMode(f.c) }, ERROR);
+        let errors = f.errors();
+        println!("{}: {errors:?}", if me { "ME" } else { "CS" });
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with("fmi3EnterStepMode: ") && e.contains(says))
+        );
+    }
 }
 
 #[test]
@@ -444,6 +485,11 @@ fn a_refused_call_leaves_the_instance_as_its_twin() {
         for (what, s) in &bad {
             assert_eq!(*s, ERROR, "{what}");
         }
+        let read = assert_fmi3_words(a.env);
+        println!(
+            "{read} messages of the bad calls, all in FMI 3.0's words: {:?}",
+            a.errors()
+        );
         let mut t = 0.0;
         for _ in 0..20 {
             let (sa, _, la) = a.step(t, 1e-2);
@@ -626,9 +672,36 @@ fn fmi3_model_exchange_agrees_with_fmi2_bit_for_bit() {
         let (s, zv) = f3.get(&zvr);
         assert_eq!(s, OK);
         assert_eq!(z, zv, "event indicator variables = fmi3GetEventIndicators");
+
+        // A state no physics allows (the first chamber's mass negative): every evaluation is a
+        // discard, and each says so in FMI 3.0's words, naming its function once.
+        let discard = fmi3Status_fmi3Discard;
+        let mut x = vec![0.0; n];
+        assert_eq!(f3.lib.fmi3GetContinuousStates(f3.c, x.as_mut_ptr(), n), OK);
+        x[0] = -1.0;
+        assert_eq!(f3.lib.fmi3SetContinuousStates(f3.c, x.as_ptr(), n), OK);
+        let mut dx = vec![0.0; n];
+        let s = f3
+            .lib
+            .fmi3GetContinuousStateDerivatives(f3.c, dx.as_mut_ptr(), n);
+        assert_eq!(s, discard);
+        let (mut enter, mut term) = (false, false);
+        let s = f3
+            .lib
+            .fmi3CompletedIntegratorStep(f3.c, true, &mut enter, &mut term);
+        assert_eq!((s, term), (discard, true));
+        let discards: Vec<String> = logs(f3.env)
+            .into_iter()
+            .filter(|(s, _)| *s == discard)
+            .map(|(_, m)| m)
+            .collect();
+        println!("at a negative mass: {discards:#?}");
+        assert_eq!(discards.len(), 2, "{discards:?}");
+        assert!(discards[1].starts_with("fmi3CompletedIntegratorStep: run-time check 2"));
+        let read = assert_fmi3_words(f3.env);
         println!(
             "ME: {n} states, 200 Euler steps of {h:e} s bit-identical through fmi2 and fmi3; \
-             {ni} event indicators {z:?} read both ways"
+             {ni} event indicators {z:?} read both ways; {read} messages in FMI 3.0's words"
         );
     }
 }

@@ -240,7 +240,7 @@ fn descriptions_follow_fmi2_rules() {
             .filter(|e| e.0 == "Category")
             .map(|e| &e.1["name"])
             .collect();
-        assert_eq!(cats.len(), plenum::cosim::LOG_CATEGORIES.len());
+        assert_eq!(cats.len(), plenum::fmi2::LOG_CATEGORIES.len());
         println!(
             "{}: {} variables, {} outputs, {} states, {} event indicators, {} units",
             path.display(),

@@ -6,7 +6,8 @@ use super::{Call, CallError, Causality, Instance, StepReport, exchange::ok_repor
 use crate::variables::write_output_tangents;
 
 impl Instance {
-    /// fmi2GetDirectionalDerivative (FMI 2.0.4 §2.1.9): dvUnknown = (∂outputs/∂inputs)·dvKnown
+    /// Directional derivatives in Co-Simulation (FMI 2.0.4 §2.1.9): dvUnknown =
+    /// (∂outputs/∂inputs)·dvKnown
     /// at the current instant, exact (dual numbers). Knowns must be inputs, unknowns outputs.
     /// Only link flows (`<name>.mdot`) and the extra outputs after `rc` (openings, heat flows)
     /// depend on inputs directly; every other output is a function of the state (or time)
@@ -18,10 +19,7 @@ impl Instance {
         dv_known: &[f64],
         dv_unknown: &mut [f64],
     ) -> Result<(), CallError> {
-        self.require(
-            Call::GetDirectionalDerivative,
-            "fmi2GetDirectionalDerivative",
-        )?;
+        self.require(Call::GetDirectionalDerivative)?;
         if knowns.len() != dv_known.len() || unknowns.len() != dv_unknown.len() {
             return Err(CallError(
                 "internal: value references and values differ in number".into(),
@@ -29,7 +27,7 @@ impl Instance {
         }
         let mut seeds = Vec::with_capacity(knowns.len());
         for (&vr, &dv) in knowns.iter().zip(dv_known) {
-            let v = self.variable(vr, "Real")?;
+            let v = self.variable(vr)?;
             let split = v.name.rsplit_once('.');
             match (v.causality, split) {
                 (Causality::Input, Some((c, k))) if dv.is_finite() => {
@@ -52,7 +50,7 @@ impl Instance {
         }
         for &vr in unknowns {
             if vr as usize >= self.n_outputs {
-                let v = self.variable(vr, "Real")?;
+                let v = self.variable(vr)?;
                 return Err(CallError(format!(
                     "`{}` (value reference {vr}) is not an output: directional derivatives are \
                      of outputs",
@@ -112,7 +110,7 @@ impl Instance {
         Ok(())
     }
 
-    /// fmi2GetDirectionalDerivative in Model Exchange (FMI 2.0.4 §2.1.9): dvUnknown =
+    /// Directional derivatives in Model Exchange: dvUnknown =
     /// (∂unknowns/∂knowns)·dvKnown at the current point, exact (one dual-number evaluation of
     /// the right-hand side, [`crate::network::Network::tangent`]). Knowns are continuous
     /// states and inputs; unknowns are state derivatives and outputs.
@@ -123,10 +121,7 @@ impl Instance {
         dv_known: &[f64],
         dv_unknown: &mut [f64],
     ) -> Result<StepReport, CallError> {
-        self.require(
-            Call::GetDirectionalDerivative,
-            "fmi2GetDirectionalDerivative",
-        )?;
+        self.require(Call::GetDirectionalDerivative)?;
         self.no_pending_parameters()?;
         if knowns.len() != dv_known.len() || unknowns.len() != dv_unknown.len() {
             return Err(CallError(
@@ -156,7 +151,7 @@ impl Instance {
     ) -> Result<StepReport, CallError> {
         let mut seeds: Vec<(String, String, f64)> = Vec::new();
         for (&vr, &dv) in knowns.iter().zip(dv_known) {
-            let v = self.variable(vr, "Real")?;
+            let v = self.variable(vr)?;
             if !dv.is_finite() {
                 return Err(CallError(format!(
                     "dvKnown for `{}` (value reference {vr}) must be finite, got {dv}",
@@ -191,7 +186,7 @@ impl Instance {
         for &vr in unknowns {
             let is_derivative = self.description.derivatives.contains(&vr);
             if (vr as usize) >= self.n_outputs && !is_derivative {
-                let v = self.variable(vr, "Real")?;
+                let v = self.variable(vr)?;
                 return Err(CallError(format!(
                     "`{}` (value reference {vr}) is neither a state derivative nor an output: \
                      directional derivatives are of derivatives and outputs",
@@ -199,7 +194,7 @@ impl Instance {
                 )));
             }
         }
-        if let Some(r) = self.outside_domain("fmi2GetDirectionalDerivative") {
+        if let Some(r) = self.outside_domain() {
             return Ok(r);
         }
         let seeds: Vec<(&str, &str, f64)> = seeds

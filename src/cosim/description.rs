@@ -64,25 +64,6 @@ pub struct Description {
     pub event_indicators: usize,
 }
 
-/// Log categories the FMU understands (`fmi2SetDebugLogging`).
-pub const LOG_CATEGORIES: &[(&str, &str)] = &[
-    (
-        "logStatusWarning",
-        "run-time check warnings (codes 4 to 9) and other warnings",
-    ),
-    (
-        "logStatusDiscard",
-        "steps refused by run-time checks 2 and 3",
-    ),
-    (
-        "logStatusError",
-        "errors: bad calls, bad values, bad state blobs",
-    ),
-    ("logStatusFatal", "fatal errors"),
-    ("logEvents", "piston exits and the end of the run"),
-    ("logCalls", "every fmi2 call (verbose)"),
-];
-
 /// GUID of a model: the SHA-256 of the exact model file bytes, written as a UUID-shaped string,
 /// so a modelDescription.xml is tied to the resources/model.toml it was built from.
 pub fn guid_of(model_toml: &[u8]) -> String {

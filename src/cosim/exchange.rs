@@ -1,8 +1,8 @@
-//! Model Exchange on the one simulation core: the master's integrator owns the time and the
+//! Model Exchange on the one simulation core: the importer's integrator owns the time and the
 //! continuous states (the network's state vector), and the instance evaluates the right-hand
 //! side, the event functions, the events and the run-time checks of the same [`Simulation`]
-//! that Co-Simulation steps. Nothing here names an FMI version: the `fmi2` layer calls these
-//! functions, and an FMI 3.0 layer can call the same.
+//! that Co-Simulation steps. Nothing here names an FMI version: the `fmi2` and `fmi3` layers
+//! call the same functions.
 //!
 //! - Continuous states: the network's state vector, in its order (chamber m, U, V; piston x, v;
 //!   wall swept volumes; inertance valve flows; the two accumulators). Their variables are the
@@ -17,7 +17,7 @@
 //! - Run-time checks: 4 to 9 after every completed integrator step and every event, reported
 //!   as warnings (as after a step of Co-Simulation); 2 and 3 (a state no physics allows) make
 //!   every evaluation at that state return a discard, and a completed step there also asks
-//!   the master to terminate: nothing is ever computed from such a state.
+//!   the importer to terminate: nothing is ever computed from such a state.
 
 use serde::{Deserialize, Serialize};
 
@@ -68,7 +68,7 @@ impl Interface {
     }
 }
 
-/// The calling-sequence table of Model Exchange (FMI 2.0.4 §3.2.3): the phases that allow
+/// The calling-sequence table of Model Exchange (FMI 2.0.4 and FMI 3.0, §3.2.3): the phases that allow
 /// each call. Co-Simulation's own calls are never allowed.
 #[inline(never)]
 pub(super) fn allowed_in(call: Call) -> &'static [Phase] {
@@ -117,7 +117,8 @@ pub(super) fn allowed_in(call: Call) -> &'static [Phase] {
         | Call::GetRealOutputDerivatives
         | Call::DoStep
         | Call::CancelStep
-        | Call::GetStatus => &[],
+        | Call::GetStatus
+        | Call::EnterStepMode => &[],
     }
 }
 
@@ -238,7 +239,7 @@ impl Exchange {
     }
 }
 
-/// What fmi2CompletedIntegratorStep reports.
+/// What a completed integrator step reports.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompletedStep {
     /// An event function crossed zero, or a time event passed: the master must enter event
@@ -248,7 +249,7 @@ pub struct CompletedStep {
     pub report: StepReport,
 }
 
-/// What one event iteration (fmi2NewDiscreteStates) reports.
+/// What one event iteration (FMI 2.0's new discrete states, FMI 3.0's update) reports.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiscreteUpdate {
     /// Always false: one iteration handles every event of the instant.
@@ -300,7 +301,7 @@ impl Instance {
             .ok_or_else(|| CallError("internal: not a Model Exchange instance".into()))
     }
 
-    /// After fmi2ExitInitializationMode: Model Exchange is in Event Mode, with the event
+    /// After initialization: Model Exchange is in Event Mode, with the event
     /// functions of the initial point as the last accepted ones.
     pub(super) fn exchange_exit_initialization(&mut self) {
         if let Some(x) = self.exchange.as_deref_mut() {
@@ -432,9 +433,9 @@ impl Instance {
         }
     }
 
-    /// A discard when the current state is one no physics allows (check 2 or 3), naming the
-    /// function that refuses to evaluate there.
-    pub(super) fn outside_domain(&self, function: &str) -> Option<StepReport> {
+    /// A discard when the current state is one no physics allows (check 2, 3 or 10): nothing
+    /// is evaluated there.
+    pub(super) fn outside_domain(&self) -> Option<StepReport> {
         let code = self.sim.domain_failure_at_reported()?;
         Some(StepReport {
             status: StepStatus::Discard,
@@ -442,9 +443,9 @@ impl Instance {
                 status: StepStatus::Discard,
                 category: "logStatusDiscard",
                 text: format!(
-                    "{function}: run-time check {code}: {} at t = {:?} s: the state is outside \
-                     the model's domain and nothing is evaluated there (fmi2Discard: the \
-                     integrator should take a smaller step)",
+                    "run-time check {code}: {} at t = {:?} s: the state is outside the model's \
+                     domain and nothing is evaluated there (a discard: the integrator should take \
+                     a smaller step)",
                     checks::describe(code),
                     self.sim.t_s
                 ),
@@ -461,20 +462,20 @@ impl Instance {
         Ok(())
     }
 
-    /// fmi2GetReal with Model Exchange's domain check: outputs and locals are computed from
-    /// the state the master set, so at a state no physics allows they are refused (discard).
+    /// Get values with Model Exchange's domain check: outputs and locals are computed from
+    /// the state the importer set, so at a state no physics allows they are refused (discard).
     pub fn get_real_checked(
         &mut self,
         vrs: &[u32],
         out: &mut [f64],
     ) -> Result<StepReport, CallError> {
         if self.is_model_exchange() {
-            self.require(Call::GetValues, "fmi2GetReal")?;
+            self.require(Call::GetValues)?;
             // `time` (value reference 0) is the one output not computed from the state.
             let computed = vrs.iter().any(|&vr| {
                 (vr > 0 && (vr as usize) < self.n_outputs) || (vr as usize) >= self.first_local
             });
-            if computed && let Some(r) = self.outside_domain("fmi2GetReal") {
+            if computed && let Some(r) = self.outside_domain() {
                 return Ok(r);
             }
         }
@@ -482,10 +483,10 @@ impl Instance {
         Ok(ok_report())
     }
 
-    /// fmi2SetTime: the time of the next evaluations (any finite time: a master's integrator
+    /// Set the time of the next evaluations (any finite time: an importer's integrator
     /// evaluates before and past its output points).
     pub fn set_time(&mut self, t_s: f64) -> Result<(), CallError> {
-        self.require(Call::SetTime, "fmi2SetTime")?;
+        self.require(Call::SetTime)?;
         if !t_s.is_finite() {
             return Err(CallError(format!("time must be finite, got {t_s}")));
         }
@@ -494,10 +495,10 @@ impl Instance {
         Ok(())
     }
 
-    /// fmi2SetContinuousStates: every value finite, as many as the model has states; on an
+    /// Set the continuous states: every value finite, as many as the model has states; on an
     /// error nothing changes.
     pub fn set_continuous_states(&mut self, x: &[f64]) -> Result<(), CallError> {
-        self.require(Call::SetContinuousStates, "fmi2SetContinuousStates")?;
+        self.require(Call::SetContinuousStates)?;
         self.check_length("x[]", x.len(), self.n_states())?;
         if let Some(i) = x.iter().position(|v| !v.is_finite()) {
             return Err(CallError(format!(
@@ -510,19 +511,19 @@ impl Instance {
         Ok(())
     }
 
-    /// fmi2GetContinuousStates.
+    /// The continuous states.
     pub fn continuous_states(&self, x: &mut [f64]) -> Result<(), CallError> {
-        self.require(Call::GetContinuousStates, "fmi2GetContinuousStates")?;
+        self.require(Call::GetContinuousStates)?;
         self.no_pending_parameters()?;
         self.check_length("x[]", x.len(), self.n_states())?;
         x.copy_from_slice(&self.sim.y[..x.len()]);
         Ok(())
     }
 
-    /// fmi2GetNominalsOfContinuousStates: each state's scale at the model's initial state
+    /// The nominal values of the continuous states: each state's scale at the model's initial state
     /// ([`crate::network::Network::state_nominals`], with the parameters set so far).
     pub fn nominals(&self, out: &mut [f64]) -> Result<(), CallError> {
-        self.require(Call::GetNominals, "fmi2GetNominalsOfContinuousStates")?;
+        self.require(Call::GetNominals)?;
         self.no_pending_parameters()?;
         self.check_length("x_nominal[]", out.len(), self.n_states())?;
         let reference = &self.reference.2;
@@ -531,12 +532,12 @@ impl Instance {
         Ok(())
     }
 
-    /// fmi2GetDerivatives: f(t, x) at the time and states set. A discard (nothing written) at
+    /// The derivatives of the continuous states: f(t, x) at the time and states set. A discard (nothing written) at
     /// a state no physics allows, or where the right-hand side is not finite.
     pub fn derivatives(&mut self, dx: &mut [f64]) -> Result<StepReport, CallError> {
-        self.require(Call::GetDerivatives, "fmi2GetDerivatives")?;
+        self.require(Call::GetDerivatives)?;
         self.check_length("derivatives[]", dx.len(), self.n_states())?;
-        if let Some(r) = self.outside_domain("fmi2GetDerivatives") {
+        if let Some(r) = self.outside_domain() {
             return Ok(r);
         }
         let x = self.exchange.as_deref_mut().expect("Model Exchange");
@@ -549,9 +550,8 @@ impl Instance {
                     status: StepStatus::Discard,
                     category: "logStatusDiscard",
                     text: format!(
-                        "fmi2GetDerivatives: `{}` = {} at t = {:?} s: the right-hand side is not \
-                         finite at this state (fmi2Discard: the integrator should take a \
-                         smaller step)",
+                        "`{}` = {} at t = {:?} s: the right-hand side is not finite at this \
+                         state (a discard: the integrator should take a smaller step)",
                         self.description.variables[vr].name, x.dydt[i], self.sim.t_s
                     ),
                 }],
@@ -561,12 +561,31 @@ impl Instance {
         Ok(ok_report())
     }
 
-    /// fmi2GetEventIndicators: the network's event functions at the time and states set; +1
+    /// The event indicators: the network's event functions at the time and states set; +1
     /// for one that cannot fire now (a piston out of its bore, a stop that does not exist).
     pub fn event_indicators(&mut self, z: &mut [f64]) -> Result<(), CallError> {
-        self.require(Call::GetEventIndicators, "fmi2GetEventIndicators")?;
+        self.require(Call::GetEventIndicators)?;
         self.no_pending_parameters()?;
         self.check_length("eventIndicators[]", z.len(), self.n_event_indicators())?;
+        self.fill_event_indicators(z)
+    }
+
+    /// The event indicators as FMI 3.0 declares them, variables after the variable table: read
+    /// by a get of values, in Model Exchange.
+    pub fn event_indicator_values(&mut self, z: &mut [f64]) -> Result<(), CallError> {
+        self.require(Call::GetValues)?;
+        if !self.is_model_exchange() {
+            return Err(CallError(
+                "the event indicators are evaluated in Model Exchange only (a Co-Simulation \
+                 instance handles its events inside its steps)"
+                    .into(),
+            ));
+        }
+        self.event_indicators(z)
+    }
+
+    /// The event functions at the reported point into `z`.
+    fn fill_event_indicators(&mut self, z: &mut [f64]) -> Result<(), CallError> {
         let x = self.exchange_mut()?;
         let mut now = std::mem::take(&mut x.now);
         self.sim.event_values_at_reported(&mut now);
@@ -577,14 +596,14 @@ impl Instance {
         Ok(())
     }
 
-    /// fmi2CompletedIntegratorStep: the master accepted its step at the current point. The
+    /// A completed integrator step: the importer accepted its step at the current point. The
     /// run-time checks run there as after a step of the driver (warnings 4 to 9; 2 or 3 refuse
     /// the state: discard and terminate); a crossing of an event function or a time event
     /// passed asks for event mode, else the point becomes the last accepted one.
     pub fn completed_integrator_step(&mut self) -> Result<CompletedStep, CallError> {
-        self.require(Call::CompletedIntegratorStep, "fmi2CompletedIntegratorStep")?;
+        self.require(Call::CompletedIntegratorStep)?;
         self.outputs_valid = false;
-        if let Some(mut report) = self.outside_domain("fmi2CompletedIntegratorStep") {
+        if let Some(mut report) = self.outside_domain() {
             if let Some(code) = self.sim.domain_failure_at_reported() {
                 self.sim.note_refusal(code);
             }
@@ -608,7 +627,7 @@ impl Instance {
                     status: StepStatus::Warning,
                     category: "logStatusWarning",
                     text: format!(
-                        "fmi2CompletedIntegratorStep: run-time check {c}: {} (at t = {tf:?} s)",
+                        "run-time check {c}: {} (at t = {tf:?} s)",
                         checks::describe(c)
                     ),
                 });
@@ -626,28 +645,28 @@ impl Instance {
         })
     }
 
-    /// fmi2EnterEventMode.
+    /// Enter Event Mode.
     pub fn enter_event_mode(&mut self) -> Result<(), CallError> {
-        self.require(Call::EnterEventMode, "fmi2EnterEventMode")?;
+        self.require(Call::EnterEventMode)?;
         self.phase = Phase::EventMode;
         Ok(())
     }
 
-    /// fmi2EnterContinuousTimeMode.
+    /// Enter Continuous-Time Mode.
     pub fn enter_continuous_time_mode(&mut self) -> Result<(), CallError> {
-        self.require(Call::EnterContinuousTimeMode, "fmi2EnterContinuousTimeMode")?;
+        self.require(Call::EnterContinuousTimeMode)?;
         self.phase = Phase::ContinuousTimeMode;
         Ok(())
     }
 
-    /// fmi2NewDiscreteStates (fmi3UpdateDiscreteStates): one event iteration at the current
+    /// One event iteration (fmi2NewDiscreteStates, fmi3UpdateDiscreteStates) at the current
     /// point. A table breakpoint reached starts a new segment; every event function that
     /// crossed zero upward since the last accepted point fires (the driver's own handling:
     /// exits, end-stop impacts, flow reversals); check 1 fires at `max_time`; the point
     /// becomes the last accepted one. The run ends (terminateSimulation) once every exit has
     /// passed with `stop_on_exit`, or at check 1.
     pub fn update_discrete_states(&mut self) -> Result<DiscreteUpdate, CallError> {
-        self.require(Call::NewDiscreteStates, "fmi2NewDiscreteStates")?;
+        self.require(Call::NewDiscreteStates)?;
         self.outputs_valid = false;
         let x = self.exchange.as_deref_mut().expect("Model Exchange");
         let pass = match self.sim.handle_events_at_reported(&x.before) {
@@ -665,7 +684,7 @@ impl Instance {
             report.log.push(LogLine {
                 status,
                 category,
-                text: format!("fmi2NewDiscreteStates: {text}"),
+                text,
             });
         };
         for &k in &pass.events {

@@ -3,10 +3,10 @@
 use super::{Call, CallError, Instance, Phase, build_at, errors_text};
 
 impl Instance {
-    /// fmi2SetupExperiment: the start time (the model's t_start otherwise) and an optional stop
+    /// The experiment: the start time (the model's t_start otherwise) and an optional stop
     /// time that no step may pass.
     pub fn setup_experiment(&mut self, start_s: f64, stop_s: Option<f64>) -> Result<(), CallError> {
-        self.require(Call::SetupExperiment, "fmi2SetupExperiment")?;
+        self.require(Call::SetupExperiment)?;
         if !start_s.is_finite() {
             return Err(CallError(format!(
                 "startTime must be finite, got {start_s}"
@@ -37,12 +37,12 @@ impl Instance {
     /// 6 Pa...: `crate::model::LoadedModel::warnings`), for the master's log.
     pub fn plausibility_warnings(&self) -> Vec<String> {
         match crate::model::parse_str(&self.source, &self.label, &self.overrides) {
-            // A parameter set by fmi2SetReal is an override inside: say so, not `--set`.
+            // A parameter the importer set is an override inside: say so, not `--set`.
             Ok(model) => model
                 .warnings
                 .iter()
                 .map(|w| match w.file.as_str() {
-                    "--set" => format!("fmi2SetReal `{}`: {}", w.key, w.message),
+                    "--set" => format!("`{}` set by the importer: {}", w.key, w.message),
                     _ => w.to_string(),
                 })
                 .collect(),
@@ -56,42 +56,42 @@ impl Instance {
     }
 
     pub fn enter_initialization_mode(&mut self) -> Result<(), CallError> {
-        self.require(Call::EnterInitializationMode, "fmi2EnterInitializationMode")?;
+        self.require(Call::EnterInitializationMode)?;
         self.phase = Phase::InitializationMode;
         Ok(())
     }
 
-    /// fmi2ExitInitializationMode: refused (the instance stays in initialization mode) while
+    /// The end of initialization: refused (the instance stays in initialization mode) while
     /// the parameters set do not make a valid model together.
     pub fn exit_initialization_mode(&mut self) -> Result<(), CallError> {
-        self.require(Call::ExitInitializationMode, "fmi2ExitInitializationMode")?;
+        self.require(Call::ExitInitializationMode)?;
         self.no_pending_parameters()?;
         self.phase = Phase::StepComplete;
         self.exchange_exit_initialization();
         Ok(())
     }
 
-    /// An error while parameters set by fmi2SetReal do not make a valid model together.
+    /// An error while parameters the importer set do not make a valid model together.
     pub(super) fn no_pending_parameters(&self) -> Result<(), CallError> {
         match &self.pending {
             None => Ok(()),
             Some(p) => Err(CallError(format!(
-                "the parameters set by fmi2SetReal do not make a valid model together: {}; \
-                 set other values with fmi2SetReal (or fmi2Reset)",
+                "the parameters set so far do not make a valid model together: {}; set other \
+                 values (or reset the instance)",
                 p.problems
             ))),
         }
     }
 
     pub fn terminate(&mut self) -> Result<(), CallError> {
-        self.require(Call::Terminate, "fmi2Terminate")?;
+        self.require(Call::Terminate)?;
         self.phase = Phase::Terminated;
         Ok(())
     }
 
-    /// fmi2Reset: back to the state after instantiation, with the model as in the file.
+    /// Reset: back to the state after instantiation, with the model as in the file.
     pub fn reset(&mut self) -> Result<(), CallError> {
-        self.require(Call::Reset, "fmi2Reset")?;
+        self.require(Call::Reset)?;
         let fresh = Instance::with_interface(&self.source, &self.label, self.interface())
             .map_err(CallError)?;
         *self = fresh;

@@ -28,10 +28,10 @@ mod stepping;
 mod structure;
 mod values;
 
-pub use calls::{Call, Phase};
+pub use calls::{Call, Phase, Refusal};
 pub use description::{
-    Causality, Description, LOG_CATEGORIES, Variability, Variable, describe, guid_of,
-    parameter_override, parameters,
+    Causality, Description, Variability, Variable, describe, guid_of, parameter_override,
+    parameters,
 };
 use fits::check_fits;
 pub use snapshot::{
@@ -46,8 +46,9 @@ use crate::simulation::Simulation;
 pub use exchange::{CompletedStep, DiscreteUpdate, ExchangeSnapshot, Interface};
 pub use structure::{Structure, structure};
 
-/// One model instance (one fmi2Component). Clone: a copy is an independent instance in the
-/// same phase (the fuzz targets start every input from a pristine one).
+/// One model instance (behind one instance pointer of an FMI layer). Clone: a copy is an
+/// independent instance in the same phase (the fuzz targets start every input from a pristine
+/// one).
 #[derive(Clone)]
 pub struct Instance {
     /// The model file text exactly as read (its hash is the GUID).
@@ -77,8 +78,8 @@ pub struct Instance {
     /// Output values at the current time (valid when `outputs_valid`).
     outputs: Vec<f64>,
     outputs_valid: bool,
-    /// The warning codes the last fmi2DoStep returned fmi2Warning for (one bit per code): a
-    /// warning is logged when its episode starts, not again while each following step fires
+    /// The warning codes the last step (or completed integrator step) fired (one bit per code):
+    /// a warning is logged when its episode starts, not again while each following step fires
     /// it too.
     warned: u16,
     /// Value reference of the first local variable (states that are no output, derivatives:
@@ -91,7 +92,7 @@ pub struct Instance {
     pending: Option<Pending>,
 }
 
-/// Values set by fmi2SetReal before the run that break a rule joining keys (a piston's `x0`
+/// Values set before the run that break a rule joining keys (a piston's `x0`
 /// past its `x_exit` until `x_exit` is set too): kept, and judged on the final values when
 /// initialization ends.
 #[derive(Clone, Debug)]
@@ -102,8 +103,8 @@ struct Pending {
     problems: String,
 }
 
-/// Model errors as the FMU's log says them: a problem of a value set by fmi2SetReal names the
-/// variable and says fmi2SetReal, not the command line's `--set` (its errors' file and key).
+/// Model errors as the FMU's log says them: a problem of a value the importer set names the
+/// variable and says so, not the command line's `--set` (its errors' file and key).
 fn errors_text(errors: &[crate::model::ModelError]) -> String {
     errors
         .iter()
@@ -111,10 +112,12 @@ fn errors_text(errors: &[crate::model::ModelError]) -> String {
             if e.file != "--set" {
                 return e.to_string();
             }
-            let message = e.message.replace("--set", "fmi2SetReal");
+            let message = e.message.replace("--set", "the importer");
             match e.key.split_once('=') {
-                Some((name, value)) => format!("`{name}` = {value} (fmi2SetReal): {message}"),
-                None => format!("fmi2SetReal: {message}"),
+                Some((name, value)) => {
+                    format!("`{name}` = {value} (set by the importer): {message}")
+                }
+                None => format!("a value set by the importer: {message}"),
             }
         })
         .collect::<Vec<_>>()
@@ -122,7 +125,7 @@ fn errors_text(errors: &[crate::model::ModelError]) -> String {
 }
 
 /// Build the simulation of a validated spec starting at `start_s`. The co-simulation ends at a
-/// piston's exit (fmi2Discard, fmi2Terminated) only when the model file says
+/// piston's exit (a discarded step, terminated) only when the model file says
 /// `stop_on_exit = true`: a master that runs the default experiment reaches its stop time.
 fn build_at(spec: &ModelFile, start_s: f64) -> Result<Simulation, String> {
     let mut sim = if start_s.to_bits() == spec.solver.t_start.to_bits() {
@@ -238,48 +241,58 @@ impl Instance {
         self.phase = Phase::Fatal;
     }
 
-    /// Refuse a call the current phase does not allow.
+    /// Why the current phase refuses `call` (`None`: it allows it). An FMI layer asks before
+    /// it delegates, and says it in its standard's words.
     #[inline]
-    pub fn require(&self, call: Call, function: &str) -> Result<(), CallError> {
+    pub fn refusal(&self, call: Call) -> Option<Refusal> {
         if call.allowed(self.interface()).contains(&self.phase) {
-            return Ok(());
+            return None;
         }
-        Err(self.refusal(call, function))
+        Some(self.refusal_of(call))
     }
 
-    /// Why `call` is refused in the current phase.
     #[cold]
     #[inline(never)]
-    fn refusal(&self, call: Call, function: &str) -> CallError {
+    fn refusal_of(&self, call: Call) -> Refusal {
         let interface = self.interface();
         let allowed = call.allowed(interface);
-        let names: Vec<&str> = allowed.iter().map(|p| p.name()).collect();
-        CallError(if self.phase == Phase::Fatal {
-            format!(
-                "{function} is not possible: the instance is in the fatal state after an \
-                 internal error; only fmi2FreeInstance is"
-            )
+        if self.phase == Phase::Fatal {
+            Refusal::Fatal
         } else if let Some(only) = call.only_in().filter(|&i| i != interface) {
-            format!(
-                "{function} is a {} function: this instance was instantiated for {}",
-                only.name(),
-                interface.name()
-            )
-        } else if names.is_empty() {
-            format!("{function} is never possible here: fmi2DoStep is synchronous")
+            Refusal::OtherInterface {
+                only,
+                this: interface,
+            }
+        } else if allowed.is_empty() {
+            Refusal::Never
         } else {
-            format!(
-                "illegal call sequence: {function} is not allowed in state {} (allowed in: {})",
-                self.phase.name(),
-                names.join(", ")
-            )
-        })
+            Refusal::Sequence {
+                phase: self.phase,
+                allowed,
+            }
+        }
     }
 
-    fn variable(&self, vr: u32, kind: &str) -> Result<&Variable, CallError> {
+    /// Refuse a call the current phase does not allow (every call of the instance checks).
+    #[inline]
+    pub fn require(&self, call: Call) -> Result<(), CallError> {
+        match self.refusal(call) {
+            None => Ok(()),
+            Some(r) => Err(refused(call, r)),
+        }
+    }
+
+    fn variable(&self, vr: u32) -> Result<&Variable, CallError> {
         self.description
             .variables
             .get(vr as usize)
-            .ok_or_else(|| CallError(format!("no {kind} variable with value reference {vr}")))
+            .ok_or_else(|| CallError(format!("no variable with value reference {vr}")))
     }
+}
+
+/// The instance's own words for a refusal.
+#[cold]
+#[inline(never)]
+fn refused(call: Call, r: Refusal) -> CallError {
+    CallError(format!("{call:?} refused: {r}"))
 }

@@ -10,9 +10,9 @@ use super::{
 use crate::simulation::Simulation;
 
 impl Instance {
-    /// fmi2GetFMUstate.
+    /// Take the instance's state (an FMU state).
     pub fn snapshot(&self) -> Result<Snapshot, CallError> {
-        self.require(Call::States, "fmi2GetFMUstate")?;
+        self.require(Call::States)?;
         let sim = &self.sim;
         Ok(Snapshot {
             guid: self.description.guid.clone(),
@@ -37,10 +37,10 @@ impl Instance {
         })
     }
 
-    /// fmi2GetFMUstate into an existing state: its storage is reused (no allocation when it
+    /// Take the instance's state into an existing one: its storage is reused (no allocation when it
     /// holds a state of the same model with as many overrides of the same lengths).
     pub fn snapshot_into(&self, snapshot: &mut Snapshot) -> Result<(), CallError> {
-        self.require(Call::States, "fmi2GetFMUstate")?;
+        self.require(Call::States)?;
         snapshot.guid.clone_from(&self.description.guid);
         snapshot.phase = self.phase;
         snapshot.overrides.clone_from(&self.overrides);
@@ -55,12 +55,12 @@ impl Instance {
         Ok(())
     }
 
-    /// fmi2SetFMUstate: everything is checked before the instance changes. A state of the
+    /// Set a state: everything is checked before the instance changes. A state of the
     /// instance's own overrides and start time is copied into the running simulation (no
     /// allocation, for every method: `Method::assign_from`); another one rebuilds
     /// the model's simulation first.
     pub fn restore(&mut self, snapshot: &Snapshot) -> Result<(), CallError> {
-        self.require(Call::States, "fmi2SetFMUstate")?;
+        self.require(Call::States)?;
         let built = self.check_snapshot(snapshot)?;
         // The one step below that can refuse is re-applying the inputs: check it before any
         // field changes, so a refused state leaves the instance as it was.
@@ -114,7 +114,7 @@ impl Instance {
     }
 
     /// Every input `put_inputs` would change can change in this model's network, to the value
-    /// the state holds (its key's rule, as for fmi2SetReal).
+    /// the state holds (its key's rule, as when it is set).
     fn check_inputs_settable(&self, inputs: &[Option<f64>]) -> Result<(), CallError> {
         for (k, want) in inputs.iter().enumerate() {
             let Some(x) = want else {
@@ -132,7 +132,7 @@ impl Instance {
             let (c, key) = name.rsplit_once('.').unwrap_or((name, ""));
             if let Err(e) = self.sim.network.check_scalar(c, key, *x) {
                 return Err(CallError(format!(
-                    "the state sets input {k} (`{name}`) to {x}, which no fmi2SetReal can have \
+                    "the state sets input {k} (`{name}`) to {x}, which no importer can have \
                      set: {e}; the instance is unchanged"
                 )));
             }
@@ -173,7 +173,7 @@ impl Instance {
         Ok(())
     }
 
-    /// fmi2SetFMUstate without any check (tests that need a state no check lets through, to
+    /// Set a state without any check (tests that need a state no check lets through, to
     /// reach the panic guard of the ABI).
     #[cfg(test)]
     pub(crate) fn restore_unchecked(&mut self, snapshot: &Snapshot) {
@@ -208,9 +208,9 @@ impl Instance {
             return Err(CallError("state has a non-finite time".into()));
         }
         // The phase is part of the state and is restored with it, so it must agree with the
-        // rest: before fmi2ExitInitializationMode no step has been taken, the simulation is at
+        // rest: before initialization ends no step has been taken, the simulation is at
         // the start time. (A bit flip 2 → 0 in a stepping instance's state otherwise sets it
-        // back to `instantiated` at a later time, where fmi2GetReal and fmi2DoStep refuse.)
+        // back to `instantiated` at a later time, where getting values and stepping refuse.)
         if matches!(s.phase, Phase::Instantiated | Phase::InitializationMode)
             && (s.t_s.to_bits() != s.start_time_s.to_bits()
                 || s.stats.steps != 0
@@ -245,22 +245,22 @@ impl Instance {
         Ok(Some(built))
     }
 
-    /// fmi2SerializeFMUstate (and the size query): the blob of a state.
+    /// The blob of a state (serialization and its size query).
     pub fn serialize(&self, snapshot: &Snapshot) -> Result<Vec<u8>, CallError> {
-        self.require(Call::States, "fmi2SerializeFMUstate")?;
+        self.require(Call::States)?;
         encode_snapshot(snapshot)
     }
 
-    /// fmi2SerializeFMUstate into `out` (its storage reused).
+    /// The blob of a state into `out` (its storage reused).
     pub fn serialize_into(&self, snapshot: &Snapshot, out: &mut Vec<u8>) -> Result<(), CallError> {
-        self.require(Call::States, "fmi2SerializeFMUstate")?;
+        self.require(Call::States)?;
         encode_snapshot_into(snapshot, out)
     }
 
-    /// fmi2DeSerializeFMUstate: header checked and body decoded completely, nothing changes
+    /// A state from its blob: header checked and body decoded completely, nothing changes
     /// in the instance.
     pub fn deserialize(&self, blob: &[u8]) -> Result<Snapshot, CallError> {
-        self.require(Call::States, "fmi2DeSerializeFMUstate")?;
+        self.require(Call::States)?;
         let body = check_header(blob, &self.description.guid)?;
         let config = bincode::config::standard().with_limit::<MAX_STATE_BODY>();
         let (mut snapshot, used): (Snapshot, usize) =

@@ -3,7 +3,7 @@
 
 use crate::checks;
 
-/// A refused or failed call: the FMI layer returns fmi2Error and logs the message.
+/// A refused or failed call: the FMI layer returns its error status and logs the message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallError(pub String);
 
@@ -19,7 +19,7 @@ impl From<String> for CallError {
     }
 }
 
-/// Status of a log line or a step (the non-error subset of fmi2Status).
+/// Status of a log line or a step (the statuses below an error).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum StepStatus {
     Ok,
@@ -36,7 +36,7 @@ pub struct LogLine {
     pub text: String,
 }
 
-/// What a step did: fmi2OK, fmi2Warning (a check 4, 5, 6, 7, 8, 9 or 11 fired) or fmi2Discard
+/// What a step did: OK, a warning (a check 4, 5, 6, 7, 8, 9 or 11 fired) or a discard
 /// (check 2, 3 or 10 refused a step, or the run ended), with the lines to log.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepReport {
@@ -44,7 +44,7 @@ pub struct StepReport {
     pub log: Vec<LogLine>,
 }
 
-/// Codes that make a step return fmi2Warning (6 and 7 fire only with `[sensitivities]`).
+/// Codes that make a step return a warning (6 and 7 fire only with `[sensitivities]`).
 pub(crate) const WARNING_CODES: [u8; 7] = [
     checks::MASS_DRIFT,
     checks::ENERGY_DRIFT,

@@ -5,22 +5,23 @@ use crate::checks;
 use crate::simulation::{Advance, Finish, StepFailure};
 
 impl Instance {
-    /// fmi2DoStep from `current_s` over `h_s` (docs/fmu.md, "Behaviour"; docs/checks.md).
+    /// One communication step from `current_s` over `h_s` (docs/fmu.md, "Behaviour";
+    /// docs/checks.md).
     pub fn do_step(&mut self, current_s: f64, h_s: f64) -> Result<StepReport, CallError> {
-        self.require(Call::DoStep, "fmi2DoStep")?;
+        self.require(Call::DoStep)?;
         let t = self.sim.t_s;
         if !current_s.is_finite() {
             return Err(CallError(format!(
                 "currentCommunicationPoint must be finite, got {current_s}"
             )));
         }
-        // FMI 2.0.4, §4.2.2 "Computation", fmi2DoStep: communicationStepSize "must be > 0.0";
-        // fmi2Error: "the communication step could not be carried out at all". A step of 0
-        // (or −0, NaN, negative) is refused, so a master that does not advance its clock gets
-        // an error instead of fmi2OK forever.
+        // FMI 2.0.4 §4.2.2 (and FMI 3.0 for fmi3DoStep): communicationStepSize must be > 0; an error
+        // says the communication step could not be carried out at all. A step of 0 (or −0,
+        // NaN, negative) is refused, so a master that does not advance its clock gets an error
+        // instead of success forever.
         if !(h_s > 0.0 && h_s.is_finite()) {
             return Err(CallError(format!(
-                "communicationStepSize must be finite and > 0 (FMI 2.0.4 §4.2.2), got {h_s:?}"
+                "communicationStepSize must be finite and > 0, got {h_s:?}"
             )));
         }
         let tol = 1e-12 * t.abs().max(1.0);
@@ -49,8 +50,7 @@ impl Instance {
         if let Some(stop) = self.stop_time_s {
             if target > stop + 1e-12 * stop.abs().max(1.0) {
                 return Err(CallError(format!(
-                    "a step to t = {target:?} s passes the stop time {stop:?} s given to \
-                     fmi2SetupExperiment"
+                    "a step to t = {target:?} s passes the stop time {stop:?} s of the experiment"
                 )));
             }
         }
@@ -71,7 +71,7 @@ impl Instance {
                 let bit = 1u16 << c;
                 warned |= bit;
                 // Logged once per episode: a code that fired in the previous step too is
-                // still returned as fmi2Warning, without another line.
+                // still a warning, without another line.
                 if self.warned & bit == 0 {
                     report.log.push(LogLine {
                         status: StepStatus::Warning,
@@ -93,11 +93,11 @@ impl Instance {
                 let text = match finish {
                     Finish::Exited { t_s } => format!(
                         "the run ends at t = {t_s:?} s: the projectile has exited and \
-                         stop_on_exit is set (fmi2Terminated = true)"
+                         stop_on_exit is set (the simulation is terminated)"
                     ),
                     Finish::NeverExited { t_s } => format!(
-                        "run-time check 1: {} by t = {t_s:?} s; the run ends \
-                         (fmi2Terminated = true)",
+                        "run-time check 1: {} by t = {t_s:?} s; the run ends (the simulation \
+                         is terminated)",
                         checks::describe(checks::NEVER_EXITED)
                     ),
                 };
@@ -120,7 +120,7 @@ impl Instance {
                 report.log.push(LogLine {
                     status: StepStatus::Discard,
                     category: "logStatusDiscard",
-                    text: format!("{fail}; fmi2LastSuccessfulTime = {:?} s", self.sim.t_s),
+                    text: format!("{fail}; the last successful time is {:?} s", self.sim.t_s),
                 });
                 self.phase = Phase::StepFailed;
                 Ok(report)
@@ -159,17 +159,17 @@ impl Instance {
         }
     }
 
-    /// fmi2GetRealStatus(fmi2LastSuccessfulTime): the state is always kept at the last good
-    /// time, so this is the current time.
+    /// The last successful time (FMI 2.0's status, FMI 3.0's step result): the state is always
+    /// kept at the last good time, so this is the current time.
     pub fn last_successful_time(&self) -> Result<f64, CallError> {
-        self.require(Call::GetStatus, "fmi2GetRealStatus")?;
+        self.require(Call::GetStatus)?;
         Ok(self.sim.t_s)
     }
 
-    /// fmi2GetBooleanStatus(fmi2Terminated): whether the run has ended (exit with
-    /// stop_on_exit, or check 1).
+    /// Whether the run has ended (exit with stop_on_exit, or check 1): FMI 2.0's terminated
+    /// status, FMI 3.0's `terminateSimulation`.
     pub fn terminated(&self) -> Result<bool, CallError> {
-        self.require(Call::GetStatus, "fmi2GetBooleanStatus")?;
+        self.require(Call::GetStatus)?;
         Ok(self.sim.finished.is_some())
     }
 }

@@ -8,9 +8,10 @@ use crate::checks;
 use crate::units::Unit;
 
 impl Instance {
-    /// fmi2GetReal: every variable (outputs at the current time, parameters and inputs as set).
+    /// Get values: every variable (outputs at the current time, parameters and inputs as set,
+    /// continuous states and derivatives).
     pub fn get_real(&mut self, vrs: &[u32], out: &mut [f64]) -> Result<(), CallError> {
-        self.require(Call::GetValues, "fmi2GetReal")?;
+        self.require(Call::GetValues)?;
         if out.len() != vrs.len() {
             return Err(CallError(format!(
                 "internal: {} value references, {} values",
@@ -21,7 +22,7 @@ impl Instance {
         let mut need_outputs = false;
         let mut computed = false;
         for &vr in vrs {
-            self.variable(vr, "Real")?;
+            self.variable(vr)?;
             need_outputs |= (vr as usize) < self.n_outputs;
             computed |= (vr as usize) < self.n_outputs || (vr as usize) >= self.first_local;
         }
@@ -72,16 +73,16 @@ impl Instance {
         Ok(())
     }
 
-    /// fmi2SetReal: parameters (until initialization ends) and inputs. Every value is checked
+    /// Set values: parameters (until initialization ends) and inputs. Every value is checked
     /// before anything is set, against its key's rule (`crate::components::keys`, the same as in
     /// the model file); on an error nothing changes. The values of one call are judged
     /// together, on their final values (the last of a variable given twice); before the run,
     /// values that each obey their rule but break a rule joining keys (a piston's `x0` past
     /// its `x_exit`) are kept until initialization ends, so that a master that sets one
     /// parameter per call (FMPy's start values) is judged on the final values too:
-    /// fmi2ExitInitializationMode refuses the model they make if it is still invalid.
+    /// the end of initialization refuses the model they make if it is still invalid.
     pub fn set_real(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), CallError> {
-        self.require(Call::SetValues, "fmi2SetReal")?;
+        self.require(Call::SetValues)?;
         if values.len() != vrs.len() {
             return Err(CallError(format!(
                 "internal: {} value references, {} values",
@@ -94,7 +95,7 @@ impl Instance {
             Phase::StepComplete | Phase::EventMode | Phase::ContinuousTimeMode
         );
         for (&vr, &x) in vrs.iter().zip(values) {
-            let v = self.variable(vr, "Real")?;
+            let v = self.variable(vr)?;
             match v.causality {
                 Causality::Independent | Causality::Output => {
                     return Err(CallError(format!(
@@ -105,15 +106,15 @@ impl Instance {
                 Causality::Local => {
                     return Err(CallError(format!(
                         "`{}` (value reference {vr}) is a local variable (a continuous state or \
-                         a derivative): it cannot be set (Model Exchange sets the states with \
-                         fmi2SetContinuousStates)",
+                         a derivative): it cannot be set (Model Exchange sets the continuous \
+                         states all at once, not by value reference)",
                         v.name
                     )));
                 }
                 Causality::Parameter if running => {
                     return Err(CallError(format!(
                         "`{}` (value reference {vr}) is a fixed parameter: it can be set only \
-                         before fmi2ExitInitializationMode",
+                         before initialization ends",
                         v.name
                     )));
                 }
@@ -173,7 +174,7 @@ impl Instance {
     /// file, which is parsed and validated again with every override set so far; the
     /// simulation is rebuilt from it. Overrides that break a rule joining keys are kept as
     /// [`Pending`] (the simulation stays the last valid one) until later values make the model
-    /// valid; fmi2ExitInitializationMode refuses it until then.
+    /// valid; the end of initialization refuses it until then.
     fn set_overrides(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), CallError> {
         for (&vr, &x) in vrs.iter().zip(values) {
             let name = &self.description.variables[vr as usize].name;
