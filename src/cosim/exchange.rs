@@ -571,28 +571,30 @@ impl Instance {
     }
 
     /// The event indicators as FMI 3.0 declares them, variables after the variable table: read
-    /// by a get of values, in Model Exchange.
+    /// by a get of values wherever one is allowed, in either interface (a Co-Simulation
+    /// instance handles its events inside its steps, and evaluates the functions only for
+    /// this).
     pub fn event_indicator_values(&mut self, z: &mut [f64]) -> Result<(), CallError> {
         self.require(Call::GetValues)?;
-        if !self.is_model_exchange() {
-            return Err(CallError(
-                "the event indicators are evaluated in Model Exchange only (a Co-Simulation \
-                 instance handles its events inside its steps)"
-                    .into(),
-            ));
-        }
-        self.event_indicators(z)
+        self.no_pending_parameters()?;
+        self.check_length("eventIndicators[]", z.len(), self.n_event_indicators())?;
+        self.fill_event_indicators(z)
     }
 
-    /// The event functions at the reported point into `z`.
+    /// The event functions at the reported point into `z`, in Model Exchange's scratch (a
+    /// Co-Simulation instance, whose steps read none, allocates its own).
     fn fill_event_indicators(&mut self, z: &mut [f64]) -> Result<(), CallError> {
-        let x = self.exchange_mut()?;
-        let mut now = std::mem::take(&mut x.now);
+        let mut now = match self.exchange.as_deref_mut() {
+            Some(x) => std::mem::take(&mut x.now),
+            None => vec![None; z.len()],
+        };
         self.sim.event_values_at_reported(&mut now);
         for (z, g) in z.iter_mut().zip(&now) {
             *z = g.unwrap_or(1.0);
         }
-        self.exchange_mut()?.now = now;
+        if let Some(x) = self.exchange.as_deref_mut() {
+            x.now = now;
+        }
         Ok(())
     }
 
