@@ -582,6 +582,9 @@ fn write_units_categories_experiment(
         &[
             ("startTime", fmt_real(d.start_time_s)),
             ("stopTime", fmt_real(d.stop_time_s)),
+            // An importer's Model Exchange integration at the model's own rtol runs clean of
+            // the drift checks (docs/checks.md); Co-Simulation does not use it.
+            ("tolerance", fmt_real(d.tolerance)),
             ("stepSize", fmt_real(d.step_size_s)),
         ],
     )?))

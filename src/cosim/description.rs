@@ -54,6 +54,9 @@ pub struct Description {
     pub stop_time_s: f64,
     /// Default communication step = the model's output interval.
     pub step_size_s: f64,
+    /// Default relative tolerance of an importer's integration = the model's own `rtol`, at
+    /// which the shipped models integrate in Model Exchange without tripping the drift checks.
+    pub tolerance: f64,
     /// Model Exchange is offered (every model but those with `[sensitivities]`).
     pub model_exchange: bool,
     /// Value references of the continuous states, in the state vector's order (empty without
@@ -230,6 +233,7 @@ pub fn describe(model: &LoadedModel) -> Description {
             .solver
             .output_interval
             .unwrap_or((stop - start) / 100.0),
+        tolerance: spec.solver.rtol.unwrap_or(crate::integrators::DEFAULT_RTOL),
         model_exchange: false,
         states: Vec::new(),
         derivatives: Vec::new(),
