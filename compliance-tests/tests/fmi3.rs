@@ -997,3 +997,158 @@ fn every_declared_variable_is_readable_wherever_a_get_is_allowed() {
     }
     println!("{reads} reads of every declared variable, {values} values, all fmiOK and finite");
 }
+
+/// One forward Euler step of `h` through fmi3 Model Exchange (the event iteration where the
+/// FMU asks for one); the completed step's status.
+fn euler3(f: &Inst, t: &mut f64, h: f64, n: usize) -> fmi3Status {
+    let (mut x, mut dx) = (vec![0.0; n], vec![0.0; n]);
+    // SAFETY: valid calls with matching lengths.
+    unsafe {
+        assert_eq!(f.lib.fmi3GetContinuousStates(f.c, x.as_mut_ptr(), n), OK);
+        let s = f
+            .lib
+            .fmi3GetContinuousStateDerivatives(f.c, dx.as_mut_ptr(), n);
+        assert_eq!(s, OK);
+        *t += h;
+        assert_eq!(f.lib.fmi3SetTime(f.c, *t), OK);
+        for (xi, di) in x.iter_mut().zip(&dx) {
+            *xi += h * di;
+        }
+        assert_eq!(f.lib.fmi3SetContinuousStates(f.c, x.as_ptr(), n), OK);
+        let (mut enter, mut term) = (false, false);
+        let s = f
+            .lib
+            .fmi3CompletedIntegratorStep(f.c, true, &mut enter, &mut term);
+        if enter {
+            assert_eq!(f.lib.fmi3EnterEventMode(f.c), OK);
+            let (mut a, mut b, mut c, mut e, mut def, mut next) =
+                (false, false, false, false, false, 0.0);
+            let u = f
+                .lib
+                .fmi3UpdateDiscreteStates(f.c, &mut a, &mut b, &mut c, &mut e, &mut def, &mut next);
+            assert_eq!(u, OK);
+            assert_eq!(f.lib.fmi3EnterContinuousTimeMode(f.c), OK);
+        }
+        s
+    }
+}
+
+/// The episodes of run-time check codes in a sequence of `rc` values: a new one starts
+/// wherever the code becomes one it was not at the step before.
+fn episodes(rcs: &[f64]) -> usize {
+    let mut before = 0.0;
+    let mut n = 0;
+    for &rc in rcs {
+        if rc != 0.0 && rc != before {
+            n += 1;
+        }
+        before = rc;
+    }
+    n
+}
+
+/// In Model Exchange the drift checks measure the importer's integration, not the model:
+/// forward Euler at 4 µs on the projectile drifts past check 5's threshold, and both standards
+/// say so once per episode, with status OK (category `logChecks`), while every completed
+/// integrator step returns OK (an importer such as OMSimulator stops at a warning there) and
+/// `rc` shows the code. The episodes are counted from `rc` read after each step.
+#[test]
+fn drift_in_model_exchange_is_said_once_per_episode_with_status_ok() {
+    let model = ModelDir::new("fmi3-me-drift", &shipped_model("projectile"));
+    let loaded = plenum::model::parse_str(&model.text, "m.toml", &[]).expect("model");
+    let d = plenum::cosim::describe(&loaded);
+    let n = d.states.len();
+    let rc = d
+        .variables
+        .iter()
+        .find(|v| v.name == "rc")
+        .unwrap()
+        .value_reference;
+    let (h, steps) = (4e-6, 1200);
+
+    let f2 = compliance_tests::Fmu::model_exchange(&model);
+    f2.initialize_model_exchange(0.0);
+    let mut t = 0.0;
+    let mut rcs2 = Vec::new();
+    for _ in 0..steps {
+        let (s, end) = f2.euler_step(&mut t, h, n);
+        assert_eq!(
+            s,
+            compliance_tests::OK,
+            "fmi2CompletedIntegratorStep at t = {t}"
+        );
+        assert!(!end);
+        rcs2.push(f2.get_real(&[rc]).1[0]);
+    }
+    let logs2 = f2.logs();
+    let notes2: Vec<&String> = logs2
+        .iter()
+        .filter(|r| r.category == "logChecks")
+        .map(|r| &r.text)
+        .collect();
+    assert!(
+        logs2
+            .iter()
+            .all(|r| r.status == compliance_tests::OK as i32)
+    );
+
+    let f3 = Inst::new(&model, true);
+    // SAFETY: a live instance: every category on (loggingOn was false).
+    unsafe {
+        assert_eq!(f3.lib.fmi3SetDebugLogging(f3.c, true, 0, ptr::null()), OK);
+    }
+    f3.init();
+    // SAFETY: valid calls.
+    unsafe {
+        let (mut a, mut b, mut c, mut e, mut def, mut next) =
+            (false, false, false, false, false, 0.0);
+        let s = f3
+            .lib
+            .fmi3UpdateDiscreteStates(f3.c, &mut a, &mut b, &mut c, &mut e, &mut def, &mut next);
+        assert_eq!(s, OK);
+        assert_eq!(f3.lib.fmi3EnterContinuousTimeMode(f3.c), OK);
+    }
+    let mut t = 0.0;
+    let mut rcs3 = Vec::new();
+    for _ in 0..steps {
+        assert_eq!(
+            euler3(&f3, &mut t, h, n),
+            OK,
+            "fmi3CompletedIntegratorStep at t = {t}"
+        );
+        rcs3.push(f3.get(&[rc]).1[0]);
+    }
+    let logs3 = logs(f3.env);
+    assert!(logs3.iter().all(|(s, _)| *s == OK));
+    let notes3: Vec<&String> = logs3
+        .iter()
+        .map(|(_, m)| m)
+        .filter(|m| m.contains("run-time check"))
+        .collect();
+
+    assert_eq!(rcs2, rcs3, "rc through FMI 2.0 and 3.0");
+    let fired = rcs2.iter().filter(|&&r| r == 5.0).count();
+    let expected = episodes(&rcs2);
+    println!(
+        "projectile, forward Euler at {h:e} s, {steps} steps: check 5 fired in {fired} steps, \
+         {expected} episodes; {} notes through fmi2, {} through fmi3, every status OK; e.g. \
+         {:?}",
+        notes2.len(),
+        notes3.len(),
+        notes3.first()
+    );
+    assert!(
+        fired > 0 && expected > 0,
+        "the drift must fire for the test to mean anything"
+    );
+    assert!(rcs2.iter().all(|&r| r == 0.0 || r == 5.0), "{rcs2:?}");
+    assert_eq!(notes2.len(), expected);
+    assert_eq!(notes3.len(), expected);
+    for m in notes2.iter().chain(&notes3) {
+        assert!(
+            m.contains("run-time check 5") && m.contains("importer's integration"),
+            "{m}"
+        );
+    }
+    assert_fmi3_words(f3.env);
+}

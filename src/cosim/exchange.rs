@@ -22,8 +22,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Call, CallError, Causality, Description, Instance, LogLine, Phase, StepReport, StepStatus,
-    Variability, Variable, WARNING_CODES,
+    Call, CallError, Causality, Description, INTEGRATION_CODES, Instance, LogLine, Phase,
+    StepReport, StepStatus, Variability, Variable, WARNING_CODES,
 };
 use crate::checks;
 use crate::simulation::{Finish, Simulation};
@@ -622,19 +622,15 @@ impl Instance {
         self.sim.window.open();
         self.sim.accept_reported_step();
         let mut report = ok_report();
+        let mut fired = 0u16;
         for c in WARNING_CODES {
             if let Some(tf) = self.sim.window.first_fired_s(c) {
-                report.status = StepStatus::Warning;
-                report.log.push(LogLine {
-                    status: StepStatus::Warning,
-                    category: "logStatusWarning",
-                    text: format!(
-                        "run-time check {c}: {} (at t = {tf:?} s)",
-                        checks::describe(c)
-                    ),
-                });
+                self.say_check(c, &mut report, || format!("at t = {tf:?} s"));
+                fired |= 1 << c;
             }
         }
+        // An episode of a code ends at the first completed step that does not fire it.
+        self.warned = fired;
         let x = self.exchange.as_deref_mut().expect("Model Exchange");
         let enter = self.sim.crossed_since(&x.before) || self.sim.time_event_due();
         if !enter {
@@ -645,6 +641,50 @@ impl Instance {
             terminate_simulation: self.sim.finished.is_some(),
             report,
         })
+    }
+
+    /// Say that check `c` fired (`at` says where), once per episode: a check of
+    /// [`INTEGRATION_CODES`] measures the importer's integration, so it is a note with status
+    /// OK (category `logChecks`, which follows `loggingOn`); another (code 8: a pressure above
+    /// the critical one, a property of the state) is a warning, as in Co-Simulation.
+    fn say_check(&self, c: u8, report: &mut StepReport, at: impl FnOnce() -> String) {
+        let integration = INTEGRATION_CODES.contains(&c);
+        let status = match integration {
+            true => StepStatus::Ok,
+            false => StepStatus::Warning,
+        };
+        report.status = report.status.max(status);
+        if self.warned & (1 << c) != 0 {
+            return;
+        }
+        let (category, text) = match integration {
+            true => (
+                "logChecks",
+                format!(
+                    "run-time check {c}: {} ({}): in Model Exchange this measures the \
+                     importer's integration, not the model (a tighter tolerance lowers it; the \
+                     default experiment's is {:e}); said once until a completed step does not \
+                     fire it",
+                    checks::describe(c),
+                    at(),
+                    self.description.tolerance
+                ),
+            ),
+            false => (
+                "logStatusWarning",
+                format!(
+                    "run-time check {c}: {} ({}); not logged again while the following steps \
+                     fire it too",
+                    checks::describe(c),
+                    at()
+                ),
+            ),
+        };
+        report.log.push(LogLine {
+            status,
+            category,
+            text,
+        });
     }
 
     /// Enter Event Mode.
@@ -728,14 +768,8 @@ impl Instance {
         }
         for c in WARNING_CODES {
             if self.sim.rc == c && pass.states_changed {
-                log(
-                    StepStatus::Warning,
-                    "logStatusWarning",
-                    format!(
-                        "run-time check {c}: {} (after the event at t = {t:?} s)",
-                        checks::describe(c)
-                    ),
-                );
+                self.say_check(c, &mut report, || format!("after the event at t = {t:?} s"));
+                self.warned |= 1 << c;
             }
         }
         let terminate = self.sim.finished.is_some();

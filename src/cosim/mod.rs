@@ -37,8 +37,8 @@ use fits::check_fits;
 pub use snapshot::{
     STATE_FORMAT_VERSION, STATE_MAGIC, Snapshot, encode_snapshot, encode_snapshot_into,
 };
-pub(crate) use status::WARNING_CODES;
 pub use status::{CallError, LogLine, StepReport, StepStatus};
+pub(crate) use status::{INTEGRATION_CODES, WARNING_CODES};
 
 use crate::model::ModelFile;
 use crate::simulation::Simulation;

@@ -129,23 +129,30 @@ pub(crate) trait Standard: Sized + 'static {
     );
 }
 
-/// The log categories both standards declare: the statuses FMI recommends as categories, then
-/// events, then every call (`calls` describes it in the standard's words).
-pub(crate) const fn log_categories(calls: &'static str) -> [(&'static str, &'static str); 6] {
+/// The log categories both standards declare: the statuses FMI recommends as categories, the
+/// run-time checks that measure an importer's integration, events, and every call (`calls`
+/// describes it in the standard's words).
+pub(crate) const fn log_categories(calls: &'static str) -> [(&'static str, &'static str); 7] {
     [
         (
             "logStatusWarning",
-            "run-time check warnings (codes 4 to 9) and other warnings",
+            "run-time check warnings (codes 4 to 9 and 11 in Co-Simulation, 8 in Model \
+             Exchange) and other warnings",
         ),
         (
             "logStatusDiscard",
-            "steps refused by run-time checks 2 and 3",
+            "steps and states refused by run-time checks 2, 3 and 10",
         ),
         (
             "logStatusError",
             "errors: bad calls, bad values, bad state blobs",
         ),
         ("logStatusFatal", "fatal errors"),
+        (
+            "logChecks",
+            "Model Exchange: run-time checks 4, 5 and 9, which measure the integration by the \
+             importer (status OK, once per episode)",
+        ),
         ("logEvents", "piston exits and the end of the run"),
         ("logCalls", calls),
     ]

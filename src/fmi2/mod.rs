@@ -29,7 +29,7 @@ pub(crate) struct Fmi2;
 static REGISTRIES: Registries = Registries::new();
 
 /// Log categories (`fmi2SetDebugLogging`, `<LogCategories>`).
-pub const LOG_CATEGORIES: [(&str, &str); 6] = log_categories("every fmi2 call (verbose)");
+pub const LOG_CATEGORIES: [(&str, &str); 7] = log_categories("every fmi2 call (verbose)");
 
 impl Standard for Fmi2 {
     type Status = fmi2Status;

@@ -41,7 +41,7 @@ pub(crate) struct Fmi3;
 static REGISTRIES: Registries = Registries::new();
 
 /// Log categories (`fmi3SetDebugLogging`, `<LogCategories>`).
-pub const LOG_CATEGORIES: [(&str, &str); 6] = log_categories("every fmi3 call (verbose)");
+pub const LOG_CATEGORIES: [(&str, &str); 7] = log_categories("every fmi3 call (verbose)");
 
 impl Standard for Fmi3 {
     type Status = fmi3Status;
