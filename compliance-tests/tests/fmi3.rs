@@ -1152,3 +1152,144 @@ fn drift_in_model_exchange_is_said_once_per_episode_with_status_ok() {
     }
     assert_fmi3_words(f3.env);
 }
+
+/// A master's communication grid: (currentCommunicationPoint, communicationStepSize) pairs.
+type Grid = Vec<(f64, f64)>;
+
+/// The grid of a master that adds `h` to its clock while that stays at or before `stop`, then
+/// takes what is left (`stop − t`: far below the time axis's resolution 100·ε·|t| when the sum
+/// falls just short of `stop`). `next_h` gives each step's size.
+fn accumulated(stop: f64, mut next_h: impl FnMut() -> f64) -> Grid {
+    let (mut t, mut grid) = (0.0, Vec::new());
+    loop {
+        let h = next_h();
+        if t + h > stop {
+            break;
+        }
+        grid.push((t, h));
+        t += h;
+    }
+    if t < stop {
+        grid.push((t, stop - t));
+    }
+    grid
+}
+
+/// Runs `grid` through both standards' Co-Simulation: every step returns OK and lands exactly
+/// on current + h (the FMU's `time` read back); the values of every declared variable at the
+/// end (the two standards agree bit for bit). Also returns the smallest step relative to the
+/// time axis's resolution at its end.
+fn run_grid(model: &ModelDir, n: u32, grid: &Grid, what: &str) -> (Vec<f64>, f64) {
+    let f2 = compliance_tests::Fmu::new(model);
+    f2.initialize(0.0);
+    let f3 = Inst::new(model, false);
+    f3.init();
+    let mut smallest = f64::INFINITY;
+    for &(t, h) in grid {
+        smallest = smallest.min(h / (100.0 * f64::EPSILON * (t + h).abs()));
+        assert_eq!(
+            f2.do_step(t, h),
+            compliance_tests::OK,
+            "{what}: fmi2DoStep({t:?}, {h:e})"
+        );
+        assert_eq!(f3.step(t, h).0, OK, "{what}: fmi3DoStep({t:?}, {h:e})");
+        assert_eq!(
+            f2.time().to_bits(),
+            (t + h).to_bits(),
+            "{what}: fmi2 at {t:?} + {h:e}"
+        );
+        assert_eq!(
+            f3.get(&[0]).1[0].to_bits(),
+            (t + h).to_bits(),
+            "{what}: fmi3"
+        );
+    }
+    let v2 = read_all2(&f2, n, what);
+    assert_eq!(v2, read_all3(&f3, n, what), "{what}: fmi2 against fmi3");
+    (v2.into_iter().map(f64::from_bits).collect(), smallest)
+}
+
+/// A master's rounding is accepted: a communication step below the time axis's resolution
+/// that still moves time succeeds and lands exactly on current + h, through both standards.
+/// Accumulated `t += h` to the stop time (blowdown: 3.0 s by 0.01 s, whose last step is
+/// 2.0e-14 s; the projectile: 0.02 s by 1e-4 s, last step 6.6e-17 s), `n·h`, and random steps
+/// each land on every point with status OK and end where the run on the exact grid (k·stop/N)
+/// ends; a step that cannot move time (1e-300 s at t > 0) is refused and changes nothing.
+#[test]
+fn a_masters_rounding_is_accepted_and_lands_exactly() {
+    for (name, stop, h) in [("blowdown", 3.0_f64, 0.01_f64), ("projectile", 0.02, 1e-4)] {
+        let model = ModelDir::new(&format!("fmi3-rounding-{name}"), &shipped_model(name));
+        let loaded = plenum::model::parse_str(&model.text, "m.toml", &[]).expect("model");
+        let d = plenum::cosim::describe(&loaded);
+        let states: Vec<usize> = d.states.iter().map(|&vr| vr as usize).collect();
+        let names: Vec<String> = d.variables.iter().map(|v| v.name.clone()).collect();
+        let n = names.len() as u32;
+        let steps = (stop / h).round() as usize;
+        let exact: Grid = (0..steps)
+            .map(|k| {
+                let (a, b) = (
+                    k as f64 * stop / steps as f64,
+                    (k + 1) as f64 * stop / steps as f64,
+                );
+                (a, b - a)
+            })
+            .collect();
+        let n_h: Grid = (0..steps).map(|k| (k as f64 * h, h)).collect();
+        let sum = accumulated(stop, || h);
+        // A linear congruential generator (Knuth's MMIX constants): steps in [h/2, 3h/2).
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let random = accumulated(stop, || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            h * (0.5 + (state >> 11) as f64 / (1u64 << 53) as f64)
+        });
+        let (reference, _) = run_grid(&model, n, &exact, &format!("{name} exact grid"));
+        for (label, grid) in [("n·h", &n_h), ("t += h", &sum), ("random h", &random)] {
+            let what = format!("{name} {label}");
+            let (end, smallest) = run_grid(&model, n, grid, &what);
+            let last = grid.last().unwrap();
+            let rel = |k: usize| (end[k] - reference[k]).abs() / reference[k].abs().max(1e-300);
+            let (worst, at) = (0..end.len())
+                .map(|k| (rel(k), names[k].as_str()))
+                .fold((0.0, ""), |w, d| if d.0 > w.0 { d } else { w });
+            let worst_state = states.iter().map(|&k| rel(k)).fold(0.0, f64::max);
+            println!(
+                "{what}: {} steps, last {:e} s from {:?} s, smallest step {smallest:.3e} of the \
+                 resolution; against the exact grid's end: states within {worst_state:.2e} \
+                 (relative), every variable within {worst:.2e} ({at})",
+                grid.len(),
+                last.1,
+                last.0
+            );
+            if label != "n·h" {
+                assert_eq!(last.0 + last.1, stop, "{what} ends at the stop time");
+            }
+            // The grids' points differ by round-off, so a fixed-step method's steps do too: the
+            // states agree to round-off accumulated over the run.
+            assert!(worst_state < 1e-9, "{what}: {worst_state:e}");
+        }
+        assert!(
+            sum.last().unwrap().1 < 100.0 * f64::EPSILON * stop,
+            "{name}: the case tested"
+        );
+    }
+    // A step that cannot move time: refused, through both standards, and nothing changes.
+    let model = ModelDir::new("fmi3-rounding-still", &shipped_model("blowdown"));
+    let f2 = compliance_tests::Fmu::new(&model);
+    f2.initialize(0.0);
+    let f3 = Inst::new(&model, false);
+    f3.init();
+    assert_eq!(f2.do_step(0.0, 0.5), compliance_tests::OK);
+    assert_eq!(f3.step(0.0, 0.5).0, OK);
+    assert_eq!(f2.do_step(0.5, 1e-300), compliance_tests::ERROR);
+    assert_eq!(f3.step(0.5, 1e-300).0, ERROR);
+    assert_eq!((f2.time(), f3.get(&[0]).1[0]), (0.5, 0.5));
+    let said = f3.errors();
+    println!("a step of 1e-300 s at 0.5 s: {said:?}");
+    assert!(
+        said.iter().any(|m| m.contains("does not move the time")),
+        "{said:?}"
+    );
+    assert_fmi3_words(f3.env);
+}

@@ -37,11 +37,14 @@ impl Instance {
                 "the step from {current_s:?} s over {h_s:?} s ends at a non-finite time"
             )));
         }
-        let resolution = crate::time_axis::time_resolution_s(target);
-        if h_s < resolution {
+        // A master that steps its clock by repeated addition ends a run with a step far below
+        // the time axis's resolution (100·ε·|t|) whenever its sum falls just short of the stop
+        // time: such a step still moves time and lands exactly on current + h. Only a step
+        // that cannot move time at all is refused.
+        if target <= current_s.max(t) {
             return Err(CallError(format!(
-                "communicationStepSize = {h_s:e} s is below the time axis's resolution \
-                 {resolution:e} s at t = {target:?} s (100·ε·|t|): the time would not advance by it"
+                "communicationStepSize = {h_s:e} s does not move the time {current_s:?} s \
+                 (it is below half the spacing of floating-point numbers there)"
             )));
         }
         // A fixed-step method's work is bounded per call as the adaptive methods' is: refused
