@@ -1,9 +1,10 @@
-//! Plenum: a simulator of lumped (0-D) gas and fluid networks, shipped as an FMI 2.0 FMU for
-//! Co-Simulation and Model Exchange.
+//! Plenum: a simulator of lumped (0-D) gas and fluid networks, shipped as FMI 2.0 and FMI 3.0
+//! FMUs for Co-Simulation and Model Exchange.
 //!
 //! Data flow: `model` (TOML → validated spec) → `network` (components assembled into one
 //! right-hand side) → `integrators` (behind one trait) → `simulation` (time, events, checks).
-//! `fmi2` is the C ABI and nothing else.
+//! `cosim` is the FMU instance, the same for every standard and interface; `fmi` is the FMI
+//! layer written once for both standards, and `fmi2` and `fmi3` their C ABIs and nothing else.
 
 // Numerical kernels index several parallel arrays with one counter; iterator zips of four
 // slices would hide the formula.
@@ -13,6 +14,7 @@ pub mod ad;
 pub mod checks;
 pub mod components;
 pub mod cosim;
+mod fmi;
 pub mod fmi2;
 pub mod fmi3;
 pub mod gas;

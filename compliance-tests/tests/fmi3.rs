@@ -153,6 +153,31 @@ impl Drop for Inst {
     }
 }
 
+/// Every message an FMI 3.0 importer reads is in FMI 3.0's words: no FMI 2.0 function or
+/// section cited, the function it is about named once (not "fmi3X: fmi3X: ..."), no run of
+/// spaces left by a broken line. Returns how many messages were read.
+fn assert_fmi3_words(env: usize) -> usize {
+    let logs = logs(env);
+    for (_, m) in &logs {
+        assert!(
+            !m.contains("fmi2"),
+            "an FMI 2.0 name in an FMI 3.0 message: {m:?}"
+        );
+        assert!(
+            !m.contains("FMI 2.0"),
+            "FMI 2.0 cited in an FMI 3.0 message: {m:?}"
+        );
+        assert!(!m.contains("  "), "a run of spaces: {m:?}");
+        if let Some((function, _)) = m.split_once(": ") {
+            assert!(
+                !function.starts_with("fmi3") || m.matches(function).count() == 1,
+                "{function} named twice: {m:?}"
+            );
+        }
+    }
+    logs.len()
+}
+
 fn logs(env: usize) -> Vec<(fmi3Status, String)> {
     LOGS.lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -337,7 +362,7 @@ fn every_fmi3_function_in_every_state_follows_the_calling_sequence_tables() {
         (CONT_MODE, "Continuous-Time Mode"),
         (TERMINATED, "Terminated"),
     ];
-    let (mut allowed, mut refused) = (0, 0);
+    let (mut allowed, mut refused, mut messages) = (0, 0, 0);
     for me in [false, true] {
         for (name, cs_states, me_states, call) in table() {
             let ok_in = if me { me_states } else { cs_states };
@@ -346,6 +371,7 @@ fn every_fmi3_function_in_every_state_follows_the_calling_sequence_tables() {
                     continue;
                 };
                 let status = call(&f, vr);
+                messages += assert_fmi3_words(f.env);
                 let what = format!("{} {name} in {state_name}", if me { "ME" } else { "CS" });
                 if ok_in & state != 0 {
                     assert_eq!(status, OK, "{what}: {:?}", f.errors());
@@ -366,8 +392,23 @@ fn every_fmi3_function_in_every_state_follows_the_calling_sequence_tables() {
     }
     println!(
         "fmi3 calling sequences (CS and ME, blowdown): {allowed} calls allowed and OK, {refused} \
-         refused with fmi3Error and a message naming the function"
+         refused with fmi3Error and a message naming the function; {messages} messages in FMI \
+         3.0's words"
     );
+    // Step Mode: a Co-Simulation instance has no Event Mode to enter it from; a Model Exchange
+    // instance has no Step Mode at all, and is told so.
+    for (me, says) in [(false, "no Event Mode"), (true, "a Co-Simulation function")] {
+        let f = reach(&model, me, STEP_OR_EVENT).expect("step or event mode");
+        // SAFETY: a live instance.
+        assert_eq!(unsafe { f.lib.fmi3EnterStepMode(f.c) }, ERROR);
+        let errors = f.errors();
+        println!("{}: {errors:?}", if me { "ME" } else { "CS" });
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with("fmi3EnterStepMode: ") && e.contains(says))
+        );
+    }
 }
 
 #[test]
@@ -444,6 +485,11 @@ fn a_refused_call_leaves_the_instance_as_its_twin() {
         for (what, s) in &bad {
             assert_eq!(*s, ERROR, "{what}");
         }
+        let read = assert_fmi3_words(a.env);
+        println!(
+            "{read} messages of the bad calls, all in FMI 3.0's words: {:?}",
+            a.errors()
+        );
         let mut t = 0.0;
         for _ in 0..20 {
             let (sa, _, la) = a.step(t, 1e-2);
@@ -626,9 +672,36 @@ fn fmi3_model_exchange_agrees_with_fmi2_bit_for_bit() {
         let (s, zv) = f3.get(&zvr);
         assert_eq!(s, OK);
         assert_eq!(z, zv, "event indicator variables = fmi3GetEventIndicators");
+
+        // A state no physics allows (the first chamber's mass negative): every evaluation is a
+        // discard, and each says so in FMI 3.0's words, naming its function once.
+        let discard = fmi3Status_fmi3Discard;
+        let mut x = vec![0.0; n];
+        assert_eq!(f3.lib.fmi3GetContinuousStates(f3.c, x.as_mut_ptr(), n), OK);
+        x[0] = -1.0;
+        assert_eq!(f3.lib.fmi3SetContinuousStates(f3.c, x.as_ptr(), n), OK);
+        let mut dx = vec![0.0; n];
+        let s = f3
+            .lib
+            .fmi3GetContinuousStateDerivatives(f3.c, dx.as_mut_ptr(), n);
+        assert_eq!(s, discard);
+        let (mut enter, mut term) = (false, false);
+        let s = f3
+            .lib
+            .fmi3CompletedIntegratorStep(f3.c, true, &mut enter, &mut term);
+        assert_eq!((s, term), (discard, true));
+        let discards: Vec<String> = logs(f3.env)
+            .into_iter()
+            .filter(|(s, _)| *s == discard)
+            .map(|(_, m)| m)
+            .collect();
+        println!("at a negative mass: {discards:#?}");
+        assert_eq!(discards.len(), 2, "{discards:?}");
+        assert!(discards[1].starts_with("fmi3CompletedIntegratorStep: run-time check 2"));
+        let read = assert_fmi3_words(f3.env);
         println!(
             "ME: {n} states, 200 Euler steps of {h:e} s bit-identical through fmi2 and fmi3; \
-             {ni} event indicators {z:?} read both ways"
+             {ni} event indicators {z:?} read both ways; {read} messages in FMI 3.0's words"
         );
     }
 }
@@ -752,4 +825,471 @@ fn plausibility_warnings_reach_the_fmi3_log() {
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(w[0].starts_with("fmi3InstantiateCoSimulation: ") && w[0].contains("6 bar"));
     assert!(warnings(Inst::new(&fine, true).env).is_empty());
+}
+
+/// Every variable the modelDescription declares, read in one call (FMI 2.0's variable table;
+/// FMI 3.0's adds the event indicator variables after it).
+fn read_all2(f: &compliance_tests::Fmu, n: u32, what: &str) -> Vec<u64> {
+    let vrs: Vec<u32> = (0..n).collect();
+    let (s, v) = f.get_real(&vrs);
+    assert_eq!(s, compliance_tests::OK, "{what}: {:?}", f.logs());
+    assert!(v.iter().all(|x| x.is_finite()), "{what}: {v:?}");
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+fn read_all3(f: &Inst, n: u32, what: &str) -> Vec<u64> {
+    let vrs: Vec<u32> = (0..n).collect();
+    let (s, v) = f.get(&vrs);
+    assert_eq!(s, OK, "{what}: {:?}", f.errors());
+    assert!(v.iter().all(|x| x.is_finite()), "{what}: {v:?}");
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// Every variable declared in the modelDescription is readable in every phase where the
+/// standard allows a get, through both standards and both interfaces: Initialization Mode,
+/// Step Mode (and after a discarded step: the projectile ending its run at the exit),
+/// Event Mode, Continuous-Time Mode, Terminated. The event indicator variables of FMI 3.0 are
+/// read in Co-Simulation too. The peer runs agree bit for bit: at the start every interface
+/// reads the same values (derivatives and event indicators included), and the two standards'
+/// Co-Simulation the same values after each step.
+#[test]
+fn every_declared_variable_is_readable_wherever_a_get_is_allowed() {
+    let (mut reads, mut values) = (0, 0);
+    for name in ["blowdown", "projectile", "two_tanks"] {
+        let mut text = shipped_model(name);
+        if name == "projectile" {
+            text = text.replacen("[solver]\n", "[solver]\nstop_on_exit = true\n", 1);
+            assert!(text.contains("stop_on_exit = true"));
+        }
+        let model = ModelDir::new(&format!("fmi3-every-{name}"), &text);
+        let loaded = plenum::model::parse_str(&text, "m.toml", &[]).expect("model");
+        let d = plenum::cosim::describe(&loaded);
+        let n2 = d.variables.len() as u32;
+        let n3 = n2 + d.event_indicators as u32;
+        let h = d.step_size_s;
+        let mut count = |v: &[u64]| {
+            reads += 1;
+            values += v.len();
+        };
+
+        // FMI 2.0 and FMI 3.0 Co-Simulation, side by side.
+        let f2 = compliance_tests::Fmu::new(&model);
+        let f3 = Inst::new(&model, false);
+        // SAFETY (all calls below): FMI calls on live instances with valid arguments.
+        unsafe {
+            assert_eq!(f2.lib.fmi2SetupExperiment(f2.c, 0, 0.0, 0.0, 0, 0.0), OK);
+            assert_eq!(f2.lib.fmi2EnterInitializationMode(f2.c), OK);
+            assert_eq!(
+                f3.lib
+                    .fmi3EnterInitializationMode(f3.c, false, 0.0, 0.0, false, 0.0),
+                OK
+            );
+        }
+        let init2 = read_all2(&f2, n2, &format!("{name} fmi2 CS initializationMode"));
+        let init3 = read_all3(&f3, n3, &format!("{name} fmi3 CS Initialization Mode"));
+        assert_eq!(init2[..], init3[..n2 as usize], "{name}: CS at the start");
+        count(&init2);
+        count(&init3);
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(f2.lib.fmi2ExitInitializationMode(f2.c), OK);
+            assert_eq!(f3.lib.fmi3ExitInitializationMode(f3.c), OK);
+        }
+        let mut t = 0.0;
+        let mut discarded = false;
+        for k in 0..10_000 {
+            let (s2, s3) = (f2.do_step(t, h), f3.step(t, h).0);
+            assert_eq!(s2, s3, "{name}: step {k}");
+            let phase = if s2 == fmi3Status_fmi3Discard {
+                "after a discarded step"
+            } else {
+                assert_eq!(s2, OK, "{name}: step {k}");
+                "Step Mode"
+            };
+            let a = read_all2(&f2, n2, &format!("{name} fmi2 CS {phase}"));
+            let b = read_all3(&f3, n3, &format!("{name} fmi3 CS {phase}"));
+            assert_eq!(a[..], b[..n2 as usize], "{name}: CS {phase}, step {k}");
+            count(&a);
+            count(&b);
+            t += h;
+            if s2 != OK {
+                discarded = true;
+                break;
+            }
+            if k == 4 && name != "projectile" {
+                break;
+            }
+        }
+        assert_eq!(
+            discarded,
+            name == "projectile",
+            "{name}: the run ends at the exit"
+        );
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(f2.lib.fmi2Terminate(f2.c), OK);
+            assert_eq!(f3.lib.fmi3Terminate(f3.c), OK);
+        }
+        count(&read_all2(&f2, n2, &format!("{name} fmi2 CS terminated")));
+        count(&read_all3(&f3, n3, &format!("{name} fmi3 CS Terminated")));
+
+        // FMI 2.0 and FMI 3.0 Model Exchange.
+        let m2 = compliance_tests::Fmu::model_exchange(&model);
+        let m3 = Inst::new(&model, true);
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(m2.lib.fmi2SetupExperiment(m2.c, 0, 0.0, 0.0, 0, 0.0), OK);
+            assert_eq!(m2.lib.fmi2EnterInitializationMode(m2.c), OK);
+            assert_eq!(
+                m3.lib
+                    .fmi3EnterInitializationMode(m3.c, false, 0.0, 0.0, false, 0.0),
+                OK
+            );
+        }
+        let a = read_all2(&m2, n2, &format!("{name} fmi2 ME initializationMode"));
+        let b = read_all3(&m3, n3, &format!("{name} fmi3 ME Initialization Mode"));
+        assert_eq!(a, init2, "{name}: ME and CS at the start");
+        assert_eq!(b, init3, "{name}: FMI 3.0 ME and CS at the start");
+        count(&a);
+        count(&b);
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(m2.lib.fmi2ExitInitializationMode(m2.c), OK);
+            assert_eq!(m3.lib.fmi3ExitInitializationMode(m3.c), OK);
+        }
+        count(&read_all2(&m2, n2, &format!("{name} fmi2 ME eventMode")));
+        count(&read_all3(&m3, n3, &format!("{name} fmi3 ME Event Mode")));
+        m2.new_discrete_states();
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(m2.lib.fmi2EnterContinuousTimeMode(m2.c), OK);
+            let (mut a, mut b, mut c, mut e, mut def, mut next) =
+                (false, false, false, false, false, 0.0);
+            let s = m3.lib.fmi3UpdateDiscreteStates(
+                m3.c, &mut a, &mut b, &mut c, &mut e, &mut def, &mut next,
+            );
+            assert_eq!(s, OK);
+            assert_eq!(m3.lib.fmi3EnterContinuousTimeMode(m3.c), OK);
+        }
+        count(&read_all2(
+            &m2,
+            n2,
+            &format!("{name} fmi2 ME continuousTimeMode"),
+        ));
+        count(&read_all3(
+            &m3,
+            n3,
+            &format!("{name} fmi3 ME Continuous-Time Mode"),
+        ));
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(m2.lib.fmi2Terminate(m2.c), OK);
+            assert_eq!(m3.lib.fmi3Terminate(m3.c), OK);
+        }
+        count(&read_all2(&m2, n2, &format!("{name} fmi2 ME terminated")));
+        count(&read_all3(&m3, n3, &format!("{name} fmi3 ME Terminated")));
+        println!(
+            "{name}: {n2} variables (FMI 2.0), {n3} (FMI 3.0, with {} event indicators), every \
+             one read in every phase that allows a get; CS and ME, FMI 2.0 and 3.0 agree at \
+             the start",
+            d.event_indicators
+        );
+    }
+    println!("{reads} reads of every declared variable, {values} values, all fmiOK and finite");
+}
+
+/// One forward Euler step of `h` through fmi3 Model Exchange (the event iteration where the
+/// FMU asks for one); the completed step's status.
+fn euler3(f: &Inst, t: &mut f64, h: f64, n: usize) -> fmi3Status {
+    let (mut x, mut dx) = (vec![0.0; n], vec![0.0; n]);
+    // SAFETY: valid calls with matching lengths.
+    unsafe {
+        assert_eq!(f.lib.fmi3GetContinuousStates(f.c, x.as_mut_ptr(), n), OK);
+        let s = f
+            .lib
+            .fmi3GetContinuousStateDerivatives(f.c, dx.as_mut_ptr(), n);
+        assert_eq!(s, OK);
+        *t += h;
+        assert_eq!(f.lib.fmi3SetTime(f.c, *t), OK);
+        for (xi, di) in x.iter_mut().zip(&dx) {
+            *xi += h * di;
+        }
+        assert_eq!(f.lib.fmi3SetContinuousStates(f.c, x.as_ptr(), n), OK);
+        let (mut enter, mut term) = (false, false);
+        let s = f
+            .lib
+            .fmi3CompletedIntegratorStep(f.c, true, &mut enter, &mut term);
+        if enter {
+            assert_eq!(f.lib.fmi3EnterEventMode(f.c), OK);
+            let (mut a, mut b, mut c, mut e, mut def, mut next) =
+                (false, false, false, false, false, 0.0);
+            let u = f
+                .lib
+                .fmi3UpdateDiscreteStates(f.c, &mut a, &mut b, &mut c, &mut e, &mut def, &mut next);
+            assert_eq!(u, OK);
+            assert_eq!(f.lib.fmi3EnterContinuousTimeMode(f.c), OK);
+        }
+        s
+    }
+}
+
+/// The episodes of run-time check codes in a sequence of `rc` values: a new one starts
+/// wherever the code becomes one it was not at the step before.
+fn episodes(rcs: &[f64]) -> usize {
+    let mut before = 0.0;
+    let mut n = 0;
+    for &rc in rcs {
+        if rc != 0.0 && rc != before {
+            n += 1;
+        }
+        before = rc;
+    }
+    n
+}
+
+/// In Model Exchange the drift checks measure the importer's integration, not the model:
+/// forward Euler at 4 µs on the projectile drifts past check 5's threshold, and both standards
+/// say so once per episode, with status OK (category `logChecks`), while every completed
+/// integrator step returns OK (an importer such as OMSimulator stops at a warning there) and
+/// `rc` shows the code. The episodes are counted from `rc` read after each step.
+#[test]
+fn drift_in_model_exchange_is_said_once_per_episode_with_status_ok() {
+    let model = ModelDir::new("fmi3-me-drift", &shipped_model("projectile"));
+    let loaded = plenum::model::parse_str(&model.text, "m.toml", &[]).expect("model");
+    let d = plenum::cosim::describe(&loaded);
+    let n = d.states.len();
+    let rc = d
+        .variables
+        .iter()
+        .find(|v| v.name == "rc")
+        .unwrap()
+        .value_reference;
+    let (h, steps) = (4e-6, 1200);
+
+    let f2 = compliance_tests::Fmu::model_exchange(&model);
+    f2.initialize_model_exchange(0.0);
+    let mut t = 0.0;
+    let mut rcs2 = Vec::new();
+    for _ in 0..steps {
+        let (s, end) = f2.euler_step(&mut t, h, n);
+        assert_eq!(
+            s,
+            compliance_tests::OK,
+            "fmi2CompletedIntegratorStep at t = {t}"
+        );
+        assert!(!end);
+        rcs2.push(f2.get_real(&[rc]).1[0]);
+    }
+    let logs2 = f2.logs();
+    let notes2: Vec<&String> = logs2
+        .iter()
+        .filter(|r| r.category == "logChecks")
+        .map(|r| &r.text)
+        .collect();
+    assert!(
+        logs2
+            .iter()
+            .all(|r| r.status == compliance_tests::OK as i32)
+    );
+
+    let f3 = Inst::new(&model, true);
+    // SAFETY: a live instance: every category on (loggingOn was false).
+    unsafe {
+        assert_eq!(f3.lib.fmi3SetDebugLogging(f3.c, true, 0, ptr::null()), OK);
+    }
+    f3.init();
+    // SAFETY: valid calls.
+    unsafe {
+        let (mut a, mut b, mut c, mut e, mut def, mut next) =
+            (false, false, false, false, false, 0.0);
+        let s = f3
+            .lib
+            .fmi3UpdateDiscreteStates(f3.c, &mut a, &mut b, &mut c, &mut e, &mut def, &mut next);
+        assert_eq!(s, OK);
+        assert_eq!(f3.lib.fmi3EnterContinuousTimeMode(f3.c), OK);
+    }
+    let mut t = 0.0;
+    let mut rcs3 = Vec::new();
+    for _ in 0..steps {
+        assert_eq!(
+            euler3(&f3, &mut t, h, n),
+            OK,
+            "fmi3CompletedIntegratorStep at t = {t}"
+        );
+        rcs3.push(f3.get(&[rc]).1[0]);
+    }
+    let logs3 = logs(f3.env);
+    assert!(logs3.iter().all(|(s, _)| *s == OK));
+    let notes3: Vec<&String> = logs3
+        .iter()
+        .map(|(_, m)| m)
+        .filter(|m| m.contains("run-time check"))
+        .collect();
+
+    assert_eq!(rcs2, rcs3, "rc through FMI 2.0 and 3.0");
+    let fired = rcs2.iter().filter(|&&r| r == 5.0).count();
+    let expected = episodes(&rcs2);
+    println!(
+        "projectile, forward Euler at {h:e} s, {steps} steps: check 5 fired in {fired} steps, \
+         {expected} episodes; {} notes through fmi2, {} through fmi3, every status OK; e.g. \
+         {:?}",
+        notes2.len(),
+        notes3.len(),
+        notes3.first()
+    );
+    assert!(
+        fired > 0 && expected > 0,
+        "the drift must fire for the test to mean anything"
+    );
+    assert!(rcs2.iter().all(|&r| r == 0.0 || r == 5.0), "{rcs2:?}");
+    assert_eq!(notes2.len(), expected);
+    assert_eq!(notes3.len(), expected);
+    for m in notes2.iter().chain(&notes3) {
+        assert!(
+            m.contains("run-time check 5") && m.contains("importer's integration"),
+            "{m}"
+        );
+    }
+    assert_fmi3_words(f3.env);
+}
+
+/// A master's communication grid: (currentCommunicationPoint, communicationStepSize) pairs.
+type Grid = Vec<(f64, f64)>;
+
+/// The grid of a master that adds `h` to its clock while that stays at or before `stop`, then
+/// takes what is left (`stop − t`: far below the time axis's resolution 100·ε·|t| when the sum
+/// falls just short of `stop`). `next_h` gives each step's size.
+fn accumulated(stop: f64, mut next_h: impl FnMut() -> f64) -> Grid {
+    let (mut t, mut grid) = (0.0, Vec::new());
+    loop {
+        let h = next_h();
+        if t + h > stop {
+            break;
+        }
+        grid.push((t, h));
+        t += h;
+    }
+    if t < stop {
+        grid.push((t, stop - t));
+    }
+    grid
+}
+
+/// Runs `grid` through both standards' Co-Simulation: every step returns OK and lands exactly
+/// on current + h (the FMU's `time` read back); the values of every declared variable at the
+/// end (the two standards agree bit for bit). Also returns the smallest step relative to the
+/// time axis's resolution at its end.
+fn run_grid(model: &ModelDir, n: u32, grid: &Grid, what: &str) -> (Vec<f64>, f64) {
+    let f2 = compliance_tests::Fmu::new(model);
+    f2.initialize(0.0);
+    let f3 = Inst::new(model, false);
+    f3.init();
+    let mut smallest = f64::INFINITY;
+    for &(t, h) in grid {
+        smallest = smallest.min(h / (100.0 * f64::EPSILON * (t + h).abs()));
+        assert_eq!(
+            f2.do_step(t, h),
+            compliance_tests::OK,
+            "{what}: fmi2DoStep({t:?}, {h:e})"
+        );
+        assert_eq!(f3.step(t, h).0, OK, "{what}: fmi3DoStep({t:?}, {h:e})");
+        assert_eq!(
+            f2.time().to_bits(),
+            (t + h).to_bits(),
+            "{what}: fmi2 at {t:?} + {h:e}"
+        );
+        assert_eq!(
+            f3.get(&[0]).1[0].to_bits(),
+            (t + h).to_bits(),
+            "{what}: fmi3"
+        );
+    }
+    let v2 = read_all2(&f2, n, what);
+    assert_eq!(v2, read_all3(&f3, n, what), "{what}: fmi2 against fmi3");
+    (v2.into_iter().map(f64::from_bits).collect(), smallest)
+}
+
+/// A master's rounding is accepted: a communication step below the time axis's resolution
+/// that still moves time succeeds and lands exactly on current + h, through both standards.
+/// Accumulated `t += h` to the stop time (blowdown: 3.0 s by 0.01 s, whose last step is
+/// 2.0e-14 s; the projectile: 0.02 s by 1e-4 s, last step 6.6e-17 s), `n·h`, and random steps
+/// each land on every point with status OK and end where the run on the exact grid (k·stop/N)
+/// ends; a step that cannot move time (1e-300 s at t > 0) is refused and changes nothing.
+#[test]
+fn a_masters_rounding_is_accepted_and_lands_exactly() {
+    for (name, stop, h) in [("blowdown", 3.0_f64, 0.01_f64), ("projectile", 0.02, 1e-4)] {
+        let model = ModelDir::new(&format!("fmi3-rounding-{name}"), &shipped_model(name));
+        let loaded = plenum::model::parse_str(&model.text, "m.toml", &[]).expect("model");
+        let d = plenum::cosim::describe(&loaded);
+        let states: Vec<usize> = d.states.iter().map(|&vr| vr as usize).collect();
+        let names: Vec<String> = d.variables.iter().map(|v| v.name.clone()).collect();
+        let n = names.len() as u32;
+        let steps = (stop / h).round() as usize;
+        let exact: Grid = (0..steps)
+            .map(|k| {
+                let (a, b) = (
+                    k as f64 * stop / steps as f64,
+                    (k + 1) as f64 * stop / steps as f64,
+                );
+                (a, b - a)
+            })
+            .collect();
+        let n_h: Grid = (0..steps).map(|k| (k as f64 * h, h)).collect();
+        let sum = accumulated(stop, || h);
+        // A linear congruential generator (Knuth's MMIX constants): steps in [h/2, 3h/2).
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let random = accumulated(stop, || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            h * (0.5 + (state >> 11) as f64 / (1u64 << 53) as f64)
+        });
+        let (reference, _) = run_grid(&model, n, &exact, &format!("{name} exact grid"));
+        for (label, grid) in [("n·h", &n_h), ("t += h", &sum), ("random h", &random)] {
+            let what = format!("{name} {label}");
+            let (end, smallest) = run_grid(&model, n, grid, &what);
+            let last = grid.last().unwrap();
+            let rel = |k: usize| (end[k] - reference[k]).abs() / reference[k].abs().max(1e-300);
+            let (worst, at) = (0..end.len())
+                .map(|k| (rel(k), names[k].as_str()))
+                .fold((0.0, ""), |w, d| if d.0 > w.0 { d } else { w });
+            let worst_state = states.iter().map(|&k| rel(k)).fold(0.0, f64::max);
+            println!(
+                "{what}: {} steps, last {:e} s from {:?} s, smallest step {smallest:.3e} of the \
+                 resolution; against the exact grid's end: states within {worst_state:.2e} \
+                 (relative), every variable within {worst:.2e} ({at})",
+                grid.len(),
+                last.1,
+                last.0
+            );
+            if label != "n·h" {
+                assert_eq!(last.0 + last.1, stop, "{what} ends at the stop time");
+            }
+            // The grids' points differ by round-off, so a fixed-step method's steps do too: the
+            // states agree to round-off accumulated over the run.
+            assert!(worst_state < 1e-9, "{what}: {worst_state:e}");
+        }
+        assert!(
+            sum.last().unwrap().1 < 100.0 * f64::EPSILON * stop,
+            "{name}: the case tested"
+        );
+    }
+    // A step that cannot move time: refused, through both standards, and nothing changes.
+    let model = ModelDir::new("fmi3-rounding-still", &shipped_model("blowdown"));
+    let f2 = compliance_tests::Fmu::new(&model);
+    f2.initialize(0.0);
+    let f3 = Inst::new(&model, false);
+    f3.init();
+    assert_eq!(f2.do_step(0.0, 0.5), compliance_tests::OK);
+    assert_eq!(f3.step(0.0, 0.5).0, OK);
+    assert_eq!(f2.do_step(0.5, 1e-300), compliance_tests::ERROR);
+    assert_eq!(f3.step(0.5, 1e-300).0, ERROR);
+    assert_eq!((f2.time(), f3.get(&[0]).1[0]), (0.5, 0.5));
+    let said = f3.errors();
+    println!("a step of 1e-300 s at 0.5 s: {said:?}");
+    assert!(
+        said.iter().any(|m| m.contains("does not move the time")),
+        "{said:?}"
+    );
+    assert_fmi3_words(f3.env);
 }

@@ -115,7 +115,7 @@ pub fn description_xml(d: &Description, structure: &Structure) -> Result<String,
     )?))
     .map_err(xml_err)?;
 
-    write_units_categories_experiment(&mut w, d)?;
+    write_units_categories_experiment(&mut w, d, &plenum::fmi3::LOG_CATEGORIES)?;
 
     // FMI 3.0 §2.4.7.4: parameters fixed + initial exact + start; inputs start; outputs and
     // locals no start (initial calculated); the independent variable neither.

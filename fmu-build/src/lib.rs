@@ -437,7 +437,7 @@ pub fn description_xml_with(
         ],
     )?;
 
-    write_units_categories_experiment(&mut w, d)?;
+    write_units_categories_experiment(&mut w, d, &plenum::fmi2::LOG_CATEGORIES)?;
 
     // FMI 2.0 §2.2.7: parameters fixed + initial exact + start; inputs start (initial is not
     // allowed on inputs); outputs no start (initial defaults to calculated); the independent
@@ -501,11 +501,12 @@ pub fn description_xml_with(
     String::from_utf8(bytes).map_err(|e| build_err(format!("XML is not UTF-8: {e}")))
 }
 
-/// `<UnitDefinitions>`, `<LogCategories>` and `<DefaultExperiment>`, the same in FMI 2.0 and
-/// 3.0.
+/// `<UnitDefinitions>`, `<LogCategories>` (the standard's `categories`) and
+/// `<DefaultExperiment>`, the same in FMI 2.0 and 3.0.
 fn write_units_categories_experiment(
     w: &mut Writer<Vec<u8>>,
     d: &Description,
+    categories: &[(&str, &str)],
 ) -> Result<(), Error> {
     // Every unit used, sorted by name. The exponents come from the variable's quantity type
     // (`plenum::units::Unit`), not from its symbol; the symbol is parsed only as a cross-check,
@@ -569,7 +570,7 @@ fn write_units_categories_experiment(
 
     w.write_event(Event::Start(BytesStart::new("LogCategories")))
         .map_err(xml_err)?;
-    for (name, description) in cosim::LOG_CATEGORIES {
+    for (name, description) in categories {
         w.write_event(Event::Empty(element(
             "Category",
             &[
@@ -587,6 +588,9 @@ fn write_units_categories_experiment(
         &[
             ("startTime", fmt_real(d.start_time_s)),
             ("stopTime", fmt_real(d.stop_time_s)),
+            // An importer's Model Exchange integration at the model's own rtol runs clean of
+            // the drift checks (docs/checks.md); Co-Simulation does not use it.
+            ("tolerance", fmt_real(d.tolerance)),
             ("stepSize", fmt_real(d.step_size_s)),
         ],
     )?))

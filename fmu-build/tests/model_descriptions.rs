@@ -161,6 +161,19 @@ fn descriptions_follow_fmi2_rules() {
             root["numberOfEventIndicators"],
             d.event_indicators.to_string()
         );
+        // The default experiment's tolerance is the model's own rtol: the start value of the
+        // `solver.rtol` parameter in the same description.
+        let experiment = &els.iter().find(|e| e.0 == "DefaultExperiment").unwrap().1;
+        let rtol = els
+            .iter()
+            .position(|e| e.0 == "ScalarVariable" && e.1["name"] == "solver.rtol")
+            .map(|k| &els[k + 1].1["start"])
+            .unwrap();
+        println!(
+            "{}: DefaultExperiment {experiment:?}, solver.rtol = {rtol}",
+            path.display()
+        );
+        assert_eq!(experiment["tolerance"], *rtol);
 
         let units: Vec<&String> = els
             .iter()
@@ -240,7 +253,7 @@ fn descriptions_follow_fmi2_rules() {
             .filter(|e| e.0 == "Category")
             .map(|e| &e.1["name"])
             .collect();
-        assert_eq!(cats.len(), plenum::cosim::LOG_CATEGORIES.len());
+        assert_eq!(cats.len(), plenum::fmi2::LOG_CATEGORIES.len());
         println!(
             "{}: {} variables, {} outputs, {} states, {} event indicators, {} units",
             path.display(),

@@ -54,6 +54,9 @@ pub struct Description {
     pub stop_time_s: f64,
     /// Default communication step = the model's output interval.
     pub step_size_s: f64,
+    /// Default relative tolerance of an importer's integration = the model's own `rtol`, at
+    /// which the shipped models integrate in Model Exchange without tripping the drift checks.
+    pub tolerance: f64,
     /// Model Exchange is offered (every model but those with `[sensitivities]`).
     pub model_exchange: bool,
     /// Value references of the continuous states, in the state vector's order (empty without
@@ -63,25 +66,6 @@ pub struct Description {
     /// Number of event indicators (the network's event functions).
     pub event_indicators: usize,
 }
-
-/// Log categories the FMU understands (`fmi2SetDebugLogging`).
-pub const LOG_CATEGORIES: &[(&str, &str)] = &[
-    (
-        "logStatusWarning",
-        "run-time check warnings (codes 4 to 9) and other warnings",
-    ),
-    (
-        "logStatusDiscard",
-        "steps refused by run-time checks 2 and 3",
-    ),
-    (
-        "logStatusError",
-        "errors: bad calls, bad values, bad state blobs",
-    ),
-    ("logStatusFatal", "fatal errors"),
-    ("logEvents", "piston exits and the end of the run"),
-    ("logCalls", "every fmi2 call (verbose)"),
-];
 
 /// GUID of a model: the SHA-256 of the exact model file bytes, written as a UUID-shaped string,
 /// so a modelDescription.xml is tied to the resources/model.toml it was built from.
@@ -249,6 +233,7 @@ pub fn describe(model: &LoadedModel) -> Description {
             .solver
             .output_interval
             .unwrap_or((stop - start) / 100.0),
+        tolerance: spec.solver.rtol.unwrap_or(crate::integrators::DEFAULT_RTOL),
         model_exchange: false,
         states: Vec::new(),
         derivatives: Vec::new(),

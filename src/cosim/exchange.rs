@@ -1,8 +1,8 @@
-//! Model Exchange on the one simulation core: the master's integrator owns the time and the
+//! Model Exchange on the one simulation core: the importer's integrator owns the time and the
 //! continuous states (the network's state vector), and the instance evaluates the right-hand
 //! side, the event functions, the events and the run-time checks of the same [`Simulation`]
-//! that Co-Simulation steps. Nothing here names an FMI version: the `fmi2` layer calls these
-//! functions, and an FMI 3.0 layer can call the same.
+//! that Co-Simulation steps. Nothing here names an FMI version: the `fmi2` and `fmi3` layers
+//! call the same functions.
 //!
 //! - Continuous states: the network's state vector, in its order (chamber m, U, V; piston x, v;
 //!   wall swept volumes; inertance valve flows; the two accumulators). Their variables are the
@@ -17,17 +17,17 @@
 //! - Run-time checks: 4 to 9 after every completed integrator step and every event, reported
 //!   as warnings (as after a step of Co-Simulation); 2 and 3 (a state no physics allows) make
 //!   every evaluation at that state return a discard, and a completed step there also asks
-//!   the master to terminate: nothing is ever computed from such a state.
+//!   the importer to terminate: nothing is ever computed from such a state.
 
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Call, CallError, Causality, Description, Instance, LogLine, Phase, StepReport, StepStatus,
-    Variability, Variable, WARNING_CODES,
+    Call, CallError, Causality, Description, INTEGRATION_CODES, Instance, LogLine, Phase,
+    StepReport, StepStatus, Variability, Variable, WARNING_CODES,
 };
 use crate::checks;
 use crate::simulation::{Finish, Simulation};
-use crate::variables::{derivative_unit, state_variables, write_output_tangents};
+use crate::variables::{derivative_unit, state_variables};
 
 /// The interface an instance serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,7 +68,7 @@ impl Interface {
     }
 }
 
-/// The calling-sequence table of Model Exchange (FMI 2.0.4 §3.2.3): the phases that allow
+/// The calling-sequence table of Model Exchange (FMI 2.0.4 and FMI 3.0, §3.2.3): the phases that allow
 /// each call. Co-Simulation's own calls are never allowed.
 #[inline(never)]
 pub(super) fn allowed_in(call: Call) -> &'static [Phase] {
@@ -117,7 +117,8 @@ pub(super) fn allowed_in(call: Call) -> &'static [Phase] {
         | Call::GetRealOutputDerivatives
         | Call::DoStep
         | Call::CancelStep
-        | Call::GetStatus => &[],
+        | Call::GetStatus
+        | Call::EnterStepMode => &[],
     }
 }
 
@@ -188,9 +189,9 @@ pub struct Exchange {
     before: Vec<Option<f64>>,
     /// Scratch: the event functions now, f, its tangent, a state direction.
     now: Vec<Option<f64>>,
-    dydt: Vec<f64>,
-    df: Vec<f64>,
-    direction: Vec<f64>,
+    pub(super) dydt: Vec<f64>,
+    pub(super) df: Vec<f64>,
+    pub(super) direction: Vec<f64>,
 }
 
 /// Model Exchange's part of an FMU state.
@@ -238,7 +239,7 @@ impl Exchange {
     }
 }
 
-/// What fmi2CompletedIntegratorStep reports.
+/// What a completed integrator step reports.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompletedStep {
     /// An event function crossed zero, or a time event passed: the master must enter event
@@ -248,7 +249,7 @@ pub struct CompletedStep {
     pub report: StepReport,
 }
 
-/// What one event iteration (fmi2NewDiscreteStates) reports.
+/// What one event iteration (FMI 2.0's new discrete states, FMI 3.0's update) reports.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiscreteUpdate {
     /// Always false: one iteration handles every event of the instant.
@@ -263,7 +264,7 @@ pub struct DiscreteUpdate {
     pub report: StepReport,
 }
 
-fn ok_report() -> StepReport {
+pub(super) fn ok_report() -> StepReport {
     StepReport {
         status: StepStatus::Ok,
         log: Vec::new(),
@@ -294,13 +295,13 @@ impl Instance {
         self.description.event_indicators
     }
 
-    fn exchange_mut(&mut self) -> Result<&mut Exchange, CallError> {
+    pub(super) fn exchange_mut(&mut self) -> Result<&mut Exchange, CallError> {
         self.exchange
             .as_deref_mut()
             .ok_or_else(|| CallError("internal: not a Model Exchange instance".into()))
     }
 
-    /// After fmi2ExitInitializationMode: Model Exchange is in Event Mode, with the event
+    /// After initialization: Model Exchange is in Event Mode, with the event
     /// functions of the initial point as the last accepted ones.
     pub(super) fn exchange_exit_initialization(&mut self) {
         if let Some(x) = self.exchange.as_deref_mut() {
@@ -404,7 +405,8 @@ impl Instance {
         if rest.is_empty() && !self.is_model_exchange() {
             return Ok(None);
         }
-        let config = bincode::config::standard().with_limit::<{ super::MAX_STATE_BODY }>();
+        let config =
+            bincode::config::standard().with_limit::<{ super::snapshot::MAX_STATE_BODY }>();
         let decoded: Result<(ExchangeSnapshot, usize), _> =
             bincode::serde::decode_from_slice(rest, config);
         let trailing = |took: usize| {
@@ -431,9 +433,9 @@ impl Instance {
         }
     }
 
-    /// A discard when the current state is one no physics allows (check 2 or 3), naming the
-    /// function that refuses to evaluate there.
-    fn outside_domain(&self, function: &str) -> Option<StepReport> {
+    /// A discard when the current state is one no physics allows (check 2, 3 or 10): nothing
+    /// is evaluated there.
+    pub(super) fn outside_domain(&self) -> Option<StepReport> {
         let code = self.sim.domain_failure_at_reported()?;
         Some(StepReport {
             status: StepStatus::Discard,
@@ -441,9 +443,9 @@ impl Instance {
                 status: StepStatus::Discard,
                 category: "logStatusDiscard",
                 text: format!(
-                    "{function}: run-time check {code}: {} at t = {:?} s: the state is outside \
-                     the model's domain and nothing is evaluated there (fmi2Discard: the \
-                     integrator should take a smaller step)",
+                    "run-time check {code}: {} at t = {:?} s: the state is outside the model's \
+                     domain and nothing is evaluated there (a discard: the integrator should take \
+                     a smaller step)",
                     checks::describe(code),
                     self.sim.t_s
                 ),
@@ -460,20 +462,20 @@ impl Instance {
         Ok(())
     }
 
-    /// fmi2GetReal with Model Exchange's domain check: outputs and locals are computed from
-    /// the state the master set, so at a state no physics allows they are refused (discard).
+    /// Get values with Model Exchange's domain check: outputs and locals are computed from
+    /// the state the importer set, so at a state no physics allows they are refused (discard).
     pub fn get_real_checked(
         &mut self,
         vrs: &[u32],
         out: &mut [f64],
     ) -> Result<StepReport, CallError> {
         if self.is_model_exchange() {
-            self.require(Call::GetValues, "fmi2GetReal")?;
+            self.require(Call::GetValues)?;
             // `time` (value reference 0) is the one output not computed from the state.
             let computed = vrs.iter().any(|&vr| {
                 (vr > 0 && (vr as usize) < self.n_outputs) || (vr as usize) >= self.first_local
             });
-            if computed && let Some(r) = self.outside_domain("fmi2GetReal") {
+            if computed && let Some(r) = self.outside_domain() {
                 return Ok(r);
             }
         }
@@ -481,10 +483,10 @@ impl Instance {
         Ok(ok_report())
     }
 
-    /// fmi2SetTime: the time of the next evaluations (any finite time: a master's integrator
+    /// Set the time of the next evaluations (any finite time: an importer's integrator
     /// evaluates before and past its output points).
     pub fn set_time(&mut self, t_s: f64) -> Result<(), CallError> {
-        self.require(Call::SetTime, "fmi2SetTime")?;
+        self.require(Call::SetTime)?;
         if !t_s.is_finite() {
             return Err(CallError(format!("time must be finite, got {t_s}")));
         }
@@ -493,10 +495,10 @@ impl Instance {
         Ok(())
     }
 
-    /// fmi2SetContinuousStates: every value finite, as many as the model has states; on an
+    /// Set the continuous states: every value finite, as many as the model has states; on an
     /// error nothing changes.
     pub fn set_continuous_states(&mut self, x: &[f64]) -> Result<(), CallError> {
-        self.require(Call::SetContinuousStates, "fmi2SetContinuousStates")?;
+        self.require(Call::SetContinuousStates)?;
         self.check_length("x[]", x.len(), self.n_states())?;
         if let Some(i) = x.iter().position(|v| !v.is_finite()) {
             return Err(CallError(format!(
@@ -509,19 +511,19 @@ impl Instance {
         Ok(())
     }
 
-    /// fmi2GetContinuousStates.
+    /// The continuous states.
     pub fn continuous_states(&self, x: &mut [f64]) -> Result<(), CallError> {
-        self.require(Call::GetContinuousStates, "fmi2GetContinuousStates")?;
+        self.require(Call::GetContinuousStates)?;
         self.no_pending_parameters()?;
         self.check_length("x[]", x.len(), self.n_states())?;
         x.copy_from_slice(&self.sim.y[..x.len()]);
         Ok(())
     }
 
-    /// fmi2GetNominalsOfContinuousStates: each state's scale at the model's initial state
+    /// The nominal values of the continuous states: each state's scale at the model's initial state
     /// ([`crate::network::Network::state_nominals`], with the parameters set so far).
     pub fn nominals(&self, out: &mut [f64]) -> Result<(), CallError> {
-        self.require(Call::GetNominals, "fmi2GetNominalsOfContinuousStates")?;
+        self.require(Call::GetNominals)?;
         self.no_pending_parameters()?;
         self.check_length("x_nominal[]", out.len(), self.n_states())?;
         let reference = &self.reference.2;
@@ -530,12 +532,12 @@ impl Instance {
         Ok(())
     }
 
-    /// fmi2GetDerivatives: f(t, x) at the time and states set. A discard (nothing written) at
+    /// The derivatives of the continuous states: f(t, x) at the time and states set. A discard (nothing written) at
     /// a state no physics allows, or where the right-hand side is not finite.
     pub fn derivatives(&mut self, dx: &mut [f64]) -> Result<StepReport, CallError> {
-        self.require(Call::GetDerivatives, "fmi2GetDerivatives")?;
+        self.require(Call::GetDerivatives)?;
         self.check_length("derivatives[]", dx.len(), self.n_states())?;
-        if let Some(r) = self.outside_domain("fmi2GetDerivatives") {
+        if let Some(r) = self.outside_domain() {
             return Ok(r);
         }
         let x = self.exchange.as_deref_mut().expect("Model Exchange");
@@ -548,9 +550,8 @@ impl Instance {
                     status: StepStatus::Discard,
                     category: "logStatusDiscard",
                     text: format!(
-                        "fmi2GetDerivatives: `{}` = {} at t = {:?} s: the right-hand side is not \
-                         finite at this state (fmi2Discard: the integrator should take a \
-                         smaller step)",
+                        "`{}` = {} at t = {:?} s: the right-hand side is not finite at this \
+                         state (a discard: the integrator should take a smaller step)",
                         self.description.variables[vr].name, x.dydt[i], self.sim.t_s
                     ),
                 }],
@@ -560,30 +561,51 @@ impl Instance {
         Ok(ok_report())
     }
 
-    /// fmi2GetEventIndicators: the network's event functions at the time and states set; +1
+    /// The event indicators: the network's event functions at the time and states set; +1
     /// for one that cannot fire now (a piston out of its bore, a stop that does not exist).
     pub fn event_indicators(&mut self, z: &mut [f64]) -> Result<(), CallError> {
-        self.require(Call::GetEventIndicators, "fmi2GetEventIndicators")?;
+        self.require(Call::GetEventIndicators)?;
         self.no_pending_parameters()?;
         self.check_length("eventIndicators[]", z.len(), self.n_event_indicators())?;
-        let x = self.exchange_mut()?;
-        let mut now = std::mem::take(&mut x.now);
+        self.fill_event_indicators(z)
+    }
+
+    /// The event indicators as FMI 3.0 declares them, variables after the variable table: read
+    /// by a get of values wherever one is allowed, in either interface (a Co-Simulation
+    /// instance handles its events inside its steps, and evaluates the functions only for
+    /// this).
+    pub fn event_indicator_values(&mut self, z: &mut [f64]) -> Result<(), CallError> {
+        self.require(Call::GetValues)?;
+        self.no_pending_parameters()?;
+        self.check_length("eventIndicators[]", z.len(), self.n_event_indicators())?;
+        self.fill_event_indicators(z)
+    }
+
+    /// The event functions at the reported point into `z`, in Model Exchange's scratch (a
+    /// Co-Simulation instance, whose steps read none, allocates its own).
+    fn fill_event_indicators(&mut self, z: &mut [f64]) -> Result<(), CallError> {
+        let mut now = match self.exchange.as_deref_mut() {
+            Some(x) => std::mem::take(&mut x.now),
+            None => vec![None; z.len()],
+        };
         self.sim.event_values_at_reported(&mut now);
         for (z, g) in z.iter_mut().zip(&now) {
             *z = g.unwrap_or(1.0);
         }
-        self.exchange_mut()?.now = now;
+        if let Some(x) = self.exchange.as_deref_mut() {
+            x.now = now;
+        }
         Ok(())
     }
 
-    /// fmi2CompletedIntegratorStep: the master accepted its step at the current point. The
+    /// A completed integrator step: the importer accepted its step at the current point. The
     /// run-time checks run there as after a step of the driver (warnings 4 to 9; 2 or 3 refuse
     /// the state: discard and terminate); a crossing of an event function or a time event
     /// passed asks for event mode, else the point becomes the last accepted one.
     pub fn completed_integrator_step(&mut self) -> Result<CompletedStep, CallError> {
-        self.require(Call::CompletedIntegratorStep, "fmi2CompletedIntegratorStep")?;
+        self.require(Call::CompletedIntegratorStep)?;
         self.outputs_valid = false;
-        if let Some(mut report) = self.outside_domain("fmi2CompletedIntegratorStep") {
+        if let Some(mut report) = self.outside_domain() {
             if let Some(code) = self.sim.domain_failure_at_reported() {
                 self.sim.note_refusal(code);
             }
@@ -600,19 +622,15 @@ impl Instance {
         self.sim.window.open();
         self.sim.accept_reported_step();
         let mut report = ok_report();
+        let mut fired = 0u16;
         for c in WARNING_CODES {
             if let Some(tf) = self.sim.window.first_fired_s(c) {
-                report.status = StepStatus::Warning;
-                report.log.push(LogLine {
-                    status: StepStatus::Warning,
-                    category: "logStatusWarning",
-                    text: format!(
-                        "fmi2CompletedIntegratorStep: run-time check {c}: {} (at t = {tf:?} s)",
-                        checks::describe(c)
-                    ),
-                });
+                self.say_check(c, &mut report, || format!("at t = {tf:?} s"));
+                fired |= 1 << c;
             }
         }
+        // An episode of a code ends at the first completed step that does not fire it.
+        self.warned = fired;
         let x = self.exchange.as_deref_mut().expect("Model Exchange");
         let enter = self.sim.crossed_since(&x.before) || self.sim.time_event_due();
         if !enter {
@@ -625,28 +643,72 @@ impl Instance {
         })
     }
 
-    /// fmi2EnterEventMode.
+    /// Say that check `c` fired (`at` says where), once per episode: a check of
+    /// [`INTEGRATION_CODES`] measures the importer's integration, so it is a note with status
+    /// OK (category `logChecks`, which follows `loggingOn`); another (code 8: a pressure above
+    /// the critical one, a property of the state) is a warning, as in Co-Simulation.
+    fn say_check(&self, c: u8, report: &mut StepReport, at: impl FnOnce() -> String) {
+        let integration = INTEGRATION_CODES.contains(&c);
+        let status = match integration {
+            true => StepStatus::Ok,
+            false => StepStatus::Warning,
+        };
+        report.status = report.status.max(status);
+        if self.warned & (1 << c) != 0 {
+            return;
+        }
+        let (category, text) = match integration {
+            true => (
+                "logChecks",
+                format!(
+                    "run-time check {c}: {} ({}): in Model Exchange this measures the \
+                     importer's integration, not the model (a tighter tolerance lowers it; the \
+                     default experiment's is {:e}); said once until a completed step does not \
+                     fire it",
+                    checks::describe(c),
+                    at(),
+                    self.description.tolerance
+                ),
+            ),
+            false => (
+                "logStatusWarning",
+                format!(
+                    "run-time check {c}: {} ({}); not logged again while the following steps \
+                     fire it too",
+                    checks::describe(c),
+                    at()
+                ),
+            ),
+        };
+        report.log.push(LogLine {
+            status,
+            category,
+            text,
+        });
+    }
+
+    /// Enter Event Mode.
     pub fn enter_event_mode(&mut self) -> Result<(), CallError> {
-        self.require(Call::EnterEventMode, "fmi2EnterEventMode")?;
+        self.require(Call::EnterEventMode)?;
         self.phase = Phase::EventMode;
         Ok(())
     }
 
-    /// fmi2EnterContinuousTimeMode.
+    /// Enter Continuous-Time Mode.
     pub fn enter_continuous_time_mode(&mut self) -> Result<(), CallError> {
-        self.require(Call::EnterContinuousTimeMode, "fmi2EnterContinuousTimeMode")?;
+        self.require(Call::EnterContinuousTimeMode)?;
         self.phase = Phase::ContinuousTimeMode;
         Ok(())
     }
 
-    /// fmi2NewDiscreteStates (fmi3UpdateDiscreteStates): one event iteration at the current
+    /// One event iteration (fmi2NewDiscreteStates, fmi3UpdateDiscreteStates) at the current
     /// point. A table breakpoint reached starts a new segment; every event function that
     /// crossed zero upward since the last accepted point fires (the driver's own handling:
     /// exits, end-stop impacts, flow reversals); check 1 fires at `max_time`; the point
     /// becomes the last accepted one. The run ends (terminateSimulation) once every exit has
     /// passed with `stop_on_exit`, or at check 1.
     pub fn update_discrete_states(&mut self) -> Result<DiscreteUpdate, CallError> {
-        self.require(Call::NewDiscreteStates, "fmi2NewDiscreteStates")?;
+        self.require(Call::NewDiscreteStates)?;
         self.outputs_valid = false;
         let x = self.exchange.as_deref_mut().expect("Model Exchange");
         let pass = match self.sim.handle_events_at_reported(&x.before) {
@@ -664,7 +726,7 @@ impl Instance {
             report.log.push(LogLine {
                 status,
                 category,
-                text: format!("fmi2NewDiscreteStates: {text}"),
+                text,
             });
         };
         for &k in &pass.events {
@@ -706,14 +768,8 @@ impl Instance {
         }
         for c in WARNING_CODES {
             if self.sim.rc == c && pass.states_changed {
-                log(
-                    StepStatus::Warning,
-                    "logStatusWarning",
-                    format!(
-                        "run-time check {c}: {} (after the event at t = {t:?} s)",
-                        checks::describe(c)
-                    ),
-                );
+                self.say_check(c, &mut report, || format!("after the event at t = {t:?} s"));
+                self.warned |= 1 << c;
             }
         }
         let terminate = self.sim.finished.is_some();
@@ -730,122 +786,5 @@ impl Instance {
             next_event_time,
             report,
         })
-    }
-
-    /// fmi2GetDirectionalDerivative in Model Exchange (FMI 2.0.4 §2.1.9): dvUnknown =
-    /// (∂unknowns/∂knowns)·dvKnown at the current point, exact (one dual-number evaluation of
-    /// the right-hand side, [`crate::network::Network::tangent`]). Knowns are continuous
-    /// states and inputs; unknowns are state derivatives and outputs.
-    pub fn exchange_directional_derivative(
-        &mut self,
-        unknowns: &[u32],
-        knowns: &[u32],
-        dv_known: &[f64],
-        dv_unknown: &mut [f64],
-    ) -> Result<StepReport, CallError> {
-        self.require(
-            Call::GetDirectionalDerivative,
-            "fmi2GetDirectionalDerivative",
-        )?;
-        self.no_pending_parameters()?;
-        if knowns.len() != dv_known.len() || unknowns.len() != dv_unknown.len() {
-            return Err(CallError(
-                "internal: value references and values differ in number".into(),
-            ));
-        }
-        let mut direction = std::mem::take(&mut self.exchange_mut()?.direction);
-        direction.fill(0.0);
-        let result = self.directional_derivative_into(
-            &mut direction,
-            unknowns,
-            knowns,
-            dv_known,
-            dv_unknown,
-        );
-        self.exchange_mut()?.direction = direction;
-        result
-    }
-
-    fn directional_derivative_into(
-        &mut self,
-        direction: &mut [f64],
-        unknowns: &[u32],
-        knowns: &[u32],
-        dv_known: &[f64],
-        dv_unknown: &mut [f64],
-    ) -> Result<StepReport, CallError> {
-        let mut seeds: Vec<(String, String, f64)> = Vec::new();
-        for (&vr, &dv) in knowns.iter().zip(dv_known) {
-            let v = self.variable(vr, "Real")?;
-            if !dv.is_finite() {
-                return Err(CallError(format!(
-                    "dvKnown for `{}` (value reference {vr}) must be finite, got {dv}",
-                    v.name
-                )));
-            }
-            if let Some(i) = self.description.states.iter().position(|&s| s == vr) {
-                direction[i] += dv;
-                continue;
-            }
-            match (v.causality, v.name.rsplit_once('.')) {
-                (Causality::Input, Some((c, k))) => {
-                    if let Some(why) = self.sim.network.parameter_seed_refusal(c, k) {
-                        return Err(CallError(format!(
-                            "`{}` (value reference {vr}): no directional derivative with \
-                             respect to it: {why}",
-                            v.name
-                        )));
-                    }
-                    seeds.push((c.to_string(), k.to_string(), dv));
-                }
-                _ => {
-                    return Err(CallError(format!(
-                        "`{}` (value reference {vr}) is neither a continuous state nor an \
-                         input: directional derivatives are taken with respect to states and \
-                         inputs",
-                        v.name
-                    )));
-                }
-            }
-        }
-        for &vr in unknowns {
-            let is_derivative = self.description.derivatives.contains(&vr);
-            if (vr as usize) >= self.n_outputs && !is_derivative {
-                let v = self.variable(vr, "Real")?;
-                return Err(CallError(format!(
-                    "`{}` (value reference {vr}) is neither a state derivative nor an output: \
-                     directional derivatives are of derivatives and outputs",
-                    v.name
-                )));
-            }
-        }
-        if let Some(r) = self.outside_domain("fmi2GetDirectionalDerivative") {
-            return Ok(r);
-        }
-        let seeds: Vec<(&str, &str, f64)> = seeds
-            .iter()
-            .map(|(c, k, d)| (c.as_str(), k.as_str(), *d))
-            .collect();
-        let mut outputs = vec![0.0; self.n_outputs];
-        let x = self.exchange.as_deref_mut().expect("Model Exchange");
-        let (t, n) = (self.sim.t_s, self.sim.network.layout.n_states);
-        write_output_tangents(
-            &mut self.sim.network,
-            t,
-            &self.sim.y[..n],
-            direction,
-            &seeds,
-            &mut x.dydt,
-            &mut x.df,
-            &mut outputs,
-        )
-        .map_err(CallError)?;
-        for (out, &vr) in dv_unknown.iter_mut().zip(unknowns) {
-            *out = match self.description.derivatives.iter().position(|&d| d == vr) {
-                Some(i) => x.df[i],
-                None => outputs[vr as usize],
-            };
-        }
-        Ok(ok_report())
     }
 }

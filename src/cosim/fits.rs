@@ -80,7 +80,7 @@ pub(super) fn check_fits(
     }
     if let Some(v) = a.inputs.iter().flatten().find(|v| !v.is_finite()) {
         return Err(format!(
-            "an input holds {v}, no fmi2SetReal can have set it"
+            "an input holds {v}, which no importer can have set"
         ));
     }
     let i = &a.internal;

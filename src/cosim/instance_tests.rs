@@ -1,4 +1,5 @@
 use super::*;
+use crate::integrators::Method;
 
 const PROJECTILE: &str = include_str!("../../models/projectile.toml");
 const BLOWDOWN: &str = include_str!("../../models/blowdown.toml");

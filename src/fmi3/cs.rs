@@ -1,21 +1,11 @@
-//! The FMI 3.0 Co-Simulation functions (FMI 3.0 §4.2), on the instance's steps: the module
-//! above's safety contract applies.
+//! The FMI 3.0 Co-Simulation functions (FMI 3.0 §4.2): each checks the phase and delegates to
+//! the instance's steps. The safety contract of `crate::fmi` applies.
 
 use fmi_sys::fmi3::*;
 
-use super::{Component, OK, out_ptr, step_status, with_component};
+use super::fmi3;
 use crate::cosim::{Call, CallError};
-
-/// Log a step's report lines under fmi3DoStep.
-fn log_report(comp: &Component, report: &crate::cosim::StepReport) {
-    for line in &report.log {
-        comp.log.log(
-            step_status(line.status),
-            line.category,
-            &format!("fmi3DoStep: {}", line.text),
-        );
-    }
-}
+use crate::fmi::{Status, out_ptr};
 
 /// fmi3DoStep: one communication step of the instance. Events are handled inside the step
 /// (`eventHandlingNeeded` is always false), a step never returns early; `terminateSimulation`
@@ -33,44 +23,26 @@ pub unsafe extern "C" fn fmi3DoStep(
     earlyReturn: *mut fmi3Boolean,
     lastSuccessfulTime: *mut fmi3Float64,
 ) -> fmi3Status {
-    let f = "fmi3DoStep";
-    with_component(instance, f, |comp| {
-        comp.instance.require(Call::DoStep, f)?;
+    fmi3(instance, "fmi3DoStep", Call::DoStep, |comp| {
         let event = out_ptr(eventHandlingNeeded, "eventHandlingNeeded")?;
         let terminate = out_ptr(terminateSimulation, "terminateSimulation")?;
         let early = out_ptr(earlyReturn, "earlyReturn")?;
         let last = out_ptr(lastSuccessfulTime, "lastSuccessfulTime")?;
-        if comp.log.calls {
-            comp.log.log(
-                OK,
-                "logCalls",
-                &format!(
-                    "{f}(currentCommunicationPoint = {currentCommunicationPoint:?}, \
-                     communicationStepSize = {communicationStepSize:?})"
-                ),
-            );
-        }
-        let report = comp
-            .instance
-            .do_step(currentCommunicationPoint, communicationStepSize)?;
-        log_report(comp, &report);
+        let status = comp.do_step(currentCommunicationPoint, communicationStepSize)?;
         *event = false;
         *early = false;
         *terminate = comp.instance.terminated()?;
         *last = comp.instance.last_successful_time()?;
-        Ok(step_status(report.status))
+        Ok(status)
     })
 }
 
-/// Step Mode is entered from Event Mode only, which Co-Simulation does not have here.
+/// Step Mode is entered from Event Mode only, which Co-Simulation does not have here; a Model
+/// Exchange instance has no Step Mode at all.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3EnterStepMode(instance: fmi3Instance) -> fmi3Status {
-    with_component(instance, "fmi3EnterStepMode", |_| {
-        Err(CallError(
-            "this FMU has no Event Mode in Co-Simulation (hasEventMode=\"false\"): \
-             fmi3ExitInitializationMode enters Step Mode directly"
-                .into(),
-        ))
+    fmi3(instance, "fmi3EnterStepMode", Call::EnterStepMode, |_| {
+        Ok(Status::Ok)
     })
 }
 
@@ -84,8 +56,7 @@ pub unsafe extern "C" fn fmi3GetOutputDerivatives(
     _nValues: usize,
 ) -> fmi3Status {
     let f = "fmi3GetOutputDerivatives";
-    with_component(instance, f, |comp| {
-        comp.instance.require(Call::GetRealOutputDerivatives, f)?;
+    fmi3(instance, f, Call::GetRealOutputDerivatives, |_| {
         Err(CallError(
             "output derivatives are not provided (maxOutputDerivativeOrder=\"0\")".into(),
         ))

@@ -1,33 +1,24 @@
-//! The FMI 3.0 Model Exchange functions (FMI 3.0 §3.2), on the instance's Model Exchange core
-//! (the same as FMI 2.0's): pointers, lengths and statuses are handled here. The module
-//! above's safety contract applies.
+//! The FMI 3.0 Model Exchange functions (FMI 3.0 §3.2): each checks the phase and delegates to
+//! the instance's Model Exchange core (the same as FMI 2.0's); pointers, lengths and statuses
+//! are handled here. The safety contract of `crate::fmi` applies.
 
 use fmi_sys::fmi3::*;
 
-use super::{Component, OK, out_ptr, slice_in, slice_out, step_status, with_component};
-use crate::cosim::{Call, CallError, StepReport};
-
-/// Log a report's lines under `function` and return its status.
-pub(super) fn reported(comp: &Component, function: &str, report: &StepReport) -> fmi3Status {
-    for line in &report.log {
-        let text = if line.text.starts_with(function) {
-            line.text.clone()
-        } else {
-            format!("{function}: {}", line.text)
-        };
-        comp.log.log(step_status(line.status), line.category, &text);
-    }
-    step_status(report.status)
-}
+use super::fmi3;
+use crate::cosim::Call;
+use crate::fmi::{Status, out_ptr, slice_in, slice_out};
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3EnterEventMode(instance: fmi3Instance) -> fmi3Status {
-    let f = "fmi3EnterEventMode";
-    with_component(instance, f, |comp| {
-        comp.instance.require(Call::EnterEventMode, f)?;
-        comp.instance.enter_event_mode()?;
-        Ok(OK)
-    })
+    fmi3(
+        instance,
+        "fmi3EnterEventMode",
+        Call::EnterEventMode,
+        |comp| {
+            comp.instance.enter_event_mode()?;
+            Ok(Status::Ok)
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -41,8 +32,7 @@ pub unsafe extern "C" fn fmi3UpdateDiscreteStates(
     nextEventTime: *mut fmi3Float64,
 ) -> fmi3Status {
     let f = "fmi3UpdateDiscreteStates";
-    with_component(instance, f, |comp| {
-        comp.instance.require(Call::NewDiscreteStates, f)?;
+    fmi3(instance, f, Call::NewDiscreteStates, |comp| {
         let need = out_ptr(discreteStatesNeedUpdate, "discreteStatesNeedUpdate")?;
         let terminate = out_ptr(terminateSimulation, "terminateSimulation")?;
         let nominals = out_ptr(
@@ -62,17 +52,16 @@ pub unsafe extern "C" fn fmi3UpdateDiscreteStates(
         *values = u.values_changed;
         *defined = u.next_event_time.is_some();
         *next = u.next_event_time.unwrap_or(0.0);
-        Ok(reported(comp, f, &u.report))
+        Ok(comp.reported(f, &u.report))
     })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3EnterContinuousTimeMode(instance: fmi3Instance) -> fmi3Status {
     let f = "fmi3EnterContinuousTimeMode";
-    with_component(instance, f, |comp| {
-        comp.instance.require(Call::EnterContinuousTimeMode, f)?;
+    fmi3(instance, f, Call::EnterContinuousTimeMode, |comp| {
         comp.instance.enter_continuous_time_mode()?;
-        Ok(OK)
+        Ok(Status::Ok)
     })
 }
 
@@ -84,52 +73,22 @@ pub unsafe extern "C" fn fmi3CompletedIntegratorStep(
     terminateSimulation: *mut fmi3Boolean,
 ) -> fmi3Status {
     let f = "fmi3CompletedIntegratorStep";
-    with_component(instance, f, |comp| {
-        comp.instance.require(Call::CompletedIntegratorStep, f)?;
+    fmi3(instance, f, Call::CompletedIntegratorStep, |comp| {
         let enter = out_ptr(enterEventMode, "enterEventMode")?;
         let terminate = out_ptr(terminateSimulation, "terminateSimulation")?;
         let s = comp.instance.completed_integrator_step()?;
         *enter = s.enter_event_mode;
         *terminate = s.terminate_simulation;
-        Ok(reported(comp, f, &s.report))
+        Ok(comp.reported(f, &s.report))
     })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3SetTime(instance: fmi3Instance, time: fmi3Float64) -> fmi3Status {
-    let f = "fmi3SetTime";
-    with_component(instance, f, |comp| {
-        comp.instance.require(Call::SetTime, f)?;
+    fmi3(instance, "fmi3SetTime", Call::SetTime, |comp| {
         comp.instance.set_time(time)?;
-        Ok(OK)
+        Ok(Status::Ok)
     })
-}
-
-/// Require `call` (the phase first), then the `n` values at `p`.
-fn states_in<'a>(
-    comp: &Component,
-    call: Call,
-    function: &str,
-    p: *const fmi3Float64,
-    n: usize,
-    what: &str,
-) -> Result<&'a [f64], CallError> {
-    comp.instance.require(call, function)?;
-    // SAFETY: n elements (contract).
-    unsafe { slice_in(p, n, what) }
-}
-
-fn states_out<'a>(
-    comp: &Component,
-    call: Call,
-    function: &str,
-    p: *mut fmi3Float64,
-    n: usize,
-    what: &str,
-) -> Result<&'a mut [f64], CallError> {
-    comp.instance.require(call, function)?;
-    // SAFETY: n writable elements (contract).
-    unsafe { slice_out(p, n, what) }
 }
 
 #[unsafe(no_mangle)]
@@ -139,17 +98,11 @@ pub unsafe extern "C" fn fmi3SetContinuousStates(
     nContinuousStates: usize,
 ) -> fmi3Status {
     let f = "fmi3SetContinuousStates";
-    with_component(instance, f, |comp| {
-        let x = states_in(
-            comp,
-            Call::SetContinuousStates,
-            f,
-            continuousStates,
-            nContinuousStates,
-            "continuousStates[]",
-        )?;
+    fmi3(instance, f, Call::SetContinuousStates, |comp| {
+        // SAFETY: nContinuousStates elements (contract).
+        let x = unsafe { slice_in(continuousStates, nContinuousStates, "continuousStates[]")? };
         comp.instance.set_continuous_states(x)?;
-        Ok(OK)
+        Ok(Status::Ok)
     })
 }
 
@@ -160,17 +113,11 @@ pub unsafe extern "C" fn fmi3GetContinuousStateDerivatives(
     nContinuousStates: usize,
 ) -> fmi3Status {
     let f = "fmi3GetContinuousStateDerivatives";
-    with_component(instance, f, |comp| {
-        let dx = states_out(
-            comp,
-            Call::GetDerivatives,
-            f,
-            derivatives,
-            nContinuousStates,
-            "derivatives[]",
-        )?;
+    fmi3(instance, f, Call::GetDerivatives, |comp| {
+        // SAFETY: nContinuousStates writable elements (contract).
+        let dx = unsafe { slice_out(derivatives, nContinuousStates, "derivatives[]")? };
         let r = comp.instance.derivatives(dx)?;
-        Ok(reported(comp, f, &r))
+        Ok(comp.reported(f, &r))
     })
 }
 
@@ -181,17 +128,11 @@ pub unsafe extern "C" fn fmi3GetEventIndicators(
     nEventIndicators: usize,
 ) -> fmi3Status {
     let f = "fmi3GetEventIndicators";
-    with_component(instance, f, |comp| {
-        let z = states_out(
-            comp,
-            Call::GetEventIndicators,
-            f,
-            eventIndicators,
-            nEventIndicators,
-            "eventIndicators[]",
-        )?;
+    fmi3(instance, f, Call::GetEventIndicators, |comp| {
+        // SAFETY: nEventIndicators writable elements (contract).
+        let z = unsafe { slice_out(eventIndicators, nEventIndicators, "eventIndicators[]")? };
         comp.instance.event_indicators(z)?;
-        Ok(OK)
+        Ok(Status::Ok)
     })
 }
 
@@ -202,17 +143,11 @@ pub unsafe extern "C" fn fmi3GetContinuousStates(
     nContinuousStates: usize,
 ) -> fmi3Status {
     let f = "fmi3GetContinuousStates";
-    with_component(instance, f, |comp| {
-        let x = states_out(
-            comp,
-            Call::GetContinuousStates,
-            f,
-            continuousStates,
-            nContinuousStates,
-            "continuousStates[]",
-        )?;
+    fmi3(instance, f, Call::GetContinuousStates, |comp| {
+        // SAFETY: nContinuousStates writable elements (contract).
+        let x = unsafe { slice_out(continuousStates, nContinuousStates, "continuousStates[]")? };
         comp.instance.continuous_states(x)?;
-        Ok(OK)
+        Ok(Status::Ok)
     })
 }
 
@@ -223,35 +158,29 @@ pub unsafe extern "C" fn fmi3GetNominalsOfContinuousStates(
     nContinuousStates: usize,
 ) -> fmi3Status {
     let f = "fmi3GetNominalsOfContinuousStates";
-    with_component(instance, f, |comp| {
-        let out = states_out(
-            comp,
-            Call::GetNominals,
-            f,
-            nominals,
-            nContinuousStates,
-            "nominals[]",
-        )?;
+    fmi3(instance, f, Call::GetNominals, |comp| {
+        // SAFETY: nContinuousStates writable elements (contract).
+        let out = unsafe { slice_out(nominals, nContinuousStates, "nominals[]")? };
         comp.instance.nominals(out)?;
-        Ok(OK)
+        Ok(Status::Ok)
     })
 }
 
-/// The number of event indicators (FMI 3.0 allows the query in every state but the fatal).
+/// The number of event indicators: FMI 3.0 allows the query in every state but the fatal;
+/// a Co-Simulation instance has none.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3GetNumberOfEventIndicators(
     instance: fmi3Instance,
     nEventIndicators: *mut usize,
 ) -> fmi3Status {
     let f = "fmi3GetNumberOfEventIndicators";
-    with_component(instance, f, |comp| {
-        comp.instance.require(Call::SetDebugLogging, f)?;
-        *out_ptr(nEventIndicators, "nEventIndicators")? = if comp.instance.is_model_exchange() {
-            comp.instance.n_event_indicators()
-        } else {
-            0
+    fmi3(instance, f, Call::SetDebugLogging, |comp| {
+        let n = out_ptr(nEventIndicators, "nEventIndicators")?;
+        *n = match comp.instance.is_model_exchange() {
+            true => comp.instance.n_event_indicators(),
+            false => 0,
         };
-        Ok(OK)
+        Ok(Status::Ok)
     })
 }
 
@@ -261,13 +190,12 @@ pub unsafe extern "C" fn fmi3GetNumberOfContinuousStates(
     nContinuousStates: *mut usize,
 ) -> fmi3Status {
     let f = "fmi3GetNumberOfContinuousStates";
-    with_component(instance, f, |comp| {
-        comp.instance.require(Call::SetDebugLogging, f)?;
-        *out_ptr(nContinuousStates, "nContinuousStates")? = if comp.instance.is_model_exchange() {
-            comp.instance.n_states()
-        } else {
-            0
+    fmi3(instance, f, Call::SetDebugLogging, |comp| {
+        let n = out_ptr(nContinuousStates, "nContinuousStates")?;
+        *n = match comp.instance.is_model_exchange() {
+            true => comp.instance.n_states(),
+            false => 0,
         };
-        Ok(OK)
+        Ok(Status::Ok)
     })
 }

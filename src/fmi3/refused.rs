@@ -7,8 +7,9 @@ use std::ptr;
 
 use fmi_sys::fmi3::*;
 
-use super::{report_without_logger, slice_in, with_component};
+use super::{Fmi3, fmi3};
 use crate::cosim::{Call, CallError};
+use crate::fmi::{Logger, report_without_logger, slice_in, with_component};
 
 /// Refuse a typed access: the phase first (as for Float64), then the value references, then
 /// the first of them (the model has Float64 variables only); an empty access is fine.
@@ -20,12 +21,10 @@ fn no_such(
     vrs: *const fmi3ValueReference,
     nvr: usize,
 ) -> fmi3Status {
-    with_component(instance, function, |comp| {
-        comp.instance.require(call, function)?;
+    fmi3(instance, function, call, |comp| {
         // SAFETY: nvr elements (contract).
         let vrs = unsafe { slice_in(vrs, nvr, "valueReferences[]")? };
-        comp.instance.no_such_variables(kind, vrs)?;
-        Ok(super::OK)
+        comp.no_values(kind, vrs)
     })
 }
 
@@ -159,7 +158,7 @@ pub unsafe extern "C" fn fmi3SetClock(
 
 /// Refuse a function this FMU does not provide, with why.
 fn refuse(instance: fmi3Instance, function: &'static str, why: &'static str) -> fmi3Status {
-    with_component(instance, function, |_| Err(CallError(why.into())))
+    with_component::<Fmi3, _>(instance, function, |_| Err(CallError(why.into())))
 }
 
 const NO_CLOCKS: &str = "this FMU has no clocks";
@@ -276,11 +275,11 @@ pub unsafe extern "C" fn fmi3InstantiateScheduledExecution(
 ) -> fmi3Instance {
     let message = "fmi3InstantiateScheduledExecution: this FMU offers Co-Simulation and Model \
                    Exchange, not Scheduled Execution";
-    let log = super::Logger::new(logMessage, instanceEnvironment, false);
-    if log.callback.is_some() {
+    if logMessage.is_some() {
+        let log = Logger::<Fmi3>::new("", logMessage, instanceEnvironment, false);
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| log.error(message)));
     } else {
-        report_without_logger(message);
+        report_without_logger::<Fmi3>(message);
     }
     ptr::null_mut()
 }

@@ -517,7 +517,7 @@ fn bad_calls_are_refused_and_the_instance_steps_on_unchanged() {
                     let mut v = [0.0; 2];
                     lib.fmi2GetReal(fmu.c, [0u32, 99_999].as_ptr(), 2, v.as_mut_ptr())
                 }),
-                "no Real variable with value reference 99999",
+                "no variable with value reference 99999",
             ),
             (
                 "SetReal of a fixed parameter after initialization",

@@ -502,7 +502,7 @@ fn model_exchange_bad_arguments_are_refused() {
                         outp,
                     )
                 }),
-                "no Real variable with value reference 9999",
+                "no variable with value reference 9999",
             ),
             (
                 "SetReal of a state derivative",
