@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Results that must not move: run every shipped model (models/*.toml), gallery model
 # (examples/*/model.toml), Cantera and FONSim network (compliance-tests/peers/models,
-# tests/fonsim/models) and the every-kind fixture (tests/fixtures/models/all_kinds.toml) with
-# `--method auto` and `--method bdf` (the shipped models and the fixture also with dopri5 and
-# rk4) through two `plenum` binaries, and compare the CSVs byte for byte (`cmp`).
+# tests/fonsim/models) and the fixtures of every kind (tests/fixtures/models/all_kinds.toml,
+# every_kind.toml) with `--method auto` and `--method bdf` (the shipped models and the fixtures
+# also with dopri5 and rk4) through two `plenum` binaries, and compare the CSVs byte for byte
+# (`cmp`).
 #
 #   bash scripts/compare-results.sh BASE_BIN [NEW_BIN]
 #
@@ -21,7 +22,8 @@ rm -rf "$out"
 mkdir -p "$out/base" "$out/new"
 
 runs=()
-for m in models/*.toml tests/fixtures/models/all_kinds.toml; do
+fixtures="tests/fixtures/models/all_kinds.toml tests/fixtures/models/every_kind.toml"
+for m in models/*.toml $fixtures; do
     for method in auto bdf dopri5 rk4; do runs+=("$m $method"); done
 done
 for m in examples/*/model.toml compliance-tests/peers/models/*.toml tests/fonsim/models/*.toml; do
