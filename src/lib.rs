@@ -25,5 +25,6 @@ pub mod param;
 pub mod sensitivity;
 pub mod simulation;
 pub mod sparsity;
+pub mod time_axis;
 pub mod units;
 pub mod variables;

@@ -1,7 +1,7 @@
 //! The output times of a run (`[solver] output_interval`), shared by the command line and the
 //! sensitivity driver: t_start + k·interval for every k ≥ 1 below t_end, then t_end itself.
 
-use crate::simulation::time_resolution_s;
+use crate::time_axis::time_resolution_s;
 
 /// Most output rows one run may write (the start included): each row keeps every output
 /// variable, so a tiny interval would fill the memory before the run ends.

@@ -1115,7 +1115,7 @@ impl Instance {
                 "the step from {current_s:?} s over {h_s:?} s ends at a non-finite time"
             )));
         }
-        let resolution = crate::simulation::time_resolution_s(target);
+        let resolution = crate::time_axis::time_resolution_s(target);
         if h_s < resolution {
             return Err(CallError(format!(
                 "communicationStepSize = {h_s:e} s is below the time axis's resolution \

@@ -366,7 +366,7 @@ impl Integrator for BackwardEuler {
             }
             if !converged {
                 let h_next = self.h.min(h1) * FACTOR_DECREASE;
-                let resolved = h_next >= crate::simulation::time_resolution_s(t + h_next);
+                let resolved = h_next >= crate::time_axis::time_resolution_s(t + h_next);
                 if below_min < MAX_HALVINGS_BELOW_MIN && resolved && h_next > 0.0 {
                     below_min += 1;
                     self.h = h_next;

@@ -1,0 +1,251 @@
+//! Events: the earliest zero crossing of the network's event functions inside a step, located
+//! by root finding on the method's step or dense output, and the handling of an event at the
+//! reported state (the network acts, the sensitivities jump, the integrator restarts).
+
+use super::driver::kahan_add;
+use super::{Advance, Finish, Simulation, StepFailure};
+use crate::integrators::Integrator;
+#[cfg(doc)]
+use crate::network::Network;
+use crate::ode::OdeSystem;
+
+/// An event as the driver handled it: which one, where it was located, and the state just
+/// before and just after the network acted on it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EventRecord {
+    /// Event number (see [`Network::n_events`]).
+    pub k: usize,
+    pub t_s: f64,
+    pub y_before: Vec<f64>,
+    pub y_after: Vec<f64>,
+    /// dt_e/dp per sensitivity parameter (empty without sensitivities).
+    pub dt_dp: Vec<f64>,
+}
+
+/// Whether an event function crossed zero upward between two of its values (`g_old` before,
+/// `g_new` after): g_old < 0 ≤ g_new. Every event of [`Network::event_value`] fires this way,
+/// in the driver's steps and in Model Exchange's event mode alike
+/// ([`exchange`](super::exchange)).
+#[inline(always)]
+pub fn crosses(g_old: f64, g_new: f64) -> bool {
+    g_old < 0.0 && g_new >= 0.0
+}
+
+impl Simulation {
+    /// Handle event `k` at the reported state (the step has ended at its time): the network
+    /// acts, the sensitivities jump, the integrator restarts (a discontinuity), and a piston
+    /// exit is reported.
+    ///
+    /// Sensitivities: the event time moves with p, dt_e/dp = −∂g/∂y·s⁻/ġ with ġ = ∂g/∂y·f⁻
+    /// (no event threshold is a parameter, so ∂g/∂p = 0). With the state jump y⁺ = h(y⁻, p)
+    /// (the identity except at end-stop impacts) and H = ∂h/∂y,
+    /// s⁺ = H·s⁻ + ∂h/∂p + (H·f⁻ − f⁺)·dt_e/dp (Hairer, Nørsett & Wanner, *Solving ODEs I*,
+    /// §II.14; CVODES's root sensitivities), computed as H·(s⁻ + f⁻·dt_e/dp) + ∂h/∂p − f⁺·dt_e/dp
+    /// by one dual-number evaluation of the jump ([`Network::event_jump_tangent`]).
+    pub(super) fn handle_event_at_reported(
+        &mut self,
+        k: usize,
+    ) -> Result<Option<Advance>, StepFailure> {
+        self.y_new.copy_from_slice(&self.y);
+        let n = self.network.layout.n_states;
+        let kp = self.sensitivities.params.len();
+        let t = self.t_s;
+        let record = self.last_event.get_or_insert_with(EventRecord::default);
+        record.dt_dp.clear();
+        if kp > 0 {
+            // f⁻ into dy[..n] (dy has n·(1 + kp) entries).
+            OdeSystem::rhs(&mut self.network, t, &self.y[..n], &mut self.dy[..n]);
+            let gdot = self.network.event_gradient_dot(k, &self.dy[..n]);
+            if gdot == 0.0 || !gdot.is_finite() {
+                return Err(self.sensitivity_failure(
+                    k,
+                    "the event function does not cross (ġ = 0), so its time has no derivative",
+                ));
+            }
+            for i in 0..kp {
+                let s = &self.y[(i + 1) * n..(i + 2) * n];
+                record
+                    .dt_dp
+                    .push(-self.network.event_gradient_dot(k, s) / gdot);
+            }
+        }
+        let mut y = std::mem::take(&mut self.y);
+        let outcome = self.network.handle_event(k, t, &mut y[..n]);
+        if kp > 0 {
+            // f⁺ into dy[n..2n]; the state before the event is still in y_new.
+            let (f_before, rest) = self.dy.split_at_mut(n);
+            OdeSystem::rhs(&mut self.network, t, &y[..n], &mut rest[..n]);
+            let dt_dp = &self.last_event.as_ref().expect("set above").dt_dp;
+            for (i, (dt, p)) in dt_dp.iter().zip(&self.sensitivities.params).enumerate() {
+                let s = &mut y[(i + 1) * n..(i + 2) * n];
+                if outcome.state_changed {
+                    for j in 0..n {
+                        s[j] += f_before[j] * dt;
+                    }
+                    self.network.event_jump_tangent(k, &self.y_new[..n], s, p);
+                    for j in 0..n {
+                        s[j] -= rest[j] * dt;
+                    }
+                } else {
+                    for j in 0..n {
+                        s[j] += (f_before[j] - rest[j]) * dt;
+                    }
+                }
+            }
+        }
+        if outcome.state_changed || kp > 0 {
+            // The compensation of a changed entry no longer belongs to it.
+            for (c, (a, b)) in self
+                .y_compensation
+                .iter_mut()
+                .zip(y.iter().zip(&self.y_new))
+            {
+                if a.to_bits() != b.to_bits() {
+                    *c = 0.0;
+                }
+            }
+        }
+        self.y = y;
+        let record = self.last_event.get_or_insert_with(EventRecord::default);
+        record.k = k;
+        record.t_s = t;
+        record.y_before.clone_from(&self.y_new);
+        record.y_after.clone_from(&self.y);
+        self.stats.events += 1;
+        self.integrator.restart();
+        if outcome.state_changed || kp > 0 {
+            let rc = self
+                .checks
+                .warnings(&self.network, &self.y, &self.sensitivities.params);
+            self.set_rc(rc);
+        }
+        let Some(j) = outcome.exit_of_piston else {
+            return Ok(None);
+        };
+        if self.settings.stop_on_exit && !self.pending_exits() {
+            self.finished = Some(Finish::Exited { t_s: self.t_s });
+        }
+        Ok(Some(Advance::Exit {
+            piston: j,
+            t_s: self.t_s,
+        }))
+    }
+
+    fn sensitivity_failure(&self, k: usize, why: &str) -> StepFailure {
+        StepFailure {
+            code: 0,
+            last_good_t_s: self.t_s,
+            message: format!(
+                "sensitivities: {} at t = {} s: {why}",
+                self.network.event_description(k),
+                self.t_s
+            ),
+        }
+    }
+
+    /// The earliest event crossing (k, step size to it) in the step of size `h` from the
+    /// current point whose end state is in `y_new`: g_k(old) < 0 ≤ g_k(new).
+    // Always inlined: the test is three instructions, the call was ten.
+    #[inline(always)]
+    pub(super) fn earliest_event(
+        &mut self,
+        t: f64,
+        h: f64,
+        inc: &mut [f64],
+        adaptive: bool,
+    ) -> Result<Option<(usize, f64)>, StepFailure> {
+        // Networks without pistons or inertance valves have no event functions: no call.
+        if self.network.n_events() == 0 {
+            return Ok(None);
+        }
+        self.earliest_event_of_all(t, h, inc, adaptive)
+    }
+
+    fn earliest_event_of_all(
+        &mut self,
+        t: f64,
+        h: f64,
+        inc: &mut [f64],
+        adaptive: bool,
+    ) -> Result<Option<(usize, f64)>, StepFailure> {
+        let mut event: Option<(usize, f64)> = None;
+        for k in 0..self.network.n_events() {
+            let y0 = if adaptive { &self.internal.y } else { &self.y };
+            let (Some(g0), Some(g1)) = (
+                self.network.event_value(k, t, y0),
+                self.network.event_value(k, t + h, &self.y_new),
+            ) else {
+                continue;
+            };
+            if crosses(g0, g1) {
+                let hk = self.locate_event(k, t, h, g0, g1, inc, adaptive)?;
+                if event.is_none_or(|(_, he)| hk < he) {
+                    event = Some((k, hk));
+                }
+            }
+        }
+        Ok(event)
+    }
+    /// Step size in (0, h] at which event `k` crosses zero, by the Illinois variant of
+    /// regula falsi on the method's own step or dense output (Dahlquist & Björck, *Numerical
+    /// Methods*, §6.2), iterated to the resolution of the time axis (far below the 1e-12 s
+    /// asked for). The state at the returned size is left in `y_new`'s role by the caller.
+    #[allow(clippy::too_many_arguments)]
+    fn locate_event(
+        &mut self,
+        k: usize,
+        t: f64,
+        h: f64,
+        g0: f64,
+        g1: f64,
+        inc: &mut [f64],
+        adaptive: bool,
+    ) -> Result<f64, StepFailure> {
+        let (mut a, mut ga, mut b, mut gb) = (0.0, g0, h, g1);
+        let tol = 4.0 * f64::EPSILON * (t.abs() + h);
+        let mut side = 0i8;
+        for _ in 0..200 {
+            if b - a <= tol || gb == 0.0 {
+                break;
+            }
+            let mut c = (a * gb - b * ga) / (gb - ga);
+            if !(c > a && c < b) {
+                c = 0.5 * (a + b);
+            }
+            if adaptive {
+                let i = &self.internal;
+                integ!(self.dense(t, &i.y, c, inc)).map_err(|e| self.solver_failure(e))?;
+                kahan_add(
+                    &i.y,
+                    &i.compensation,
+                    inc,
+                    &mut self.y_new,
+                    &mut self.compensation_new,
+                );
+            } else {
+                integ!(self.dense(t, &self.y, c, inc)).map_err(|e| self.solver_failure(e))?;
+                self.apply_increment(inc);
+            }
+            let gc = self
+                .network
+                .event_value(k, t + c, &self.y_new)
+                .unwrap_or(0.0);
+            if gc >= 0.0 {
+                b = c;
+                gb = gc;
+                if side == -1 {
+                    ga *= 0.5;
+                }
+                side = -1;
+            } else {
+                a = c;
+                ga = gc;
+                if side == 1 {
+                    gb *= 0.5;
+                }
+                side = 1;
+            }
+        }
+        Ok(b)
+    }
+}

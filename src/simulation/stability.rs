@@ -1,0 +1,106 @@
+//! Run-time check 11: an explicit fixed-step method's step against its stability bound (h·ρ(J)),
+//! and, for a forced `dopri5`, Hairer's stiffness detection (see
+//! [`crate::integrators::stability`]).
+
+use super::Simulation;
+use crate::checks;
+use crate::integrators::Integrator;
+use crate::integrators::stability::{SpectralRadius, explicit_bound};
+
+/// Run-time check 11 (see [`crate::integrators::stability`]): when the next estimate of ρ(J)
+/// is due for an explicit fixed-step method, and the counts of DP5's stiffness detection for
+/// a forced `dopri5`. Observation only (not part of a stored state: a restored run estimates
+/// afresh at its first step).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StabilityWatch {
+    /// Estimate when `stats.steps` reaches this (0: at the next step; `u64::MAX`: never).
+    pub(super) next_step: u64,
+    radius: SpectralRadius,
+    /// The method's bound on h·ρ, once known (`None`: not an explicit fixed-step method).
+    bound: Option<f64>,
+    /// Hairer's counters of DP5 steps held by stability, and of non-stiff ones since.
+    dp5_stiff: u32,
+    dp5_nonstiff: u32,
+    /// The last estimate: ρ(J), s⁻¹, and the step it was tested with, s.
+    pub last_radius_per_s: f64,
+    pub last_step_s: f64,
+}
+
+/// Steps between two estimates of ρ(J) at most, and after one that fired.
+const STABILITY_MAX_INTERVAL: u64 = 1024;
+const STABILITY_FIRED_INTERVAL: u64 = 16;
+
+impl Simulation {
+    /// Run-time check 11 for a forced `dopri5`: Hairer's stiffness detection as `auto` runs it
+    /// (HNW II, §IV.2; `dopri5.f`'s 15 stability-limited steps with fewer than 6 non-stiff
+    /// ones in between), a warning instead of a switch to the BDF.
+    #[inline]
+    pub(super) fn watch_dp5(&mut self, h_lambda: f64, t_s: f64) {
+        use crate::integrators::auto::{NONSTIFF_STEPS, STIFF_H_LAMBDA, STIFF_STEPS};
+        let w = &mut self.stability;
+        if h_lambda > STIFF_H_LAMBDA {
+            w.dp5_nonstiff = 0;
+            w.dp5_stiff += 1;
+            if w.dp5_stiff >= STIFF_STEPS {
+                w.dp5_stiff = 0;
+                self.note_fired(checks::BEYOND_STABILITY, t_s);
+            }
+        } else {
+            w.dp5_nonstiff = w.dp5_nonstiff.saturating_add(1);
+            if w.dp5_nonstiff >= NONSTIFF_STEPS {
+                w.dp5_stiff = 0;
+            }
+        }
+    }
+
+    /// Run-time check 11 for an explicit fixed-step method about to step with `h`: h·ρ(J) at
+    /// the current state against the method's stability bound. Runs when `stability.next_step`
+    /// is due; the next estimate follows after as many steps as the margin bound/(h·ρ) (1 to
+    /// 1,024), so a Jacobian that grows towards the bound is watched more closely.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn check_stability(&mut self, h: f64) {
+        let bound = match self.stability.bound {
+            Some(b) => b,
+            None => match explicit_bound(self.integrator.name()) {
+                Some(b) => {
+                    self.stability.bound = Some(b);
+                    b
+                }
+                None => {
+                    self.stability.next_step = u64::MAX;
+                    return;
+                }
+            },
+        };
+        let n = self.network.layout.n_states;
+        let count = self.network.rhs_evaluations;
+        let rho = self.stability.radius.estimate(
+            &mut self.network,
+            self.t_s,
+            &self.y[..n],
+            h,
+            self.settings.control.atol,
+        );
+        self.network.rhs_evaluations = count;
+        let steps = self.stats.steps;
+        let interval = match rho {
+            None => STABILITY_MAX_INTERVAL,
+            Some(r) => {
+                self.stability.last_radius_per_s = r;
+                self.stability.last_step_s = h;
+                let margin = bound / (h * r);
+                if margin < 1.0 {
+                    self.note_fired(checks::BEYOND_STABILITY, self.t_s);
+                    // Fired: look again later, not at every step of a run that is off anyway.
+                    STABILITY_FIRED_INTERVAL
+                } else if margin.is_nan() {
+                    STABILITY_MAX_INTERVAL
+                } else {
+                    (margin.floor().min(STABILITY_MAX_INTERVAL as f64) as u64).max(1)
+                }
+            }
+        };
+        self.stability.next_step = steps.saturating_add(interval);
+    }
+}
