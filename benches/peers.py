@@ -23,6 +23,15 @@ methods are timed interleaved (rounds of cantera, auto, dopri5, bdf in turn, bes
 each), so that a change of load during the run affects all of them alike: the ratios, and
 auto / best (what the "Automatic method" table checks).
 
+From Python (when the package `plenum` is installed in this venv: `pip install
+target/wheels/plenum-*.whl`; `--no-python` leaves it out): the same networks through
+`plenum.Simulation.advance`, a Python loop over the same output times as Cantera's
+`ReactorNet.advance` loop, at the rtol the command line's method picked (the package's runs
+are the command line's bit for bit, so the error is the same; checked on one untimed run),
+timed the same way as Cantera (the loop only, Python's call overhead included on both sides,
+building the network outside), in the same interleaved rounds. The "From Python" table
+compares that ratio with the command line's.
+
 `--instructions` adds the load-free figure: callgrind's count of instructions inside
 `Simulation::advance_to` (one solve at each method's picked rtol; needs valgrind), and auto /
 best by that count.
@@ -57,6 +66,8 @@ sys.path.insert(0, str(FONSIM_DIR))
 import numpy as np  # noqa: E402
 
 PLENUM_METHODS = ["auto", "dopri5", "bdf"]
+# Timed from Python as well: the default, and the BDF against CVODES's.
+PY_METHODS = ["auto", "bdf"]
 CANTERA_CASES = ["cantera_vent", "cantera_two_tanks", "cantera_wall", "cantera_piston", "cantera_chain20"]
 REF_RTOL = 1e-12
 ATOL = 1e-15
@@ -185,7 +196,38 @@ def cantera_pressures(spec, times, rtol, atol, record=True):
     return {f"{n}.p": arr[:, i] for i, n in enumerate(names)}, solve_s
 
 
-def cantera_case(case, target, repeat, rounds, quick, instructions, table, auto_table):
+def python_plenum():
+    """The package `plenum` if it is installed in this venv (None: not installed)."""
+    try:
+        import plenum
+    except ImportError:
+        return None
+    return plenum
+
+
+def python_pressures(model, method, rtol, atol, times, names, record=True):
+    """(dict name.p -> array at `times`, seconds) of `plenum.Simulation.advance` called from
+    Python at every output time, as Cantera's loop: the loop only is timed, reading the
+    pressures only when `record`."""
+    m = model.set("solver.rtol", rtol).set("solver.atol", atol)
+    sim = m.simulation(method=method)
+    rows = [sim[names]]
+    advance = sim.advance
+    outputs = [float(t) for t in times[1:]]
+    start = time.perf_counter()
+    for t in outputs:
+        advance(t)
+        if record:
+            rows.append(sim[names])
+    solve_s = time.perf_counter() - start
+    if not record:
+        return None, solve_s
+    arr = np.array(rows)
+    return {n: arr[:, i] for i, n in enumerate(names)}, solve_s
+
+
+def cantera_case(case, target, repeat, rounds, quick, instructions, table, auto_table,
+                 py_table=None):
     from plenum_cli import load_model
 
     model = PEERS / "models" / f"{case}.toml"
@@ -208,8 +250,22 @@ def cantera_case(case, target, repeat, rounds, quick, instructions, table, auto_
     runs = {m: (lambda k, m=m: run_plenum(model, m, picked[m][0], ATOL, k)[1]) for m in picked}
     runs["cantera"] = lambda k: min(
         cantera_pressures(spec, times, ct_rtol, ATOL, record=False)[1] for _ in range(k))
+    plenum = python_plenum() if py_table is not None else None
+    py_errors = {}
+    if plenum is not None:
+        py_model = plenum.Model.from_file(model)
+        for m in PY_METHODS:
+            cols, _ = python_pressures(py_model, m, picked[m][0], ATOL, times, names)
+            py_errors[m] = rel_error(cols, ref_cols, names)
+            runs[f"python-{m}"] = (lambda k, m=m: min(
+                python_pressures(py_model, m, picked[m][0], ATOL, times, names, record=False)[1]
+                for _ in range(k)))
     solve_s = time_interleaved(runs, repeat, rounds)
     ct_time = solve_s.pop("cantera")
+    for m in py_errors:
+        t = solve_s.pop(f"python-{m}")
+        py_table.append((case, m, picked[m][0], py_errors[m], picked[m][1], ct_time, t,
+                         solve_s[m]))
     results = {}
     for method, (rtol, err) in picked.items():
         t = solve_s[method]
@@ -275,6 +331,8 @@ def main():
     ap.add_argument("--cpu", type=int, default=0, help="the one CPU to run on (default 0)")
     ap.add_argument("--rounds", type=int, default=5,
                     help="interleaved rounds of Plenum's three methods (repeats split among them)")
+    ap.add_argument("--no-python", action="store_true",
+                    help="leave out the runs through the Python package `plenum`")
     ap.add_argument("--instructions", action="store_true",
                     help="also count instructions of each Plenum solve with callgrind (valgrind)")
     args = ap.parse_args()
@@ -288,13 +346,14 @@ def main():
     rounds = 1 if args.quick else max(1, min(args.rounds, repeat))
     only = set(filter(None, args.only.split(",")))
     table, auto_table = [], []
+    py_table = None if args.no_python else []
     print(f"plenum: {plenum_bin()}; repeats {repeat} ({rounds} interleaved rounds); one core "
           f"(CPU {args.cpu}); load average {os.getloadavg()[0]:.1f}", flush=True)
 
     for case in CANTERA_CASES:
         if not only or case in only:
             cantera_case(case, args.target, repeat, rounds, args.quick, args.instructions, table,
-                         auto_table)
+                         auto_table, py_table)
     import compare
 
     h = 1e-3 if args.quick else compare.H
@@ -310,6 +369,21 @@ def main():
     for net, peer, ptol, pt, pe, m, rtol, t, e, ratio in table:
         print(f"| {net} | {peer} | {ptol:.1e} | {pt:.3e} | {pe:.1e} | {m} | {rtol:.1e} | {t:.3e} "
               f"| {e:.1e} | {ratio:.0f}× |")
+
+    if py_table:
+        print("\n## From Python: `plenum.Simulation.advance` against Cantera's `ReactorNet.advance`"
+              " (a Python loop over the output times on both sides)\n")
+        print("| network | method | rtol | error | Cantera (s) | Plenum from Python (s) | ratio "
+              "| command line's ratio | lost to Python |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for net, m, rtol, err, cli_err, ct, py, cli in py_table:
+            print(f"| {net} | {m} | {rtol:.1e} | {err:.1e} | {ct:.3e} | {py:.3e} | {ct / py:.1f}× "
+                  f"| {ct / cli:.1f}× | {py / cli:.2f}× |")
+            # The package runs the command line's bits: the same error at the same rtol.
+            assert err == cli_err, f"{net} {m}: error {err} from Python, {cli_err} from the CLI"
+    elif py_table is not None:
+        print("\n(no Python package `plenum` in this venv: the From Python table is left out; "
+              "pip install target/wheels/plenum-*.whl)")
 
     print("\n## Automatic method (time at equal error; ratio = auto / better of dopri5 and bdf, "
           "target ≤ 1.5; the three timed interleaved)\n")

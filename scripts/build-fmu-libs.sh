@@ -14,7 +14,8 @@
 # Without --platforms: every platform this machine can build; one it cannot is skipped with
 # the reason and the command that adds it. A platform named in --platforms that cannot be built
 # is an error (exit 2). --windows-tests also cross-builds, in the same profile, the compliance
-# runner and the compliance test binaries for win64 (run under Wine by scripts/test.sh).
+# runner and the compliance test binaries for win64 (run under Wine by scripts/test.sh); a target
+# directory that has had that build keeps it (the library is the same either way).
 # `fmu-build` finds these libraries by itself. The platforms build at the same time (each ends in
 # a one-codegen-unit compile of the library that uses one core): linux64 in its own target
 # directory, since cargo holds a target directory's lock for the whole of a build.
@@ -116,6 +117,13 @@ build_win64() {
     local start=$SECONDS
     echo "== win64: $WIN_TARGET (MinGW-w64), profile fmu" >&2
     local out="$CARGO_TARGET_DIR/$WIN_TARGET/fmu"
+    # The two ways of building the DLL are different cargo units that overwrite each other's
+    # deps/plenum.dll: once this target directory has the tests' build, it is kept (cargo finds
+    # it fresh), so that the demo run after the tests compiles nothing.
+    if ((!windows_tests)) && [[ -f $out/.windows-tests ]]; then
+        echo "== win64: building as --windows-tests did before in $out" >&2
+        windows_tests=1
+    fi
     if ((windows_tests)); then
         # The runner and the test binaries depend on the library; cargo builds it for them with
         # both its crate types, the DLL in deps/. That one build is the one shipped (a build of
@@ -123,6 +131,7 @@ build_win64() {
         # package differs from the dependency's).
         bash "$root/scripts/cargo-win64.sh" build -q --profile fmu -p compliance-tests --bins --tests
         cp -p "$out/deps/plenum.dll" "$out/plenum.dll"
+        touch "$out/.windows-tests"
     else
         bash "$root/scripts/cargo-win64.sh" build -q --profile fmu -p plenum --lib --no-default-features
     fi

@@ -6,7 +6,10 @@
 #                                        python3-venv, gcc-mingw-w64-x86-64 (the win64 library);
 #                                        rustup's x86_64-pc-windows-gnu target
 #   bash scripts/prerequisites.sh test   the same, and valgrind (leak procedure), libtbb12
-#                                        (Ecos), wine and wine64 (the win64 library's tests)
+#                                        (Ecos), wine and wine64 (the win64 library's tests),
+#                                        cmake (3.24 or newer), g++ and make (OMSimulator and
+#                                        FMUComplianceChecker, built from source by
+#                                        compliance-tests/importers/build-tools.sh)
 #
 # As root, missing packages are installed with apt-get. Otherwise nothing is installed: the
 # script names the exact command to run and exits 2. On a system without dpkg and apt-get it
@@ -16,7 +19,7 @@ mode=${1:-}
 packages=(libclang-dev python3-venv gcc-mingw-w64-x86-64)
 case $mode in
     demo) ;;
-    test) packages+=(valgrind libtbb12 wine wine64) ;;
+    test) packages+=(valgrind libtbb12 wine wine64 cmake g++ make) ;;
     *)
         echo "usage: bash scripts/prerequisites.sh demo|test" >&2
         exit 2

@@ -4,7 +4,8 @@
 # 2.17, win64 cross-compiled and tested under Wine), then through Python the FMUs of all shipped
 # models in FMPy, the peer simulators Cantera and FONSim run in the same test, and the real
 # importers (fmu-manipulation-toolbox, libcosim, Ecos, and fmi-sim, which this script installs
-# from crates.io into target/tools). Needs the Rust toolchain and Python 3 with venv; what else
+# from crates.io into target/tools; OMSimulator and FMUComplianceChecker, which it builds into
+# target/tools from the sources in ../shared/vendor). Needs the Rust toolchain and Python 3 with venv; what else
 # it needs it installs (scripts/prerequisites.sh: Debian packages as root, else it names them);
 # the Python packages go into target/venv (scripts/python-env.sh).
 set -euo pipefail
@@ -43,13 +44,17 @@ cargo test -q --bench fmi_overhead -- --quick
 cargo test -q --bench scale -- --quick
 passed=$((passed + 1))
 
-stage "FMUs of the shipped models (target/fmu/, FMI 3.0: target/fmu3/)"
+stage "FMUs of the shipped models (target/fmu/, FMI 3.0: target/fmu3/) and of the gallery"
 mkdir -p target/fmu
 # With the shipped libraries of both platforms (fmu-build finds them).
 target/debug/fmu-build models/*.toml -o target/fmu --platforms linux64,win64
 # The same models as FMI 3.0 FMUs (compliance-tests/python/test_fmi3.py).
 mkdir -p target/fmu3
 target/debug/fmu-build models/*.toml -o target/fmu3 --platforms linux64,win64 --fmi-version 3
+# Every gallery model's FMU, FMI 2.0 and 3.0, for OMSimulator and FMUComplianceChecker (Linux).
+mkdir -p target/fmu-gallery target/fmu3-gallery
+target/debug/fmu-build examples/*/*.toml -o target/fmu-gallery --platforms linux64
+target/debug/fmu-build examples/*/*.toml -o target/fmu3-gallery --platforms linux64 --fmi-version 3
 
 stage "Python environment (scripts/python-env.sh: target/venv)"
 PY=$(bash scripts/python-env.sh)
@@ -74,12 +79,26 @@ passed=$((passed + 1))
 stage "fmi-sim from crates.io (compliance-tests/importers/install-fmi-sim.sh)"
 bash compliance-tests/importers/install-fmi-sim.sh
 
+stage "OMSimulator and FMUComplianceChecker from ../shared/vendor (compliance-tests/importers/build-tools.sh)"
+bash compliance-tests/importers/build-tools.sh
+
 stage "Real importers vs FMPy (compliance-tests/importers)"
-PLENUM_IMPORTERS_REQUIRE_ALL=1 bash compliance-tests/importers/run.sh -q
+PLENUM_IMPORTERS_REQUIRE_ALL=1 bash compliance-tests/importers/run.sh -q \
+    --ignore=compliance-tests/importers/test_omsimulator_fmuchecker.py
 passed=$((passed + 1))
 
 stage "Examples: FMPy, Dask sweep, libcosim co-simulation (examples/)"
 "$PY" -m pytest examples -q
+passed=$((passed + 1))
+
+stage "Python package: the wheel in a fresh venv, no Rust on PATH (python/tests/run.sh)"
+bash python/tests/run.sh
+passed=$((passed + 1))
+
+# Last, so that the stages above report whatever this one finds.
+stage "OMSimulator and FMUComplianceChecker: every FMU, FMI 2.0 and 3.0, CS and ME, clean and = CLI"
+PLENUM_IMPORTERS_REQUIRE_ALL=1 \
+    bash compliance-tests/importers/run.sh compliance-tests/importers/test_omsimulator_fmuchecker.py
 passed=$((passed + 1))
 
 stage_end

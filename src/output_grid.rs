@@ -2,9 +2,11 @@
 //! sensitivity driver: t_start + k·interval for every k ≥ 1 below t_end, then t_end itself.
 
 use crate::time_axis::time_resolution_s;
+use crate::units::text::{approx, number};
 
-/// Most output rows one run may write (the start included): each row keeps every output
-/// variable, so a tiny interval would fill the memory before the run ends.
+/// Most output rows one run may write (the start included). The command line keeps no row (each
+/// goes to the CSV and the plot as it is produced), so this bounds the run's length and its
+/// CSV (10⁶ rows of a network of 300 chambers are about 40 GB of text), not its memory.
 pub const MAX_OUTPUT_ROWS: usize = 1_000_000;
 
 /// Relative slack within which t_end/interval counts as a whole number: an interval that
@@ -44,9 +46,12 @@ impl OutputGrid {
         let resolution = time_resolution_s(t_start.abs().max(t_end.abs()));
         if interval < resolution {
             return Err(format!(
-                "[solver] output_interval = {interval:e} s is below the time axis's resolution \
-                 {resolution:e} s between t = {t_start:e} s and {t_end:e} s: output times would \
-                 repeat"
+                "[solver] output_interval = {} s is below the time axis's resolution {} s \
+                 between t = {} s and {} s: output times would repeat",
+                number(interval),
+                approx(resolution),
+                number(t_start),
+                number(t_end)
             ));
         }
         let m = span / interval;
@@ -93,10 +98,26 @@ impl OutputGrid {
     }
 }
 
+/// The rows an interval that divides the span `m` times gives (the start, every multiple
+/// below the end, the end), as a count, or about as many when it is beyond counting exactly.
 fn too_many(m: f64, interval: f64) -> String {
+    let rows = if m < 1e15 {
+        let whole = m.round();
+        let times = if (m - whole).abs() <= DIVIDES_SLACK * m.max(1.0) {
+            whole
+        } else {
+            m.floor() + 1.0
+        };
+        format!("{} output rows", times as u64 + 1)
+    } else {
+        format!("about {} output rows", approx(m))
+    };
     format!(
-        "[solver] output_interval = {interval:e} s gives {m:.3e} output rows, more than the \
-         limit of {MAX_OUTPUT_ROWS}: choose a longer interval"
+        "[solver] output_interval = {} s gives {rows}, more than the limit of {MAX_OUTPUT_ROWS}: \
+         choose an interval of at least {} s",
+        number(interval),
+        // Rounded to six digits from above: the interval given is never one row too short.
+        approx(m * interval / (MAX_OUTPUT_ROWS - 1) as f64 * (1.0 + 1e-5))
     )
 }
 
@@ -157,5 +178,30 @@ mod tests {
             OutputGrid::new(0.0, 3.0, Some(4e-6)).unwrap().len(),
             750_000
         );
+    }
+
+    /// The refusal counts the rows as the grid would (the start, the multiples, the end), and
+    /// the interval it proposes gives at most the limit.
+    #[test]
+    fn the_refusal_counts_the_rows_and_proposes_an_interval_that_fits() {
+        for (t_end, dt, rows) in [
+            (1.0, 1e-6, "1000001 output rows"),
+            (0.01, 1e-8, "1000001 output rows"),
+            (3.0, 1e-6, "3000001 output rows"),
+            (1.0, 7e-7, "1428573 output rows"),
+        ] {
+            let e = OutputGrid::new(0.0, t_end, Some(dt)).unwrap_err();
+            println!("[0, {t_end:?}] by {dt:?}: {e}");
+            assert!(e.contains(rows) && e.contains("limit of 1000000"), "{e}");
+            let proposed: f64 = e
+                .rsplit("at least ")
+                .next()
+                .and_then(|x| x.strip_suffix(" s"))
+                .and_then(|x| x.parse().ok())
+                .unwrap_or_else(|| panic!("{e}"));
+            let grid = OutputGrid::new(0.0, t_end, Some(proposed)).unwrap();
+            println!("  {proposed:?} s: {} rows", grid.len() + 1);
+            assert!(grid.len() < MAX_OUTPUT_ROWS && grid.len() + 10 >= MAX_OUTPUT_ROWS);
+        }
     }
 }

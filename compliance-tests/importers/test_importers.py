@@ -1,5 +1,4 @@
-"""Plenum's FMUs in five independent importers, numbers compared with FMPy's (issue 6, "Real
-importers").
+"""Plenum's FMUs in five independent importers, numbers compared with FMPy's.
 
 Run from the workspace root after building the FMUs (this file builds nothing itself):
 

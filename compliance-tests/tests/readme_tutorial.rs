@@ -21,9 +21,11 @@
 //! win64 library is tested under Wine by the other suites of this crate.
 #![cfg(target_os = "linux")]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
+
+mod doc_support;
+use doc_support::{Block, blocks, readme, tools};
 
 use compliance_tests::fmu::{temp_dir, unpack};
 use compliance_tests::{Fmu, OK, library_path, load_library};
@@ -31,11 +33,6 @@ use compliance_tests::{Fmu, OK, library_path, load_library};
 const SECTION: &str = "## Your first model in ten minutes";
 /// Air's specific gas constant, J/(kg·K) (the `air` species of `src/gas.rs`).
 const R_AIR: f64 = 287.05;
-
-fn readme() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 /// The tutorial section: from its heading to the next `## ` heading.
 fn section(text: &str) -> String {
@@ -45,40 +42,6 @@ fn section(text: &str) -> String {
     let body = &text[start + SECTION.len()..];
     let end = body.find("\n## ").unwrap_or(body.len());
     body[..end].to_string()
-}
-
-/// A fenced code block: its language, its text, and the prose since the previous block.
-struct Block {
-    lang: String,
-    text: String,
-    before: String,
-}
-
-fn blocks(section: &str) -> Vec<Block> {
-    let mut out = Vec::new();
-    let mut prose = String::new();
-    let mut lines = section.lines();
-    while let Some(line) = lines.next() {
-        let Some(lang) = line.strip_prefix("```") else {
-            prose.push_str(line);
-            prose.push('\n');
-            continue;
-        };
-        let mut text = String::new();
-        for l in lines.by_ref() {
-            if l.starts_with("```") {
-                break;
-            }
-            text.push_str(l);
-            text.push('\n');
-        }
-        out.push(Block {
-            lang: lang.trim().to_string(),
-            text,
-            before: std::mem::take(&mut prose),
-        });
-    }
-    out
 }
 
 /// The last backticked path in `prose` that ends with `ext` (where the section says to save a
@@ -92,51 +55,6 @@ fn named_path(prose: &str, ext: &str) -> String {
         .last()
         .unwrap_or_else(|| panic!("no `…{ext}` path before the block in:\n{prose}"))
         .to_string()
-}
-
-/// The executables of `plenum` and `fmu-build` in the tests' profile, built by a nested Cargo
-/// as `library_path` builds the library.
-fn tools() -> &'static (PathBuf, PathBuf) {
-    static TOOLS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
-    TOOLS.get_or_init(|| {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
-        let mut cmd = Command::new(cargo);
-        cmd.args([
-            "build",
-            "-p",
-            "plenum",
-            "--bin",
-            "plenum",
-            "-p",
-            "fmu-build",
-            "--bin",
-            "fmu-build",
-            "--message-format=json",
-        ])
-        .arg("--manifest-path")
-        .arg(&manifest);
-        if !cfg!(debug_assertions) {
-            cmd.arg("--release");
-        }
-        let out = cmd.output().expect("cannot run cargo to build the tools");
-        assert!(
-            out.status.success(),
-            "cargo build of plenum and fmu-build failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let exe = |name: &str| -> PathBuf {
-            stdout
-                .lines()
-                .filter_map(|l| l.split("\"executable\":\"").nth(1))
-                .filter_map(|rest| rest.split('"').next())
-                .find(|p| Path::new(p).file_name().is_some_and(|f| f == name))
-                .map(PathBuf::from)
-                .unwrap_or_else(|| panic!("cargo reported no {name} executable:\n{stdout}"))
-        };
-        (exe("plenum"), exe("fmu-build"))
-    })
 }
 
 /// A README word as this harness runs it: `target/release/<tool>` → the tests' build of it.

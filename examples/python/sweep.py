@@ -1,32 +1,34 @@
-"""A parameter sweep of the air gun FMU on Dask: exit velocity over barrel length × chamber
-pressure (40 × 25 = 1,000 runs by default).
+"""A parameter sweep of the air gun through the Python package `plenum`: exit velocity over barrel
+length × chamber pressure (40 × 25 = 1,000 runs by default).
 
-    PY=$(bash scripts/python-env.sh)
-    "$PY" examples/python/sweep.py target/fmu-examples/airgun.fmu                # LocalCluster
-    "$PY" examples/python/sweep.py airgun.fmu --scheduler tcp://host:8786        # a cluster
-    "$PY" examples/python/sweep.py airgun.fmu --serial                           # no Dask
+    pip install target/wheels/plenum-*.whl "dask[distributed]" pandas matplotlib
+    python examples/python/sweep.py                              # Dask LocalCluster
+    python examples/python/sweep.py --scheduler tcp://host:8786  # a Dask cluster
+    python examples/python/sweep.py --threads 2                  # concurrent.futures threads
+    python examples/python/sweep.py --serial                     # one after another
 
-Every task loads the FMU with FMPy (each worker process extracts it once), sets
-`projectile.x_exit` and `chamber.pressure`, simulates to the exit and returns the exit time and
-velocity. Results go to a CSV table (`--csv`, or Parquet when the name ends in .parquet and
-pyarrow is installed) and a heat map (`--plot`). On a cluster the FMU path must exist on every
-worker (a shared file system); each worker extracts it once into its temp dir.
+Every task copies the model (`examples/airgun/model.toml`), sets `projectile.x_exit` and
+`chamber.pressure` and runs it with `Model.run` (the run ends at the exit) for the exit time and
+velocity. Models pickle as their text and overrides, so Dask's workers (and process pools) need
+the package only, no file. Runs release the GIL: threads run them in parallel. Results go to a
+CSV table (`--csv`, or Parquet when the name ends in .parquet and pyarrow is installed) and a
+heat map (`--plot`).
 """
 
 import argparse
-import atexit
-import os
-import shutil
-import tempfile
+import copy
 import time
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
-import fmpy
 import numpy as np
 import pandas as pd
 
+import plenum
+
 BARREL = "projectile.x_exit"
 PRESSURE = "chamber.pressure"
+AIRGUN = Path(__file__).resolve().parents[1] / "airgun" / "model.toml"
 
 
 def grid(n_length, n_pressure, lengths=(0.05, 0.6), pressures=(3e5, 1.2e6)):
@@ -36,51 +38,42 @@ def grid(n_length, n_pressure, lengths=(0.05, 0.6), pressures=(3e5, 1.2e6)):
     return [(float(x), float(p)) for x in ls for p in ps]
 
 
-def _unzipped(fmu, scratch=None):
-    """The FMU extracted once per process (a Dask worker runs many tasks), under `scratch` (which
-    the caller removes) or the temp dir (removed at a normal exit of the process)."""
-    base = Path(scratch) if scratch else Path(tempfile.gettempdir())
-    d = base / f"plenum-sweep-{os.getpid()}-{Path(fmu).stem}-{os.stat(fmu).st_mtime_ns}"
-    if not (d / "modelDescription.xml").exists():
-        fmpy.extract(str(fmu), unzipdir=str(d))
-        if not scratch:
-            atexit.register(shutil.rmtree, d, True)
-    return str(d)
-
-
-def run_point(fmu, barrel_m, pressure_pa, scratch=None, output_interval=1e-3):
+def run_point(model, barrel_m, pressure_pa):
     """One run: the exit (or last) time, the velocity there, and whether the projectile left."""
-    # FMPy simulates an extracted FMU given its directory.
-    res = fmpy.simulate_fmu(
-        _unzipped(fmu, scratch),
-        start_values={BARREL: barrel_m, PRESSURE: pressure_pa},
-        output_interval=output_interval,
-        output=["projectile.v", "projectile.exited"],
-    )
-    last = res[-1]
+    result = copy.copy(model).set(BARREL, barrel_m).set(PRESSURE, pressure_pa).run()
     return {
         "barrel_m": barrel_m,
         "chamber_pressure_pa": pressure_pa,
-        "t_exit_s": float(last["time"]),
-        "v_exit_m_per_s": float(last["projectile.v"]),
-        "exited": bool(last["projectile.exited"] == 1.0),
+        "t_exit_s": float(result.time[-1]),
+        "v_exit_m_per_s": float(result["projectile.v"][-1]),
+        "exited": result.exit_time is not None,
     }
 
 
-def sweep_serial(fmu, points):
-    with tempfile.TemporaryDirectory() as scratch:
-        return pd.DataFrame([run_point(fmu, x, p, scratch) for x, p in points])
+def _run_args(args):
+    return run_point(*args)
 
 
-def sweep_dask(fmu, points, scheduler=None, workers=2):
+def sweep_serial(model, points):
+    return pd.DataFrame([run_point(model, x, p) for x, p in points])
+
+
+def sweep_futures(model, points, workers=2, processes=False):
+    """The same tasks on a concurrent.futures pool of threads (the GIL is released during a
+    run) or processes."""
+    pool = ProcessPoolExecutor if processes else ThreadPoolExecutor
+    with pool(workers) as ex:
+        rows = list(ex.map(_run_args, [(model, x, p) for x, p in points], chunksize=25))
+    return pd.DataFrame(rows)
+
+
+def sweep_dask(model, points, scheduler=None, workers=2):
     """The same tasks on a Dask cluster: a LocalCluster of `workers` single-threaded processes,
-    or the scheduler at `scheduler`."""
+    or the scheduler at `scheduler` (its workers need the `plenum` package)."""
     from dask.distributed import Client, LocalCluster
 
-    cluster, scratch = None, None
+    cluster = None
     if scheduler is None:
-        # Local workers share this machine's disk: extract into a directory removed at the end.
-        scratch = tempfile.mkdtemp(prefix="plenum-sweep-")
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                dashboard_address=":0")
         client = Client(cluster)
@@ -91,14 +84,13 @@ def sweep_dask(fmu, points, scheduler=None, workers=2):
             # Imported as the module `sweep` (the tests), the tasks refer to it by name: the
             # workers need the file (run as a script, Dask sends the functions by value).
             client.upload_file(__file__)
-        futures = client.map(run_point, [fmu] * len(points), [x for x, _ in points],
-                             [p for _, p in points], [scratch] * len(points), pure=False)
+        futures = client.map(run_point, [model] * len(points), [x for x, _ in points],
+                             [p for _, p in points], pure=False)
         rows = client.gather(futures)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
-            shutil.rmtree(scratch, ignore_errors=True)
     return pd.DataFrame(rows)
 
 
@@ -130,28 +122,30 @@ def write_table(df, path):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("fmu", type=Path)
+    ap.add_argument("--model", type=Path, default=AIRGUN, help="the air gun's model file")
     ap.add_argument("--lengths", type=int, default=40, help="barrel lengths (default 40)")
     ap.add_argument("--pressures", type=int, default=25, help="chamber pressures (default 25)")
     ap.add_argument("--workers", type=int, default=2, help="LocalCluster worker processes")
     ap.add_argument("--scheduler", help="address of a running Dask scheduler (default: LocalCluster)")
+    ap.add_argument("--threads", type=int, help="run on this many threads (concurrent.futures), without Dask")
     ap.add_argument("--serial", action="store_true", help="run in this process, without Dask")
     ap.add_argument("--csv", type=Path, default=Path("sweep.csv"), help="table (.csv or .parquet)")
     ap.add_argument("--plot", type=Path, default=Path("sweep.png"))
     args = ap.parse_args(argv)
-    if not args.fmu.is_file():
-        raise SystemExit(f"{args.fmu}: no such FMU (build it with fmu-build)")
+    model = plenum.Model.from_file(args.model)
     points = grid(args.lengths, args.pressures)
     start = time.perf_counter()
     if args.serial:
-        df = sweep_serial(args.fmu, points)
+        how, df = "serial", sweep_serial(model, points)
+    elif args.threads:
+        how, df = f"{args.threads} threads", sweep_futures(model, points, args.threads)
     else:
-        df = sweep_dask(args.fmu.resolve(), points, args.scheduler, args.workers)
+        how, df = "Dask", sweep_dask(model, points, args.scheduler, args.workers)
     elapsed = time.perf_counter() - start
     write_table(df, args.csv)
     heat_map(df, args.plot)
     best = df.loc[df["v_exit_m_per_s"].idxmax()]
-    print(f"{len(df)} runs in {elapsed:.1f} s ({'serial' if args.serial else 'Dask'}); "
+    print(f"{len(df)} runs in {elapsed:.1f} s ({how}); "
           f"{int(df['exited'].sum())} exited; fastest {best['v_exit_m_per_s']:.2f} m/s at "
           f"barrel {best['barrel_m']:.3f} m, {best['chamber_pressure_pa'] / 1e5:.2f} bar; "
           f"table {args.csv}, heat map {args.plot}")

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
-use fmu_build::platform::{self, megabytes};
+use fmu_build::platform::megabytes;
+use fmu_build::platform::search::{LIBS_VARIABLE, Origin, Roots};
 use fmu_build::{Error, FmiVersion, Library, Platform};
 use plenum::model::LoadedModel;
 
@@ -33,9 +34,11 @@ struct Cli {
     #[arg(long, value_delimiter = ',')]
     platforms: Vec<String>,
     /// A Plenum shared library to pack (repeatable): its platform is read from the file (an
-    /// x86-64 ELF shared object is linux64, an x86-64 DLL win64). Default: the `fmu` profile's
-    /// builds, `<target>/<triple>/fmu/`, in $CARGO_TARGET_DIR, the target directory this
-    /// executable is in, or the workspace's target/.
+    /// x86-64 ELF shared object is linux64, an x86-64 DLL win64). Default, for each platform:
+    /// `$PLENUM_FMU_LIBS/<platform>/`, `<this executable's dir>/../lib/plenum/<platform>/`, the
+    /// `fmu` profile's build `<target>/<triple>/fmu/` in $CARGO_TARGET_DIR, the target
+    /// directory this executable is in or the workspace's target/, then a plain Cargo build
+    /// there (docs/fmu.md, "Platforms").
     #[arg(long = "lib")]
     libs: Vec<PathBuf>,
     /// Write only the model description, as `<out>/<model>.xml` (the files kept in
@@ -211,32 +214,38 @@ fn libraries(cli: &Cli) -> Result<Vec<Library>, String> {
     if !explicit && libs.is_empty() {
         wanted = Platform::ALL.to_vec();
     }
-    let dirs = platform::target_dirs();
+    let roots = Roots::from_environment();
     let mut skipped = Vec::new();
+    let mut notes = Vec::new();
     for p in wanted {
         if libs.iter().any(|l| l.platform() == p) {
             continue;
         }
-        match platform::find(p, &dirs) {
-            Ok(path) => libs.push(Library::load(&path, Some(p))?),
+        match roots.find(p) {
+            Ok(found) => {
+                if found.origin == Origin::PlainBuild {
+                    notes.push(format!(
+                        "{p}: no shipped build found, packing the plain Cargo build {} (not \
+                         stripped; `bash scripts/build-fmu-libs.sh` builds the shipped one)",
+                        found.path.display()
+                    ));
+                }
+                libs.push(Library::load(&found.path, Some(p))?);
+            }
             Err(looked) => {
-                let looked = if looked.is_empty() {
-                    "no target directory found (set CARGO_TARGET_DIR or run in the workspace)"
-                        .to_string()
-                } else {
+                let how = if roots.target_dirs.is_empty() {
                     format!(
-                        "no library at {}",
-                        looked
-                            .iter()
-                            .map(|l| l.display().to_string())
-                            .collect::<Vec<_>>()
-                            .join(" or ")
+                        "put the Plenum library at one of those paths, set {LIBS_VARIABLE} to a \
+                         directory holding {}/{}, or name the file with --lib",
+                        p.fmi2_folder(),
+                        p.cargo_file()
                     )
+                } else {
+                    p.missing_toolchain().unwrap_or_else(|| {
+                        "build it with `bash scripts/build-fmu-libs.sh`".to_string()
+                    })
                 };
-                let why = match p.missing_toolchain() {
-                    Some(m) => format!("{looked}; {m}"),
-                    None => format!("{looked}; build it with `bash scripts/build-fmu-libs.sh`"),
-                };
+                let why = format!("{looked}; {how}");
                 if explicit {
                     return Err(format!("{p}: {why}"));
                 }
@@ -249,6 +258,9 @@ fn libraries(cli: &Cli) -> Result<Vec<Library>, String> {
     }
     if libs.is_empty() {
         return Err("no Plenum library found for any platform (see above)".into());
+    }
+    for n in &notes {
+        eprintln!("fmu-build: note: {n}");
     }
     for l in &libs {
         if let Some(note) = l.glibc_note() {

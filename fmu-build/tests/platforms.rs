@@ -296,42 +296,86 @@ fn fmus_carry_every_built_platform_within_the_size_targets() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
+/// A Plenum library for linux64 to place where fmu-build looks: the shipped build, else the
+/// workspace's plain debug build (a cdylib of the same functions).
+fn some_linux_library() -> Option<Library> {
+    shipped(Platform::Linux64).or_else(|| {
+        let debug = workspace().join("target/debug/libplenum.so");
+        let lib = Library::load(&debug, Some(Platform::Linux64)).ok();
+        if lib.is_none() {
+            println!("SKIPPED: neither the shipped nor the debug linux64 library is built");
+        }
+        lib
+    })
+}
+
+/// The bytes the FMU carries for `platform`.
+fn packed(fmu: &Path, name: &str) -> Vec<u8> {
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(fmu).unwrap()).unwrap();
+    let mut entry = zip.by_name(name).unwrap();
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut entry, &mut bytes).unwrap();
+    bytes
+}
+
+/// `fmu-build` run as `exe`, from `cwd`, with neither CARGO_TARGET_DIR nor PLENUM_FMU_LIBS
+/// unless `env` sets them.
+fn run_at(exe: &Path, cwd: &Path, args: &[&Path], env: &[(&str, &Path)]) -> Output {
+    let mut c = Command::new(exe);
+    c.args(args)
+        .current_dir(cwd)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("PLENUM_FMU_LIBS");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    run(&mut c)
+}
+
 /// A copy of fmu-build outside any build tree finds no library through a path baked in at
-/// compile time: it says where it looked; with `CARGO_TARGET_DIR` it finds what is there, packs
-/// it, and names the platform it left out.
+/// compile time: it says every place it looked and how to give it one; with `CARGO_TARGET_DIR`
+/// it finds what is there, packs it, and names the platform it left out.
 #[test]
 fn a_copied_fmu_build_looks_where_it_is_told_and_says_where_it_looked() {
-    let Some(linux) = shipped(Platform::Linux64) else {
+    let Some(linux) = some_linux_library() else {
         return;
     };
     let dir = tmp("copied");
     let exe = dir.join("fmu-build");
     std::fs::copy(env!("CARGO_BIN_EXE_fmu-build"), &exe).unwrap();
     let model = workspace().join("models/two_tanks.toml");
+    let out = dir.join("out");
 
     // Nothing anywhere.
-    let o = run(Command::new(&exe)
-        .arg(&model)
-        .arg("-o")
-        .arg(dir.join("out"))
-        .current_dir(&dir)
-        .env_remove("CARGO_TARGET_DIR"));
+    let o = run_at(&exe, &dir, &[&model, Path::new("-o"), &out], &[]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("no target directory found"), "{err}");
-    assert!(!dir.join("out/two_tanks.fmu").exists());
+    let beside = dir
+        .parent()
+        .unwrap()
+        .join("lib/plenum/linux64/libplenum.so");
+    for said in [
+        beside.display().to_string().as_str(),
+        "PLENUM_FMU_LIBS is not set",
+        "no Cargo target directory",
+        "--lib",
+        "no Plenum library found for any platform",
+    ] {
+        assert!(err.contains(said), "{said:?} not in: {err}");
+    }
+    assert!(!out.join("two_tanks.fmu").exists());
 
     // A target directory with the linux64 library only.
     let target = dir.join("target");
     let lib = target.join("x86_64-unknown-linux-gnu/fmu/libplenum.so");
     std::fs::create_dir_all(lib.parent().unwrap()).unwrap();
     std::fs::copy(&linux.path, &lib).unwrap();
-    let o = run(Command::new(&exe)
-        .arg(&model)
-        .arg("-o")
-        .arg(dir.join("out"))
-        .current_dir(&dir)
-        .env("CARGO_TARGET_DIR", &target));
+    let o = run_at(
+        &exe,
+        &dir,
+        &[&model, Path::new("-o"), &out],
+        &[("CARGO_TARGET_DIR", &target)],
+    );
     assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     let looked = target.join("x86_64-pc-windows-gnu/fmu/plenum.dll");
@@ -340,7 +384,7 @@ fn a_copied_fmu_build_looks_where_it_is_told_and_says_where_it_looked() {
         "{err}"
     );
     assert_eq!(
-        entries(&dir.join("out/two_tanks.fmu")),
+        entries(&out.join("two_tanks.fmu")),
         [
             "modelDescription.xml",
             "binaries/linux64/two_tanks.so",
@@ -348,16 +392,145 @@ fn a_copied_fmu_build_looks_where_it_is_told_and_says_where_it_looked() {
         ]
     );
     // Asked for explicitly, the missing platform is an error naming the path.
-    let o = run(Command::new(&exe)
-        .arg(&model)
-        .args(["--platforms", "linux64,win64", "-o"])
-        .arg(dir.join("out2"))
-        .current_dir(&dir)
-        .env("CARGO_TARGET_DIR", &target));
+    let o = run_at(
+        &exe,
+        &dir,
+        &[
+            &model,
+            Path::new("--platforms"),
+            Path::new("linux64,win64"),
+            Path::new("-o"),
+            &dir.join("out2"),
+        ],
+        &[("CARGO_TARGET_DIR", &target)],
+    );
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains(&looked.display().to_string()), "{err}");
     assert!(!dir.join("out2").join("two_tanks.fmu").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Installed as a package installs it (`<prefix>/bin/fmu-build`, `cargo install --root
+/// <prefix>` puts it there too) with the libraries in `<prefix>/lib/plenum/<platform>/`,
+/// fmu-build packs them from any directory; `PLENUM_FMU_LIBS` names another folder of the same
+/// layout and comes first. The FMU carries the very bytes of the library found.
+#[test]
+fn an_installed_fmu_build_packs_the_libraries_beside_it_or_named_by_plenum_fmu_libs() {
+    let Some(linux) = some_linux_library() else {
+        return;
+    };
+    let dir = tmp("installed");
+    let prefix = dir.join("prefix");
+    let exe = prefix.join("bin/fmu-build");
+    std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_fmu-build"), &exe).unwrap();
+    let installed = prefix.join("lib/plenum/linux64/libplenum.so");
+    std::fs::create_dir_all(installed.parent().unwrap()).unwrap();
+    std::fs::copy(&linux.path, &installed).unwrap();
+    let model = workspace().join("models/two_tanks.toml");
+    let elsewhere = dir.join("work");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+
+    let out = dir.join("out");
+    let o = run_at(&exe, &elsewhere, &[&model, Path::new("-o"), &out], &[]);
+    assert!(o.status.success());
+    let fmu = out.join("two_tanks.fmu");
+    let bytes = packed(&fmu, "binaries/linux64/two_tanks.so");
+    println!(
+        "beside the executable: packed {} bytes, equal to {}: {}",
+        bytes.len(),
+        installed.display(),
+        bytes == linux.bytes
+    );
+    assert!(bytes == linux.bytes);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            &prefix
+                .join("lib/plenum/win64/plenum.dll")
+                .display()
+                .to_string()
+        ),
+        "{err}"
+    );
+
+    // PLENUM_FMU_LIBS first: a different library there (the other build of the two, or the
+    // same bytes when only one is built) is the one packed.
+    let other_dir = dir.join("libs");
+    let other = other_dir.join("linux64/libplenum.so");
+    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+    let debug = workspace().join("target/debug/libplenum.so");
+    let source = if debug.is_file() && debug != linux.path {
+        debug
+    } else {
+        linux.path.clone()
+    };
+    std::fs::copy(&source, &other).unwrap();
+    let want = std::fs::read(&other).unwrap();
+    let out2 = dir.join("out2");
+    let o = run_at(
+        &exe,
+        &elsewhere,
+        &[&model, Path::new("-o"), &out2],
+        &[("PLENUM_FMU_LIBS", &other_dir)],
+    );
+    assert!(o.status.success());
+    let bytes = packed(&out2.join("two_tanks.fmu"), "binaries/linux64/two_tanks.so");
+    println!(
+        "PLENUM_FMU_LIBS: packed {} bytes, equal to {} ({}): {}; differs from the installed one: {}",
+        bytes.len(),
+        other.display(),
+        source.display(),
+        bytes == want,
+        bytes != linux.bytes
+    );
+    assert!(bytes == want);
+    if source != linux.path {
+        assert!(bytes != linux.bytes, "the installed library was packed");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// After a plain `cargo build [--release] --workspace` (no shipped build), fmu-build finds the
+/// plain build's library in its own target directory and packs it with a note saying so.
+#[test]
+fn fmu_build_in_a_plain_build_tree_packs_that_build_with_a_note() {
+    let Some(linux) = some_linux_library() else {
+        return;
+    };
+    let dir = tmp("plain");
+    let target = dir.join("target");
+    let release = target.join("release");
+    std::fs::create_dir_all(&release).unwrap();
+    // What cargo leaves in every target directory (the mark fmu-build recognises one by).
+    std::fs::write(
+        target.join("CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55\n",
+    )
+    .unwrap();
+    let exe = release.join("fmu-build");
+    std::fs::copy(env!("CARGO_BIN_EXE_fmu-build"), &exe).unwrap();
+    let lib = release.join("libplenum.so");
+    std::fs::copy(&linux.path, &lib).unwrap();
+    let elsewhere = dir.join("work");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let model = workspace().join("models/two_tanks.toml");
+    let out = dir.join("out");
+    let o = run_at(&exe, &elsewhere, &[&model, Path::new("-o"), &out], &[]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("packing the plain Cargo build") && err.contains(&lib.display().to_string()),
+        "{err}"
+    );
+    let bytes = packed(&out.join("two_tanks.fmu"), "binaries/linux64/two_tanks.so");
+    assert!(bytes == linux.bytes);
+    println!(
+        "plain build: packed {} bytes of {}",
+        bytes.len(),
+        lib.display()
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

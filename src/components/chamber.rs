@@ -24,7 +24,7 @@ crate::declare_kind! {
     /// Dead volume, m³ (pistons add or remove area·x; 0 only with a piston `behind` it).
     volume: Number, volume, Required, NonNegative;
     /// Initial pressure, Pa (absolute).
-    pressure: Number, pressure, Required, Positive;
+    pressure: Number, pressure, Required, Absolute;
     /// Initial temperature, K.
     temperature: Number, temperature, Required, Positive;
 }

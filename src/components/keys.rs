@@ -77,6 +77,9 @@ pub enum Rule {
     /// v > 0 (an absolute pressure), except on a node that only liquid links touch, whose
     /// pressure may be gauge: any finite value there (a reservoir feeding inertance valves).
     AbsoluteUnlessLiquid,
+    /// v > 0, an absolute pressure (a chamber's). [`Rule::Positive`] on a pressure is a
+    /// difference (a relief valve's `full_flow_pressure`).
+    Absolute,
 }
 
 impl Rule {
@@ -86,7 +89,7 @@ impl Rule {
         v.is_finite()
             && match self {
                 Rule::Any => true,
-                Rule::Positive | Rule::AbsoluteUnlessLiquid => v > 0.0,
+                Rule::Positive | Rule::Absolute | Rule::AbsoluteUnlessLiquid => v > 0.0,
                 Rule::NonNegative => v >= 0.0,
                 Rule::Fraction => (0.0..=1.0).contains(&v),
                 Rule::PositiveFraction => v > 0.0 && v <= 1.0,
@@ -99,10 +102,8 @@ impl Rule {
         let u = message_unit(unit);
         match self {
             Rule::Any => "finite".to_string(),
-            // Pressures are absolute everywhere (a reservoir of liquid alone excepted, whose
-            // rule the validation relaxes).
-            Rule::Positive if *unit == Unit::pressure() => format!("greater than 0{u} (absolute)"),
             Rule::Positive => format!("greater than 0{u}"),
+            Rule::Absolute => format!("greater than 0{u} (absolute)"),
             Rule::NonNegative => format!("0{u} or more"),
             Rule::Fraction => "between 0 and 1".to_string(),
             Rule::PositiveFraction => "greater than 0 and at most 1".to_string(),

@@ -118,6 +118,9 @@ pub fn build_simulation_of(
             },
         },
     };
+    if let Some(e) = unrepresentable_start(&network) {
+        return Err(e);
+    }
     let sim = Simulation::with_sensitivities(
         network,
         integrator,
@@ -128,6 +131,71 @@ pub fn build_simulation_of(
     );
     sim.check_start(spec.solver.t_end)?;
     Ok(sim)
+}
+
+/// A chamber whose initial mass p·V/(R·T) or internal energy no double holds, or whose mass
+/// is 0, named with the key that breaks it: each key obeys its rule, but a subnormal
+/// temperature (1e-320 K) makes the mass infinite and a subnormal pressure makes it 0 (the
+/// run-time checks would then say "state 0 is inf" or "m = 0"). The key named is the one
+/// farthest from a usual value (1 bar, 1 L, 300 K) in the direction that breaks the state.
+fn unrepresentable_start(network: &Network) -> Option<String> {
+    use crate::components::chamber::{ENERGY, MASS, STATES, VOLUME};
+    use crate::units::text::number;
+    let y = network.initial_state();
+    network.chambers().iter().enumerate().find_map(|(i, c)| {
+        let (m, u, v) = (
+            y[i * STATES + MASS],
+            y[i * STATES + ENERGY],
+            y[i * STATES + VOLUME],
+        );
+        if m.is_finite() && u.is_finite() && m > 0.0 {
+            return None;
+        }
+        let (p, t) = (c.initial_pressure.value, c.initial_temperature.value);
+        // +1: too much mass or energy (a large p or V, a small T); −1: none.
+        let way = if m.is_finite() && u.is_finite() {
+            -1.0
+        } else {
+            1.0
+        };
+        let score = |x: f64, usual: f64, sign: f64| way * sign * (x.abs() / usual).log10();
+        let (key, _) = [
+            ("pressure", score(p, 1e5, 1.0)),
+            ("volume", score(v, 1e-3, 1.0)),
+            ("temperature", score(t, 300.0, -1.0)),
+        ]
+        .into_iter()
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let (what, why) = if m == 0.0 {
+            (
+                format!("mass p·V/(R·T) = {} kg", number(m)),
+                "leaves no gas",
+            )
+        } else if !m.is_finite() {
+            (
+                format!("mass p·V/(R·T) = {} kg", number(m)),
+                "is not a finite number",
+            )
+        } else {
+            (
+                format!("internal energy = {} J", number(u)),
+                "is not a finite number",
+            )
+        };
+        let how = if (way > 0.0) == (key == "temperature") {
+            "small"
+        } else {
+            "large"
+        };
+        Some(format!(
+            "the initial state is impossible: with p = {} Pa, V = {} m^3 and T = {} K the \
+             initial {what} of chamber `{}` {why}: its `{key}` is too {how}",
+            number(p),
+            number(v),
+            number(t),
+            c.name
+        ))
+    })
 }
 
 /// The run-time checks' thresholds of a `[checks]` section.

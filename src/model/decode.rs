@@ -17,7 +17,7 @@ use super::locate::{
 };
 use super::overrides::SECTIONS;
 use super::overrides::shift;
-use super::spec::{ModelFile, TableSpec};
+use super::spec::{CubicSpec, ModelFile, TableSpec};
 use crate::components::keys::KeyDefault;
 
 /// The field names serde's derive declares for a struct (its keys), found by asking it to
@@ -254,16 +254,23 @@ fn translate(loc: &Locator<'_>, e: &toml::de::Error, removed: &[Path]) -> (Vec<M
         let form = "a number, or a table like \
                     `{ table = [[0.0, 1e5], [0.1, 2e5]], interpolation = \"linear\" }`";
         if let Some((_, v)) = loc.node(&path) {
-            if let DeValue::Table(_) = v.get_ref() {
-                // Say what is wrong inside the table.
-                if let Err(inner) = TableSpec::deserialize(ValueDeserializer::from(v.clone())) {
+            if let DeValue::Table(t) = v.get_ref() {
+                // Say what is wrong inside the table, in the form its keys choose: a cubic
+                // curve, else a time table (a row of the wrong length before the types of its
+                // cells: a row `["0 s"]` is a row without a value, not a string).
+                let inner = if t.contains_key("cubic") {
+                    CubicSpec::deserialize(ValueDeserializer::from(v.clone())).err()
+                } else {
+                    if let Some(err) = row_shape(loc, &path) {
+                        return (vec![err], Next::Remove(path));
+                    }
+                    TableSpec::deserialize(ValueDeserializer::from(v.clone())).err()
+                };
+                if let Some(inner) = inner {
                     let (errs, _) = translate(loc, &inner, removed);
                     if !errs.is_empty() {
                         return (errs, Next::Remove(path));
                     }
-                }
-                if let Some(err) = row_shape(loc, &path) {
-                    return (vec![err], Next::Remove(path));
                 }
             }
             let found = type_phrase(v.get_ref());
@@ -305,6 +312,18 @@ fn translate(loc: &Locator<'_>, e: &toml::de::Error, removed: &[Path]) -> (Vec<M
         } else if found_serde.starts_with("map") && matches!(expected, "f64" | "f32") {
             format!(
                 "`{name}` must be a constant number: a table over time is not allowed for this key"
+            )
+        } else if let Some(DeValue::Integer(i)) = node.map(|v| v.get_ref())
+            && expected_phrase(expected).contains("whole number")
+            && !i.as_str().starts_with('-')
+            && u64::from_str_radix(i.as_str(), i.radix()).is_err()
+        {
+            // Above every integer type serde tries: "invalid type: integer", which is no reason.
+            let value = node.and_then(|v| snippet(loc, v)).unwrap_or_default();
+            format!(
+                "`{name}` must be {}: {value} is too large (at most {})",
+                expected_phrase(expected),
+                u64::MAX
             )
         } else if expected_phrase(expected).contains("whole number")
             && found_serde.starts_with("floating point")

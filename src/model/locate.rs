@@ -14,6 +14,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::ModelError;
+use crate::units::text::escaped;
 
 /// One step of a key path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,8 +61,17 @@ pub(crate) fn type_phrase(v: &DeValue<'_>) -> &'static str {
     }
 }
 
-/// The value of a float as written, if it is not a finite number (`nan`, `inf`, `1e400`).
-pub(crate) fn non_finite_float(v: &DeValue<'_>) -> Option<f64> {
+/// A float of the file that is no usable number.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum BadFloat {
+    /// `nan`, `inf`, or too large (`1e400`): the value.
+    NotFinite(f64),
+    /// Not 0 as written, but 0 as an f64 (`1e-400`): the text.
+    Underflow(String),
+}
+
+/// Whether a float as written is no usable number: not finite, or an underflow to 0.
+pub(crate) fn bad_float(v: &DeValue<'_>) -> Option<BadFloat> {
     let DeValue::Float(f) = v else {
         return None;
     };
@@ -79,7 +89,14 @@ pub(crate) fn non_finite_float(v: &DeValue<'_>) -> Option<f64> {
         }
         _ => text.parse::<f64>().ok()?,
     };
-    (!value.is_finite()).then_some(value)
+    let mantissa = body.split(['e', 'E']).next().unwrap_or("");
+    if !value.is_finite() {
+        Some(BadFloat::NotFinite(value))
+    } else if value == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+        Some(BadFloat::Underflow(text))
+    } else {
+        None
+    }
 }
 
 /// Edit distance with transpositions (optimal string alignment: `strsim::osa_distance`), for
@@ -342,13 +359,15 @@ impl<'a> Locator<'a> {
     /// An error about the node at `path` (which need not exist: then the position is that of
     /// the deepest part that does, e.g. the `[[chamber]]` header for a missing key).
     pub fn error(&self, path: &[Seg], message: impl Into<String>) -> ModelError {
-        let message = message.into();
+        // Names and values of the file are echoed escaped (`ModelError`'s fields are read
+        // directly too: an FMU logs them).
+        let message = escaped(&message.into()).into_owned();
         if let Some(o) = self.override_of(path) {
             return ModelError {
                 file: "--set".to_string(),
                 line: 0,
                 column: 0,
-                key: o.text.clone(),
+                key: escaped(&o.text).into_owned(),
                 message,
             };
         }
@@ -360,7 +379,7 @@ impl<'a> Locator<'a> {
             file: self.file.to_string(),
             line,
             column,
-            key: self.render(path),
+            key: escaped(&self.render(path)).into_owned(),
             message,
         }
     }
@@ -372,16 +391,17 @@ impl<'a> Locator<'a> {
             file: self.file.to_string(),
             line,
             column,
-            key,
-            message,
+            key: escaped(&key).into_owned(),
+            message: escaped(&message).into_owned(),
         }
     }
 
-    /// Every float in the file (and overrides) that is not finite: `nan`, `inf`, or too large.
-    pub fn non_finite(&self) -> Vec<(Path, f64)> {
+    /// Every float in the file (and overrides) that is no usable number: `nan`, `inf`, too
+    /// large, or too small (an underflow to 0).
+    pub fn bad_floats(&self) -> Vec<(Path, BadFloat)> {
         let mut out = Vec::new();
         visit(&self.root, &mut Vec::new(), &mut |path, _, v| {
-            if let Some(x) = non_finite_float(v.get_ref()) {
+            if let Some(x) = bad_float(v.get_ref()) {
                 out.push((path.clone(), x));
             }
         });

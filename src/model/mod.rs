@@ -14,6 +14,8 @@ mod validate;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+use crate::units::text::escaped;
+
 pub use build::{build_network, build_simulation};
 pub use overrides::SECTIONS;
 pub use spec::ModelFile;
@@ -39,15 +41,16 @@ pub struct ModelError {
 impl std::fmt::Display for ModelError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Line 0 marks an error of the file as a whole (an empty file) or of an override: no
-        // position to point at, and no key when none is involved.
-        write!(f, "{}", self.file)?;
+        // position to point at, and no key when none is involved. Every part may echo text of
+        // the file or the command line: a character that prints as nothing is shown escaped.
+        write!(f, "{}", escaped(&self.file))?;
         if self.line > 0 {
             write!(f, ":{}:{}", self.line, self.column)?;
         }
         if !self.key.is_empty() {
-            write!(f, ": `{}`", self.key)?;
+            write!(f, ": `{}`", escaped(&self.key))?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", escaped(&self.message))
     }
 }
 
@@ -138,7 +141,7 @@ fn check_tree(
                 }
             }
             if errors.is_empty() {
-                let warnings = plausible::warnings(&spec, loc);
+                let warnings = plausible::warnings(&spec, loc, found);
                 return Ok(LoadedModel {
                     spec,
                     source,
@@ -187,34 +190,12 @@ fn sorted(mut errors: Vec<ModelError>) -> Vec<ModelError> {
 pub const MAX_MODEL_FILE_BYTES: u64 = 16 << 20;
 
 /// The bytes of a model file, at most [`MAX_MODEL_FILE_BYTES`]; `Err` says why it cannot be
-/// read (an I/O problem, or the size limit). Every reader of model files goes through this:
-/// the command line, fmu-build ([`load_path`]) and fmi2Instantiate's `resources/model.toml`.
+/// read (an I/O problem, a path that is not a regular file: a FIFO, a device, a directory; or
+/// the size limit). Every reader of model files goes through this (and so through
+/// [`crate::input_file::read_bounded`]): the command line, fmu-build ([`load_path`]) and
+/// fmi2Instantiate's `resources/model.toml`.
 pub fn read_model_file(path: &std::path::Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let too_large = || {
-        format!(
-            "larger than the limit of {MAX_MODEL_FILE_BYTES} bytes for a model file ({} MiB)",
-            MAX_MODEL_FILE_BYTES >> 20
-        )
-    };
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
-    if let Ok(meta) = file.metadata() {
-        if meta.is_dir() {
-            return Err("cannot read: it is a directory".to_string());
-        }
-        if meta.len() > MAX_MODEL_FILE_BYTES {
-            return Err(too_large());
-        }
-    }
-    // A device or a file that grows reports no size: read one byte past the limit at most.
-    let mut bytes = Vec::new();
-    file.take(MAX_MODEL_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read: {e}"))?;
-    if bytes.len() as u64 > MAX_MODEL_FILE_BYTES {
-        return Err(too_large());
-    }
-    Ok(bytes)
+    crate::input_file::read_bounded(path, MAX_MODEL_FILE_BYTES, "a model file")
 }
 
 /// Read a file ([`read_model_file`]: bytes, so non-UTF-8 gets a clear error) and parse it.

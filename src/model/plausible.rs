@@ -5,10 +5,12 @@
 
 use super::ModelError;
 use super::locate::{Locator, Path, Seg, key};
+use super::quantities::Found;
 use super::spec::{ModelFile, ParamSpec};
 use crate::components::keys::{Rule, Value};
 use crate::units::Unit;
-use crate::units::parse::quantity_si;
+use crate::units::parse::{from_si, quantity_si, written_unit};
+use crate::units::text::{approx, number};
 
 /// The plausible range of each quantity checked, and what a value outside it probably meant.
 /// `(unit, low, high)`; a bound of `None` is not checked.
@@ -55,28 +57,42 @@ fn ranges() -> [Range; 6] {
     ]
 }
 
-/// What a value `v` of `name` outside its range probably meant.
-fn hint(name: &str, v: f64, unit: &Unit, low: bool) -> String {
+/// A value the range's quantity typically has, and what it is (for a hint in the user's unit).
+fn typical(unit: &Unit) -> Option<(f64, &'static str)> {
+    if *unit == Unit::pressure() {
+        Some((101_325.0, "the atmosphere is"))
+    } else if *unit == Unit::temperature() {
+        Some((293.15, "20 °C is"))
+    } else {
+        None
+    }
+}
+
+/// What a value `v` (SI) of `name` outside its range probably meant, when it was written as a
+/// bare number (in SI units): the same number in the unit it was probably meant in, when that
+/// is plausible.
+fn hint_si(name: &str, v: f64, unit: &Unit, low: bool) -> String {
     let p = Unit::pressure();
     let t = Unit::temperature();
     let si = crate::components::keys::message_unit(unit);
+    let range = ranges().into_iter().find(|r| r.unit == *unit);
+    let plausible = |x: f64| {
+        range
+            .as_ref()
+            .is_some_and(|r| r.low.is_none_or(|l| x >= l) && r.high.is_none_or(|h| x <= h))
+    };
     // The SI value as the model file would read the suggestion (the same parser).
     let same = |u: &str| {
-        let text = format!("{v} {u}");
+        let text = format!("{} {u}", number(v));
         match quantity_si(&text, &unit.si, *unit == t) {
-            Ok(x) => format!("did you mean {name} = \"{text}\" = {}{si}?", short(x)),
-            Err(_) => "check its unit".to_string(),
+            Ok(x) if plausible(x) => {
+                format!("did you mean {name} = \"{text}\" = {}{si}?", approx(x))
+            }
+            _ => "check its value and its unit".to_string(),
         }
     };
     match (low, unit) {
-        (true, u) if *u == p => format!(
-            "below 1 kPa for an absolute pressure: {}",
-            if v * 1e5 <= 1e9 {
-                same("bar")
-            } else {
-                "check its unit".to_string()
-            }
-        ),
+        (true, u) if *u == p => format!("below 1 kPa for an absolute pressure: {}", same("bar")),
         (false, u) if *u == p => {
             "above 1 GPa: check its unit (e.g. \"6 bar\", \"600 kPa\")".to_string()
         }
@@ -97,17 +113,41 @@ fn hint(name: &str, v: f64, unit: &Unit, low: bool) -> String {
     }
 }
 
-/// A number as a message writes it: plain in 1e-3..1e4, else in scientific notation (6e5).
-fn short(v: f64) -> String {
-    if v == 0.0 || (1e-3..1e4).contains(&v.abs()) {
-        format!("{v}")
+/// The bound a value outside `range` crossed, in words (`below 1000 Pa for an absolute
+/// pressure`), and its SI value.
+fn bound(unit: &Unit, range: &Range, low: bool) -> Option<(String, f64)> {
+    let si = crate::components::keys::message_unit(unit);
+    let b = if low { range.low? } else { range.high? };
+    let words = if low { "below" } else { "above" };
+    let what = if *unit == Unit::pressure() {
+        " for an absolute pressure"
     } else {
-        format!("{v:e}")
-    }
+        ""
+    };
+    Some((format!("{words} {}{si}{what}", approx(b)), b))
+}
+
+/// [`hint_si`] for a value written with a unit (`"6 mbar"`): the bound it crossed and a
+/// typical value, both in that unit, since the number, not the unit, is what may be wrong.
+fn hint_in(written: &str, unit: &Unit, range: &Range, low: bool) -> String {
+    let absolute = *unit == Unit::temperature();
+    let in_unit = |x: f64| from_si(x, written, absolute).ok().map(approx);
+    let Some((words, b)) = bound(unit, range, low) else {
+        return "check its value and its unit".to_string();
+    };
+    let Some(b_written) = in_unit(b) else {
+        return format!("{words}: check its value and its unit");
+    };
+    let example = typical(unit)
+        .and_then(|(x, what)| Some(format!(" ({what} {} {written})", in_unit(x)?)))
+        .unwrap_or_default();
+    let side = if low { "at least" } else { "at most" };
+    format!("{words}: did you mean {side} {b_written} {written}{example}?")
 }
 
 /// Every implausible value of the model's components (numbers and table values), located.
-pub(crate) fn warnings(spec: &ModelFile, loc: &Locator<'_>) -> Vec<ModelError> {
+/// `found`: the values written with a unit (a hint answers in that unit).
+pub(crate) fn warnings(spec: &ModelFile, loc: &Locator<'_>, found: &[Found]) -> Vec<ModelError> {
     let liquid = super::validate::liquid_nodes(spec);
     let ranges = ranges();
     let mut out = Vec::new();
@@ -120,7 +160,7 @@ pub(crate) fn warnings(spec: &ModelFile, loc: &Locator<'_>) -> Vec<ModelError> {
             };
             // Only absolute pressures: not a pressure difference, nor a gauge pressure of a
             // reservoir of liquid.
-            let absolute = matches!(k.rule, Rule::Positive | Rule::AbsoluteUnlessLiquid)
+            let absolute = matches!(k.rule, Rule::Absolute | Rule::AbsoluteUnlessLiquid)
                 && !liquid.contains(x.name());
             if unit == Unit::pressure() && !absolute {
                 continue;
@@ -145,15 +185,18 @@ pub(crate) fn warnings(spec: &ModelFile, loc: &Locator<'_>) -> Vec<ModelError> {
                 let high = range.high.is_some_and(|h| v > h);
                 if low || high {
                     let si = crate::components::keys::message_unit(&unit);
-                    out.push(loc.error(
-                        &p,
-                        format!(
-                            "`{}` = {}{si} is {}",
-                            k.name,
-                            short(v),
-                            hint(k.name, v, &unit, low)
+                    let written = found
+                        .iter()
+                        .find(|f| f.path == p)
+                        .and_then(|f| Some((f.text.as_str(), written_unit(&f.text)?)));
+                    let (shown, hint) = match written {
+                        Some((text, u)) => (
+                            format!("\"{text}\" = {}{si}", approx(v)),
+                            hint_in(u, &unit, range, low),
                         ),
-                    ));
+                        None => (format!("{}{si}", number(v)), hint_si(k.name, v, &unit, low)),
+                    };
+                    out.push(loc.error(&p, format!("`{}` = {shown} is {hint}", k.name)));
                 }
             }
         }

@@ -36,9 +36,11 @@ pub(crate) fn section_unit(section: &str, k: &str) -> Option<Unit> {
     })
 }
 
-/// A value with a unit found in the tree: where, and its SI value or why it has none.
+/// A value with a unit found in the tree: where, what was written, and its SI value or why it
+/// has none.
 pub(crate) struct Found {
     pub path: Path,
+    pub text: String,
     pub result: Result<f64, String>,
 }
 
@@ -99,6 +101,7 @@ fn convert_string(
         let result = quantity_si(s, &unit.si, absolute).map_err(|e| message(name, s, unit, &e));
         found.push(Found {
             path: path.to_vec(),
+            text: s.to_string(),
             result,
         });
     }

@@ -7,11 +7,12 @@
 use std::collections::{HashMap, HashSet};
 
 use super::ModelError;
-use super::locate::{Locator, Path, Seg, did_you_mean, key};
+use super::locate::{BadFloat, Locator, Path, Seg, did_you_mean, key};
 use super::spec::{ModelFile, ParamSpec};
 use crate::components::keys::{Form, Role, Rule, Value};
 use crate::gas::SPECIES;
 use crate::integrators::{METHODS, Method};
+use crate::units::text::{is_invisible, number};
 
 fn comp(kind: &str, i: usize, k: &str) -> Path {
     vec![key(kind), Seg::Index(i), key(k)]
@@ -32,9 +33,26 @@ fn name_of(path: &[Seg]) -> String {
         .unwrap_or_default()
 }
 
+/// A number of the file in words, for messages about it: `pressure`, the time in row 2 of
+/// the table of `opening`, `t_open` of the cubic opening of `opening`.
+fn number_at(path: &[Seg]) -> String {
+    match path {
+        [.., Seg::Key(k), Seg::Key(t), Seg::Index(r), Seg::Index(c)] if t == "table" => {
+            let cell = if *c == 0 { "time" } else { "value" };
+            format!("the {cell} in row {r} of the table of `{k}`")
+        }
+        [.., Seg::Key(k), Seg::Key(cu), Seg::Key(t)] if cu == "cubic" => {
+            format!("`{t}` of the cubic opening of `{k}`")
+        }
+        _ => format!("`{}`", name_of(path)),
+    }
+}
+
 struct Check<'l, 'a> {
     loc: &'l Locator<'a>,
     errors: Vec<ModelError>,
+    /// Numbers written too small for an f64 (reported as such; their rules not checked).
+    underflow: Vec<Path>,
 }
 
 impl Check<'_, '_> {
@@ -47,11 +65,20 @@ impl Check<'_, '_> {
         self.require_with(path, v, ok, || rule.to_string());
     }
 
+    /// Whether the number at `path` (or at a row or cell below it) was written too small for
+    /// an f64: its 0 was reported as an underflow.
+    fn underflowed(&self, path: &[Seg]) -> bool {
+        self.underflow.iter().any(|u| u.starts_with(path))
+    }
+
     /// [`Self::require`] with the rule's words made only for a message.
     fn require_with(&mut self, path: &[Seg], v: f64, ok: bool, rule: impl FnOnce() -> String) {
-        if v.is_finite() && !ok {
+        if v.is_finite() && !ok && !self.underflowed(path) {
             let name = name_of(path);
-            self.err(path, format!("`{name}` must be {}, got {v}", rule()));
+            self.err(
+                path,
+                format!("`{name}` must be {}, got {}", rule(), number(v)),
+            );
         }
     }
 
@@ -110,22 +137,22 @@ impl Check<'_, '_> {
                             "the table of `{}` is not sorted by time: t = {} s comes after \
                              t = {} s (times must increase strictly)",
                             name(),
-                            t.table[r][0],
-                            t.table[r - 1][0]
+                            number(t.table[r][0]),
+                            number(t.table[r - 1][0])
                         ),
                     );
                 }
-                if let Some(r) =
-                    (0..t.table.len()).find(|&r| t.table[r][1].is_finite() && !ok(t.table[r][1]))
-                {
+                if let Some(r) = (0..t.table.len()).find(|&r| {
+                    t.table[r][1].is_finite() && !ok(t.table[r][1]) && !self.underflowed(&row(r))
+                }) {
                     self.err(
                         &row(r),
                         format!(
                             "`{}` must be {}, got {} at t = {} s",
                             name(),
                             rule(),
-                            t.table[r][1],
-                            t.table[r][0]
+                            number(t.table[r][1]),
+                            number(t.table[r][0])
                         ),
                     );
                 }
@@ -139,18 +166,33 @@ pub(crate) fn validate(spec: &ModelFile, loc: &Locator<'_>) -> Vec<ModelError> {
     let mut c = Check {
         loc,
         errors: Vec::new(),
+        underflow: Vec::new(),
     };
 
-    // Numbers that are not numbers.
-    for (path, v) in loc.non_finite() {
-        let what = if v.is_nan() { "nan" } else { "infinite" };
-        c.err(
-            &path,
-            format!(
-                "`{}` is {what}: every number must be finite",
-                name_of(&path)
-            ),
-        );
+    // Numbers that are not numbers, and numbers too small to be one (their 0 breaks no rule
+    // the user meant: their rules are not checked again).
+    for (path, bad) in loc.bad_floats() {
+        let what = number_at(&path);
+        match bad {
+            BadFloat::NotFinite(v) => {
+                let how = if v.is_nan() { "nan" } else { "infinite" };
+                c.err(
+                    &path,
+                    format!("{what} is {how}: every number must be finite"),
+                );
+            }
+            BadFloat::Underflow(text) => {
+                c.err(
+                    &path,
+                    format!(
+                        "{what} = {text} underflows: it is below the smallest number a double \
+                         holds ({}), so it would be 0; write 0 or a larger number",
+                        number(f64::from_bits(1))
+                    ),
+                );
+                c.underflow.push(path);
+            }
+        }
     }
 
     model_name(&mut c, spec);
@@ -213,13 +255,13 @@ fn names<'s>(c: &mut Check, spec: &'s ModelFile) -> HashMap<&'s str, (&'static s
         }
         if name
             .chars()
-            .any(|ch| ch == '.' || ch.is_whitespace() || ch.is_control())
+            .any(|ch| ch == '.' || ch.is_whitespace() || is_invisible(ch))
         {
             c.err(
                 &path,
                 format!(
-                    "name `{name}` must not contain dots, spaces or control characters (it is \
-                     the first part of variable names such as `{name}.p`)"
+                    "name `{name}` must not contain dots, spaces, control or invisible \
+                     characters (it is the first part of variable names such as `{name}.p`)"
                 ),
             );
         }
@@ -381,8 +423,10 @@ fn gas(c: &mut Check, spec: &ModelFile) {
                     c.err(
                         &sect("gas", "cp"),
                         format!(
-                            "`cp` = {cp} must be greater than `R` = {r} J/(kg K) \
-                             (cv = cp - R must be positive)"
+                            "`cp` = {} must be greater than `R` = {} J/(kg K) \
+                             (cv = cp - R must be positive)",
+                            number(cp),
+                            number(r)
                         ),
                     );
                 }
@@ -460,7 +504,8 @@ fn solver(c: &mut Check, spec: &ModelFile) {
             &sect("solver", "t_end"),
             format!(
                 "`t_end` = {} s must be after `t_start` = {} s",
-                s.t_end, s.t_start
+                number(s.t_end),
+                number(s.t_start)
             ),
         );
     }
@@ -473,8 +518,9 @@ fn solver(c: &mut Check, spec: &ModelFile) {
         c.err(
             &sect("solver", "max_time"),
             format!(
-                "`max_time` = {m} s must be after `t_start` = {} s",
-                s.t_start
+                "`max_time` = {} s must be after `t_start` = {} s",
+                number(m),
+                number(s.t_start)
             ),
         );
     }
@@ -585,7 +631,7 @@ fn initial_volumes(c: &mut Check, spec: &ModelFile) {
                     format!(
                         "`volume` must be greater than 0 m^3, got {} (a dead volume of 0 is \
                          only valid with a piston `behind` this chamber)",
-                        x.volume
+                        number(x.volume)
                     ),
                 );
             } else if touched && x.volume + moved <= 0.0 {
@@ -596,7 +642,7 @@ fn initial_volumes(c: &mut Check, spec: &ModelFile) {
                          pistons behind it - sum of area*x0 of pistons ahead of it = {} m^3, \
                          must be greater than 0",
                         x.name,
-                        x.volume + moved
+                        number(x.volume + moved)
                     ),
                 );
             }

@@ -103,7 +103,7 @@ impl Network {
         let liquid = self
             .node_index(component)
             .is_some_and(|node| self.liquid_only(node));
-        Some(if liquid { Rule::Any } else { Rule::Positive })
+        Some(if liquid { Rule::Any } else { Rule::Absolute })
     }
 
     /// The node index of the chamber or reservoir named `name`.
@@ -157,8 +157,9 @@ impl Network {
                     .and_then(|c| c.kind().key(key))
                     .map_or_else(crate::units::Unit::dimensionless, |k| k.unit());
                 Err(format!(
-                    "`{component}.{key}` must be {}, got {value}",
-                    rule.text(&unit)
+                    "`{component}.{key}` must be {}, got {}",
+                    rule.text(&unit),
+                    crate::units::text::number(value)
                 ))
             }
             _ => Ok(()),

@@ -5,5 +5,7 @@ mod common;
 
 mod describe;
 mod hostile;
+mod inputs;
+mod long_runs;
 mod plot;
 mod run;

@@ -229,7 +229,9 @@ fn every_component_key_row_states_its_declaration() {
             };
             let rule_words: &[String] = &match key.rule {
                 Rule::Any => vec![],
-                Rule::Positive | Rule::AbsoluteUnlessLiquid => vec!["> 0".to_string()],
+                Rule::Positive | Rule::Absolute | Rule::AbsoluteUnlessLiquid => {
+                    vec!["> 0".to_string()]
+                }
                 Rule::NonNegative => vec!["≥ 0".to_string()],
                 Rule::Fraction => vec!["0 … 1".to_string()],
                 Rule::PositiveFraction => vec!["0 <".to_string(), "≤ 1".to_string()],

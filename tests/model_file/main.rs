@@ -8,4 +8,5 @@ mod common;
 mod error_wording;
 mod errors;
 mod key_rules;
+mod message_classes;
 mod units;

@@ -10,6 +10,7 @@
 pub use uom;
 
 pub mod parse;
+pub mod text;
 
 use std::fmt;
 use std::marker::PhantomData;

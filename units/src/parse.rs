@@ -18,6 +18,7 @@
 //! intervals (factor 1 and 5/9).
 
 use crate::SiExponents;
+use crate::text::{escaped, number};
 
 /// A unit symbol: its dimension, its factor to SI as `remainder·10^exp10`, whether SI prefixes
 /// apply, and the offset of an absolute temperature scale (K = factor·value + offset).
@@ -150,6 +151,9 @@ pub enum QuantityError {
     Dimension { found: SiExponents },
     /// A number that overflows once converted.
     NotFinite,
+    /// A number that is not 0 but comes out 0 once converted (`1e-400 Pa`): below the smallest
+    /// `f64`.
+    Underflow,
 }
 
 impl std::fmt::Display for QuantityError {
@@ -158,13 +162,20 @@ impl std::fmt::Display for QuantityError {
             QuantityError::Syntax(s) => f.write_str(s),
             QuantityError::UnknownSymbol { symbol, known } => write!(
                 f,
-                "unknown unit `{symbol}` (units: {known}, with SI prefixes G M k h da d c m u n p \
-                 on the metric ones)"
+                "unknown unit `{}` (units: {known}, with SI prefixes G M k h da d c m u n p \
+                 on the metric ones)",
+                escaped(symbol)
             ),
             QuantityError::Dimension { found } => {
                 write!(f, "a unit of dimension {}", dimension_text(found))
             }
             QuantityError::NotFinite => f.write_str("the value is not finite once converted"),
+            QuantityError::Underflow => write!(
+                f,
+                "the value underflows: in SI units it is below the smallest number a double \
+                 holds ({}), so it would be 0",
+                number(f64::from_bits(1))
+            ),
         }
     }
 }
@@ -226,7 +237,7 @@ impl Parser<'_> {
     fn syntax(&self, what: &str) -> QuantityError {
         QuantityError::Syntax(format!(
             "cannot read the unit `{}`: {what}",
-            self.text.trim()
+            escaped(self.text.trim())
         ))
     }
 
@@ -293,7 +304,9 @@ impl Parser<'_> {
                 let word: String = self.chars[start..self.pos].iter().collect();
                 lookup(&word)?
             }
-            Some(c) => return Err(self.syntax(&format!("unexpected `{c}`"))),
+            Some(c) => {
+                return Err(self.syntax(&format!("unexpected `{}`", escaped(&c.to_string()))));
+            }
             None => return Err(self.syntax("a unit is missing")),
         };
         let power = self.power()?;
@@ -391,7 +404,7 @@ pub fn parse_unit(text: &str) -> Result<ParsedUnit, QuantityError> {
     let u = p.product(0)?;
     p.skip_spaces();
     if let Some(c) = p.peek() {
-        return Err(p.syntax(&format!("unexpected `{c}`")));
+        return Err(p.syntax(&format!("unexpected `{}`", escaped(&c.to_string()))));
     }
     Ok(u)
 }
@@ -448,6 +461,26 @@ fn split_number(text: &str) -> Option<(&str, i64, &str)> {
     Some((&text[..mantissa_end], exp, &text[i..]))
 }
 
+/// The unit of a quantity's text as the user wrote it (`"6 mbar"`: `mbar`), or None for a bare
+/// number (which is in SI units) or a text that does not start with a number.
+pub fn written_unit(text: &str) -> Option<&str> {
+    let (_, _, rest) = split_number(text.trim())?;
+    let rest = rest.trim();
+    (!rest.is_empty()).then_some(rest)
+}
+
+/// The value in `unit` (a unit's text, `"mbar"`, `"degF"`) of the SI value `si`: the inverse of
+/// [`quantity_si`] (`absolute_temperature` as there), for messages that answer in the user's
+/// unit. `Err` when the unit does not parse; its dimension is not checked.
+pub fn from_si(si: f64, unit: &str, absolute_temperature: bool) -> Result<f64, QuantityError> {
+    let u = parse_unit(unit)?;
+    let factor = u.remainder * 10f64.powi(u.exp10);
+    Ok(match u.offset_k.filter(|_| absolute_temperature) {
+        Some(off) => si / u.remainder - off,
+        None => si / factor,
+    })
+}
+
 /// The SI value of `text` (`"<number> <unit>"`, or a bare number: SI) for a key of dimension
 /// `expected`. `absolute_temperature`: the key is a thermodynamic temperature, so that a lone
 /// degC or degF is a scale with an offset (else an interval).
@@ -459,7 +492,8 @@ pub fn quantity_si(
     let t = text.trim();
     let Some((mantissa, exp, rest)) = split_number(t) else {
         return Err(QuantityError::Syntax(format!(
-            "`{t}` does not start with a number (write a number, then a unit)"
+            "`{}` does not start with a number (write a number, then a unit)",
+            escaped(t)
         )));
     };
     let unit = if rest.trim().is_empty() {
@@ -480,7 +514,11 @@ pub fn quantity_si(
     let total = exp.saturating_add(i64::from(unit.exp10));
     let scaled: f64 = format!("{mantissa}e{total}")
         .parse()
-        .map_err(|_| QuantityError::Syntax(format!("`{t}` is not a number")))?;
+        .map_err(|_| QuantityError::Syntax(format!("`{}` is not a number", escaped(t))))?;
+    // A mantissa with a digit other than 0 that comes out 0: too small for an f64.
+    if scaled == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+        return Err(QuantityError::Underflow);
+    }
     let mut v = scaled;
     let offset = unit.offset_k.filter(|_| absolute_temperature);
     if let Some(off) = offset {
@@ -584,10 +622,63 @@ mod tests {
             "1e400 bar",
             "6 Mmin",
             "6 kdegC",
+            "1e-400 Pa",
+            "1e-330 bar",
         ] {
             let e = quantity_si(bad, &p, false);
             println!("{bad:>12}: {e:?}");
             assert!(e.is_err(), "{bad}");
         }
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+    use crate::Unit;
+
+    /// A number that comes out 0 in SI units is an underflow, not a 0; true zeros are zeros.
+    #[test]
+    fn underflow_is_told_apart_from_zero() {
+        let p = Unit::pressure().si;
+        for text in ["1e-400 Pa", "1e-330 mbar", "0.00001e-330 bar"] {
+            let e = quantity_si(text, &p, false).unwrap_err();
+            println!("{text}: {e}");
+            assert_eq!(e, QuantityError::Underflow);
+            assert!(e.to_string().contains("underflows"), "{e}");
+        }
+        for text in ["0 Pa", "0.0 bar", "-0e-400 Pa", "0e5 mbar"] {
+            assert_eq!(quantity_si(text, &p, false), Ok(0.0), "{text}");
+        }
+        // A subnormal is a number.
+        assert_eq!(quantity_si("1e-320 Pa", &p, false), Ok(1e-320));
+    }
+
+    /// `from_si` inverts `quantity_si`: the value it gives, written with its unit, reads back
+    /// to the SI value (within rounding).
+    #[test]
+    fn from_si_inverts_the_conversion() {
+        let cases: &[(&str, Unit, f64)] = &[
+            ("mbar", Unit::pressure(), 1e3),
+            ("ubar", Unit::pressure(), 1e3),
+            ("µbar", Unit::pressure(), 101_325.0),
+            ("psi", Unit::pressure(), 6e5),
+            ("degF", Unit::temperature(), 100.0),
+            ("degC", Unit::temperature(), 293.15),
+            ("mK", Unit::temperature(), 100.0),
+            ("mm^2", Unit::area(), 1.0),
+            ("L", Unit::volume(), 1.0),
+            ("dm^3/(s*bar)", Unit::sonic_conductance(), 1e-5),
+        ];
+        for (unit, q, si) in cases {
+            let absolute = *q == Unit::temperature();
+            let x = from_si(*si, unit, absolute).unwrap();
+            let back = quantity_si(&format!("{x:?} {unit}"), &q.si, absolute).unwrap();
+            println!("{si} SI = {x} {unit} -> {back}");
+            assert!(((back - si) / si).abs() < 1e-12, "{unit}");
+        }
+        assert_eq!(written_unit(" 6 mbar "), Some("mbar"));
+        assert_eq!(written_unit("6e5"), None);
+        assert_eq!(written_unit("-459 degF"), Some("degF"));
     }
 }

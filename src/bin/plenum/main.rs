@@ -7,15 +7,14 @@ mod progress;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 
 use plenum::checks;
 use plenum::model::{LoadedModel, ModelError, build_simulation, load_bytes, read_model_file};
-use plenum::output_grid::OutputGrid;
-use plenum::simulation::{Advance, Finish, Simulation, StepFailure};
-use plenum::variables::{output_variables, write_outputs};
+use plenum::run::{Solve, output_times, solve, time_solve};
+use plenum::simulation::{Finish, Simulation};
+use plenum::variables::{OutputVariable, output_variables};
 
 #[derive(Parser)]
 #[command(
@@ -101,14 +100,17 @@ fn display_unit_names() -> clap::builder::PossibleValuesParser {
     )
 }
 
-/// The variables and rows as `--units` shows them: each column whose SI unit has a chosen
-/// display unit converted (value·factor + offset, as the FMU's DisplayUnit), its unit renamed.
+/// The display unit `--units` chose for each column (None: SI).
+type Shown = Vec<Option<&'static plenum::units::DisplayUnit>>;
+
+/// The variables as `--units` shows them, and the display unit of each column: each column
+/// whose SI unit has a chosen display unit is converted (value·factor + offset, as the FMU's
+/// DisplayUnit) row by row as the rows are produced ([`Rows::push`]), its unit renamed.
 fn displayed(
     vars: &[plenum::variables::OutputVariable],
-    rows: &[Vec<f64>],
     units: &[String],
-) -> (Vec<plenum::variables::OutputVariable>, Vec<Vec<f64>>) {
-    let chosen: Vec<Option<&plenum::units::DisplayUnit>> = vars
+) -> (Vec<plenum::variables::OutputVariable>, Shown) {
+    let chosen: Shown = vars
         .iter()
         .map(|v| {
             plenum::units::DISPLAY_UNITS
@@ -130,16 +132,7 @@ fn displayed(
             None => v.clone(),
         })
         .collect();
-    let rows = rows
-        .iter()
-        .map(|row| {
-            row.iter()
-                .zip(&chosen)
-                .map(|(x, d)| d.map_or(*x, |d| d.display(*x)))
-                .collect()
-        })
-        .collect();
-    (vars, rows)
+    (vars, chosen)
 }
 
 /// Exit codes (docs/checks.md, "Exit status"): 0 fine, 1 I/O or usage error, 2 invalid model,
@@ -149,7 +142,13 @@ const EXIT_INVALID_MODEL: u8 = 2;
 const EXIT_RUN_FAILED: u8 = 3;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    main_with(std::env::args_os())
+}
+
+/// The command line on `args` (the program's name first): the Python package's `plenum`
+/// command runs it in-process, with its own arguments.
+pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             // clap's own exit status for a usage error is 2, which is "invalid model" here.
@@ -264,14 +263,6 @@ fn load(path: &std::path::Path, set: &[String]) -> Result<LoadedModel, ExitCode>
     })
 }
 
-/// Output of one solve: rows of every variable, and how it ended.
-struct Solve {
-    rows: Vec<Vec<f64>>,
-    solve_s: f64,
-    failure: Option<StepFailure>,
-    sim: Simulation,
-}
-
 struct RunOptions<'a> {
     method: Option<&'a str>,
     csv: Option<PathBuf>,
@@ -281,100 +272,83 @@ struct RunOptions<'a> {
     units: Vec<String>,
 }
 
-/// The output times ([`OutputGrid`]: every multiple of the interval below `t_end`, then
-/// `t_end`; computed from their index, never accumulated).
-fn output_times(m: &LoadedModel) -> Result<OutputGrid, String> {
-    let solver = &m.spec.solver;
-    OutputGrid::new(solver.t_start, solver.t_end, solver.output_interval)
+/// The CSV file, written row by row.
+struct CsvOut {
+    path: PathBuf,
+    writer: csv::Writer<std::fs::File>,
+    /// One value's text, reused for every value.
+    field: String,
 }
 
-/// Run-time check 10 on a recorded row: no value that is not finite is reported.
-fn non_finite(sim: &Simulation, row: &[f64]) -> Option<StepFailure> {
-    let k = row.iter().position(|x| !x.is_finite())?;
-    let name = output_variables(sim)
-        .get(k)
-        .map_or_else(|| format!("output {k}"), |v| v.name.clone());
-    Some(StepFailure {
-        code: checks::IMPOSSIBLE_STATE,
-        last_good_t_s: sim.t_s,
-        message: format!(
-            "run-time check {}: {} (`{name}` = {} at t = {:?} s is not reported)",
-            checks::IMPOSSIBLE_STATE,
-            checks::describe(checks::IMPOSSIBLE_STATE),
-            row[k],
-            sim.t_s
-        ),
-    })
-}
-
-fn solve(
-    m: &LoadedModel,
-    method: Option<&str>,
-    progress: &mut progress::Progress,
-) -> Result<Solve, String> {
-    let grid = output_times(m)?;
-    let mut sim = build_simulation(&m.spec, method)?;
-    let n_vars = output_variables(&sim).len();
-    let mut rows = Vec::with_capacity(grid.len() + 2);
-    // A row with a value that is not finite is not kept: the run stops there (check 10).
-    let record = |sim: &mut Simulation, rows: &mut Vec<Vec<f64>>| {
-        let mut row = vec![0.0; n_vars];
-        write_outputs(sim, &mut row);
-        match non_finite(sim, &row) {
-            Some(f) => Err(f),
-            None => {
-                rows.push(row);
-                Ok(())
-            }
+impl CsvOut {
+    /// The file with its header (`labelled`: each name with its unit, `p [bar]`).
+    fn create(path: PathBuf, vars: &[OutputVariable], labelled: bool) -> Result<CsvOut, String> {
+        let io = |e: csv::Error| format!("cannot write {}: {e}", path.display());
+        let mut writer = csv::Writer::from_path(&path).map_err(io)?;
+        if labelled {
+            writer.write_record(vars.iter().map(|v| match v.unit.symbol.as_str() {
+                "1" => v.name.clone(),
+                u => format!("{} [{u}]", v.name),
+            }))
+        } else {
+            writer.write_record(vars.iter().map(|v| v.name.as_str()))
         }
-    };
-    let mut failure = record(&mut sim, &mut rows).err();
-    let mut solve_s = 0.0;
-    let mut k = 1usize;
-    'outer: while k <= grid.len() && failure.is_none() {
-        let t_k = grid.time(k);
-        let start = Instant::now();
-        let result = sim.advance_to(t_k);
-        solve_s += start.elapsed().as_secs_f64();
-        let recorded = match result {
-            Ok(Advance::Reached) => {
-                // Once per output point, never inside the step loop.
-                progress.update(t_k);
-                k += 1;
-                record(&mut sim, &mut rows)
-            }
-            Ok(Advance::Exit { .. }) => record(&mut sim, &mut rows),
-            Ok(Advance::Finished(_)) => break 'outer,
-            Err(f) => Err(f),
-        };
-        if let Err(f) = recorded {
-            failure = Some(f);
-        }
+        .map_err(io)?;
+        Ok(CsvOut {
+            path,
+            writer,
+            field: String::new(),
+        })
     }
-    progress.finish();
-    Ok(Solve {
-        rows,
-        solve_s,
-        failure,
-        sim,
-    })
+
+    fn write(&mut self, row: &[f64]) -> Result<(), String> {
+        use std::fmt::Write;
+        let io = |e: csv::Error| format!("cannot write {}: {e}", self.path.display());
+        for x in row {
+            self.field.clear();
+            // `{:?}` is Rust's shortest round-trip form: every digit that matters, no more.
+            let _ = write!(self.field, "{x:?}");
+            self.writer.write_field(&self.field).map_err(io)?;
+        }
+        self.writer.write_record(None::<&[u8]>).map_err(io)
+    }
+
+    fn finish(mut self) -> Result<(), String> {
+        let path = self.path.display().to_string();
+        self.writer
+            .flush()
+            .map_err(|e| format!("cannot write {path}: {e}"))
+    }
 }
 
-/// Seconds of one solve through the output times of [`solve`], the `advance_to` calls only,
-/// timed as one span: a clock read per output time (tens of ns) is no part of the solve.
-fn time_solve(m: &LoadedModel, method: Option<&str>) -> Result<f64, String> {
-    let grid = output_times(m)?;
-    let mut sim = build_simulation(&m.spec, method)?;
-    let start = Instant::now();
-    let mut k = 1usize;
-    while k <= grid.len() {
-        match sim.advance_to(grid.time(k)) {
-            Ok(Advance::Reached) => k += 1,
-            Ok(Advance::Exit { .. }) => {}
-            Ok(Advance::Finished(_)) | Err(_) => break,
+/// Where each output row goes as the run produces it: the CSV file, the plot's bounded summary
+/// ([`plot::Trace`]) and the row kept for the final summary. Nothing here grows with the number
+/// of rows, so a run of 10⁶ rows of 2,401 columns takes the memory of one row.
+struct Rows {
+    /// The variables as shown (`--units`), and each column's display unit.
+    vars: Vec<OutputVariable>,
+    chosen: Shown,
+    /// The last row recorded, as shown; `count` rows so far.
+    last: Vec<f64>,
+    count: usize,
+    csv: Option<CsvOut>,
+    trace: Option<plot::Trace>,
+}
+
+impl Rows {
+    fn push(&mut self, row: &[f64]) -> Result<(), String> {
+        for ((shown, x), d) in self.last.iter_mut().zip(row).zip(&self.chosen) {
+            *shown = d.map_or(*x, |d| d.display(*x));
         }
+        self.count += 1;
+        if let Some(csv) = &mut self.csv {
+            csv.write(&self.last)?;
+        }
+        if let Some(trace) = &mut self.trace {
+            trace.push(&self.last);
+        }
+        Ok(())
     }
-    Ok(start.elapsed().as_secs_f64())
 }
 
 fn run(m: &LoadedModel, opts: RunOptions) -> ExitCode {
@@ -386,72 +360,95 @@ fn run(m: &LoadedModel, opts: RunOptions) -> ExitCode {
         quiet,
         units,
     } = opts;
-    if let Some(request) = &plot {
-        // Unknown `--vars` are reported before the run, not after it.
-        let names = build_simulation(&m.spec, method).map(|sim| output_variables(&sim));
-        if let Err(e) = names.and_then(|vars| request.check(&vars)) {
+    let invalid = |e: String| {
+        eprintln!("error: {e}");
+        ExitCode::from(EXIT_INVALID_MODEL)
+    };
+    let grid = match output_times(m) {
+        Ok(g) => g,
+        Err(e) => return invalid(e),
+    };
+    let sim = match build_simulation(&m.spec, method) {
+        Ok(s) => s,
+        Err(e) => return invalid(e),
+    };
+    // With `[sensitivities]` the same run integrates them: the d(output)/d(parameter) columns
+    // are among the outputs.
+    let labelled = !units.is_empty();
+    let (vars, chosen) = displayed(&output_variables(&sim), &units);
+    // Unknown `--vars`, a plot too large to keep and an unwritable CSV are reported before the
+    // run, not after it.
+    let trace = match &plot {
+        Some(request) => match plot::Trace::new(request, &vars, grid.len() + 1) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        None => None,
+    };
+    let csv = match csv.map(|path| CsvOut::create(path, &vars, labelled)) {
+        Some(Err(e)) => {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
-    }
+        csv => csv.and_then(Result::ok),
+    };
+    let mut rows = Rows {
+        last: vec![0.0; vars.len()],
+        vars,
+        chosen,
+        count: 0,
+        csv,
+        trace,
+    };
     let solver = &m.spec.solver;
     let mut bar = progress::Progress::new(solver.t_start, solver.t_end, quiet);
-    let mut s = match solve(m, method, &mut bar) {
+    let solved = solve(sim, &grid, |row| rows.push(row), |t| bar.update(t));
+    bar.finish();
+    let mut s = match solved {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
-            return ExitCode::from(EXIT_INVALID_MODEL);
+            return ExitCode::FAILURE;
         }
     };
     // The repeats are deterministic copies of the recorded solve: only their time is kept.
     for _ in 1..repeat {
         match time_solve(m, method) {
             Ok(t) => s.solve_s = s.solve_s.min(t),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(EXIT_INVALID_MODEL);
-            }
+            Err(e) => return invalid(e),
         }
     }
-    // With `[sensitivities]` the same run integrated them: the d(output)/d(parameter)
-    // columns are among the outputs.
-    let vars = output_variables(&s.sim);
-    let labelled = !units.is_empty();
-    let vars = if labelled {
-        let (vars, rows) = displayed(&vars, &s.rows, &units);
-        s.rows = rows;
-        vars
-    } else {
-        vars
-    };
-    report(m, s, vars, csv, plot, labelled)
+    report(m, s, rows, plot)
 }
 
-/// Print the run's summary, write its CSV and plot (`labelled`: CSV header with units).
-fn report(
-    m: &LoadedModel,
-    s: Solve,
-    vars: Vec<plenum::variables::OutputVariable>,
-    csv: Option<PathBuf>,
-    plot: Option<plot::PlotRequest>,
-    labelled: bool,
-) -> ExitCode {
+/// Print the run's summary, finish its CSV and draw its plot.
+fn report(m: &LoadedModel, s: Solve, rows: Rows, plot: Option<plot::PlotRequest>) -> ExitCode {
     if !s.sim.sensitivities.names.is_empty() {
         println!("{}", sensitivity_report(&s.sim));
     }
-    if let Some(path) = csv {
-        if let Err(e) = write_csv(&path, &vars, &s.rows, labelled) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return ExitCode::FAILURE;
-        }
+    let Rows {
+        vars,
+        last,
+        count,
+        csv,
+        trace,
+        ..
+    } = rows;
+    if let Some(Err(e)) = csv.map(CsvOut::finish) {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
     }
-    if let Some(request) = &plot {
-        if let Err(e) = plot::plot(request, &vars, &s.rows) {
+    if let (Some(request), Some(trace)) = (&plot, &trace) {
+        if let Err(e) = plot::plot(request, &vars, trace) {
             eprintln!("error: cannot plot to {}: {e}", request.path.display());
             return ExitCode::FAILURE;
         }
     }
-    let last = s.rows.last().cloned().unwrap_or_default();
+    // The last row recorded (none when even the first had a value that is not finite).
+    let last = if count > 0 { last } else { Vec::new() };
     let width = vars.iter().map(|v| v.name.len()).max().unwrap_or(4).max(12);
     println!(
         "model {} ({}), method {}",
@@ -497,7 +494,7 @@ fn report(
         "rhs_evaluations",
         s.sim.rhs_evaluations()
     );
-    println!("{:<width$}  {:>24}", "output_rows", s.rows.len());
+    println!("{:<width$}  {:>24}", "output_rows", count);
     for (code, t) in s.sim.first_fired_s.iter().enumerate() {
         if let Some(t) = t {
             println!(
@@ -523,29 +520,6 @@ fn report(
     ExitCode::SUCCESS
 }
 
-fn write_csv(
-    path: &std::path::Path,
-    vars: &[plenum::variables::OutputVariable],
-    rows: &[Vec<f64>],
-    labelled: bool,
-) -> Result<(), csv::Error> {
-    let mut w = csv::Writer::from_path(path)?;
-    if labelled {
-        w.write_record(vars.iter().map(|v| match v.unit.symbol.as_str() {
-            "1" => v.name.clone(),
-            u => format!("{} [{u}]", v.name),
-        }))?;
-    } else {
-        w.write_record(vars.iter().map(|v| v.name.as_str()))?;
-    }
-    for row in rows {
-        // `{:?}` is Rust's shortest round-trip form: every digit that matters, no more.
-        w.write_record(row.iter().map(|x| format!("{x:?}")))?;
-    }
-    w.flush()?;
-    Ok(())
-}
-
 /// One line on the sensitivity parameters and checks 6 and 7.
 fn sensitivity_report(sim: &Simulation) -> String {
     let fired = [checks::MASS_GRADIENT_DRIFT, checks::ENERGY_GRADIENT_DRIFT]
@@ -557,7 +531,11 @@ fn sensitivity_report(sim: &Simulation) -> String {
         "sensitivities of {}: gradient checks 6/7 {} (largest drifts: mass {mass:e}, energy {energy:e})",
         sim.sensitivities.names.join(", "),
         match fired {
-            Some((c, t)) => format!("code {c} ({}) at t = {t} s", checks::describe(c)),
+            Some((c, t)) => format!(
+                "code {c} ({}) at t = {} s",
+                checks::describe(c),
+                plenum::units::text::number(t)
+            ),
             None => "fine".to_string(),
         },
     )
