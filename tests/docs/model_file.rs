@@ -103,7 +103,11 @@ fn minimal_model() -> String {
         String::from("[model]\nname = \"m\"\n[gas]\n[solver]\nt_end = 1.0\n[checks]\n[inputs]\n");
     for kind in plenum::components::KINDS {
         s += &format!("[[{}]]\n", kind.name);
-        for key in kind.keys.iter().filter(|k| k.default == KeyDefault::Required) {
+        for key in kind
+            .keys
+            .iter()
+            .filter(|k| k.default == KeyDefault::Required)
+        {
             let value = match key.form {
                 Form::Name => format!("\"{}\"", kind.name),
                 Form::Node => "\"c\"".to_string(),
