@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::components::{chamber, piston};
+use crate::components::chamber;
 use crate::network::{Network, SensitivityParameter};
 
 /// The thresholds of checks 4 to 7 and 9 (built from a model's `[checks]` section).
@@ -115,16 +115,9 @@ fn totals_and_flags(net: &Network, y: &[f64]) -> (f64, f64, u8) {
     }
     let flags = (BAD_MASS | BAD_ENERGY | BAD_VOLUME) & !fine;
     let acc = net.layout.accumulator_offset;
-    let mech: f64 = net
-        .pistons()
-        .iter()
-        .enumerate()
-        .map(|(j, p)| {
-            let o = net.layout.piston_offset + j * piston::STATES;
-            let (x, v) = (y[o + piston::POSITION], y[o + piston::VELOCITY]);
-            p.mass.value * 0.5 * v * v + p.spring_energy_j(x)
-        })
-        .sum();
+    // The kinds' stored mechanical energy (piston kinetic and spring energy), as
+    // `Network::energy_total_j` sums it.
+    let mech = net.stored_energy_j(y);
     (gas + y[acc], u + mech + y[acc + 1], flags)
 }
 

@@ -1,7 +1,6 @@
 //! The table of output variables (CLI columns and FMI names alike; docs/fmu.md, "Variables").
 
-use crate::components::piston;
-use crate::network::Extra;
+use crate::network::{ComponentOutput, Network};
 use crate::simulation::Simulation;
 use crate::units::Unit;
 
@@ -79,7 +78,7 @@ pub fn output_variables(sim: &Simulation) -> Vec<OutputVariable> {
 }
 
 /// [`output_variables`] of a network.
-pub fn output_variables_of(net: &crate::network::Network) -> Vec<OutputVariable> {
+pub fn output_variables_of(net: &Network) -> Vec<OutputVariable> {
     let mut v = vec![var("time".into(), Unit::time(), "simulation time".into())];
     for c in net.chambers() {
         let n = &c.name;
@@ -109,7 +108,8 @@ pub fn output_variables_of(net: &crate::network::Network) -> Vec<OutputVariable>
             format!("internal energy of {n}"),
         ));
     }
-    // Orifices, valves, mass flows, restrictors, tubes, inertance valves (link order).
+    // The links' flows, kind by kind (orifices, valves, mass flows, restrictors, tubes,
+    // inertance valves: link order).
     for name in net.named_links() {
         v.push(var(
             format!("{name}.mdot"),
@@ -117,30 +117,10 @@ pub fn output_variables_of(net: &crate::network::Network) -> Vec<OutputVariable>
             format!("mass flow through {name} (from → to)"),
         ));
     }
-    for x in net.inertance_valves() {
-        v.push(var(
-            format!("{}.q", x.name),
-            Unit::volume_rate(),
-            format!("volume flow through {} (from → to)", x.name),
-        ));
-    }
-    for p in net.pistons() {
-        let n = &p.name;
-        v.push(var(
-            format!("{n}.x"),
-            Unit::length(),
-            format!("position of {n}"),
-        ));
-        v.push(var(
-            format!("{n}.v"),
-            Unit::velocity(),
-            format!("velocity of {n}"),
-        ));
-        v.push(var(
-            format!("{n}.exited"),
-            Unit::dimensionless(),
-            format!("1 once {n} has passed its exit"),
-        ));
+    // The components' states and flags as their kinds declare them (an inertance valve's q,
+    // a piston's x, v and exit flag).
+    for o in net.state_outputs() {
+        v.push(component_variable(net, o));
     }
     v.push(var(
         "mass_total".into(),
@@ -157,62 +137,82 @@ pub fn output_variables_of(net: &crate::network::Network) -> Vec<OutputVariable>
         Unit::dimensionless(),
         "run-time check code of the last step (0 = fine)".into(),
     ));
-    for x in net.extra_outputs() {
-        v.push(extra_variable(net, x));
+    // The components' extra outputs as their kinds declare them (openings, choked flags,
+    // heat flows).
+    for o in net.extra_outputs() {
+        v.push(component_variable(net, o));
     }
     v
 }
 
-/// An extra output of a link or a wall (after `rc`; see [`crate::network::Extra`]).
-fn extra_variable(net: &crate::network::Network, x: Extra) -> OutputVariable {
-    let n = net.extra_output_name(x);
-    match x {
-        // Not `<name>.opening`: that is the parameter (or input) of the same key.
-        Extra::OrificeOpening(_) | Extra::ValveOpening(_) => var(
-            format!("{n}.open_fraction"),
-            Unit::dimensionless(),
-            format!("fraction open of {n}, 0..1 (its opening, times a poppet's)"),
-        ),
-        Extra::OrificeChoked(_) => var(
-            format!("{n}.choked"),
-            Unit::dimensionless(),
-            format!("1 while the flow through {n} is choked, else 0"),
-        ),
-        Extra::WallHeat(_) => var(
-            format!("{n}.Q"),
-            Unit::power(),
-            format!("heat flow through {n} (left → right)"),
-        ),
-    }
+/// A component's output as its kind declares it (`Element::OUTPUTS`).
+fn component_variable(net: &Network, o: ComponentOutput) -> OutputVariable {
+    let out = net.output_name(o);
+    let (name, description) = out.variable.of(out.component);
+    var(name, (out.variable.unit)(), description)
 }
 
 /// The number of extra outputs (the last outputs of the network, after `rc`).
-fn n_extra(net: &crate::network::Network) -> usize {
-    net.extra_outputs().count()
+fn n_extra(net: &Network) -> usize {
+    net.extra_outputs().len()
 }
 
 /// Whether output `name` is discrete (time, the continuous outputs and their sensitivities
-/// aside): `rc`, the exit flags and the choked flags.
+/// aside): `rc`, and the outputs the kinds declare discrete (a piston's exit flag, an
+/// orifice's choked flag), by their suffix. [`discrete_outputs`] says it by index for a
+/// network.
 pub fn is_discrete_output(name: &str) -> bool {
-    name == "rc" || name.ends_with(".exited") || name.ends_with(".choked")
+    use crate::components::element::Output;
+    if name == "rc" {
+        return true;
+    }
+    let Some((_, suffix)) = name.rsplit_once('.') else {
+        return false;
+    };
+    macro_rules! discrete_suffix {
+        ($($kind:ident => $Spec:ident),* $(,)?) => {
+            [$(
+                <<crate::components::$kind::$Spec as crate::components::element::Build>::Component
+                    as crate::components::element::Element>::OUTPUTS
+            ),*]
+        };
+    }
+    crate::with_kinds!(discrete_suffix)
+        .iter()
+        .flat_map(|outputs| outputs.iter())
+        .any(|o| match o {
+            Output::Flag(v)
+            | Output::Extra {
+                variable: v,
+                discrete: true,
+            } => v.suffix == suffix,
+            _ => false,
+        })
+}
+
+/// Per output of [`output_variables_of`], whether it is discrete: `rc` and the outputs the
+/// kinds declare discrete.
+pub fn discrete_outputs(net: &Network) -> Vec<bool> {
+    let n_states = net.state_outputs();
+    let n_extra = net.extra_outputs();
+    let mut d = vec![false; first_link_output(net) + net.n_named_links()];
+    d.extend(n_states.iter().map(|&o| net.output_name(o).discrete));
+    d.extend([false, false, true]);
+    d.extend(n_extra.iter().map(|&o| net.output_name(o).discrete));
+    d
 }
 
 /// Index in the output table of the first `<link>.mdot` output (after `time` and the five
 /// outputs per chamber); the named links follow in link order.
-pub fn first_link_output(net: &crate::network::Network) -> usize {
+pub fn first_link_output(net: &Network) -> usize {
     1 + 5 * net.chambers().len()
 }
 
 /// Whether output `k` (in [`output_variables`] order) depends directly, at the current instant
 /// with the state held fixed, on the run-time parameter `<component>.<key>`: only link flows
-/// and their sensitivities do (see [`crate::network::Network::link_depends_on`]); every other
+/// and their sensitivities do (see [`Network::link_depends_on`]); every other
 /// output is time, a state or a function of the state (and its sensitivities) alone.
-pub fn output_depends_on(
-    net: &crate::network::Network,
-    k: usize,
-    component: &str,
-    key: &str,
-) -> bool {
+pub fn output_depends_on(net: &Network, k: usize, component: &str, key: &str) -> bool {
     let first = first_link_output(net);
     let n_links = net.n_named_links();
     if k >= first && k < first + n_links {
@@ -223,15 +223,20 @@ pub fn output_depends_on(
     let n_plain = output_variables_of(net).len();
     let extra = n_extra(net);
     if k >= n_plain - extra && k < n_plain {
-        let x = net.extra_outputs().nth(k - (n_plain - extra));
-        return x.is_some_and(|x| net.extra_output_depends_on(x, component, key));
+        let x = net.extra_outputs().get(k - (n_plain - extra)).copied();
+        return x.is_some_and(|x| net.output_depends_on(x, component, key));
     }
     if k < n_plain {
         return false;
     }
-    // A block is the plain outputs without time, rc, the exit flags and the extra outputs: the
+    // A block is the plain outputs without time, rc, the flags and the extra outputs: the
     // chambers' five, then the links, as in `write_sensitivities`.
-    let block = n_plain - 2 - net.pistons().len() - extra;
+    let flags = net
+        .state_outputs()
+        .iter()
+        .filter(|&&o| net.output_name(o).discrete)
+        .count();
+    let block = n_plain - 2 - flags - extra;
     let j = (k - n_plain) % block;
     let first = 5 * net.chambers().len();
     j >= first && j < first + n_links && net.link_depends_on(j - first, component, key)
@@ -239,7 +244,7 @@ pub fn output_depends_on(
 
 /// Whether output `k` is a sensitivity output `d(<output>)/d(<parameter>)` (they follow the
 /// network's outputs).
-pub fn is_sensitivity_output(net: &crate::network::Network, k: usize) -> bool {
+pub fn is_sensitivity_output(net: &Network, k: usize) -> bool {
     k >= output_variables_of(net).len()
 }
 
@@ -260,15 +265,7 @@ pub fn write_outputs(sim: &mut Simulation, out: &mut [f64]) {
     for l in 0..sim.network.n_named_links() {
         put(sim.network.link_mass_flow(l));
     }
-    for k in 0..sim.network.inertance_valves().len() {
-        put(sim.network.inertance_flow_m3_per_s(k, &sim.y));
-    }
-    for j in 0..sim.network.pistons().len() {
-        let o = sim.network.layout.piston_offset + j * piston::STATES;
-        put(sim.y[o + piston::POSITION]);
-        put(sim.y[o + piston::VELOCITY]);
-        put(if sim.network.exited[j] { 1.0 } else { 0.0 });
-    }
+    sim.network.write_state_outputs(&sim.y, &mut put);
     put(sim.network.mass_total_kg(&sim.y));
     put(sim.network.energy_total_j(&sim.y));
     put(sim.rc as f64);
@@ -287,26 +284,28 @@ pub fn write_outputs(sim: &mut Simulation, out: &mut [f64]) {
     }
 }
 
-/// Whether output `k` of `outputs` has a sensitivity column (time, `rc`, the exit flags and
-/// the extra outputs after `rc` do not).
-fn has_sensitivity(outputs: &[OutputVariable], k: usize, n_extra: usize) -> bool {
-    let name = &outputs[k].name;
-    k < outputs.len() - n_extra && name != "time" && name != "rc" && !name.ends_with(".exited")
+/// Whether output `k` of `outputs` (with `discrete` from [`discrete_outputs`]) has a
+/// sensitivity column (time, `rc`, the flags and the extra outputs after `rc` do not).
+fn has_sensitivity(
+    outputs: &[OutputVariable],
+    discrete: &[bool],
+    k: usize,
+    n_extra: usize,
+) -> bool {
+    k < outputs.len() - n_extra && outputs[k].name != "time" && !discrete[k]
 }
 
 /// The sensitivity outputs `d(<output>)/d(<parameter>)`, parameter by parameter, in the order
 /// [`write_output_sensitivities`] fills them.
-pub fn sensitivity_variables(
-    net: &crate::network::Network,
-    parameters: &[String],
-) -> Vec<OutputVariable> {
+pub fn sensitivity_variables(net: &Network, parameters: &[String]) -> Vec<OutputVariable> {
     let outputs = output_variables_of(net);
+    let discrete = discrete_outputs(net);
     let mut v = Vec::new();
     for p in parameters {
         // The parameter's unit, as its kind declares the key.
         let unit = net.key_of(p).map_or_else(Unit::dimensionless, |k| k.unit());
         let extra = n_extra(net);
-        let with = (0..outputs.len()).filter(|&k| has_sensitivity(&outputs, k, extra));
+        let with = (0..outputs.len()).filter(|&k| has_sensitivity(&outputs, &discrete, k, extra));
         for o in with.map(|k| &outputs[k]) {
             v.push(var(
                 format!("d({})/d({p})", o.name),
@@ -322,7 +321,7 @@ pub fn sensitivity_variables(
 /// for sensitivities `s[i]` = ∂y/∂p_i: states directly, pressures, temperatures and link flows
 /// by one dual-number evaluation per parameter, the totals by their derivatives.
 pub fn write_output_sensitivities(
-    net: &mut crate::network::Network,
+    net: &mut Network,
     t: f64,
     y: &[f64],
     s: &[Vec<f64>],
@@ -333,7 +332,7 @@ pub fn write_output_sensitivities(
 }
 
 fn write_sensitivities<'a>(
-    net: &mut crate::network::Network,
+    net: &mut Network,
     t: f64,
     y: &[f64],
     s: impl Fn(usize) -> &'a [f64],
@@ -361,10 +360,10 @@ fn write_sensitivities<'a>(
 /// The tangents of the network's outputs at state `y` in the direction `s` of the states, with
 /// the named links' flow tangents `dflow` and the totals' `(d mass_total, d energy_total)`:
 /// states directly, pressures and temperatures by dual numbers of their chamber's states.
-/// `full`: every output in [`output_variables_of`] order (0 for `time`, the exit flags and
-/// `rc`); else the block of a sensitivity parameter, which leaves those three out.
+/// `full`: every output in [`output_variables_of`] order (0 for `time`, the flags and `rc`);
+/// else the block of a sensitivity parameter, which leaves those three out.
 fn put_tangents(
-    net: &crate::network::Network,
+    net: &Network,
     y: &[f64],
     s: &[f64],
     dflow: &[f64],
@@ -389,17 +388,7 @@ fn put_tangents(
     for x in dflow {
         put(*x);
     }
-    for k in 0..net.inertance_valves().len() {
-        put(s[net.layout.inertance_offset + k]);
-    }
-    for j in 0..net.pistons().len() {
-        let o = net.layout.piston_offset + j * piston::STATES;
-        put(s[o + piston::POSITION]);
-        put(s[o + piston::VELOCITY]);
-        if full {
-            put(0.0);
-        }
-    }
+    net.write_state_output_tangents(s, full, put);
     put(dm);
     put(de);
     if full {
@@ -410,11 +399,11 @@ fn put_tangents(
 /// Fill `out` (length = `output_variables_of(net).len()`) with the directional derivative of
 /// every output of the network at (t, y) in the direction `v` of the states and `seeds` =
 /// [(component, key, direction)] of run-time parameters, exact (one dual-number evaluation,
-/// [`crate::network::Network::tangent`]); f and its directional derivative go to `dydt` and
+/// [`Network::tangent`]); f and its directional derivative go to `dydt` and
 /// `df`. Outputs that are discrete (the exit and choked flags, `rc`) or the time have 0.
 #[allow(clippy::too_many_arguments)]
 pub fn write_output_tangents(
-    net: &mut crate::network::Network,
+    net: &mut Network,
     t: f64,
     y: &[f64],
     v: &[f64],
@@ -445,65 +434,42 @@ pub struct StateVariable {
     pub output: Option<usize>,
 }
 
-/// Every state of the network's state vector, in its order ([`crate::network::Layout`]).
-pub fn state_variables(net: &crate::network::Network) -> Vec<StateVariable> {
-    use crate::components::chamber;
+/// Every state of the network's state vector, in its order ([`crate::network::Layout`]): each
+/// kind's states as it declares them (`Element::STATE_VARIABLES`), then the two accumulators.
+pub fn state_variables(net: &Network) -> Vec<StateVariable> {
     let outputs = output_variables_of(net);
     let l = &net.layout;
-    let mut names: Vec<Option<String>> = vec![None; l.n_states];
-    for (i, c) in net.chambers().iter().enumerate() {
-        let o = i * chamber::STATES;
-        names[o + chamber::MASS] = Some(format!("{}.m", c.name));
-        names[o + chamber::ENERGY] = Some(format!("{}.U", c.name));
-        names[o + chamber::VOLUME] = Some(format!("{}.V", c.name));
-    }
-    for (j, p) in net.pistons().iter().enumerate() {
-        let o = l.piston_offset + j * piston::STATES;
-        names[o + piston::POSITION] = Some(format!("{}.x", p.name));
-        names[o + piston::VELOCITY] = Some(format!("{}.v", p.name));
-    }
-    for (k, x) in net.inertance_valves().iter().enumerate() {
-        names[l.inertance_offset + k] = Some(format!("{}.q", x.name));
-    }
     let mut states = Vec::with_capacity(l.n_states);
-    for (i, name) in names.into_iter().enumerate() {
-        let found = name
-            .as_ref()
-            .and_then(|n| outputs.iter().position(|o| &o.name == n));
-        if let Some(k) = found {
-            states.push(StateVariable {
+    let mut named: Vec<OutputVariable> = net
+        .state_names()
+        .into_iter()
+        .map(|(name, unit, description)| var(name, unit, description))
+        .collect();
+    named.push(var(
+        "mass_left".into(),
+        Unit::mass(),
+        "gas mass that left into reservoirs (accumulated)".into(),
+    ));
+    named.push(var(
+        "energy_left".into(),
+        Unit::energy(),
+        "energy that left through reservoirs, friction, damping, impacts and walls \
+         (accumulated)"
+            .into(),
+    ));
+    debug_assert_eq!(named.len(), l.n_states);
+    for variable in named {
+        // A state that is an output is that output's variable.
+        match outputs.iter().position(|o| o.name == variable.name) {
+            Some(k) => states.push(StateVariable {
                 variable: outputs[k].clone(),
                 output: Some(k),
-            });
-            continue;
+            }),
+            None => states.push(StateVariable {
+                variable,
+                output: None,
+            }),
         }
-        let variable = if i == l.accumulator_offset {
-            var(
-                "mass_left".into(),
-                Unit::mass(),
-                "gas mass that left into reservoirs (accumulated)".into(),
-            )
-        } else if i == l.accumulator_offset + 1 {
-            var(
-                "energy_left".into(),
-                Unit::energy(),
-                "energy that left through reservoirs, friction, damping, impacts and walls \
-                 (accumulated)"
-                    .into(),
-            )
-        } else {
-            let k = i - l.wall_offset;
-            let w = &net.walls()[k].name;
-            var(
-                format!("{w}.swept_volume"),
-                Unit::volume(),
-                format!("volume swept by {w} (grows its left chamber)"),
-            )
-        };
-        states.push(StateVariable {
-            variable,
-            output: None,
-        });
     }
     states
 }
@@ -524,11 +490,11 @@ pub fn derivative_unit(u: &Unit) -> Unit {
 
 /// The states output `k` (in [`output_variables_of`] order) reads directly, increasing: a
 /// chamber's pressure its energy and volume (p = (γ − 1)·U/V), its temperature its mass and
-/// energy (T = U/(m·c_v)), a link's flow what [`crate::network::Network::link_state_dependencies`]
+/// energy (T = U/(m·c_v)), a link's flow what [`Network::link_state_dependencies`]
 /// says, a state itself, `mass_total` every chamber's mass and `mass_left`, `energy_total` every
-/// chamber's energy, every piston's velocity (and position, with a spring) and `energy_left`;
-/// `time`, the exit flags and `rc` none.
-pub fn output_state_dependencies(net: &crate::network::Network, k: usize) -> Vec<usize> {
+/// chamber's energy, the states of the stored mechanical energy (every piston's velocity, and
+/// position with a spring) and `energy_left`; `time`, the flags and `rc` none.
+pub fn output_state_dependencies(net: &Network, k: usize) -> Vec<usize> {
     use crate::components::chamber;
     let nc = net.chambers().len();
     let l = &net.layout;
@@ -554,19 +520,11 @@ pub fn output_state_dependencies(net: &crate::network::Network, k: usize) -> Vec
         return net.link_state_dependencies(k);
     }
     k -= net.n_named_links();
-    if k < net.inertance_valves().len() {
-        return vec![l.inertance_offset + k];
+    let state_outputs = net.state_outputs();
+    if k < state_outputs.len() {
+        return net.output_state_dependencies(state_outputs[k]);
     }
-    k -= net.inertance_valves().len();
-    if k < 3 * net.pistons().len() {
-        let o = l.piston_offset + (k / 3) * piston::STATES;
-        return match k % 3 {
-            0 => vec![o + piston::POSITION],
-            1 => vec![o + piston::VELOCITY],
-            _ => Vec::new(),
-        };
-    }
-    k -= 3 * net.pistons().len();
+    k -= state_outputs.len();
     match k {
         0 => (0..nc)
             .map(|i| i * chamber::STATES + chamber::MASS)
@@ -577,20 +535,14 @@ pub fn output_state_dependencies(net: &crate::network::Network, k: usize) -> Vec
             let mut d: Vec<usize> = (0..nc)
                 .map(|i| i * chamber::STATES + chamber::ENERGY)
                 .collect();
-            for (j, p) in net.pistons().iter().enumerate() {
-                let o = l.piston_offset + j * piston::STATES;
-                if p.spring_stiffness.value != 0.0 {
-                    d.push(o + piston::POSITION);
-                }
-                d.push(o + piston::VELOCITY);
-            }
+            d.extend(net.stored_energy_state_dependencies());
             d.push(l.accumulator_offset + 1);
             d
         }
         _ => net
             .extra_outputs()
-            .nth(k - 3)
-            .map_or_else(Vec::new, |x| net.extra_output_state_dependencies(x)),
+            .get(k - 3)
+            .map_or_else(Vec::new, |&x| net.output_state_dependencies(x)),
     }
 }
 

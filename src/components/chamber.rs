@@ -12,8 +12,10 @@ use serde::{Deserialize, Serialize};
 use crate::gas::IdealGas;
 use crate::units::{Energy, Mass, Pressure, ThermodynamicTemperature, Volume};
 
+use crate::ad::Scalar;
+use crate::components::element::{Build, Element, Eval, Slots, Variable};
 use crate::components::keys::{Component, Kind};
-use crate::units::from_si;
+use crate::units::{Unit, from_si};
 
 crate::declare_kind! {
     /// `[[chamber]]`: a gas volume (state m, U, V).
@@ -51,8 +53,9 @@ impl Chamber {
     }
 }
 
-impl ChamberSpec {
-    pub fn build(&self) -> Chamber {
+impl Build for ChamberSpec {
+    type Component = Chamber;
+    fn build(&self, _node: &dyn Fn(&str) -> usize) -> Chamber {
         Chamber {
             name: self.name.clone(),
             dead_volume: from_si(self.volume),
@@ -71,6 +74,38 @@ impl Component for Chamber {
     }
     // Every key fixes the initial state: none changes during a run.
     crate::run_params!();
+}
+
+/// A chamber is a node: its states give the node's pressure and temperature, which the network
+/// computes before every kind's terms, and its initial state follows from the volumes the
+/// boundaries give it (`crate::network`). It has no terms of its own.
+impl Element for Chamber {
+    const KIND: &'static Kind = &KIND;
+    const STATES: usize = STATES;
+    const STATE_VARIABLES: &'static [Variable] = &[
+        Variable {
+            suffix: "m",
+            unit: Unit::mass,
+            description: "gas mass in {}",
+        },
+        Variable {
+            suffix: "U",
+            unit: Unit::energy,
+            description: "internal energy of {}",
+        },
+        Variable {
+            suffix: "V",
+            unit: Unit::volume,
+            description: "volume of {}",
+        },
+    ];
+    type Cache = ();
+
+    fn nodes(&self) -> impl Iterator<Item = usize> {
+        std::iter::empty()
+    }
+
+    fn terms<T: Scalar>(_: &[Self], _: &(), _: &Eval<'_, T>, _: &mut [T], _: Slots<'_, T>) {}
 }
 
 #[cfg(test)]

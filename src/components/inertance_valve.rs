@@ -30,8 +30,9 @@ use crate::param::{Param, ParamValue};
 use crate::units::{Area, Length};
 use crate::units::{MassDensity, VolumeRate};
 
+use crate::components::element::{Build, Element, Eval, Output, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link};
-use crate::units::from_si;
+use crate::units::{Unit, from_si};
 
 crate::declare_kind! {
     /// `[[inertance_valve]]`: CircAdapt's valve with liquid inertia between two reservoirs
@@ -146,9 +147,9 @@ impl InertanceValve {
     }
 }
 
-impl InertanceValveSpec {
-    /// The valve of a validated spec (`node`: a node's index by name).
-    pub fn build(&self, node: &dyn Fn(&str) -> usize) -> InertanceValve {
+impl Build for InertanceValveSpec {
+    type Component = InertanceValve;
+    fn build(&self, node: &dyn Fn(&str) -> usize) -> InertanceValve {
         InertanceValve {
             name: self.name.clone(),
             from: node(&self.from),
@@ -192,5 +193,79 @@ impl Link for InertanceValve {
     }
     fn flow_is_state(&self) -> bool {
         true
+    }
+}
+
+/// Its event functions, per valve: q falls through zero (−q crosses 0 upward), q rises through
+/// zero.
+const FLOW_REVERSES: usize = 0;
+
+/// Liquid between two reservoirs: only q is a state, and nothing enters the gas totals (see
+/// the module documentation); its flow ρ·q is its `<name>.mdot`.
+impl Element for InertanceValve {
+    const KIND: &'static Kind = &KIND;
+    const STATES: usize = 1;
+    /// α switches between α_open and α_leak where q changes sign: a kink in the right-hand side
+    /// that the integrator should not step across (CircAdapt valve).
+    const EVENTS: usize = 2;
+    const OUTPUTS: &'static [Output] = &[Output::State(0)];
+    const STATE_VARIABLES: &'static [Variable] = &[Variable {
+        suffix: "q",
+        unit: Unit::volume_rate,
+        description: "volume flow through {} (from → to)",
+    }];
+    const SEED_REFUSAL: Option<&'static str> =
+        Some("an inertance valve's geometry enters its rate as plain numbers");
+    type Cache = ();
+
+    fn nodes(&self) -> impl Iterator<Item = usize> {
+        [self.from, self.to].into_iter()
+    }
+
+    fn as_link(&self) -> Option<&dyn Link> {
+        Some(self)
+    }
+
+    #[inline(always)]
+    fn terms<T: Scalar>(items: &[Self], _: &(), e: &Eval<'_, T>, dy: &mut [T], at: Slots<'_, T>) {
+        for (k, (iv, out)) in items.iter().zip(at.flows.iter_mut()).enumerate() {
+            let s = at.first_state + k;
+            let q = e.y[s];
+            let rate = iv.rate(
+                &iv.geometry(e.t, e.seg),
+                q,
+                e.nodes[iv.from].pressure_pa,
+                e.nodes[iv.to].pressure_pa,
+            );
+            dy[s] = rate.dq_dt_m3_per_s2;
+            *out = q * iv.density.value;
+        }
+    }
+
+    fn initial_state(&self, out: &mut [f64]) {
+        out[0] = self.q0.value;
+    }
+
+    /// Its start value or its open area times 1 m/s.
+    fn nominals(&self, out: &mut [f64], _volume0: &dyn Fn(usize) -> Option<f64>) {
+        let open = self.area_open_m2.all_values();
+        let area = open.iter().fold(0.0_f64, |a, &b| a.max(b.abs()));
+        out[0] = self.q0.value.abs().max(area * 1.0);
+    }
+
+    fn event_value(&self, e: usize, s: &[f64], _flag: bool) -> Option<f64> {
+        Some(self.event_gradient(e, s))
+    }
+
+    fn event_gradient(&self, e: usize, w: &[f64]) -> f64 {
+        if e == FLOW_REVERSES { -w[0] } else { w[0] }
+    }
+
+    fn event_description(&self, e: usize) -> String {
+        if e == FLOW_REVERSES {
+            format!("inertance valve `{}`: forward flow stops", self.name)
+        } else {
+            format!("inertance valve `{}`: backward flow stops", self.name)
+        }
     }
 }

@@ -5,9 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ad::{Scalar, max0};
 use crate::param::Param;
 use crate::units::MassRate;
 
+use crate::components::element::{Build, Element, Eval, Slots};
 use crate::components::keys::{Component, Kind, Link};
 
 crate::declare_kind! {
@@ -36,9 +38,9 @@ impl MassFlow {
     }
 }
 
-impl MassFlowSpec {
-    /// The mass flow of a validated spec (`node`: a node's index by name).
-    pub fn build(&self, node: &dyn Fn(&str) -> usize) -> MassFlow {
+impl Build for MassFlowSpec {
+    type Component = MassFlow;
+    fn build(&self, node: &dyn Fn(&str) -> usize) -> MassFlow {
         MassFlow {
             name: self.name.clone(),
             from: node(&self.from),
@@ -67,5 +69,27 @@ impl Link for MassFlow {
     }
     fn reads_pressures(&self) -> bool {
         false
+    }
+}
+
+impl Element for MassFlow {
+    const KIND: &'static Kind = &KIND;
+    type Cache = ();
+
+    fn nodes(&self) -> impl Iterator<Item = usize> {
+        [self.from, self.to].into_iter()
+    }
+
+    fn as_link(&self) -> Option<&dyn Link> {
+        Some(self)
+    }
+
+    #[inline(always)]
+    fn terms<T: Scalar>(items: &[Self], _: &(), e: &Eval<'_, T>, dy: &mut [T], at: Slots<'_, T>) {
+        for (m, out) in items.iter().zip(at.flows.iter_mut()) {
+            let mdot = max0(e.pv(&m.rate_kg_per_s));
+            e.transfer(m.from, m.to, mdot, dy);
+            *out = mdot;
+        }
     }
 }

@@ -1,8 +1,10 @@
-//! One file per component kind: its model-file keys (declared once, [`keys`]), its parameters
-//! and its equations. The network (`crate::network`) owns the state layout and calls these to
-//! assemble the right-hand side.
+//! One file per component kind: its model-file keys (declared once, [`keys`]), its parameters,
+//! its equations and what it is to the network ([`element::Element`]: its states, terms,
+//! events and outputs). The network (`crate::network`) holds one list per kind of the registry
+//! ([`crate::with_kinds!`]) and assembles them into one state vector and one right-hand side.
 
 pub mod chamber;
+pub mod element;
 pub mod inertance_valve;
 pub mod keys;
 pub mod mass_flow;
@@ -17,14 +19,17 @@ pub mod wall;
 use keys::Kind;
 
 /// The registry of component kinds, one line each, in the model file's order (which is also
-/// the order of the FMU's parameters): `kind => Spec`, where `kind` is the `[[kind]]` name and
-/// the module `crate::components::kind`, which declares `KIND` and `Spec` with
-/// [`crate::declare_kind!`]. Calls `$then! { kind => Spec, ... }`.
+/// the order of the FMU's parameters, of the states and of the events): `kind => Spec`, where
+/// `kind` is the `[[kind]]` name and the module `crate::components::kind`, which declares
+/// `KIND` and `Spec` with [`crate::declare_kind!`] and implements [`element::Build`] for the
+/// spec and [`element::Element`] for the component it builds. Calls
+/// `$then! { args... kind => Spec, ... }` (`args`: any tokens after `$then`, passed first).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! with_kinds {
-    ($then:ident) => {
+    ($then:ident $($args:tt)*) => {
         $then! {
+            $($args)*
             chamber => ChamberSpec,
             reservoir => ReservoirSpec,
             orifice => OrificeSpec,
@@ -94,93 +99,7 @@ mod tests {
     use super::*;
 
     /// A model with a component of every kind, the orifice in both forms.
-    const EVERY_KIND: &str = r#"
-[model]
-name = "every_kind"
-[gas]
-species = "air"
-[solver]
-method = "rk4"
-step = 1e-6
-t_end = 1e-3
-[[chamber]]
-name = "c"
-volume = 1e-3
-pressure = 2e5
-temperature = 300.0
-[[chamber]]
-name = "d"
-volume = 0.0
-pressure = 1e5
-temperature = 300.0
-[[reservoir]]
-name = "r"
-pressure = 1e5
-temperature = 300.0
-[[reservoir]]
-name = "la"
-pressure = 0.0
-temperature = 300.0
-[[reservoir]]
-name = "lb"
-pressure = 100.0
-temperature = 300.0
-[[orifice]]
-name = "o"
-from = "c"
-to = "r"
-area = 1e-6
-[[orifice]]
-name = "iso"
-from = "c"
-to = "r"
-sonic_conductance = 1e-9
-critical_pressure_ratio = 0.3
-[[valve]]
-name = "v"
-from = "c"
-to = "r"
-coefficient = 1e-9
-[[piston]]
-name = "p"
-behind = "d"
-ahead = "r"
-area = 1e-4
-mass = 0.01
-x0 = 0.1
-[[wall]]
-name = "w"
-left = "c"
-right = "r"
-area = 1e-3
-[[mass_flow]]
-name = "m"
-from = "r"
-to = "c"
-rate = 1e-4
-[[restrictor]]
-name = "x"
-from = "c"
-to = "r"
-diameter = 1e-3
-k = 1.0
-[[tube]]
-name = "t"
-from = "c"
-to = "r"
-length = 1.0
-diameter = 1e-3
-[[inertance_valve]]
-name = "i"
-from = "la"
-to = "lb"
-density = 1000.0
-area_open = 1e-4
-area_leak = 1e-6
-area_from = 1e-3
-area_to = 1e-3
-length = 0.01
-"#;
+    const EVERY_KIND: &str = include_str!("../../tests/fixtures/models/every_kind.toml");
 
     /// The parameters a built component lets change during a run are exactly the keys its kind
     /// declares as settable during a run (an orifice: those of its own form), found by the
@@ -198,7 +117,9 @@ length = 0.01
             let name = spec.name().to_string();
             for key in kind.keys {
                 let other_form = match name.as_str() {
-                    "o" => ["sonic_conductance", "critical_pressure_ratio"].contains(&key.name),
+                    "o" | "check" => {
+                        ["sonic_conductance", "critical_pressure_ratio"].contains(&key.name)
+                    }
                     "iso" => ["area", "discharge_coefficient"].contains(&key.name),
                     _ => false,
                 };
@@ -216,8 +137,13 @@ length = 0.01
                 assert_eq!(shared.is_some(), want, "{name}.{}", key.name);
                 assert_eq!(found.is_some(), want, "{name}.{}", key.name);
                 if want {
+                    // Its own value back: no change for a constant; a table becomes one.
+                    let constant = matches!(
+                        net.component(&name).unwrap().param(key.name),
+                        Some(crate::param::ParamValue::Const(_))
+                    );
                     let v = found.unwrap();
-                    assert_eq!(net.set_scalar(&name, key.name, v), Ok(false));
+                    assert_eq!(net.set_scalar(&name, key.name, v), Ok(!constant));
                 }
                 checked += 1;
             }
@@ -226,5 +152,116 @@ length = 0.01
         let registry: Vec<&str> = KINDS.iter().map(|k| k.name).collect();
         println!("{checked} keys; kinds in file order {kinds_seen:?}");
         assert_eq!(kinds_seen, registry);
+    }
+
+    /// Every kind of the role of a link answers as a link (its flow is a `<name>.mdot`), and
+    /// no other does; the named links are the flow slots of those kinds, in link order.
+    #[test]
+    fn links_are_the_kinds_of_link_roles() {
+        use element::Element;
+        use keys::Role;
+        let model = crate::model::parse_str(EVERY_KIND, "every_kind.toml", &[]).unwrap();
+        let net = crate::model::build_network(&model.spec);
+        macro_rules! check {
+            ($($kind:ident => $Spec:ident),* $(,)?) => {$({
+                type K = <$kind::$Spec as element::Build>::Component;
+                let link = matches!(K::KIND.role, Role::Link | Role::LiquidLink);
+                for x in net.of::<K>() {
+                    println!("{} `{}`: role {:?}, a link: {}", K::KIND.name, x.name, K::KIND.role,
+                        x.as_link().is_some());
+                    assert_eq!(x.as_link().is_some(), link, "{}", x.name);
+                }
+            })*};
+        }
+        crate::with_kinds!(check);
+        let names = net.named_links();
+        println!("named links {names:?}, {} flow slots", net.n_links());
+        assert_eq!(names.len(), net.n_named_links());
+        let links: Vec<&str> = model
+            .spec
+            .components()
+            .into_iter()
+            .filter(|(_, c)| matches!(c.kind().role, Role::Link | Role::LiquidLink))
+            .map(|(_, c)| c.name())
+            .collect();
+        assert_eq!(names, links);
+        // The pistons' bores after the named links.
+        assert_eq!(net.n_links(), links.len() + net.pistons().len());
+    }
+
+    /// No output suffix is discrete for one kind and continuous for another (the FMU's
+    /// variability is read off the name: `crate::variables::is_discrete_output`), and the
+    /// discrete outputs of a network are those the kinds declare, by index and by name alike.
+    #[test]
+    fn discrete_outputs_are_declared() {
+        use element::{Element, Output};
+        let mut suffixes: Vec<(&str, bool)> = Vec::new();
+        macro_rules! collect {
+            ($($kind:ident => $Spec:ident),* $(,)?) => {$({
+                type K = <$kind::$Spec as element::Build>::Component;
+                for o in K::OUTPUTS {
+                    let (v, discrete) = match o {
+                        Output::State(s) => (K::STATE_VARIABLES[*s], false),
+                        Output::Flag(v) => (*v, true),
+                        Output::Extra { variable, discrete } => (*variable, *discrete),
+                    };
+                    suffixes.push((v.suffix, discrete));
+                }
+            })*};
+        }
+        crate::with_kinds!(collect);
+        println!("outputs by suffix: {suffixes:?}");
+        for &(a, da) in &suffixes {
+            for &(b, db) in &suffixes {
+                assert!(
+                    a != b || da == db,
+                    "`{a}` is discrete for one kind, not another"
+                );
+            }
+        }
+        let model = crate::model::parse_str(EVERY_KIND, "every_kind.toml", &[]).unwrap();
+        let net = crate::model::build_network(&model.spec);
+        let outputs = crate::variables::output_variables_of(&net);
+        let by_index = crate::variables::discrete_outputs(&net);
+        assert_eq!(outputs.len(), by_index.len());
+        let discrete: Vec<&str> = outputs
+            .iter()
+            .zip(&by_index)
+            .filter(|(_, d)| **d)
+            .map(|(o, _)| o.name.as_str())
+            .collect();
+        println!("discrete outputs: {discrete:?}");
+        assert_eq!(
+            discrete,
+            ["p.exited", "rc", "o.choked", "iso.choked", "check.choked"]
+        );
+        for (o, d) in outputs.iter().zip(&by_index) {
+            assert_eq!(
+                crate::variables::is_discrete_output(&o.name),
+                *d,
+                "{}",
+                o.name
+            );
+        }
+    }
+
+    /// The every-kind model holds a component of every kind of the registry.
+    #[test]
+    fn the_every_kind_model_has_every_kind() {
+        let model = crate::model::parse_str(EVERY_KIND, "every_kind.toml", &[]).unwrap();
+        for kind in KINDS {
+            let n = model
+                .spec
+                .components()
+                .iter()
+                .filter(|(_, c)| c.kind().name == kind.name)
+                .count();
+            println!("{}: {n}", kind.name);
+            assert!(
+                n > 0,
+                "tests/fixtures/models/every_kind.toml has no {}",
+                kind.name
+            );
+        }
     }
 }

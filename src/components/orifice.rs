@@ -45,8 +45,13 @@ use crate::gas::IdealGas;
 use crate::param::{Param, ParamValue};
 use crate::units::{Area, Ratio, SonicConductance};
 
+use crate::components::element::{
+    Build, CacheContext, Compact, CompactState, Element, Eval, Output, Reads, Slots, Variable,
+    transfer_at,
+};
 use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::param::ParamSpec;
+use crate::units::Unit;
 
 crate::declare_kind! {
     /// `[[orifice]]`: isentropic compressible flow (`area`, `discharge_coefficient`), or the
@@ -404,9 +409,9 @@ pub fn signed_iso6358_mass_flow_kg_per_s<T: Scalar>(
     }
 }
 
-impl OrificeSpec {
-    /// The orifice of a validated spec (`node`: a node's index by name).
-    pub fn build(&self, node: &dyn Fn(&str) -> usize) -> Orifice {
+impl Build for OrificeSpec {
+    type Component = Orifice;
+    fn build(&self, node: &dyn Fn(&str) -> usize) -> Orifice {
         // An absent key of the orifice's own form is one with an implied value (validated).
         fn param<Q>(p: &Option<ParamSpec>, key: &str) -> Param<Q> {
             p.as_ref().map_or_else(
@@ -519,5 +524,214 @@ impl Link for Orifice {
     }
     fn reads_upstream_temperature(&self) -> bool {
         true
+    }
+}
+
+/// An orifice's flow law with its constant parameters (see [`OrificeLink`]).
+#[derive(Clone, Copy, Debug)]
+pub enum ConstLaw {
+    /// C_d·A, m²: the product [`Orifice::mass_flow_with`] forms, so the same bits.
+    Isentropic(f64),
+    /// Sonic conductance (m³/(s·Pa)) and critical pressure ratio.
+    Iso6358(f64, f64),
+}
+
+/// One orifice as the right-hand side reads it: its nodes, the offsets of its ends in dy and
+/// its constant law, 40 bytes against an [`Orifice`]'s 88 (its name, `usize` nodes, parameters
+/// that may be tables): the right-hand side reads every orifice, which on large networks is
+/// most of the bytes it streams (at 100k components the orifices alone outgrow L2). The dy
+/// offsets spare each end its chamber-or-accumulator test (scale bench's rhs −5 %). The kind's
+/// cache ([`Compact`]): built with the network, and again by the right-hand side after a
+/// parameter write. Only plain orifices ([`Orifice::is_plain`]) with constant parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct OrificeLink {
+    pub from: u32,
+    pub to: u32,
+    /// Index in dy of each end's (mass, energy) pair.
+    pub dy_from: u32,
+    pub dy_to: u32,
+    pub law: ConstLaw,
+}
+
+/// Mass flow of an orifice with constant parameters: [`Orifice::mass_flow_with`]'s arithmetic.
+#[inline(always)]
+pub fn const_orifice_flow<T: Scalar>(
+    gas: &IdealGas,
+    law: ConstLaw,
+    from: NodeState<T>,
+    to: NodeState<T>,
+) -> T {
+    match law {
+        ConstLaw::Isentropic(k) => signed_mass_flow_kg_per_s(gas, c(k), from, to),
+        ConstLaw::Iso6358(cond, b) => signed_iso6358_mass_flow_kg_per_s(c(cond), c(b), from, to),
+    }
+}
+
+/// The orifices' flows from their links (usable) into `dy` and `flows` (from its start), at the
+/// node states `nodes` (the plain parameters `items` for the test builds' check). Out of line:
+/// its registers stay out of the networks without orifices; given the evaluation's parts
+/// rather than the evaluation, which would then have to be built in memory.
+#[inline(never)]
+fn link_flows<T: Scalar>(
+    items: &[Orifice],
+    links: &[OrificeLink],
+    gas: &IdealGas,
+    nodes: &[NodeState<T>],
+    dy: &mut [T],
+    flows: &mut [T],
+) {
+    for (k, (o, out)) in links.iter().zip(flows.iter_mut()).enumerate() {
+        let (nf, nt) = (nodes[o.from as usize], nodes[o.to as usize]);
+        let mdot = const_orifice_flow(gas, o.law, nf, nt);
+        // The links hold constants only (no seed replaces them): any t gives their values.
+        debug_assert_eq!(
+            mdot.re().to_bits(),
+            items[k]
+                .mass_flow_with(gas, |p: &ParamValue| c(p.value(0.0, 0.0)), nf, nt)
+                .re()
+                .to_bits()
+        );
+        transfer_at(gas, nf, nt, o.dy_from as usize, o.dy_to as usize, mdot, dy);
+        *out = mdot;
+    }
+}
+
+/// Which of [`Orifice`]'s outputs.
+const OPEN_FRACTION: usize = 0;
+
+impl Element for Orifice {
+    const KIND: &'static Kind = &KIND;
+    const OUTPUTS: &'static [Output] = &[
+        // Not `<name>.opening`: that is the parameter (or input) of the same key.
+        Output::Extra {
+            variable: Variable {
+                suffix: "open_fraction",
+                unit: Unit::dimensionless,
+                description: "fraction open of {}, 0..1 (its opening, times a poppet's)",
+            },
+            discrete: false,
+        },
+        Output::Extra {
+            variable: Variable {
+                suffix: "choked",
+                unit: Unit::dimensionless,
+                description: "1 while the flow through {} is choked, else 0",
+            },
+            discrete: true,
+        },
+    ];
+    type Cache = Compact<OrificeLink>;
+
+    fn nodes(&self) -> impl Iterator<Item = usize> {
+        [self.from, self.to].into_iter()
+    }
+
+    fn as_link(&self) -> Option<&dyn Link> {
+        Some(self)
+    }
+
+    #[inline(always)]
+    fn terms<T: Scalar>(
+        items: &[Self],
+        cache: &Compact<OrificeLink>,
+        e: &Eval<'_, T>,
+        dy: &mut [T],
+        at: Slots<'_, T>,
+    ) {
+        if cache.state == CompactState::Usable && e.seeds.is_empty() {
+            // The compact copy (no seed can replace a parameter here).
+            link_flows(items, &cache.links, e.gas, e.nodes, dy, at.flows);
+            return;
+        }
+        for (o, out) in items.iter().zip(at.flows.iter_mut()) {
+            let pv = |p: &ParamValue| e.pv(p);
+            let mdot = o.mass_flow_with(e.gas, pv, e.nodes[o.from], e.nodes[o.to]);
+            e.transfer(o.from, o.to, mdot, dy);
+            *out = mdot;
+        }
+    }
+
+    /// The compact links (in place: no allocation once built), usable when every orifice is
+    /// plain with constant parameters.
+    #[cold]
+    fn refresh_cache(items: &[Self], cache: &mut Compact<OrificeLink>, at: &CacheContext) {
+        cache.links.clear();
+        cache.state = CompactState::Unusable;
+        if !at.fits_u32() {
+            return;
+        }
+        let konst = |p: &ParamValue| match p {
+            ParamValue::Const(v) => Some(*v),
+            _ => None,
+        };
+        for o in items {
+            if !o.is_plain() {
+                return;
+            }
+            let law = match &o.form {
+                OrificeForm::Isentropic {
+                    area_m2,
+                    discharge_coefficient,
+                } => match (konst(discharge_coefficient), konst(area_m2)) {
+                    (Some(cd), Some(a)) => ConstLaw::Isentropic(cd * a),
+                    _ => return,
+                },
+                OrificeForm::Iso6358 {
+                    sonic_conductance_m3_per_s_pa,
+                    critical_pressure_ratio,
+                } => match (
+                    konst(sonic_conductance_m3_per_s_pa),
+                    konst(critical_pressure_ratio),
+                ) {
+                    (Some(cond), Some(b)) => ConstLaw::Iso6358(cond, b),
+                    _ => return,
+                },
+            };
+            cache.links.push(OrificeLink {
+                from: o.from as u32,
+                to: o.to as u32,
+                dy_from: at.dy_pair(o.from) as u32,
+                dy_to: at.dy_pair(o.to) as u32,
+                law,
+            });
+        }
+        cache.state = CompactState::Usable;
+    }
+
+    /// Its opening (0..1), and 1 while its flow is choked (and it is open).
+    fn extra_output<T: Scalar>(
+        &self,
+        k: usize,
+        gas: &IdealGas,
+        nodes: &[NodeState<T>],
+        pv: &impl Fn(&ParamValue) -> T,
+    ) -> T {
+        let (from, to) = (nodes[self.from], nodes[self.to]);
+        if k == OPEN_FRACTION {
+            return self.opening_with(pv, from, to);
+        }
+        let (a, b) = (from.pressure_pa.re(), to.pressure_pa.re());
+        let r = a.min(b) / a.max(b);
+        let critical = match &self.form {
+            OrificeForm::Isentropic { .. } => gas.critical_pressure_ratio,
+            OrificeForm::Iso6358 {
+                critical_pressure_ratio,
+                ..
+            } => pv(critical_pressure_ratio).re(),
+        };
+        let open = self.opening_with(pv, from, to).re() > 0.0;
+        T::from(if open && r <= critical { 1.0 } else { 0.0 })
+    }
+
+    /// The opening reads its own `opening`, and a poppet the pressures of its nodes.
+    fn extra_output_reads(&self, k: usize) -> Reads {
+        if k != OPEN_FRACTION {
+            return Reads::NOTHING;
+        }
+        Reads {
+            keys: &["opening"],
+            pressures: self.poppet.is_some(),
+            temperatures: false,
+        }
     }
 }

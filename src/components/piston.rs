@@ -16,13 +16,17 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ad::{Scalar, c};
+use crate::ad::{Dual64, Scalar, c};
 use crate::param::{Param, ParamValue};
 use crate::units::{Damping, Pressure};
 use crate::units::{Length, Mass, Stiffness, Velocity};
 
+use crate::components::element::{
+    Boundary, Build, Element, Eval, Handled, Output, Slots, Variable,
+};
 use crate::components::keys::{Component, Kind, Problem, is_zero};
-use crate::units::from_si;
+use crate::components::orifice;
+use crate::units::{Unit, from_si};
 
 crate::declare_kind! {
     /// `[[piston]]`: a rigid piston or projectile (state x, v).
@@ -234,9 +238,9 @@ impl Piston {
     }
 }
 
-impl PistonSpec {
-    /// The piston of a validated spec (`node`: a node's index by name).
-    pub fn build(&self, node: &dyn Fn(&str) -> usize) -> Piston {
+impl Build for PistonSpec {
+    type Component = Piston;
+    fn build(&self, node: &dyn Fn(&str) -> usize) -> Piston {
         Piston {
             name: self.name.clone(),
             behind: node(&self.behind),
@@ -270,4 +274,248 @@ impl Component for Piston {
         "friction_dynamic" => friction_dynamic_pa,
         "damping" => damping_n_s_per_m,
     );
+}
+
+/// Its event functions, per piston: its exit, its `x_max` stop, its `x_min` stop.
+const EXIT: usize = 0;
+const STOP_MAX: usize = 1;
+const STOP_MIN: usize = 2;
+
+impl Piston {
+    /// Its impact at its `x_max` (or `x_min`) stop, generic so that dual numbers give its
+    /// Jacobian: from (x, v) and the mass m, the position after (the stop), the velocity after
+    /// (−e·v on an approach, 0 below the rest speed) and the mechanical energy lost, which goes
+    /// to the energy accumulator. `None`: no such stop.
+    fn impact_map<T: Scalar>(&self, at_max: bool, x: T, v: T, m: T) -> Option<(T, T, T)> {
+        let stop = if at_max { self.x_max } else { self.x_min }?.value;
+        // Only an approach (v towards the stop) is an impact.
+        let approaching = if at_max { v.re() > 0.0 } else { v.re() < 0.0 };
+        let mut v_new = if approaching {
+            v * -self.restitution
+        } else {
+            v
+        };
+        if v_new.re().abs() < REST_SPEED_M_PER_S {
+            v_new = T::from(0.0);
+        }
+        let spring = |x: T| {
+            let d = x - self.spring_x0.value;
+            d * (0.5 * self.spring_stiffness.value) * d
+        };
+        let stop = T::from(stop);
+        let before = m * 0.5 * v * v + spring(x);
+        let after = m * 0.5 * v_new * v_new + spring(stop);
+        Some((stop, v_new, before - after))
+    }
+}
+
+/// A piston moves the volumes of the nodes behind and ahead of it; once it has passed its exit
+/// (its flag), its bore is an open orifice between them (its flow slot). Its events: the exit,
+/// the end stops (Newton's impact law, the energy lost to `energy_left`).
+impl Element for Piston {
+    const KIND: &'static Kind = &KIND;
+    const STATES: usize = STATES;
+    /// Its bore, once it has left it.
+    const FLOWS: usize = 1;
+    /// `exited`.
+    const FLAGS: usize = 1;
+    const EVENTS: usize = 3;
+    /// Through its bore once it has left it. Every piston counts, with an `x_exit` or without:
+    /// a restored FMU state may hold any exit flags (they are checked for their count only).
+    const MOVES_MASS: bool = true;
+    const STORES_ENERGY: bool = true;
+    const OUTPUTS: &'static [Output] = &[
+        Output::State(POSITION),
+        Output::State(VELOCITY),
+        Output::Flag(Variable {
+            suffix: "exited",
+            unit: Unit::dimensionless,
+            description: "1 once {} has passed its exit",
+        }),
+    ];
+    const STATE_VARIABLES: &'static [Variable] = &[
+        Variable {
+            suffix: "x",
+            unit: Unit::length,
+            description: "position of {}",
+        },
+        Variable {
+            suffix: "v",
+            unit: Unit::velocity,
+            description: "velocity of {}",
+        },
+    ];
+    type Cache = ();
+
+    fn nodes(&self) -> impl Iterator<Item = usize> {
+        [self.behind, self.ahead].into_iter()
+    }
+
+    #[inline(always)]
+    fn terms<T: Scalar>(items: &[Self], _: &(), e: &Eval<'_, T>, dy: &mut [T], at: Slots<'_, T>) {
+        let flags = &e.flags[at.first_flag..];
+        for (j, (p, out)) in items.iter().zip(at.flows.iter_mut()).enumerate() {
+            let o = at.first_state + j * STATES;
+            let (behind, ahead, area) = (p.behind, p.ahead, p.area.value);
+            if flags[j] {
+                // The projectile has left the bore: it keeps its velocity, and the bore becomes
+                // an open orifice (C_d = 1) between the nodes it separated.
+                let (nb, na) = (e.nodes[behind], e.nodes[ahead]);
+                let mdot = orifice::signed_mass_flow_kg_per_s(e.gas, c(area), nb, na);
+                e.transfer(behind, ahead, mdot, dy);
+                *out = mdot;
+                continue;
+            }
+            let (x, v) = (e.y[o + POSITION], e.y[o + VELOCITY]);
+            let pv = |q: &ParamValue| e.pv(q);
+            let f = p.forces_with(
+                pv,
+                x,
+                v,
+                e.nodes[behind].pressure_pa,
+                e.nodes[ahead].pressure_pa,
+            );
+            let damping_power = v * e.pv(&p.damping_n_s_per_m) * v;
+            dy[o + POSITION] = v;
+            dy[o + VELOCITY] = f.acceleration_m_per_s2;
+            let dvdt = v * area;
+            e.boundary_work(behind, dvdt, dy);
+            e.boundary_work(ahead, -dvdt, dy);
+            // Friction and damping turn kinetic energy into heat that leaves the gas.
+            e.dissipate(-f.friction_n * v + damping_power, dy);
+            *out = T::zero();
+        }
+    }
+
+    fn initial_state(&self, out: &mut [f64]) {
+        out[POSITION] = self.x0.value;
+        out[VELOCITY] = self.v0.value;
+    }
+
+    /// Its largest coordinate (its start, exit and stops) and 1 m/s.
+    fn nominals(&self, out: &mut [f64], _volume0: &dyn Fn(usize) -> Option<f64>) {
+        out[POSITION] = [Some(self.x0), self.x_exit, self.x_min, self.x_max]
+            .into_iter()
+            .flatten()
+            .fold(0.0_f64, |a, x| a.max(x.value.abs()));
+    }
+
+    /// Behind: volume grows by area·x; ahead: shrinks by it.
+    fn boundaries(&self, first: usize, push: &mut dyn FnMut(Boundary)) {
+        let (state, area) = (first + POSITION, self.area.value);
+        for (chamber, factor) in [(self.behind, area), (self.ahead, -area)] {
+            push(Boundary {
+                chamber,
+                state,
+                factor,
+                area_m2: area,
+            });
+        }
+    }
+
+    /// Kinetic and spring energy.
+    #[inline]
+    fn stored_energy_j<T: Scalar>(&self, s: impl Fn(usize) -> T, mass_kg: Option<T>) -> T {
+        let (x, v) = (s(POSITION), s(VELOCITY));
+        let m = mass_kg.unwrap_or_else(|| c(self.mass.value));
+        m * 0.5 * v * v + self.spring_energy_j(x)
+    }
+
+    fn stored_energy_states(&self) -> impl Iterator<Item = usize> {
+        let spring = self.spring_stiffness.value != 0.0;
+        spring.then_some(POSITION).into_iter().chain([VELOCITY])
+    }
+
+    /// Exit: x − x_exit while it has an exit not yet passed; stops: x − x_max and x_min − x
+    /// while it is in its bore.
+    #[inline]
+    fn event_value(&self, e: usize, s: &[f64], exited: bool) -> Option<f64> {
+        if exited {
+            return None;
+        }
+        let x = s[POSITION];
+        match e {
+            EXIT => self.x_exit.map(|xe| x - xe.value),
+            STOP_MAX => self.x_max.map(|xm| x - xm.value),
+            _ => {
+                debug_assert_eq!(e, STOP_MIN);
+                self.x_min.map(|xm| xm.value - x)
+            }
+        }
+    }
+
+    #[inline]
+    fn event_gradient(&self, e: usize, w: &[f64]) -> f64 {
+        match e {
+            EXIT | STOP_MAX => w[POSITION],
+            _ => -w[POSITION],
+        }
+    }
+
+    /// The exit: from now on the bore is an open orifice. A stop: Newton's impact law
+    /// v → −e·v, a rebound slower than `REST_SPEED_M_PER_S` becomes rest, and the piston is put
+    /// exactly on the stop (it is there to within the event location's round-off). The
+    /// mechanical energy lost, ½m(v² − v'²) plus the spring energy of that round-off shift, goes
+    /// to `energy_left`, so `energy_total` stays closed.
+    fn handle_event(
+        &self,
+        e: usize,
+        s: &mut [f64],
+        exited: &mut bool,
+        energy_left: &mut f64,
+    ) -> Handled {
+        if e == EXIT {
+            *exited = true;
+            return Handled {
+                exit: true,
+                state_changed: false,
+            };
+        }
+        let (x, v) = (s[POSITION], s[VELOCITY]);
+        let Some((x_new, v_new, lost)) = self.impact_map(e == STOP_MAX, x, v, self.mass.value)
+        else {
+            return Handled::default();
+        };
+        s[POSITION] = x_new;
+        s[VELOCITY] = v_new;
+        *energy_left += lost;
+        Handled {
+            exit: false,
+            state_changed: true,
+        }
+    }
+
+    /// One dual-number evaluation of the impact map; only the piston's own mass enters it as a
+    /// parameter (energy lost ½m(v² − v⁺²)).
+    fn event_jump_tangent(
+        &self,
+        e: usize,
+        s_before: &[f64],
+        w: &mut [f64],
+        w_energy_left: &mut f64,
+        dm: f64,
+    ) {
+        if e == EXIT {
+            return;
+        }
+        let Some((x, v, lost)) = self.impact_map(
+            e == STOP_MAX,
+            Dual64::new(s_before[POSITION], w[POSITION]),
+            Dual64::new(s_before[VELOCITY], w[VELOCITY]),
+            Dual64::new(self.mass.value, dm),
+        ) else {
+            return;
+        };
+        w[POSITION] = x.eps;
+        w[VELOCITY] = v.eps;
+        *w_energy_left += lost.eps;
+    }
+
+    fn event_description(&self, e: usize) -> String {
+        match e {
+            EXIT => format!("piston `{}` exit", self.name),
+            STOP_MAX => format!("piston `{}` at its stop x_max", self.name),
+            _ => format!("piston `{}` at its stop x_min", self.name),
+        }
+    }
 }

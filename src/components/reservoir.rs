@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 use crate::param::Param;
 use crate::units::{Pressure, ThermodynamicTemperature};
 
+use crate::ad::Scalar;
+use crate::components::element::{Build, Element, Eval, Slots};
 use crate::components::keys::{Component, Kind};
 
 crate::declare_kind! {
@@ -26,8 +28,9 @@ pub struct Reservoir {
     pub temperature_k: Param<ThermodynamicTemperature>,
 }
 
-impl ReservoirSpec {
-    pub fn build(&self) -> Reservoir {
+impl Build for ReservoirSpec {
+    type Component = Reservoir;
+    fn build(&self, _node: &dyn Fn(&str) -> usize) -> Reservoir {
         Reservoir {
             name: self.name.clone(),
             pressure_pa: self.pressure.to_param(),
@@ -44,4 +47,17 @@ impl Component for Reservoir {
         &self.name
     }
     crate::run_params!("pressure" => pressure_pa, "temperature" => temperature_k);
+}
+
+/// A reservoir is a node of prescribed state (the network reads its pressure and temperature
+/// before every kind's terms); it has no states or terms of its own.
+impl Element for Reservoir {
+    const KIND: &'static Kind = &KIND;
+    type Cache = ();
+
+    fn nodes(&self) -> impl Iterator<Item = usize> {
+        std::iter::empty()
+    }
+
+    fn terms<T: Scalar>(_: &[Self], _: &(), _: &Eval<'_, T>, _: &mut [T], _: Slots<'_, T>) {}
 }

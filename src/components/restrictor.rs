@@ -12,10 +12,12 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ad::{Scalar, copysign, max_const};
+use crate::components::NodeState;
+use crate::components::element::{Build, Element, Eval, Slots};
+use crate::components::keys::{Component, Kind, Link};
+use crate::gas::IdealGas;
 use crate::param::{Param, ParamValue};
 use crate::units::{Length, Ratio};
-
-use crate::components::keys::{Component, Kind, Link};
 
 crate::declare_kind! {
     /// `[[restrictor]]`: FONSim's FlowRestrictor (a minor loss).
@@ -37,6 +39,18 @@ pub const FONSIM_P_ATM_PA: f64 = 1.013e5;
 #[inline]
 pub fn mean_pressure_pa<T: Scalar>(p_a_pa: T, p_b_pa: T) -> T {
     max_const((p_a_pa + p_b_pa) * 0.5, FONSIM_P_ATM_PA / 10.0)
+}
+
+/// FONSim's mean density of a restrictor or tube between two nodes, kg/m³: the mean pressure
+/// (not below p_atm/10) over R·T of the upstream node.
+#[inline]
+pub fn mean_density_kg_per_m3<T: Scalar>(gas: &IdealGas, a: NodeState<T>, b: NodeState<T>) -> T {
+    let t_up = if a.pressure_pa.re() >= b.pressure_pa.re() {
+        a.temperature_k
+    } else {
+        b.temperature_k
+    };
+    mean_pressure_pa(a.pressure_pa, b.pressure_pa) / (t_up * gas.r_j_per_kg_k)
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -71,9 +85,9 @@ impl Restrictor {
     }
 }
 
-impl RestrictorSpec {
-    /// The restrictor of a validated spec (`node`: a node's index by name).
-    pub fn build(&self, node: &dyn Fn(&str) -> usize) -> Restrictor {
+impl Build for RestrictorSpec {
+    type Component = Restrictor;
+    fn build(&self, node: &dyn Fn(&str) -> usize) -> Restrictor {
         Restrictor {
             name: self.name.clone(),
             from: node(&self.from),
@@ -100,5 +114,35 @@ impl Link for Restrictor {
     }
     fn reads_upstream_temperature(&self) -> bool {
         true
+    }
+}
+
+impl Element for Restrictor {
+    const KIND: &'static Kind = &KIND;
+    type Cache = ();
+
+    fn nodes(&self) -> impl Iterator<Item = usize> {
+        [self.from, self.to].into_iter()
+    }
+
+    fn as_link(&self) -> Option<&dyn Link> {
+        Some(self)
+    }
+
+    #[inline(always)]
+    fn terms<T: Scalar>(items: &[Self], _: &(), e: &Eval<'_, T>, dy: &mut [T], at: Slots<'_, T>) {
+        for (r, out) in items.iter().zip(at.flows.iter_mut()) {
+            let (nf, nt) = (e.nodes[r.from], e.nodes[r.to]);
+            let rho = mean_density_kg_per_m3(e.gas, nf, nt);
+            let mdot = Restrictor::mass_flow_kg_per_s(
+                e.pv(&r.diameter_m),
+                e.pv(&r.k),
+                rho,
+                nf.pressure_pa,
+                nt.pressure_pa,
+            );
+            e.transfer(r.from, r.to, mdot, dy);
+            *out = mdot;
+        }
     }
 }

@@ -13,11 +13,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ad::{Scalar, c, max0};
+use crate::ad::{Scalar, c, copysign, max0};
 use crate::param::{Param, ParamValue};
 use crate::units::{DynamicViscosity, Length};
 
+use crate::components::element::{Build, Element, Eval, Slots};
 use crate::components::keys::{Component, Kind, Link};
+use crate::components::restrictor::mean_density_kg_per_m3;
 
 crate::declare_kind! {
     /// `[[tube]]`: FONSim's CircularTube (a major loss).
@@ -277,9 +279,9 @@ impl Tube {
     }
 }
 
-impl TubeSpec {
-    /// The tube of a validated spec (`node`: a node's index by name).
-    pub fn build(&self, node: &dyn Fn(&str) -> usize) -> Tube {
+impl Build for TubeSpec {
+    type Component = Tube;
+    fn build(&self, node: &dyn Fn(&str) -> usize) -> Tube {
         Tube {
             name: self.name.clone(),
             from: node(&self.from),
@@ -313,6 +315,32 @@ impl Link for Tube {
     }
     fn reads_upstream_temperature(&self) -> bool {
         true
+    }
+}
+
+impl Element for Tube {
+    const KIND: &'static Kind = &KIND;
+    type Cache = ();
+
+    fn nodes(&self) -> impl Iterator<Item = usize> {
+        [self.from, self.to].into_iter()
+    }
+
+    fn as_link(&self) -> Option<&dyn Link> {
+        Some(self)
+    }
+
+    #[inline(always)]
+    fn terms<T: Scalar>(items: &[Self], _: &(), e: &Eval<'_, T>, dy: &mut [T], at: Slots<'_, T>) {
+        for (x, out) in items.iter().zip(at.flows.iter_mut()) {
+            let (nf, nt) = (e.nodes[x.from], e.nodes[x.to]);
+            let rho = mean_density_kg_per_m3(e.gas, nf, nt);
+            let dp = nf.pressure_pa - nt.pressure_pa;
+            let pv = |p: &ParamValue| e.pv(p);
+            let mdot = copysign(x.at_with(pv).mass_flow_magnitude(dp.abs(), rho), dp);
+            e.transfer(x.from, x.to, mdot, dy);
+            *out = mdot;
+        }
     }
 }
 

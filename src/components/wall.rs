@@ -7,10 +7,12 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ad::Scalar;
-use crate::param::{Param, ParamValue};
-use crate::units::{Area, ExpansionCoefficient, HeatTransfer, Velocity};
-
+use crate::components::NodeState;
+use crate::components::element::{Boundary, Build, Element, Eval, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind};
+use crate::gas::IdealGas;
+use crate::param::{Param, ParamValue};
+use crate::units::{Area, ExpansionCoefficient, HeatTransfer, Unit, Velocity};
 
 crate::declare_kind! {
     /// `[[wall]]`: Cantera's massless wall.
@@ -76,9 +78,9 @@ impl Wall {
     }
 }
 
-impl WallSpec {
-    /// The wall of a validated spec (`node`: a node's index by name).
-    pub fn build(&self, node: &dyn Fn(&str) -> usize) -> Wall {
+impl Build for WallSpec {
+    type Component = Wall;
+    fn build(&self, node: &dyn Fn(&str) -> usize) -> Wall {
         Wall {
             name: self.name.clone(),
             left: node(&self.left),
@@ -104,4 +106,114 @@ impl Component for Wall {
         "expansion_coefficient" => expansion_coefficient_m_per_s_pa,
         "velocity" => velocity_m_per_s,
     );
+}
+
+impl Wall {
+    /// The area its desync threshold is scaled by: its largest area, m².
+    fn area_scale_m2(&self) -> f64 {
+        self.area_m2
+            .all_values()
+            .iter()
+            .fold(0.0_f64, |a, &b| a.max(b.abs()))
+    }
+}
+
+/// A wall's state is the volume it has swept (for check 9 only: a quadrature); it moves the
+/// volumes of the nodes on either side and carries heat between them.
+impl Element for Wall {
+    const KIND: &'static Kind = &KIND;
+    const STATES: usize = 1;
+    const QUADRATURES: bool = true;
+    const OUTPUTS: &'static [Output] = &[Output::Extra {
+        variable: Variable {
+            suffix: "Q",
+            unit: Unit::power,
+            description: "heat flow through {} (left → right)",
+        },
+        discrete: false,
+    }];
+    const STATE_VARIABLES: &'static [Variable] = &[Variable {
+        suffix: "swept_volume",
+        unit: Unit::volume,
+        description: "volume swept by {} (grows its left chamber)",
+    }];
+    type Cache = ();
+
+    fn nodes(&self) -> impl Iterator<Item = usize> {
+        [self.left, self.right].into_iter()
+    }
+
+    #[inline(always)]
+    fn terms<T: Scalar>(items: &[Self], _: &(), e: &Eval<'_, T>, dy: &mut [T], at: Slots<'_, T>) {
+        for (k, w) in items.iter().enumerate() {
+            let (l, r) = (w.left, w.right);
+            let (nl, nr) = (e.nodes[l], e.nodes[r]);
+            let area = e.pv(&w.area_m2);
+            let vel = w.velocity(
+                e.pv(&w.expansion_coefficient_m_per_s_pa),
+                e.pv(&w.velocity_m_per_s),
+                nl.pressure_pa,
+                nr.pressure_pa,
+            );
+            let dvdt = area * vel;
+            let q = w.heat_flow_w(
+                e.pv(&w.heat_transfer_coefficient_w_per_m2_k),
+                area,
+                nl.temperature_k,
+                nr.temperature_k,
+            );
+            dy[at.first_state + k] = dvdt;
+            e.boundary_work(l, dvdt, dy);
+            e.boundary_work(r, -dvdt, dy);
+            e.heat_out(l, q, dy);
+            e.heat_out(r, -q, dy);
+            // A massless wall stores nothing: (p_l − p_r)·dV/dt is dissipated.
+            e.dissipate((nl.pressure_pa - nr.pressure_pa) * dvdt, dy);
+        }
+    }
+
+    /// The larger initial volume of its chambers.
+    fn nominals(&self, out: &mut [f64], volume0: &dyn Fn(usize) -> Option<f64>) {
+        out[0] = [volume0(self.left), volume0(self.right)]
+            .into_iter()
+            .flatten()
+            .fold(0.0_f64, f64::max);
+    }
+
+    /// Left grows by the swept volume, right shrinks by it.
+    fn boundaries(&self, first: usize, push: &mut dyn FnMut(Boundary)) {
+        let area_m2 = self.area_scale_m2();
+        for (chamber, factor) in [(self.left, 1.0), (self.right, -1.0)] {
+            push(Boundary {
+                chamber,
+                state: first,
+                factor,
+                area_m2,
+            });
+        }
+    }
+
+    /// Its heat flow from left to right.
+    fn extra_output<T: Scalar>(
+        &self,
+        _k: usize,
+        _gas: &IdealGas,
+        nodes: &[NodeState<T>],
+        pv: &impl Fn(&ParamValue) -> T,
+    ) -> T {
+        self.heat_flow_w(
+            pv(&self.heat_transfer_coefficient_w_per_m2_k),
+            pv(&self.area_m2),
+            nodes[self.left].temperature_k,
+            nodes[self.right].temperature_k,
+        )
+    }
+
+    fn extra_output_reads(&self, _k: usize) -> Reads {
+        Reads {
+            keys: &["heat_transfer_coefficient", "area"],
+            pressures: false,
+            temperatures: true,
+        }
+    }
 }

@@ -3,13 +3,14 @@
 use std::collections::HashMap;
 
 use crate::checks::Thresholds;
+use crate::components::element::Build;
 use crate::gas::{IdealGas, species};
 use crate::integrators::bdf::LinearSolver;
 use crate::integrators::{
     DEFAULT_ATOL, DEFAULT_RTOL, Integrator, JacobianSource, Method, StepControl,
 };
 use crate::model::spec::{GasSection, ModelFile};
-use crate::network::{Extras, Network};
+use crate::network::{Kinds, Network};
 use crate::simulation::{Sensitivities, Settings, Simulation};
 use crate::units::from_si;
 
@@ -44,29 +45,22 @@ pub fn node_indices(spec: &ModelFile) -> HashMap<&str, usize> {
     map
 }
 
-/// Build the network of a validated model: each component by its kind's `build`.
+/// Build the network of a validated model: each component by its kind's `build`
+/// ([`Build`]), kind by kind of the registry.
 pub fn build_network(spec: &ModelFile) -> Network {
     let nodes = node_indices(spec);
     let node = |n: &str| *nodes.get(n).expect("validated node reference");
-    Network::with_extras(
+    macro_rules! build_kinds {
+        ($($kind:ident => $Spec:ident),* $(,)?) => {
+            Kinds {
+                $($kind: spec.$kind.iter().map(|x| x.build(&node)).collect(),)*
+            }
+        };
+    }
+    Network::new(
         gas_of(spec.gas.as_ref()),
-        spec.chamber.iter().map(|x| x.build()).collect(),
-        spec.reservoir.iter().map(|x| x.build()).collect(),
-        spec.orifice.iter().map(|x| x.build(&node)).collect(),
-        spec.valve.iter().map(|x| x.build(&node)).collect(),
-        spec.piston.iter().map(|x| x.build(&node)).collect(),
-        spec.wall.iter().map(|x| x.build(&node)).collect(),
-        Extras {
-            mass_flows: spec.mass_flow.iter().map(|x| x.build(&node)).collect(),
-            restrictors: spec.restrictor.iter().map(|x| x.build(&node)).collect(),
-            tubes: spec.tube.iter().map(|x| x.build(&node)).collect(),
-            inertance_valves: spec
-                .inertance_valve
-                .iter()
-                .map(|x| x.build(&node))
-                .collect(),
-            isothermal: spec.gas.as_ref().is_some_and(|g| g.isothermal),
-        },
+        crate::with_kinds!(build_kinds),
+        spec.gas.as_ref().is_some_and(|g| g.isothermal),
     )
 }
 

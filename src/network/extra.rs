@@ -1,8 +1,7 @@
 //! Terms a test adds to a network's right-hand side after every component's (a deliberately
 //! non-conserving sink for the tests of checks 4 to 7 lives under `tests/`). No model file
 //! creates one and the shipped code holds none: a network without any pays one test per
-//! evaluation of the networks with pistons, walls or the kinds after valves
-//! ([`Network::eval_more`]), none on the others (the extra terms count as such a kind).
+//! evaluation off the lean path, none on it (a network with one leaves the lean path).
 
 use std::sync::Arc;
 
@@ -45,7 +44,7 @@ impl Network {
     /// correction). Not serialized: a restored network has none.
     pub fn add_extra_term(&mut self, term: Arc<dyn ExtraTerm>) {
         self.extra_terms.push(term);
-        // Resets the flags that let the right-hand side skip the kinds beyond valves.
+        // Resets the flag that lets the right-hand side take its lean path.
         self.ensure_scratch();
     }
 

@@ -1,40 +1,36 @@
 //! Components, links and run-time parameters by name or index, and a restored network's
 //! checks: at load time, for the FMU's calls and for messages, never in the right-hand side.
 
-use super::{LinksState, Network};
-use crate::components::keys::{Component, Key, Link, Rule};
+use super::Network;
+use super::kinds::{Registered, each_kind, is_link};
+use crate::components::element::Element;
+use crate::components::keys::{Component, Key, Link, Role, Rule};
 use crate::param::ParamValue;
 
 impl Network {
-    /// The kinds of flow links, each as a list, in link order: the one place that lists them
-    /// (outside the right-hand side, which is written out per kind).
-    fn link_lists(&self) -> [&dyn LinkList; 6] {
-        [
-            &self.orifices,
-            &self.valves,
-            &self.mass_flows,
-            &self.restrictors,
-            &self.tubes,
-            &self.inertance_valves,
-        ]
-    }
-
     /// The links with a `<name>.mdot` output, in link order (not for the right-hand side).
     pub fn links(&self) -> impl Iterator<Item = &dyn Link> {
-        self.link_lists()
-            .into_iter()
-            .flat_map(|list| (0..list.len()).map(move |i| list.get(i)))
+        (0..self.n_named_links()).filter_map(|l| self.link(l))
     }
 
     /// Named link `l` (in link order), without walking the links before it.
     pub fn link(&self, l: usize) -> Option<&dyn Link> {
-        let mut l = l;
-        for list in self.link_lists() {
-            if l < list.len() {
-                return Some(list.get(l));
+        self.link_at(l).map(|(link, _)| link)
+    }
+
+    /// Named link `l` and its first state (for a link whose flow is a state of its own).
+    fn link_at(&self, l: usize) -> Option<(&dyn Link, usize)> {
+        each_kind!(K => {
+            if const { is_link(K::KIND.role) } {
+                let first = self.layout.first.flow[K::INDEX];
+                let list = K::list(&self.kinds);
+                if l >= first && l < first + list.len() * K::FLOWS {
+                    let i = (l - first) / divisor(K::FLOWS);
+                    let state = self.layout.first::<K>() + i * K::STATES;
+                    return list[i].as_link().map(|link| (link, state));
+                }
             }
-            l -= list.len();
-        }
+        });
         None
     }
 
@@ -53,58 +49,22 @@ impl Network {
     /// The component named `name` (a lookup by name: at load time and for fmi2SetReal, never
     /// in the right-hand side; no allocation).
     pub fn component(&self, name: &str) -> Option<&dyn Component> {
-        fn by_name<'a, C: Component>(v: &'a [C], name: &str) -> Option<&'a dyn Component> {
-            v.iter()
-                .find(|c| c.name() == name)
-                .map(|c| c as &dyn Component)
-        }
-        by_name(&self.chambers, name)
-            .or_else(|| by_name(&self.reservoirs, name))
-            .or_else(|| by_name(&self.orifices, name))
-            .or_else(|| by_name(&self.valves, name))
-            .or_else(|| by_name(&self.pistons, name))
-            .or_else(|| by_name(&self.walls, name))
-            .or_else(|| by_name(&self.mass_flows, name))
-            .or_else(|| by_name(&self.restrictors, name))
-            .or_else(|| by_name(&self.tubes, name))
-            .or_else(|| by_name(&self.inertance_valves, name))
+        each_kind!(K => {
+            if let Some(c) = K::list(&self.kinds).iter().find(|c| c.name() == name) {
+                return Some(c);
+            }
+        });
+        None
     }
 
     /// [`Self::component`], to change it (private: every writer goes through `param_mut`).
     fn component_mut(&mut self, name: &str) -> Option<&mut dyn Component> {
-        fn by_name<'a, C: Component>(v: &'a mut [C], name: &str) -> Option<&'a mut dyn Component> {
-            v.iter_mut()
-                .find(|c| c.name() == name)
-                .map(|c| c as &mut dyn Component)
-        }
-        if let Some(c) = by_name(&mut self.chambers, name) {
-            return Some(c);
-        }
-        if let Some(c) = by_name(&mut self.reservoirs, name) {
-            return Some(c);
-        }
-        if let Some(c) = by_name(&mut self.orifices, name) {
-            return Some(c);
-        }
-        if let Some(c) = by_name(&mut self.valves, name) {
-            return Some(c);
-        }
-        if let Some(c) = by_name(&mut self.pistons, name) {
-            return Some(c);
-        }
-        if let Some(c) = by_name(&mut self.walls, name) {
-            return Some(c);
-        }
-        if let Some(c) = by_name(&mut self.mass_flows, name) {
-            return Some(c);
-        }
-        if let Some(c) = by_name(&mut self.restrictors, name) {
-            return Some(c);
-        }
-        if let Some(c) = by_name(&mut self.tubes, name) {
-            return Some(c);
-        }
-        by_name(&mut self.inertance_valves, name)
+        each_kind!(K => {
+            if let Some(i) = K::list(&self.kinds).iter().position(|c| c.name() == name) {
+                return Some(&mut K::list_mut(&mut self.kinds)[i]);
+            }
+        });
+        None
     }
 
     /// The declaration of key `<component>.<key>` (`name`), if the component and the key exist.
@@ -121,11 +81,10 @@ impl Network {
     /// The parameter `<component>.<key>` that may change during a run (by the model file's
     /// names), if there is one.
     pub(super) fn param_mut(&mut self, component: &str, key: &str) -> Option<&mut ParamValue> {
-        // The caller may change the parameter, and with it the breakpoints and the reservoir
-        // nodes the right-hand side keeps.
+        // The caller may change the parameter, and with it the breakpoints, the kinds' caches
+        // and the reservoir nodes the right-hand side keeps.
         self.forget_breakpoints();
-        self.orifice_links.state = LinksState::Stale;
-        self.valve_links.state = LinksState::Stale;
+        self.mark_caches_stale();
         let sc = self.scratch.get_mut();
         sc.reservoirs_fresh = false;
         sc.lean = false;
@@ -149,29 +108,34 @@ impl Network {
 
     /// The node index of the chamber or reservoir named `name`.
     fn node_index(&self, name: &str) -> Option<usize> {
-        match self.chambers.iter().position(|c| c.name == name) {
+        match self.kinds.chamber.iter().position(|c| c.name == name) {
             Some(i) => Some(self.node_of_chamber(i)),
             None => self
-                .reservoirs
+                .kinds
+                .reservoir
                 .iter()
                 .position(|r| r.name == name)
                 .map(|j| self.node_of_reservoir(j)),
         }
     }
 
-    /// Whether only liquid links (inertance valves) touch node `node`, and at least one does.
+    /// Whether only liquid links (the kinds of role `LiquidLink`) touch node `node`, and at
+    /// least one does.
     fn liquid_only(&self, node: usize) -> bool {
-        let touches = |(a, b): (usize, usize)| a == node || b == node;
         let (mut liquid, mut gas) = (false, false);
-        for x in self.links().filter(|x| touches(x.ends())) {
-            if x.flow_is_state() {
-                liquid = true;
-            } else {
-                gas = true;
+        each_kind!(K => {
+            if const { !matches!(K::KIND.role, Role::Node) } {
+                for x in K::list(&self.kinds) {
+                    if x.nodes().any(|n| n == node) {
+                        if K::KIND.role == Role::LiquidLink {
+                            liquid = true;
+                        } else {
+                            gas = true;
+                        }
+                    }
+                }
             }
-        }
-        gas |= self.pistons.iter().any(|x| touches((x.behind, x.ahead)))
-            || self.walls.iter().any(|x| touches((x.left, x.right)));
+        });
         liquid && !gas
     }
 
@@ -219,6 +183,12 @@ impl Network {
         }
     }
 
+    /// Whether reservoir node `node` is the component named `component`.
+    pub(super) fn is_reservoir(&self, node: usize, component: &str) -> bool {
+        let nc = self.kinds.chamber.len();
+        node >= nc && self.kinds.reservoir[node - nc].name == component
+    }
+
     /// Whether the flow of named link `l` depends directly (at the current instant, the state
     /// held fixed) on the run-time parameter `<component>.<key>`: its own parameters, and the
     /// pressure (and, where the flow uses the upstream state, the temperature) of a reservoir
@@ -235,32 +205,51 @@ impl Network {
             return true;
         }
         let (from, to) = link.ends();
-        let reservoir_end = |node: usize| {
-            node >= self.chambers.len()
-                && self.reservoirs[node - self.chambers.len()].name == component
-        };
-        let joins = reservoir_end(from) || reservoir_end(to);
+        let joins = self.is_reservoir(from, component) || self.is_reservoir(to, component);
         match key {
             "pressure" => joins && link.reads_pressures(),
             "temperature" => joins && link.reads_upstream_temperature(),
             _ => false,
         }
     }
+
+    /// The states the flow of named link `l` (a `<name>.mdot` output) reads directly,
+    /// increasing: the mass, energy and volume of each chamber it joins where the flow uses the
+    /// pressure and the upstream temperature (orifices, restrictors, tubes), energy and volume
+    /// where it uses the pressures alone (valves), none for a prescribed mass flow, and its own
+    /// first state for a link whose flow is a state (an inertance valve's q, ṁ = ρ·q).
+    pub fn link_state_dependencies(&self, l: usize) -> Vec<usize> {
+        use crate::components::chamber;
+        let Some((link, state)) = self.link_at(l) else {
+            return Vec::new();
+        };
+        if link.flow_is_state() {
+            return vec![state];
+        }
+        let (from, to) = link.ends();
+        let nc = self.kinds.chamber.len();
+        let reads: &[usize] = if link.reads_upstream_temperature() {
+            &[chamber::MASS, chamber::ENERGY, chamber::VOLUME]
+        } else if link.reads_pressures() {
+            &[chamber::ENERGY, chamber::VOLUME]
+        } else {
+            &[]
+        };
+        let mut states: Vec<usize> = [from, to]
+            .into_iter()
+            .filter(|&node| node < nc)
+            .flat_map(|node| reads.iter().map(move |&s| node * chamber::STATES + s))
+            .collect();
+        states.sort_unstable();
+        states.dedup();
+        states
+    }
 }
 
-/// A list of links of one kind, as [`Network::link_lists`] sees it.
-trait LinkList {
-    fn len(&self) -> usize;
-    fn get(&self, i: usize) -> &dyn Link;
-}
-
-impl<C: Link> LinkList for Vec<C> {
-    fn len(&self) -> usize {
-        self.as_slice().len()
-    }
-    fn get(&self, i: usize) -> &dyn Link {
-        &self[i]
-    }
+/// `n`, or 1 for 0 (a link kind's flow slots per component, as a divisor in code that a kind
+/// without flows compiles too).
+const fn divisor(n: usize) -> usize {
+    if n == 0 { 1 } else { n }
 }
 
 /// Checks of a restored (deserialized) network against the one its model builds.
@@ -268,23 +257,17 @@ impl Network {
     /// Whether the static parts equal `other`'s exactly: the gas, every component with its
     /// parameters and node indices, the isothermal switch, the moving boundaries and the state
     /// layout. The dynamic parts (exit flags, segment start, counters) are not compared.
-    /// `None` when equal, else the first part that differs (for messages).
+    /// `None` when equal, else the first part that differs (for messages: the kind's name).
     pub fn same_structure(&self, other: &Network) -> Option<&'static str> {
+        if self.gas != other.gas {
+            return Some("gas");
+        }
+        each_kind!(K => {
+            if K::list(&self.kinds) != K::list(&other.kinds) {
+                return Some(K::KIND.name);
+            }
+        });
         let parts = [
-            ("gas", self.gas == other.gas),
-            ("chambers", self.chambers == other.chambers),
-            ("reservoirs", self.reservoirs == other.reservoirs),
-            ("orifices", self.orifices == other.orifices),
-            ("valves", self.valves == other.valves),
-            ("pistons", self.pistons == other.pistons),
-            ("walls", self.walls == other.walls),
-            ("mass flows", self.mass_flows == other.mass_flows),
-            ("restrictors", self.restrictors == other.restrictors),
-            ("tubes", self.tubes == other.tubes),
-            (
-                "inertance valves",
-                self.inertance_valves == other.inertance_valves,
-            ),
             ("isothermal switch", self.isothermal == other.isothermal),
             ("moving boundaries", self.boundaries == other.boundaries),
             (

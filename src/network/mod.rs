@@ -1,7 +1,14 @@
 //! The network: every component owns a slice of one flat state vector and adds its terms to
 //! dy/dt, as Cantera's `ReactorNet::eval` does.
 //!
-//! State layout (fixed when the network is built):
+//! The network holds one list per kind of the registry (`crate::with_kinds!`, [`Kinds`]) and
+//! knows a kind only through [`Element`] (`crate::components::element`): its states, terms,
+//! cliques, events and outputs, called in loops over the kinds that the registry generates
+//! ([`kinds`]). It knows the nodes by name: chambers hold the gas (their m, U, V are the first
+//! states, block by block), reservoirs prescribe a state.
+//!
+//! State layout (fixed when the network is built): each kind's states in the registry's order,
+//! component by component, then the two accumulators:
 //! `[m, U, V] per chamber | [x, v] per piston | [swept volume] per wall | [q] per inertance valve |
 //! mass_left, energy_left]`.
 //! The two accumulators integrate the mass and energy that left the gas and the pistons (into
@@ -17,7 +24,7 @@
 mod build;
 mod events;
 mod extra;
-mod links;
+pub(crate) mod kinds;
 mod lookup;
 mod ode_system;
 mod outputs;
@@ -26,9 +33,11 @@ mod rhs;
 mod sensitivity;
 mod states;
 
+pub use crate::components::element::Boundary;
 pub use events::EventOutcome;
 pub use extra::ExtraTerm;
-pub use outputs::Extra;
+pub use kinds::{Kinds, N_KINDS, Registered};
+pub use outputs::{ComponentOutput, OutputName};
 pub use pattern::parameter_rows;
 pub use sensitivity::SensitivityParameter;
 
@@ -37,14 +46,12 @@ use std::cell::RefCell;
 use serde::{Deserialize, Serialize};
 
 use crate::ad::Scalar;
-use crate::components::{
-    Chamber, InertanceValve, MassFlow, Orifice, Piston, Reservoir, Restrictor, Tube, Valve, Wall,
-    chamber, piston,
-};
+use crate::components::element::Element;
+use crate::components::keys::Component;
+use crate::components::{Chamber, Piston, Reservoir, chamber};
 use crate::gas::IdealGas;
-use crate::param::ParamValue;
 use crate::units::from_si;
-use links::{LinksState, OrificeLinks, ValveLinks};
+use kinds::{Caches, each_kind};
 use rhs::{DualScratch, Scratch};
 
 /// Where a node's name points.
@@ -54,36 +61,35 @@ pub enum NodeRef {
     Reservoir(usize),
 }
 
+/// Where each kind's parts start in the network's vectors.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Layout {
     pub n_states: usize,
-    pub piston_offset: usize,
-    pub wall_offset: usize,
-    /// First state q (m³/s) of the inertance valves.
-    pub inertance_offset: usize,
     pub accumulator_offset: usize,
+    /// Per kind, by registry index. Boxed: a `Simulation` moved by value (a restored FMU
+    /// state's) stays as small as before the kinds had offsets.
+    pub first: Box<Offsets>,
 }
 
-/// The component kinds beyond the first seven, and the isothermal switch.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Extras {
-    pub mass_flows: Vec<MassFlow>,
-    pub restrictors: Vec<Restrictor>,
-    pub tubes: Vec<Tube>,
-    pub inertance_valves: Vec<InertanceValve>,
-    pub isothermal: bool,
-}
-
-/// A moving boundary of a chamber, for check 9: volume changes by `sign`·(coordinate state).
+/// Where each kind's parts start, by registry index (`Registered::INDEX`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Boundary {
-    pub chamber: usize,
-    /// Index of the state that moves the boundary (x of a piston or swept volume of a wall).
-    pub state: usize,
-    /// m² for pistons (volume = area·x), ±1 for walls (the state is a volume).
-    pub factor: f64,
-    /// Area used to scale the desync threshold, m².
-    pub area_m2: f64,
+pub struct Offsets {
+    /// Its first state (registry order).
+    pub state: [usize; N_KINDS],
+    /// Its first flow slot (named links first: see `Element::FLOWS`).
+    pub flow: [usize; N_KINDS],
+    /// Its first discrete flag (`exited`).
+    pub flag: [usize; N_KINDS],
+    /// Its first event function (registry order).
+    pub event: [usize; N_KINDS],
+}
+
+impl Layout {
+    /// The first state of kind `K` (its component `i`'s at `first::<K>() + i·K::STATES`).
+    #[inline(always)]
+    pub fn first<K: Registered>(&self) -> usize {
+        self.first.state[K::INDEX]
+    }
 }
 
 /// The next time-table breakpoint as last computed: `next_s` is the earliest breakpoint after
@@ -100,21 +106,13 @@ struct BreakpointCache {
 pub struct Network {
     pub gas: IdealGas,
     // The components are private: their parameters change only through `set_scalar`,
-    // `adopt_input` and the `_mut` accessors, which drop the cached next breakpoint, so no
-    // write can leave it stale. Read them through the accessors of the same name.
-    chambers: Vec<Chamber>,
-    reservoirs: Vec<Reservoir>,
-    orifices: Vec<Orifice>,
-    valves: Vec<Valve>,
-    pistons: Vec<Piston>,
-    walls: Vec<Wall>,
-    mass_flows: Vec<MassFlow>,
-    restrictors: Vec<Restrictor>,
-    tubes: Vec<Tube>,
-    inertance_valves: Vec<InertanceValve>,
+    // `adopt_input` and the `_mut` accessors, which drop the cached next breakpoint and mark
+    // the kinds' caches stale, so no write can leave them stale. Read them through `of`.
+    kinds: Kinds,
     /// Chambers hold their initial temperature (see the module documentation).
     pub isothermal: bool,
-    /// Exit flags of the pistons (discrete state).
+    /// The discrete flags of the kinds that have them (`Element::FLAGS`): the pistons' exit
+    /// flags.
     pub exited: Vec<bool>,
     /// Moving boundaries sorted by chamber; those of chamber i are
     /// `boundaries[boundary_start[i]..boundary_start[i + 1]]`.
@@ -139,10 +137,10 @@ pub struct Network {
     /// are private, so there is no other way to write one.
     #[serde(skip)]
     breakpoints: BreakpointCache,
+    /// The kinds' caches (`Element::Cache`: the orifices' and valves' compact links). Not
+    /// serialized: a restored network rebuilds them.
     #[serde(skip)]
-    orifice_links: OrificeLinks,
-    #[serde(skip)]
-    valve_links: ValveLinks,
+    caches: Caches,
     /// Test builds: per chamber, whether its mass can move, for the check of the constant
     /// masses (`debug_check_constant_states`), sized with the scratch so that the check does
     /// not allocate. Empty in release builds.
@@ -151,36 +149,58 @@ pub struct Network {
 }
 
 impl Network {
-    /// Whether any link or boundary other than orifices and valves exists (see `eval_more`).
-    fn has_more_kinds(&self) -> bool {
-        !(self.mass_flows.is_empty()
-            && self.restrictors.is_empty()
-            && self.tubes.is_empty()
-            && self.inertance_valves.is_empty()
-            && self.pistons.is_empty()
-            && self.walls.is_empty()
-            && self.extra_terms.is_empty())
-    }
-
-    /// Flow links: those with a `<name>.mdot` output (orifices, valves, mass flows, restrictors,
-    /// tubes, inertance valves, in this order), then exited pistons' bores.
+    /// Flow slots: the links with a `<name>.mdot` output (the kinds of role `Link` and
+    /// `LiquidLink`, in the registry's order), then the other kinds' (exited pistons' bores).
     pub fn n_links(&self) -> usize {
-        self.n_named_links() + self.pistons.len()
+        let mut n = 0;
+        each_kind!(K => {
+            n += K::list(&self.kinds).len() * K::FLOWS;
+        });
+        n
     }
 
     /// Links with a `<name>.mdot` output (see [`Self::n_links`]).
     pub fn n_named_links(&self) -> usize {
-        self.orifices.len()
-            + self.valves.len()
-            + self.mass_flows.len()
-            + self.restrictors.len()
-            + self.tubes.len()
-            + self.inertance_valves.len()
+        let mut n = 0;
+        each_kind!(K => {
+            if const { kinds::is_link(K::KIND.role) } {
+                n += K::list(&self.kinds).len() * K::FLOWS;
+            }
+        });
+        n
     }
 
-    /// Volume flow q (m³/s) of inertance valve `k` in state `y`.
-    pub fn inertance_flow_m3_per_s(&self, k: usize, y: &[f64]) -> f64 {
-        y[self.layout.inertance_offset + k]
+    /// The components of kind `K` (`net.of::<Orifice>()`).
+    #[inline(always)]
+    pub fn of<K: Registered>(&self) -> &[K] {
+        K::list(&self.kinds)
+    }
+
+    /// Every component, kind by kind.
+    pub fn kinds(&self) -> &Kinds {
+        &self.kinds
+    }
+
+    #[inline(always)]
+    pub fn chambers(&self) -> &[Chamber] {
+        &self.kinds.chamber
+    }
+
+    #[inline(always)]
+    pub fn reservoirs(&self) -> &[Reservoir] {
+        &self.kinds.reservoir
+    }
+
+    #[inline(always)]
+    pub fn pistons(&self) -> &[Piston] {
+        &self.kinds.piston
+    }
+
+    /// The pistons, to change a parameter in place (the sensitivity tests perturb a mass):
+    /// drops the cached next breakpoint, as every writer of a parameter does.
+    pub fn pistons_mut(&mut self) -> &mut [Piston] {
+        self.forget_breakpoints();
+        &mut self.kinds.piston
     }
 
     pub fn node_of_chamber(&self, i: usize) -> usize {
@@ -188,7 +208,7 @@ impl Network {
     }
 
     pub fn node_of_reservoir(&self, j: usize) -> usize {
-        self.chambers.len() + j
+        self.kinds.chamber.len() + j
     }
 
     /// The moving boundaries (pistons, walls) of chamber `i`.
@@ -198,58 +218,49 @@ impl Network {
 
     /// Volume of chamber `i` implied by the boundary coordinates (what check 9 compares with).
     pub fn geometric_volume_m3(&self, i: usize, y: &[f64]) -> f64 {
-        let mut v = self.chambers[i].dead_volume.value;
+        let mut v = self.kinds.chamber[i].dead_volume.value;
         for b in self.chamber_boundaries(i) {
             v += b.factor * y[b.state];
         }
         v
     }
 
-    /// Initial state vector.
+    /// Initial state vector: every kind's own initial states, then the chambers' (m, U) at the
+    /// volumes the boundaries' initial coordinates give them.
     pub fn initial_state(&self) -> Vec<f64> {
         let mut y = vec![0.0; self.layout.n_states];
-        for (j, p) in self.pistons.iter().enumerate() {
-            let o = self.layout.piston_offset + j * piston::STATES;
-            y[o + piston::POSITION] = p.x0.value;
-            y[o + piston::VELOCITY] = p.v0.value;
-        }
-        for i in 0..self.chambers.len() {
+        each_kind!(K => {
+            let first = self.layout.first::<K>();
+            for (i, x) in K::list(&self.kinds).iter().enumerate() {
+                let o = first + i * K::STATES;
+                x.initial_state(&mut y[o..o + K::STATES]);
+            }
+        });
+        for i in 0..self.kinds.chamber.len() {
             let v = self.geometric_volume_m3(i, &y);
-            let (m, u) = self.chambers[i].initial_mass_energy(&self.gas, from_si(v));
+            let (m, u) = self.kinds.chamber[i].initial_mass_energy(&self.gas, from_si(v));
             let o = i * chamber::STATES;
             y[o + chamber::MASS] = m.value;
             y[o + chamber::ENERGY] = u.value;
             y[o + chamber::VOLUME] = v;
         }
-        for (k, iv) in self.inertance_valves.iter().enumerate() {
-            y[self.layout.inertance_offset + k] = iv.q0.value;
-        }
         y
     }
 
-    /// Earliest time-table breakpoint strictly after `t`.
+    /// Earliest time-table breakpoint strictly after `t`: of every parameter that may change
+    /// during a run (the only ones that may be tables).
     pub fn next_breakpoint_after(&self, t: f64) -> Option<f64> {
-        let params = self
-            .reservoirs
-            .iter()
-            .flat_map(|r| [r.pressure_pa.raw(), r.temperature_k.raw()])
-            .chain(self.orifices.iter().flat_map(|o| o.params()))
-            .chain(
-                self.valves
-                    .iter()
-                    .flat_map(|v| [v.opening.raw(), v.coefficient_kg_per_s_pa.raw()]),
-            )
-            .chain(self.walls.iter().flat_map(|w| w.params()))
-            .chain(self.pistons.iter().flat_map(|p| p.params()))
-            .chain(self.mass_flows.iter().map(|m| m.rate_kg_per_s.raw()))
-            .chain(self.restrictors.iter().flat_map(|r| r.params()))
-            .chain(self.tubes.iter().flat_map(|x| x.params()))
-            .chain(self.inertance_valves.iter().flat_map(|x| x.params()));
-        params
-            .filter_map(|p| p.next_breakpoint_after(t))
-            .fold(None, |acc: Option<f64>, b| {
-                Some(acc.map_or(b, |a| a.min(b)))
-            })
+        let mut next: Option<f64> = None;
+        each_kind!(K => {
+            for x in K::list(&self.kinds) {
+                for key in K::KIND.keys {
+                    if let Some(b) = x.param(key.name).and_then(|p| p.next_breakpoint_after(t)) {
+                        next = Some(next.map_or(b, |a| a.min(b)));
+                    }
+                }
+            }
+        });
+        next
     }
 
     /// [`Self::next_breakpoint_after`], computed once per segment between breakpoints instead
@@ -276,105 +287,103 @@ impl Network {
         self.breakpoints.valid = false;
     }
 
-    // ---- The components, read-only ------------------------------------------------------
-
-    #[inline]
-    pub fn chambers(&self) -> &[Chamber] {
-        &self.chambers
-    }
-
-    #[inline]
-    pub fn reservoirs(&self) -> &[Reservoir] {
-        &self.reservoirs
-    }
-
-    #[inline]
-    pub fn orifices(&self) -> &[Orifice] {
-        &self.orifices
-    }
-
-    #[inline]
-    pub fn valves(&self) -> &[Valve] {
-        &self.valves
-    }
-
-    #[inline]
-    pub fn pistons(&self) -> &[Piston] {
-        &self.pistons
-    }
-
-    #[inline]
-    pub fn walls(&self) -> &[Wall] {
-        &self.walls
-    }
-
-    #[inline]
-    pub fn mass_flows(&self) -> &[MassFlow] {
-        &self.mass_flows
-    }
-
-    #[inline]
-    pub fn restrictors(&self) -> &[Restrictor] {
-        &self.restrictors
-    }
-
-    #[inline]
-    pub fn tubes(&self) -> &[Tube] {
-        &self.tubes
-    }
-
-    #[inline]
-    pub fn inertance_valves(&self) -> &[InertanceValve] {
-        &self.inertance_valves
-    }
-
-    /// The pistons, to change a parameter in place (the sensitivity tests perturb a mass):
-    /// drops the cached next breakpoint, as every writer of a parameter does.
-    pub fn pistons_mut(&mut self) -> &mut [Piston] {
-        self.forget_breakpoints();
-        &mut self.pistons
-    }
-
     /// Total mass: gas in chambers plus the net mass that left into reservoirs, kg.
     #[inline]
     pub fn mass_total_kg(&self, y: &[f64]) -> f64 {
         self.mass_total(|i| y[i])
     }
 
-    /// Closed energy total: internal energy, piston kinetic and spring energy, and everything that
-    /// left through reservoirs, friction, damping and walls, J.
+    /// Closed energy total: internal energy, the mechanical energy the kinds store (piston
+    /// kinetic and spring energy), and everything that left through reservoirs, friction,
+    /// damping and walls, J.
     #[inline]
     pub fn energy_total_j(&self, y: &[f64]) -> f64 {
-        self.energy_total(|i| y[i], |j| self.pistons[j].mass.value)
+        self.energy_total(|i| y[i], |_, _| None)
+    }
+
+    /// The mechanical energy the kinds store (`Element::stored_energy_j`: piston kinetic and
+    /// spring energy) at `y`, J.
+    #[inline]
+    pub fn stored_energy_j(&self, y: &[f64]) -> f64 {
+        self.stored_energy(|i| y[i], |_, _| None)
     }
 
     /// [`Self::mass_total_kg`] over any scalar: `y(i)` is state `i` (a closure, so that the
     /// dual evaluation in [`Self::totals_sensitivity`] needs no dual state vector).
     #[inline]
     fn mass_total<T: Scalar>(&self, y: impl Fn(usize) -> T) -> T {
-        let gas: T = (0..self.chambers.len())
+        let gas: T = (0..self.kinds.chamber.len())
             .map(|i| y(i * chamber::STATES + chamber::MASS))
             .sum();
         gas + y(self.layout.accumulator_offset)
     }
 
-    /// [`Self::energy_total_j`] over any scalar: `y(i)` is state `i`, `mass_kg(j)` piston `j`'s
-    /// mass (which the kinetic energy depends on directly, so it may be seeded).
+    /// [`Self::energy_total_j`] over any scalar: `y(i)` is state `i`, `mass_kg(kind, i)` a
+    /// seeded mass of component `i` of a kind (a piston's kinetic energy depends on its mass
+    /// directly), `None` for its own.
     #[inline]
-    fn energy_total<T: Scalar>(&self, y: impl Fn(usize) -> T, mass_kg: impl Fn(usize) -> T) -> T {
-        let u: T = (0..self.chambers.len())
+    fn energy_total<T: Scalar>(
+        &self,
+        y: impl Fn(usize) -> T,
+        mass_kg: impl Fn(usize, usize) -> Option<T>,
+    ) -> T {
+        let u: T = (0..self.kinds.chamber.len())
             .map(|i| y(i * chamber::STATES + chamber::ENERGY))
             .sum();
-        let mech: T = self
-            .pistons
-            .iter()
-            .enumerate()
-            .map(|(j, p)| {
-                let o = self.layout.piston_offset + j * piston::STATES;
-                let (x, v) = (y(o + piston::POSITION), y(o + piston::VELOCITY));
-                mass_kg(j) * 0.5 * v * v + p.spring_energy_j(x)
-            })
-            .sum();
+        let mech = self.stored_energy(&y, mass_kg);
         u + mech + y(self.layout.accumulator_offset + 1)
     }
+
+    /// The kinds' stored mechanical energy, one sum over their components in the registry's
+    /// order (`mass_kg(kind index, i)`: see [`Self::energy_total`]).
+    #[inline]
+    fn stored_energy<T: Scalar>(
+        &self,
+        y: impl Fn(usize) -> T,
+        mass_kg: impl Fn(usize, usize) -> Option<T>,
+    ) -> T {
+        let (y, mass_kg) = (&y, &mass_kg);
+        // One iterator over the kinds that store energy (`Sum` over it adds in that order,
+        // starting from its own zero, as a sum over pistons alone).
+        macro_rules! chain_kinds {
+            ($($kind:ident => $Spec:ident),* $(,)?) => {
+                std::iter::empty::<T>()
+                $(
+                    .chain({
+                        type K = <crate::components::$kind::$Spec
+                            as crate::components::element::Build>::Component;
+                        let list: &[K] = if K::STORES_ENERGY { K::list(&self.kinds) } else { &[] };
+                        let first = self.layout.first::<K>();
+                        list.iter().enumerate().map(move |(i, x)| {
+                            let o = first + i * K::STATES;
+                            x.stored_energy_j(|s| y(o + s), mass_kg(K::INDEX, i))
+                        })
+                    })
+                )*
+            };
+        }
+        crate::with_kinds!(chain_kinds).sum()
+    }
 }
+
+/// The chambers are the first kind (their states the first, block by block: `BLOCKS`), so
+/// that node `i < nc` is chamber `i` and its states start at `i·chamber::STATES`.
+const _: () = assert!(<Chamber as Registered>::INDEX == 0);
+
+/// At most one kind has quadrature states (`OdeSystem::quadratures` gives one range).
+const _: () = {
+    let mut n = 0;
+    macro_rules! count_quadratures {
+        ($($kind:ident => $Spec:ident),* $(,)?) => {
+            $(
+                if <<crate::components::$kind::$Spec as crate::components::element::Build>::Component
+                    as Element>::QUADRATURES
+                {
+                    n += 1;
+                }
+            )*
+        };
+    }
+    crate::with_kinds!(count_quadratures);
+    assert!(n <= 1, "at most one kind may have quadrature states");
+};

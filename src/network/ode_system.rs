@@ -3,46 +3,59 @@
 
 use num_dual::Dual64;
 
+use super::kinds::{Registered, each_kind};
 use super::{Network, pattern};
 use crate::components::chamber;
+use crate::components::element::Element;
 use crate::ode::{BlockLayout, OdeSystem};
 
 impl Network {
-    /// Whether a piston or a wall bounds chamber `k` (and so moves its volume).
+    /// Whether a moving boundary (a piston, a wall) bounds chamber `k` (and so moves its
+    /// volume).
     fn volume_moves(&self, k: usize) -> bool {
-        self.pistons.iter().any(|p| p.behind == k || p.ahead == k)
-            || self.walls.iter().any(|w| w.left == k || w.right == k)
+        !self.chamber_boundaries(k).is_empty()
+    }
+
+    /// The quadrature states (`Element::QUADRATURES`: the walls' swept volumes): no
+    /// derivative reads them.
+    pub(crate) fn quadrature_states(&self) -> std::ops::Range<usize> {
+        let mut range = 0..0;
+        each_kind!(K => {
+            if K::QUADRATURES {
+                let first = self.layout.first::<K>();
+                range = first..first + K::list(&self.kinds).len() * K::STATES;
+            }
+        });
+        range
     }
 
     /// Per chamber (`moves`, one entry each, overwritten): whether an element can change its
-    /// mass. Only `transfer` and the extra terms ([`super::ExtraTerm`]) write dm/dt; `transfer` moves mass along the
-    /// flow links (orifices, valves, mass flows, restrictors, tubes) and along a piston's bore
-    /// once the piston has left it. Every piston counts, with an `x_exit` or without: a
-    /// restored FMU state may hold any exit flags (they are checked for their count only), and
-    /// one set for a piston without an exit opens its bore all the same, after the BDF has
-    /// taken the masses for constant. Walls move volume only, and an inertance valve's liquid
-    /// runs between reservoirs (it writes only its own q). No run-time input sets a chamber's
-    /// mass (the keys settable during a run set flows and boundary conditions only; a link
-    /// whose flow an input may switch on is a link all the same, so its chambers count as
-    /// moving). One pass over the components, no allocation.
+    /// mass. Only `Eval::transfer` and the extra terms ([`super::ExtraTerm`]) write dm/dt;
+    /// `transfer` moves mass between the nodes of the kinds that say so (`Element::MOVES_MASS`:
+    /// the gas links, and a piston through its bore once it has left it). Every piston counts,
+    /// with an `x_exit` or without: a restored FMU state may hold any exit flags (they are
+    /// checked for their count only), and one set for a piston without an exit opens its bore
+    /// all the same, after the BDF has taken the masses for constant. Walls move volume only,
+    /// and an inertance valve's liquid runs between reservoirs (it writes only its own q). No
+    /// run-time input sets a chamber's mass (the keys settable during a run set flows and
+    /// boundary conditions only; a link whose flow an input may switch on is a link all the
+    /// same, so its chambers count as moving). One pass over the components, no allocation.
     fn mark_mass_moves(&self, moves: &mut [bool]) {
-        debug_assert_eq!(moves.len(), self.chambers.len());
+        let nc = self.chambers().len();
+        debug_assert_eq!(moves.len(), nc);
         moves.fill(false);
-        let nc = self.chambers.len();
         let mut mark = |node: usize| {
             if node < nc {
                 moves[node] = true;
             }
         };
-        for x in self.links().filter(|x| !x.flow_is_state()) {
-            let (a, b) = x.ends();
-            mark(a);
-            mark(b);
-        }
-        for p in &self.pistons {
-            mark(p.behind);
-            mark(p.ahead);
-        }
+        each_kind!(K => {
+            if K::MOVES_MASS {
+                for x in K::list(&self.kinds) {
+                    x.nodes().for_each(&mut mark);
+                }
+            }
+        });
         for term in &self.extra_terms {
             term.chambers().iter().for_each(|&k| mark(k));
         }
@@ -50,7 +63,7 @@ impl Network {
 
     /// [`Self::mark_mass_moves`] into a new vector.
     pub(crate) fn mass_moves(&self) -> Vec<bool> {
-        let mut moves = vec![false; self.chambers.len()];
+        let mut moves = vec![false; self.chambers().len()];
         self.mark_mass_moves(&mut moves);
         moves
     }
@@ -61,7 +74,7 @@ impl Network {
     fn debug_check_constant_states(&self, dy: &[f64]) {
         if cfg!(debug_assertions) {
             // Moved volumes looked up only where dV/dt ≠ 0: linear in the chambers.
-            for k in 0..self.chambers.len() {
+            for k in 0..self.chambers().len() {
                 let i = k * chamber::STATES + chamber::VOLUME;
                 assert!(
                     dy[i] == 0.0 || self.volume_moves(k),
@@ -70,7 +83,7 @@ impl Network {
                 );
             }
             let mut moves = self.mass_moves_scratch.borrow_mut();
-            if moves.len() == self.chambers.len() {
+            if moves.len() == self.chambers().len() {
                 self.mark_mass_moves(&mut moves);
                 for (k, &m) in moves.iter().enumerate() {
                     let i = k * chamber::STATES + chamber::MASS;
@@ -101,25 +114,22 @@ impl OdeSystem for Network {
     }
 
     fn sparsity(&self) -> Option<crate::sparsity::Pattern> {
-        pattern::network_pattern(self)
+        Some(pattern::network_pattern(self))
     }
 
-    /// The walls' swept volumes (for check 9 only) and the two accumulators (mass and energy
-    /// that left: checks 4 and 5, the `mass_total` / `energy_total` outputs): no derivative
-    /// reads them. Out of BDF's error test, they are accurate to the BDF formula's truncation
+    /// The quadrature states (`Element::QUADRATURES`: the walls' swept volumes, for check 9
+    /// only) and the two accumulators (mass and energy that left: checks 4 and 5, the
+    /// `mass_total` / `energy_total` outputs): no derivative reads them. Out of BDF's error test, they are accurate to the BDF formula's truncation
     /// of integrals of controlled states. A swept volume starts at 0: with atol ≪ its scale its
     /// weight 1/(rtol·|y| + atol) set the first step (~10⁻⁷ s on `cantera_wall`, CVODES's
     /// 2.4·10⁻⁴ s) and held the next ones small (docs/performance.md, "BDF steps against
     /// CVODES"); Cantera's reactors have no such state.
     fn quadratures(&self) -> [std::ops::Range<usize>; 2] {
         let l = &self.layout;
-        [
-            l.wall_offset..l.inertance_offset,
-            l.accumulator_offset..l.n_states,
-        ]
+        [self.quadrature_states(), l.accumulator_offset..l.n_states]
     }
 
-    /// The volumes of the chambers that no piston or wall bounds: only `boundary_work` writes
+    /// The volumes of the chambers that no piston or wall bounds: only `Eval::boundary_work` writes
     /// dV/dt, so theirs is 0 (their rows of `network_pattern` are empty, for the same reason);
     /// and the masses of the chambers that no element can fill or empty (no flow link, no
     /// piston, whose bore opens when it leaves: [`Self::mark_mass_moves`]), whose dm/dt is 0
@@ -144,7 +154,7 @@ impl OdeSystem for Network {
     /// whatever the state. (Energy is not linear in the states when pistons move: their kinetic
     /// energy.)
     fn linear_invariants(&self) -> Vec<Vec<usize>> {
-        let mut mass: Vec<usize> = (0..self.chambers.len())
+        let mut mass: Vec<usize> = (0..self.chambers().len())
             .map(|i| i * chamber::STATES + chamber::MASS)
             .collect();
         mass.push(self.layout.accumulator_offset);
@@ -159,7 +169,8 @@ impl OdeSystem for Network {
         // `&mut self`: no other borrow of the cell exists, so this cannot fail.
         let mut sc = self.scratch.borrow_mut();
         if sc.lean && !self.isothermal {
-            // Chambers, reservoirs and valves alone (vents and chains of one-way valves),
+            // Chambers, reservoirs and the lean kinds (valves) alone (vents and chains of
+            // one-way valves),
             // the reservoirs' nodes kept: the same arithmetic without the other kinds' code,
             // whose registers and stack cost a small network's evaluation more than its
             // physics, and with one flag for the three tests.
@@ -180,16 +191,7 @@ impl OdeSystem for Network {
         debug_assert!(y.len() == n && v.len() == n && dydt.len() == n && jv.len() == n);
         self.refresh_stale_links();
         let mut d = std::mem::take(&mut self.dual);
-        d.sc.ensure(
-            self.chambers.len() + self.reservoirs.len(),
-            self.n_links(),
-            self.has_more_kinds(),
-            self.orifices.is_empty(),
-        );
-        if d.y.len() != n {
-            d.y = vec![Dual64::from(0.0); n];
-            d.dy = vec![Dual64::from(0.0); n];
-        }
+        self.size_dual(&mut d);
         for i in 0..n {
             d.y[i] = Dual64::new(y[i], v[i]);
         }

@@ -1,84 +1,72 @@
 //! The structural Jacobian pattern of a network (its [`OdeSystem::sparsity`]).
 //!
-//! The network knows its links: a flow link (orifice, valve, mass flow, restrictor, tube, the
+//! Every component gives its cliques ([`Element::cliques`]): sets of states every one of which
+//! may depend on every other, by default all its own states with all the states of its nodes
+//! (each chamber's m, U, V). So a flow link (orifice, valve, mass flow, restrictor, tube, the
 //! bore of an exited piston) couples the states of the two nodes it joins; an inertance valve's
-//! q depends on itself and on its nodes' pressures; a piston couples its (x, v) with the chambers
-//! behind and ahead of it; a wall couples the chambers on either side, and its swept volume's row
-//! depends on them. Whatever flows into reservoirs, or is dissipated, is integrated by the two
-//! accumulators, so the accumulator rows depend on every state of every such link. Nothing reads
-//! the accumulators or the swept volumes (check 9 only), so their columns are empty.
+//! q depends on itself and on its nodes' pressures; a piston couples its (x, v) with the
+//! chambers behind and ahead of it; a wall couples the chambers on either side, and its swept
+//! volume's row depends on them. Whatever flows into reservoirs, or is dissipated, is
+//! integrated by the two accumulators, so the accumulator rows depend on every state of every
+//! such clique. Nothing reads the accumulators or the quadrature states (the walls' swept
+//! volumes, check 9 only), so their columns are empty.
 //!
 //! [`OdeSystem::sparsity`]: crate::ode::OdeSystem::sparsity
 
 use super::Network;
-use crate::components::{chamber, piston};
+use super::kinds::{Registered, each_kind};
+use crate::components::chamber;
+use crate::components::element::{Accumulators, Clique, Element};
+use crate::components::keys::Component;
 use crate::sparsity::{MASK_MAX, Pattern};
 
-/// The structural Jacobian pattern of a network, or `None` when the network holds components
-/// this function does not know (then the Jacobian is computed densely, column by column).
-pub(crate) fn network_pattern(net: &Network) -> Option<Pattern> {
-    let nc = net.chambers().len();
+/// The structural Jacobian pattern of a network. Every kind gives its cliques, so every built
+/// network has one (`OdeSystem::sparsity` is never `None` for a network).
+pub(crate) fn network_pattern(net: &Network) -> Pattern {
     let layout = &net.layout;
-    let ni = net.inertance_valves().len();
-    let known_states =
-        nc * chamber::STATES + net.pistons().len() * piston::STATES + net.walls().len() + ni + 2;
-    let flow_links = net.orifices().len()
-        + net.valves().len()
-        + net.mass_flows().len()
-        + net.restrictors().len()
-        + net.tubes().len();
-    if layout.n_states != known_states
-        || net.n_links() != flow_links + ni + net.pistons().len()
-        || layout.piston_offset != nc * chamber::STATES
-        || layout.wall_offset != layout.piston_offset + net.pistons().len() * piston::STATES
-        || layout.inertance_offset != layout.wall_offset + net.walls().len()
-        || layout.accumulator_offset != layout.inertance_offset + ni
-    {
-        return None;
-    }
     let n = layout.n_states;
     let acc = layout.accumulator_offset;
-    let swept = layout.wall_offset..layout.inertance_offset;
+    let quadratures = net.quadrature_states();
     if n <= MASK_MAX {
         let mut masks = [0u64; MASK_MAX];
         network_entries(net, &mut masks);
-        // Nothing depends on the accumulators, nor on the walls' swept volumes.
+        // Nothing depends on the accumulators, nor on the quadrature states.
         masks[acc] = 0;
         masks[acc + 1] = 0;
-        masks[swept].fill(0);
-        return Some(Pattern::from_masks(&masks[..n]));
+        masks[quadratures].fill(0);
+        return Pattern::from_masks(&masks[..n]);
     }
-    // Sized for the cliques below (9 per chamber, up to 8² + 2·8 per link): no regrowth.
+    // Sized for the cliques below (9 per chamber, up to 8² + 2·8 per other component): no
+    // regrowth on networks of two-node components.
+    let mut components = 0;
+    each_kind!(K => {
+        components += K::list(&net.kinds).len();
+    });
     let mut dep: Vec<(usize, usize)> =
-        Vec::with_capacity(9 * nc + 80 * net.n_links() + 80 * net.walls().len());
+        Vec::with_capacity(9 * net.chambers().len() + 80 * components);
     network_entries(net, &mut dep);
-    // Nothing depends on the accumulators, nor on the walls' swept volumes.
-    dep.retain(|&(j, _)| j != acc && j != acc + 1 && !swept.contains(&j));
-    Some(Pattern::from_entries(n, dep))
+    // Nothing depends on the accumulators, nor on the quadrature states.
+    dep.retain(|&(j, _)| j != acc && j != acc + 1 && !quadratures.contains(&j));
+    Pattern::from_entries(n, dep)
 }
 
-/// The states of one component's clique: at most 8 (a piston's two and its two chambers'
-/// three each), on the stack.
-#[derive(Default)]
-struct Clique {
-    v: [usize; 8],
+/// Most states of one clique: its own and three per chamber it joins.
+const CLIQUE_MAX: usize = 32;
+
+/// The states of one clique, on the stack.
+struct States {
+    v: [usize; CLIQUE_MAX],
     len: usize,
 }
 
-impl Clique {
-    fn clear(&mut self) {
-        self.len = 0;
-    }
-
+impl States {
     fn push(&mut self, i: usize) {
+        assert!(
+            self.len < CLIQUE_MAX,
+            "a clique of more than {CLIQUE_MAX} states"
+        );
         self.v[self.len] = i;
         self.len += 1;
-    }
-
-    fn extend<const K: usize>(&mut self, states: [usize; K]) {
-        for i in states {
-            self.push(i);
-        }
     }
 
     fn as_slice(&self) -> &[usize] {
@@ -105,27 +93,17 @@ impl EntrySink for [u64; MASK_MAX] {
     }
 }
 
-/// One component's clique in [`network_entries_of`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Part<'a> {
-    /// A chamber's own states (its pressure and temperature).
-    Chamber,
-    /// Component `name` (a gas link, an inertance valve, a piston, a wall) between nodes `a`
-    /// and `b`.
-    Between { name: &'a str, a: usize, b: usize },
-}
-
 /// The entries of [`network_pattern`] ("row depends on column"), repeats allowed, the
 /// accumulators' columns included (the caller empties them), into `dep`.
 fn network_entries<E: EntrySink>(net: &Network, dep: &mut E) {
-    network_entries_of(net, dep, |_| true);
+    network_entries_of(net, dep, |_, _| true);
 }
 
 /// The rows of the right-hand side that the run-time parameter `<component>.<key>` enters
 /// (increasing), or `None` when there is no such parameter: the rows of the cliques of
-/// [`network_pattern`] that hold the parameter's component, or, for a reservoir's parameter,
-/// of every component joined to that reservoir. A structural pattern, as the states' (a
-/// superset of where ∂f/∂p is nonzero).
+/// [`network_pattern`] of the parameter's component, or, for a reservoir's parameter, of every
+/// clique joined to that reservoir. A structural pattern, as the states' (a superset of where
+/// ∂f/∂p is nonzero).
 pub fn parameter_rows(net: &Network, component: &str, key: &str) -> Option<Vec<usize>> {
     net.get_scalar(component, key, net.segment_start_s)?;
     let nc = net.chambers().len();
@@ -134,10 +112,9 @@ pub fn parameter_rows(net: &Network, component: &str, key: &str) -> Option<Vec<u
         .iter()
         .position(|r| r.name == component)
         .map(|j| nc + j);
-    let keep = |part: Part| match (part, reservoir) {
-        (Part::Chamber, _) => false,
-        (Part::Between { a, b, .. }, Some(node)) => a == node || b == node,
-        (Part::Between { name, .. }, None) => name == component,
+    let keep = |name: &str, nodes: &[usize]| match reservoir {
+        Some(node) => nodes.contains(&node),
+        None => name == component,
     };
     let mut dep: Vec<(usize, usize)> = Vec::new();
     network_entries_of(net, &mut dep, keep);
@@ -147,16 +124,19 @@ pub fn parameter_rows(net: &Network, component: &str, key: &str) -> Option<Vec<u
     Some(rows)
 }
 
-/// [`network_entries`] of the components `keep` accepts.
-fn network_entries_of<E: EntrySink>(net: &Network, dep: &mut E, keep: impl Fn(Part) -> bool) {
+/// [`network_entries`] of the cliques `keep(component name, nodes)` accepts.
+fn network_entries_of<E: EntrySink>(
+    net: &Network,
+    dep: &mut E,
+    keep: impl Fn(&str, &[usize]) -> bool,
+) {
     let nc = net.chambers().len();
-    let layout = &net.layout;
-    let acc = layout.accumulator_offset;
+    let acc = net.layout.accumulator_offset;
     // With an isothermal gas the energy accumulator takes every chamber's dU/dt.
     let all_to_accumulators = net.isothermal;
-    // A chamber's volume changes only through a moving boundary (`Network::boundary_work`:
-    // pistons and walls): only their cliques write its row, so a fixed volume's row stays
-    // empty (dV/dt ≡ 0) and the BDF's direct solves take it out of the LU (`bdf::Peel`).
+    // A chamber's volume changes only through a moving boundary (`Eval::boundary_work`): only
+    // their cliques write its row, so a fixed volume's row stays empty (dV/dt ≡ 0) and the
+    // BDF's direct solves take it out of the LU (`bdf::Peel`).
     let is_volume = |i: usize| i < nc * chamber::STATES && i % chamber::STATES == chamber::VOLUME;
     // Likewise a chamber's mass changes only through a flow (`Network::mark_mass_moves`): a
     // closed chamber's row of m stays empty in every clique (dm/dt ≡ 0), though its column
@@ -167,16 +147,39 @@ fn network_entries_of<E: EntrySink>(net: &Network, dep: &mut E, keep: impl Fn(Pa
             && i % chamber::STATES == chamber::MASS
             && !mass_moves[i / chamber::STATES]
     };
-    let clique = |states: &Clique, dep: &mut E, into_accumulators: bool, moves_volumes: bool| {
-        let states = states.as_slice();
+    let mut add = |name: &str, c: Clique<'_>| {
+        if !keep(name, c.nodes) {
+            return;
+        }
+        let mut s = States {
+            v: [0; CLIQUE_MAX],
+            len: 0,
+        };
+        for i in c.states.clone() {
+            s.push(i);
+        }
+        for &node in c.nodes {
+            if node < nc {
+                let o = node * chamber::STATES;
+                s.push(o + chamber::MASS);
+                s.push(o + chamber::ENERGY);
+                s.push(o + chamber::VOLUME);
+            }
+        }
+        let states = s.as_slice();
         for &i in states {
-            if (!moves_volumes && is_volume(i)) || is_closed_mass(i) {
+            if (!c.moves_volumes && is_volume(i)) || is_closed_mass(i) {
                 continue;
             }
             for &j in states {
                 dep.add(j, i);
             }
         }
+        let into_accumulators = match c.accumulators {
+            Accumulators::Never => false,
+            Accumulators::IfReservoir => c.nodes.iter().any(|&node| node >= nc),
+            Accumulators::Always => true,
+        };
         if into_accumulators || all_to_accumulators {
             for i in [acc, acc + 1] {
                 for &j in states {
@@ -185,74 +188,12 @@ fn network_entries_of<E: EntrySink>(net: &Network, dep: &mut E, keep: impl Fn(Pa
             }
         }
     };
-    let node_states = |node: usize, out: &mut Clique| {
-        if node < nc {
-            let o = node * chamber::STATES;
-            out.extend([o + chamber::MASS, o + chamber::ENERGY, o + chamber::VOLUME]);
+    each_kind!(K => {
+        let first = net.layout.first::<K>();
+        for (k, x) in K::list(&net.kinds).iter().enumerate() {
+            x.cliques(first + k * K::STATES, &mut |c| add(x.name(), c));
         }
-    };
-    let mut s = Clique::default();
-    // A chamber's own (m, U, V) (its pressure and temperature).
-    for i in 0..nc {
-        if !keep(Part::Chamber) {
-            continue;
-        }
-        s.clear();
-        node_states(i, &mut s);
-        clique(&s, dep, false, false);
-    }
-    // The gas links (an inertance valve's q is a state of its own: below).
-    for link in net.links().filter(|x| !x.flow_is_state()) {
-        let (a, b) = link.ends();
-        if !keep(Part::Between {
-            name: link.name(),
-            a,
-            b,
-        }) {
-            continue;
-        }
-        s.clear();
-        node_states(a, &mut s);
-        node_states(b, &mut s);
-        clique(&s, dep, a >= nc || b >= nc, false);
-    }
-    for (k, iv) in net.inertance_valves().iter().enumerate() {
-        let (name, a, b) = (iv.name.as_str(), iv.from, iv.to);
-        if !keep(Part::Between { name, a, b }) {
-            continue;
-        }
-        // q depends on itself and on the pressures of its two nodes.
-        s.clear();
-        s.push(layout.inertance_offset + k);
-        node_states(iv.from, &mut s);
-        node_states(iv.to, &mut s);
-        clique(&s, dep, false, false);
-    }
-    for (j, p) in net.pistons().iter().enumerate() {
-        let (name, a, b) = (p.name.as_str(), p.behind, p.ahead);
-        if !keep(Part::Between { name, a, b }) {
-            continue;
-        }
-        // Before the exit: x, v and both chambers (forces, boundary work, friction heat);
-        // after it, the bore is an orifice between the same chambers: a subset.
-        s.clear();
-        let o = layout.piston_offset + j * piston::STATES;
-        s.extend([o + piston::POSITION, o + piston::VELOCITY]);
-        node_states(p.behind, &mut s);
-        node_states(p.ahead, &mut s);
-        clique(&s, dep, true, true);
-    }
-    for (k, w) in net.walls().iter().enumerate() {
-        let (name, a, b) = (w.name.as_str(), w.left, w.right);
-        if !keep(Part::Between { name, a, b }) {
-            continue;
-        }
-        s.clear();
-        s.push(layout.wall_offset + k);
-        node_states(w.left, &mut s);
-        node_states(w.right, &mut s);
-        clique(&s, dep, true, true);
-    }
+    });
 }
 
 #[cfg(test)]
@@ -282,12 +223,12 @@ mod tests {
             let net = crate::model::build_network(&model.spec);
             let n = net.layout.n_states;
             assert!(n <= MASK_MAX);
-            let p = network_pattern(&net).expect("known components");
+            let p = network_pattern(&net);
             let mut dep = Vec::new();
             network_entries(&net, &mut dep);
             let acc = net.layout.accumulator_offset;
-            let swept = net.layout.wall_offset..net.layout.inertance_offset;
-            dep.retain(|&(j, _)| j != acc && j != acc + 1 && !swept.contains(&j));
+            let quadratures = net.quadrature_states();
+            dep.retain(|&(j, _)| j != acc && j != acc + 1 && !quadratures.contains(&j));
             let q = Pattern::from_entries(n, dep);
             let (groups, coloring) = newton_groups(p.clone());
             println!(

@@ -4,8 +4,9 @@
 
 use num_dual::Dual64;
 
+use super::kinds::Registered;
 use super::{DualScratch, Network};
-use crate::components::{chamber, piston};
+use crate::components::{Piston, chamber, piston};
 use crate::param::ParamValue;
 use crate::units::from_si;
 
@@ -74,12 +75,12 @@ impl Network {
     /// The dual-number buffers sized for this network (allocates only the first time).
     pub(super) fn size_dual(&self, d: &mut DualScratch) {
         let n = self.layout.n_states;
-        d.sc.ensure(
-            self.chambers.len() + self.reservoirs.len(),
+        let (nn, nl, lean) = (
+            self.chambers().len() + self.reservoirs().len(),
             self.n_links(),
-            self.has_more_kinds(),
-            self.orifices.is_empty(),
+            self.lean_kinds_only(),
         );
+        d.sc.ensure(nn, nl, lean, self.present_kinds());
         if d.y.len() != n {
             d.y = vec![Dual64::from(0.0); n];
             d.dy = vec![Dual64::from(0.0); n];
@@ -100,6 +101,14 @@ pub enum SensitivityParameter {
     Run { component: String, key: String },
 }
 
+impl SensitivityParameter {
+    /// Whether the parameter is the mass of component `i` of kind `K` (which enters its event
+    /// jumps: a piston's impact).
+    pub(super) fn is_mass_of<K: Registered>(&self, i: usize) -> bool {
+        matches!(self, SensitivityParameter::PistonMass(j) if *j == i && K::INDEX == Piston::INDEX)
+    }
+}
+
 /// Forward sensitivities with dual numbers (see [`crate::sensitivity`]).
 impl Network {
     /// The parameter named `<component>.<key>` as a sensitivity parameter; the error names what
@@ -109,12 +118,12 @@ impl Network {
             format!("sensitivity parameter `{name}` is not of the form `<component>.<key>`")
         })?;
         if key == "mass"
-            && let Some(j) = self.pistons.iter().position(|p| p.name == component)
+            && let Some(j) = self.pistons().iter().position(|p| p.name == component)
         {
             return Ok(SensitivityParameter::PistonMass(j));
         }
         if key == "pressure"
-            && let Some(i) = self.chambers.iter().position(|c| c.name == component)
+            && let Some(i) = self.chambers().iter().position(|c| c.name == component)
         {
             return Ok(SensitivityParameter::ChamberPressure(i));
         }
@@ -134,8 +143,8 @@ impl Network {
     /// The parameter's value at time `t`.
     pub fn sensitivity_parameter_value(&self, p: &SensitivityParameter, t: f64) -> f64 {
         match p {
-            SensitivityParameter::PistonMass(j) => self.pistons[*j].mass.value,
-            SensitivityParameter::ChamberPressure(i) => self.chambers[*i].initial_pressure.value,
+            SensitivityParameter::PistonMass(j) => self.pistons()[*j].mass.value,
+            SensitivityParameter::ChamberPressure(i) => self.chambers()[*i].initial_pressure.value,
             SensitivityParameter::Run { component, key } => {
                 self.get_scalar(component, key, t).unwrap_or(f64::NAN)
             }
@@ -148,7 +157,7 @@ impl Network {
         s0.fill(0.0);
         if let SensitivityParameter::ChamberPressure(i) = *p {
             let y0 = self.initial_state();
-            let ch = &self.chambers[i];
+            let ch = &self.chambers()[i];
             let o = i * chamber::STATES;
             // ∂m/∂p₀ = V/(R·T): the mass of 1 Pa; ∂U/∂p₀ = cv·T·∂m/∂p₀.
             let dm = self.gas.mass(
@@ -176,12 +185,12 @@ impl Network {
         debug_assert!(y.len() == n && s.len() == n && dydt.len() == n && ds.len() == n);
         self.rhs_evaluations += 1;
         let mut d = std::mem::take(&mut self.dual);
-        d.sc.ensure(
-            self.chambers.len() + self.reservoirs.len(),
+        let (nn, nl, lean) = (
+            self.chambers().len() + self.reservoirs().len(),
             self.n_links(),
-            self.has_more_kinds(),
-            self.orifices.is_empty(),
+            self.lean_kinds_only(),
         );
+        d.sc.ensure(nn, nl, lean, self.present_kinds());
         if d.y.len() != n {
             d.y = vec![Dual64::from(0.0); n];
             d.dy = vec![Dual64::from(0.0); n];
@@ -195,8 +204,8 @@ impl Network {
                 self.eval(t, &d.y, &mut d.dy, &mut d.sc, &[]);
                 // The mass enters only through a = F/m (0 once exited): with m = m₀ + ε the
                 // acceleration is a·m₀/m.
-                let m0 = self.pistons[*j].mass.value;
-                let v = self.layout.piston_offset + j * piston::STATES + piston::VELOCITY;
+                let m0 = self.pistons()[*j].mass.value;
+                let v = self.layout.first::<Piston>() + j * piston::STATES + piston::VELOCITY;
                 d.dy[v] = d.dy[v] * m0 / Dual64::new(m0, 1.0);
             }
             SensitivityParameter::ChamberPressure(_) => {
@@ -234,12 +243,11 @@ impl Network {
     /// directly; no other parameter enters the totals except through the state).
     pub fn totals_sensitivity(&self, y: &[f64], s: &[f64], p: &SensitivityParameter) -> (f64, f64) {
         let state = |i: usize| Dual64::new(y[i], s[i]);
-        let mass_kg = |j: usize| {
-            let m = self.pistons[j].mass.value;
-            match p {
-                SensitivityParameter::PistonMass(k) if *k == j => Dual64::new(m, 1.0),
-                _ => Dual64::from(m),
+        let mass_kg = |kind: usize, j: usize| match p {
+            SensitivityParameter::PistonMass(k) if *k == j && kind == Piston::INDEX => {
+                Some(Dual64::new(self.pistons()[j].mass.value, 1.0))
             }
+            _ => None,
         };
         (
             self.mass_total(state).eps,

@@ -5,43 +5,34 @@
 
 use num_dual::Dual64;
 
-use super::{DualScratch, Network, ParamValue};
-use crate::components::{chamber, piston};
+use super::kinds::{Registered, each_kind};
+use super::{DualScratch, Network};
+use crate::components::chamber;
+use crate::components::element::Element;
+use crate::components::keys::Component;
+use crate::param::ParamValue;
 
 impl Network {
     /// The scale of every state at the initial state `y0` (positive, finite), for a master's
-    /// error weights (FMI's nominal values): a chamber's initial mass, energy and volume; a
-    /// piston's largest coordinate (its start, exit and stops) and 1 m/s; a wall's swept volume
-    /// the larger initial volume of its chambers; an inertance valve's flow its start value or
-    /// its open area times 1 m/s; the accumulators the initial totals of mass and energy. A
-    /// scale that comes out 0 (or not finite) is 1.
+    /// error weights (FMI's nominal values): a chamber's initial mass, energy and volume; every
+    /// other kind's as it says (`Element::nominals`: a piston's largest coordinate and 1 m/s, a
+    /// wall's swept volume the larger initial volume of its chambers, an inertance valve's flow
+    /// its start value or its open area times 1 m/s); the accumulators the initial totals of
+    /// mass and energy. A scale that comes out 0 (or not finite) is 1.
     pub fn state_nominals(&self, y0: &[f64]) -> Vec<f64> {
         let l = &self.layout;
         let mut nominal = vec![1.0; l.n_states];
-        let nc = self.chambers.len();
+        let nc = self.chambers().len();
         nominal[..nc * chamber::STATES].copy_from_slice(&y0[..nc * chamber::STATES]);
-        for (j, p) in self.pistons.iter().enumerate() {
-            let o = l.piston_offset + j * piston::STATES;
-            let travel = [Some(p.x0), p.x_exit, p.x_min, p.x_max]
-                .into_iter()
-                .flatten()
-                .fold(0.0_f64, |a, x| a.max(x.value.abs()));
-            nominal[o + piston::POSITION] = travel;
-        }
-        let volume =
+        let volume0 =
             |node: usize| (node < nc).then(|| y0[node * chamber::STATES + chamber::VOLUME].abs());
-        for (k, w) in self.walls.iter().enumerate() {
-            let v = [volume(w.left), volume(w.right)]
-                .into_iter()
-                .flatten()
-                .fold(0.0_f64, f64::max);
-            nominal[l.wall_offset + k] = v;
-        }
-        for (k, iv) in self.inertance_valves.iter().enumerate() {
-            let open = iv.area_open_m2.all_values();
-            let area = open.iter().fold(0.0_f64, |a, &b| a.max(b.abs()));
-            nominal[l.inertance_offset + k] = iv.q0.value.abs().max(area * 1.0);
-        }
+        each_kind!(K => {
+            let first = l.first::<K>();
+            for (i, x) in K::list(&self.kinds).iter().enumerate() {
+                let o = first + i * K::STATES;
+                x.nominals(&mut nominal[o..o + K::STATES], &volume0);
+            }
+        });
         let acc = l.accumulator_offset;
         nominal[acc] = self.mass_total_kg(y0);
         nominal[acc + 1] = self.energy_total_j(y0);
@@ -55,15 +46,19 @@ impl Network {
     }
 
     /// Why a dual seed on the run-time parameter `<component>.<key>` would not reach the
-    /// right-hand side (`None`: it does). Every parameter's does but an inertance valve's
-    /// geometry, which its rate reads as plain numbers (`InertanceValve::geometry`).
+    /// right-hand side (`None`: it does): its kind's `Element::SEED_REFUSAL` (an inertance
+    /// valve's geometry, which its rate reads as plain numbers).
     pub fn parameter_seed_refusal(&self, component: &str, key: &str) -> Option<&'static str> {
         if self.param_ref(component, key).is_none() {
             return Some("it is not a run-time parameter");
         }
-        if self.inertance_valves.iter().any(|x| x.name == component) {
-            return Some("an inertance valve's geometry enters its rate as plain numbers");
-        }
+        each_kind!(K => {
+            if let Some(why) = K::SEED_REFUSAL
+                && K::list(&self.kinds).iter().any(|x| x.name() == component)
+            {
+                return Some(why);
+            }
+        });
         None
     }
 
@@ -118,43 +113,9 @@ impl Network {
     /// totals of [`Self::mass_total_kg`] and [`Self::energy_total_j`] on y + ε·v).
     pub fn totals_tangent(&self, y: &[f64], v: &[f64]) -> (f64, f64) {
         let state = |i: usize| Dual64::new(y[i], v[i]);
-        let mass_kg = |j: usize| Dual64::from(self.pistons[j].mass.value);
         (
             self.mass_total(state).eps,
-            self.energy_total(state, mass_kg).eps,
+            self.energy_total(state, |_, _| None).eps,
         )
-    }
-
-    /// The states the flow of named link `l` (a `<name>.mdot` output) reads directly,
-    /// increasing: the mass, energy and volume of each chamber it joins where the flow uses the
-    /// pressure and the upstream temperature (orifices, restrictors, tubes), energy and volume
-    /// where it uses the pressures alone (valves), none for a prescribed mass flow, and its own
-    /// q for an inertance valve (ṁ = ρ·q).
-    pub fn link_state_dependencies(&self, l: usize) -> Vec<usize> {
-        let Some(link) = self.link(l) else {
-            return Vec::new();
-        };
-        if link.flow_is_state() {
-            // The inertance valves are the last links.
-            let k = l - (self.n_named_links() - self.inertance_valves.len());
-            return vec![self.layout.inertance_offset + k];
-        }
-        let (from, to) = link.ends();
-        let nc = self.chambers.len();
-        let reads: &[usize] = if link.reads_upstream_temperature() {
-            &[chamber::MASS, chamber::ENERGY, chamber::VOLUME]
-        } else if link.reads_pressures() {
-            &[chamber::ENERGY, chamber::VOLUME]
-        } else {
-            &[]
-        };
-        let mut states: Vec<usize> = [from, to]
-            .into_iter()
-            .filter(|&node| node < nc)
-            .flat_map(|node| reads.iter().map(move |&s| node * chamber::STATES + s))
-            .collect();
-        states.sort_unstable();
-        states.dedup();
-        states
     }
 }

@@ -11,7 +11,7 @@ use crate::units::{
 impl Simulation {
     /// Piston position and velocity.
     pub fn piston_state(&self, j: usize) -> (f64, f64) {
-        let o = self.network.layout.piston_offset + j * piston::STATES;
+        let o = self.network.layout.first::<crate::components::Piston>() + j * piston::STATES;
         (self.y[o + piston::POSITION], self.y[o + piston::VELOCITY])
     }
 

@@ -7,6 +7,7 @@ use crate::common;
 
 use std::f64::consts::PI;
 
+use plenum::components::Piston;
 use plenum::model::{ModelFile, build_simulation};
 use plenum::simulation::Simulation;
 
@@ -83,7 +84,7 @@ fn bounces(method: &str) {
     let exact = analytic(e, n);
     let spec = stops_model(method, e, false);
     let mut sim = build_simulation(&spec, None).unwrap();
-    let o = sim.network.layout.piston_offset;
+    let o = sim.network.layout.first::<Piston>();
     let e0 = energy(&sim, &sim.y.clone());
     let mut worst_dt: f64 = 0.0;
     let mut pe_apex = Vec::new();
@@ -179,7 +180,7 @@ fn rests_on_the_stop(method: &str) {
     let exact = analytic(0.0, 0);
     let spec = stops_model(method, 0.0, false);
     let mut sim = build_simulation(&spec, None).unwrap();
-    let o = sim.network.layout.piston_offset;
+    let o = sim.network.layout.first::<Piston>();
     let e0 = energy(&sim, &sim.y.clone());
     let (t_imp, v_imp) = exact.impacts[0];
     sim.advance_to(t_imp + 1e-3).unwrap();
@@ -228,7 +229,7 @@ fn piston_bounces_off_x_min() {
     for method in ["rk4", "dopri5", "bdf"] {
         let spec = stops_model(method, e, true);
         let mut sim = build_simulation(&spec, None).unwrap();
-        let o = sim.network.layout.piston_offset;
+        let o = sim.network.layout.first::<Piston>();
         sim.advance_to(exact.apexes[0].0).unwrap();
         let ev = one_event(&sim, 0).clone();
         let (t_imp, v_imp) = exact.impacts[0];

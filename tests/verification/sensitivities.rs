@@ -9,7 +9,7 @@ use crate::common;
 
 use common::*;
 use plenum::checks::{ENERGY_GRADIENT_DRIFT, MASS_GRADIENT_DRIFT};
-use plenum::components::{chamber, piston};
+use plenum::components::{Piston, chamber, piston};
 use plenum::model::ModelFile;
 use plenum::model::build::build_network;
 use plenum::sensitivity::{self, SensitivityRun};
@@ -45,7 +45,7 @@ fn exact(spec: &ModelFile, x: f64) -> (f64, f64, f64) {
 }
 
 fn velocity_index(run: &SensitivityRun) -> usize {
-    run.network.layout.piston_offset + piston::VELOCITY
+    run.network.layout.first::<Piston>() + piston::VELOCITY
 }
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -380,7 +380,7 @@ fn end_stop_impacts_sensitivities_match_central_differences() {
     println!("{impacts} impacts before t_end");
     assert_eq!(impacts, 2);
     let last = run.last();
-    let o = run.network.layout.piston_offset;
+    let o = run.network.layout.first::<Piston>();
     let acc = run.network.layout.accumulator_offset + 1;
     let (m, pl) = (spec.piston[0].mass, 1e5);
     let set = |spec: &mut ModelFile, i: usize, d: f64| {

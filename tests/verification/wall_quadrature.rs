@@ -7,6 +7,7 @@
 
 use crate::common;
 use common::{output, sim_of};
+use plenum::components::Wall;
 use plenum::integrators::{Bdf, Integrator};
 use plenum::ode::OdeSystem;
 use plenum::simulation::Advance;
@@ -65,7 +66,7 @@ fn a_walls_swept_volume_is_a_pure_quadrature() {
     let mut sim = sim_of(&model("bdf"));
     let net = &mut sim.network;
     let n = net.dimension();
-    let swept = net.layout.wall_offset;
+    let swept = net.layout.first::<Wall>();
     assert!(
         net.quadratures().iter().any(|r| r.contains(&swept)),
         "swept volume {swept} not among the quadratures {:?}",
