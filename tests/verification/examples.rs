@@ -375,7 +375,10 @@ fn soft_actuator_inflates_to_the_static_balance() {
         temp.iter().cloned().fold(f64::MIN, f64::max)
             - temp.iter().cloned().fold(f64::MAX, f64::min)
     );
-    assert!(x_before < 1e-12 * x_static, "inflates before the source steps");
+    assert!(
+        x_before < 1e-12 * x_static,
+        "inflates before the source steps"
+    );
     assert!((x.last().unwrap() / x_static - 1.0).abs() < 1e-6);
     assert!((p.last().unwrap() / p_src - 1.0).abs() < 1e-6);
     let t_range = temp.iter().cloned().fold(f64::MIN, f64::max)
