@@ -66,3 +66,42 @@ fn hostile_model_files_and_libraries_are_refused_at_once() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The workspace looked for around the current directory is found by reading each ancestor's
+/// `Cargo.toml` through the bounded reader: a FIFO named `Cargo.toml` there does not block the
+/// library lookup, and the copied executable (outside any build tree) ends at once, with exit 1
+/// (no library) and the places it looked.
+#[test]
+fn a_fifo_named_cargo_toml_around_the_current_directory_does_not_block() {
+    let dir = tmp("manifest-fifo");
+    let manifest = dir.join("Cargo.toml");
+    if !Command::new("mkfifo")
+        .arg(&manifest)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        println!("no mkfifo: skipped");
+        return;
+    }
+    // A hard link where it can be (a copy's write handle, inherited by a process another test
+    // thread forks meanwhile, makes exec fail with "Text file busy").
+    let exe = dir.join("fmu-build");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_fmu-build"), &exe).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_fmu-build"), &exe).unwrap();
+    }
+    let out = dir.join("out");
+    let (code, stderr, secs) = bounded(
+        Command::new(&exe)
+            .arg(workspace().join("models/two_tanks.toml"))
+            .arg("-o")
+            .arg(&out)
+            .current_dir(&dir)
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("PLENUM_FMU_LIBS"),
+    );
+    println!("FIFO Cargo.toml in the current directory: exit {code:?} in {secs:.3} s");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("no Cargo target directory"), "{stderr}");
+    assert!(!out.join("two_tanks.fmu").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
