@@ -20,7 +20,7 @@
 # a one-codegen-unit compile of the library that uses one core): linux64 in its own target
 # directory, since cargo holds a target directory's lock for the whole of a build.
 set -euo pipefail
-# root, CARGO_TARGET_DIR, LINUX_TARGET, GLIBC, WIN_TARGET, zig_bindgen_args
+# root, CARGO_TARGET_DIR, LINUX_TARGET, GLIBC, WIN_TARGET, pinned_venv, zig_bindgen_args
 source "$(dirname "${BASH_SOURCE[0]}")/platforms.sh"
 ZIG_VENV="$CARGO_TARGET_DIR/tools/zig-venv"
 ZIG_REQUIREMENTS="$root/scripts/requirements-zig.txt"
@@ -69,16 +69,7 @@ cannot_build() {
 
 # cargo-zigbuild and zig, pinned, from PyPI (wheels; reinstalled when the pins change).
 zig_tools() {
-    local want have
-    want=$(sha256sum "$ZIG_REQUIREMENTS" | cut -d' ' -f1)
-    have=$(cat "$ZIG_VENV/.requirements.sha256" 2>/dev/null || true)
-    if [[ ! -x $ZIG_VENV/bin/cargo-zigbuild || $want != "$have" ]]; then
-        echo "== installing cargo-zigbuild and zig into $ZIG_VENV (PyPI)" >&2
-        python3 -m venv "$ZIG_VENV" >&2
-        "$ZIG_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-            -r "$ZIG_REQUIREMENTS" >&2
-        echo "$want" >"$ZIG_VENV/.requirements.sha256"
-    fi
+    pinned_venv "$ZIG_VENV" "$ZIG_REQUIREMENTS" cargo-zigbuild "cargo-zigbuild and zig"
 }
 
 build_linux64() {

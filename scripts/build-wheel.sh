@@ -19,7 +19,7 @@
 # The extension builds in target/wheel (a target directory of its own: its own workspace and
 # lockfile, python/Cargo.lock); prints the wheels' paths on stdout.
 set -euo pipefail
-# root, CARGO_TARGET_DIR, LINUX_TARGET, GLIBC, WIN_TARGET, zig_bindgen_args
+# root, CARGO_TARGET_DIR, LINUX_TARGET, GLIBC, WIN_TARGET, pinned_venv, zig_bindgen_args
 source "$(dirname "${BASH_SOURCE[0]}")/platforms.sh"
 TOOLS="$CARGO_TARGET_DIR/tools/wheel-venv"
 REQUIREMENTS="$root/scripts/requirements-wheel.txt"
@@ -41,13 +41,7 @@ for p in "${wanted[@]}"; do
 done
 
 # maturin, zig and auditwheel, pinned, from PyPI (reinstalled when the pins change).
-want=$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)
-if [[ ! -x $TOOLS/bin/maturin || $want != "$(cat "$TOOLS/.requirements.sha256" 2>/dev/null || true)" ]]; then
-    echo "== installing maturin, zig and auditwheel into $TOOLS (PyPI)" >&2
-    python3 -m venv "$TOOLS" >&2
-    "$TOOLS/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQUIREMENTS" >&2
-    echo "$want" >"$TOOLS/.requirements.sha256"
-fi
+pinned_venv "$TOOLS" "$REQUIREMENTS" maturin "maturin, zig and auditwheel"
 
 # The FMU libraries every wheel ships, both platforms. linux64 is brought up to date (a no-op
 # when built); win64 is built only when missing: scripts/test.sh builds it with its Windows
