@@ -20,13 +20,8 @@
 # a one-codegen-unit compile of the library that uses one core): linux64 in its own target
 # directory, since cargo holds a target directory's lock for the whole of a build.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
-
-LINUX_TARGET=x86_64-unknown-linux-gnu
-GLIBC=2.17
-WIN_TARGET=x86_64-pc-windows-gnu
+# root, CARGO_TARGET_DIR, LINUX_TARGET, GLIBC, WIN_TARGET, pinned_venv, zig_bindgen_args
+source "$(dirname "${BASH_SOURCE[0]}")/platforms.sh"
 ZIG_VENV="$CARGO_TARGET_DIR/tools/zig-venv"
 ZIG_REQUIREMENTS="$root/scripts/requirements-zig.txt"
 ZIG_TARGET_DIR="$CARGO_TARGET_DIR/zig"
@@ -74,16 +69,7 @@ cannot_build() {
 
 # cargo-zigbuild and zig, pinned, from PyPI (wheels; reinstalled when the pins change).
 zig_tools() {
-    local want have
-    want=$(sha256sum "$ZIG_REQUIREMENTS" | cut -d' ' -f1)
-    have=$(cat "$ZIG_VENV/.requirements.sha256" 2>/dev/null || true)
-    if [[ ! -x $ZIG_VENV/bin/cargo-zigbuild || $want != "$have" ]]; then
-        echo "== installing cargo-zigbuild and zig into $ZIG_VENV (PyPI)" >&2
-        python3 -m venv "$ZIG_VENV" >&2
-        "$ZIG_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-            -r "$ZIG_REQUIREMENTS" >&2
-        echo "$want" >"$ZIG_VENV/.requirements.sha256"
-    fi
+    pinned_venv "$ZIG_VENV" "$ZIG_REQUIREMENTS" cargo-zigbuild "cargo-zigbuild and zig"
 }
 
 build_linux64() {
@@ -96,12 +82,8 @@ build_linux64() {
     # bindgen (fmi-sys) reads the headers with clang's own and zig's glibc headers, named here:
     # libclang finds neither for an explicit target from what cargo-zigbuild passes. (The
     # variable's name keeps the target's hyphens: the form cargo-zigbuild extends.)
-    local zig_libc bindgen_args="-isystem $include"
-    zig_libc=$("$ZIG_VENV/bin/python" -c \
-        'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "lib/libc/include"))')
-    for d in x86-linux-gnu generic-glibc x86-linux-any any-linux-any; do
-        bindgen_args+=" -isystem $zig_libc/$d"
-    done
+    local bindgen_args
+    bindgen_args=$(zig_bindgen_args "$ZIG_VENV/bin/python" "$include")
     env PATH="$ZIG_VENV/bin:$PATH" CARGO_TARGET_DIR="$ZIG_TARGET_DIR" \
         "BINDGEN_EXTRA_CLANG_ARGS_$LINUX_TARGET=$bindgen_args" \
         CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER="$root/scripts/fmu-linker.sh" \

@@ -19,13 +19,8 @@
 # The extension builds in target/wheel (a target directory of its own: its own workspace and
 # lockfile, python/Cargo.lock); prints the wheels' paths on stdout.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
-
-LINUX_TARGET=x86_64-unknown-linux-gnu
-GLIBC=2.17
-WIN_TARGET=x86_64-pc-windows-gnu
+# root, CARGO_TARGET_DIR, LINUX_TARGET, GLIBC, WIN_TARGET, pinned_venv, zig_bindgen_args
+source "$(dirname "${BASH_SOURCE[0]}")/platforms.sh"
 TOOLS="$CARGO_TARGET_DIR/tools/wheel-venv"
 REQUIREMENTS="$root/scripts/requirements-wheel.txt"
 WHEEL_TARGET_DIR="$CARGO_TARGET_DIR/wheel"
@@ -46,13 +41,7 @@ for p in "${wanted[@]}"; do
 done
 
 # maturin, zig and auditwheel, pinned, from PyPI (reinstalled when the pins change).
-want=$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)
-if [[ ! -x $TOOLS/bin/maturin || $want != "$(cat "$TOOLS/.requirements.sha256" 2>/dev/null || true)" ]]; then
-    echo "== installing maturin, zig and auditwheel into $TOOLS (PyPI)" >&2
-    python3 -m venv "$TOOLS" >&2
-    "$TOOLS/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQUIREMENTS" >&2
-    echo "$want" >"$TOOLS/.requirements.sha256"
-fi
+pinned_venv "$TOOLS" "$REQUIREMENTS" maturin "maturin, zig and auditwheel"
 
 # The FMU libraries every wheel ships, both platforms. linux64 is brought up to date (a no-op
 # when built); win64 is built only when missing: scripts/test.sh builds it with its Windows
@@ -73,13 +62,9 @@ mkdir -p "$OUT"
 built=()
 
 build_linux64() {
-    local start=$SECONDS zig_libc bindgen_args="-isystem $include" wheel
-    zig_libc=$("$TOOLS/bin/python" -c \
-        'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "lib/libc/include"))')
+    local start=$SECONDS bindgen_args wheel
     # bindgen (fmi-sys) with clang's and zig's glibc headers, as scripts/build-fmu-libs.sh.
-    for d in x86-linux-gnu generic-glibc x86-linux-any any-linux-any; do
-        bindgen_args+=" -isystem $zig_libc/$d"
-    done
+    bindgen_args=$(zig_bindgen_args "$TOOLS/bin/python" "$include")
     rm -f "$OUT"/plenum-*-manylinux*.whl
     echo "== wheel linux64: manylinux2014 (zig, glibc $GLIBC)" >&2
     env PATH="$TOOLS/bin:$PATH" CARGO_TARGET_DIR="$WHEEL_TARGET_DIR" \

@@ -39,7 +39,7 @@ pub const REGENERATE_COMMAND: &str =
     "cargo run -p fmu-build -- models/*.toml --description-only -o modelDescription/";
 
 /// Largest library `--lib` reads, bytes. The stripped libraries an FMU ships are 10–16 MiB; a
-/// debug build (`target/debug/libplenum.so`, which the examples pack) about 90 MB with its
+/// debug build (`target/debug/libplenum.so`, which the examples pack) about 60 MB with its
 /// debug information. 256 MiB takes any of them and still bounds the memory a mistaken path
 /// can take; a FIFO or a device is refused before reading (`plenum::input_file`).
 pub const MAX_LIBRARY_BYTES: u64 = 256 << 20;

@@ -110,11 +110,23 @@ fn main() -> ExitCode {
         eprintln!("fmu-build: -o - (stdout) is only for --description-only");
         return ExitCode::from(2);
     }
+    // Every model is checked before the libraries are looked for: an invalid model is reported
+    // as such (exit 2) whatever the library lookup then finds.
+    models.retain(|(path, model)| match description(&cli, model) {
+        Ok(_) => true,
+        Err(e) => {
+            worst = worst.max(report(path, &e));
+            false
+        }
+    });
+    if models.is_empty() {
+        return ExitCode::from(worst);
+    }
     let libraries = match libraries(&cli) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("fmu-build: {e}");
-            return ExitCode::from(1);
+            return ExitCode::from(worst.max(1));
         }
     };
     for (path, model) in &models {
@@ -156,12 +168,17 @@ fn report(path: &Path, e: &Error) -> u8 {
     }
 }
 
+/// The model description of `model` in the FMI version asked for.
+fn description(cli: &Cli, model: &LoadedModel) -> Result<String, Error> {
+    match cli.version() {
+        FmiVersion::V2 => fmu_build::model_description(model),
+        FmiVersion::V3 => fmu_build::fmi3::model_description(model),
+    }
+}
+
 fn describe_one(cli: &Cli, model: &LoadedModel) -> Result<(), Error> {
     let io = |e: std::io::Error| Error::Build(e.to_string());
-    let xml = match cli.version() {
-        FmiVersion::V2 => fmu_build::model_description(model)?,
-        FmiVersion::V3 => fmu_build::fmi3::model_description(model)?,
-    };
+    let xml = description(cli, model)?;
     if cli.out.as_os_str() == "-" {
         std::io::stdout().write_all(xml.as_bytes()).map_err(io)?;
     } else {

@@ -4,12 +4,11 @@
 //! `--lib /dev/zero` grew to 2.1 GB in 3 s; a FIFO as the model file blocked forever.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-/// Longest a refusal may take, s (each is a look at the path's metadata; the margin is for a
-/// loaded machine).
-const BOUND_S: f64 = 20.0;
+#[path = "../../tests/common/hostile_inputs.rs"]
+mod hostile_inputs;
+use hostile_inputs::{bounded, hostile_paths};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -22,65 +21,6 @@ fn tmp(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("fmu-build-inputs-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-/// Runs `cmd` for at most [`BOUND_S`] (then kills it and fails): exit status, stderr, seconds.
-fn bounded(cmd: &mut Command) -> (Option<i32>, String, f64) {
-    let start = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut stderr = String::new();
-            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
-            return (status.code(), stderr, start.elapsed().as_secs_f64());
-        }
-        if start.elapsed().as_secs_f64() > BOUND_S {
-            child.kill().ok();
-            child.wait().ok();
-            panic!("{cmd:?} still running after {BOUND_S} s");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// The paths of each class that exist here, with the words the refusal must contain for a file
-/// whose limit is `limit` bytes.
-fn hostile_paths(dir: &Path, limit: u64) -> Vec<(String, PathBuf, String)> {
-    let mut out = Vec::new();
-    let fifo = dir.join("fifo");
-    if Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .is_ok_and(|s| s.success())
-    {
-        out.push(("a FIFO".into(), fifo, "FIFO".into()));
-    } else {
-        println!("no mkfifo: the FIFO case is skipped");
-    }
-    for dev in ["/dev/zero", "/dev/urandom"] {
-        if Path::new(dev).exists() {
-            out.push((dev.into(), dev.into(), "character device".into()));
-        }
-    }
-    let sub = dir.join("a-directory");
-    std::fs::create_dir_all(&sub).unwrap();
-    out.push(("a directory".into(), sub, "directory".into()));
-    let sparse = dir.join("sparse");
-    std::fs::File::create(&sparse)
-        .unwrap()
-        .set_len(1 << 40)
-        .unwrap();
-    out.push((
-        "a sparse file of 1 TiB".into(),
-        sparse,
-        format!("limit of {limit} bytes"),
-    ));
-    out
 }
 
 fn fmu_build() -> Command {
@@ -124,5 +64,44 @@ fn hostile_model_files_and_libraries_are_refused_at_once() {
             }
         }
     }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The workspace looked for around the current directory is found by reading each ancestor's
+/// `Cargo.toml` through the bounded reader: a FIFO named `Cargo.toml` there does not block the
+/// library lookup, and the copied executable (outside any build tree) ends at once, with exit 1
+/// (no library) and the places it looked.
+#[test]
+fn a_fifo_named_cargo_toml_around_the_current_directory_does_not_block() {
+    let dir = tmp("manifest-fifo");
+    let manifest = dir.join("Cargo.toml");
+    if !Command::new("mkfifo")
+        .arg(&manifest)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        println!("no mkfifo: skipped");
+        return;
+    }
+    // A hard link where it can be (a copy's write handle, inherited by a process another test
+    // thread forks meanwhile, makes exec fail with "Text file busy").
+    let exe = dir.join("fmu-build");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_fmu-build"), &exe).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_fmu-build"), &exe).unwrap();
+    }
+    let out = dir.join("out");
+    let (code, stderr, secs) = bounded(
+        Command::new(&exe)
+            .arg(workspace().join("models/two_tanks.toml"))
+            .arg("-o")
+            .arg(&out)
+            .current_dir(&dir)
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("PLENUM_FMU_LIBS"),
+    );
+    println!("FIFO Cargo.toml in the current directory: exit {code:?} in {secs:.3} s");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("no Cargo target directory"), "{stderr}");
+    assert!(!out.join("two_tanks.fmu").exists());
     std::fs::remove_dir_all(&dir).ok();
 }

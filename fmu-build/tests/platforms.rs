@@ -365,6 +365,29 @@ fn a_copied_fmu_build_looks_where_it_is_told_and_says_where_it_looked() {
     }
     assert!(!out.join("two_tanks.fmu").exists());
 
+    // An invalid model is reported as such before the library lookup: exit 2 (invalid input),
+    // not the lookup's 1, alone or beside a valid model.
+    let invalid = dir.join("invalid.toml");
+    std::fs::write(
+        &invalid,
+        "[model]\nname = \"x\"\n[[components]]\nkind = \"nonsense\"\n",
+    )
+    .unwrap();
+    for args in [vec![&invalid], vec![&invalid, &model]] {
+        let mut args: Vec<&Path> = args.iter().map(|p| p.as_path()).collect();
+        args.extend([Path::new("-o"), &out]);
+        let o = run_at(&exe, &dir, &args, &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        println!(
+            "{} model(s), one invalid, no library: exit {:?}",
+            args.len() - 2,
+            o.status.code()
+        );
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("invalid.toml: invalid model"), "{err}");
+        assert!(!out.join("two_tanks.fmu").exists());
+    }
+
     // A target directory with the linux64 library only.
     let target = dir.join("target");
     let lib = target.join("x86_64-unknown-linux-gnu/fmu/libplenum.so");

@@ -19,6 +19,7 @@
 //!   every evaluation at that state return a discard, and a completed step there also asks
 //!   the importer to terminate: nothing is ever computed from such a state.
 
+use crate::units::text::{approx, number};
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -443,11 +444,11 @@ impl Instance {
                 status: StepStatus::Discard,
                 category: "logStatusDiscard",
                 text: format!(
-                    "run-time check {code}: {} at t = {:?} s: the state is outside the model's \
+                    "run-time check {code}: {} at t = {} s: the state is outside the model's \
                      domain and nothing is evaluated there (a discard: the integrator should take \
                      a smaller step)",
                     checks::describe(code),
-                    self.sim.t_s
+                    approx(self.sim.t_s)
                 ),
             }],
         })
@@ -488,7 +489,10 @@ impl Instance {
     pub fn set_time(&mut self, t_s: f64) -> Result<(), CallError> {
         self.require(Call::SetTime)?;
         if !t_s.is_finite() {
-            return Err(CallError(format!("time must be finite, got {t_s}")));
+            return Err(CallError(format!(
+                "time must be finite, got {}",
+                number(t_s)
+            )));
         }
         self.sim.set_time_from_outside(t_s);
         self.outputs_valid = false;
@@ -550,9 +554,11 @@ impl Instance {
                     status: StepStatus::Discard,
                     category: "logStatusDiscard",
                     text: format!(
-                        "`{}` = {} at t = {:?} s: the right-hand side is not finite at this \
+                        "`{}` = {} at t = {} s: the right-hand side is not finite at this \
                          state (a discard: the integrator should take a smaller step)",
-                        self.description.variables[vr].name, x.dydt[i], self.sim.t_s
+                        self.description.variables[vr].name,
+                        x.dydt[i],
+                        approx(self.sim.t_s)
                     ),
                 }],
             });
@@ -625,7 +631,7 @@ impl Instance {
         let mut fired = 0u16;
         for c in WARNING_CODES {
             if let Some(tf) = self.sim.window.first_fired_s(c) {
-                self.say_check(c, &mut report, || format!("at t = {tf:?} s"));
+                self.say_check(c, &mut report, || format!("at t = {} s", approx(tf)));
                 fired |= 1 << c;
             }
         }
@@ -734,7 +740,8 @@ impl Instance {
                 StepStatus::Ok,
                 "logEvents",
                 format!(
-                    "event at t = {t:?} s: {}",
+                    "event at t = {} s: {}",
+                    approx(t),
                     self.sim.network.event_description(k)
                 ),
             );
@@ -743,7 +750,10 @@ impl Instance {
             log(
                 StepStatus::Ok,
                 "logEvents",
-                format!("time event at t = {t:?} s: a table breakpoint, a new segment starts"),
+                format!(
+                    "time event at t = {} s: a table breakpoint, a new segment starts",
+                    approx(t)
+                ),
             );
         }
         match pass.finished {
@@ -751,24 +761,28 @@ impl Instance {
                 StepStatus::Ok,
                 "logEvents",
                 format!(
-                    "the run ends at t = {t_s:?} s: the projectile has exited and stop_on_exit \
-                     is set (terminateSimulation = true)"
+                    "the run ends at t = {} s: the projectile has exited and stop_on_exit \
+                     is set (terminateSimulation = true)",
+                    approx(t_s)
                 ),
             ),
             Some(Finish::NeverExited { t_s }) => log(
                 StepStatus::Warning,
                 "logStatusWarning",
                 format!(
-                    "run-time check 1: {} by t = {t_s:?} s; the run ends (terminateSimulation = \
+                    "run-time check 1: {} by t = {} s; the run ends (terminateSimulation = \
                      true)",
-                    checks::describe(checks::NEVER_EXITED)
+                    checks::describe(checks::NEVER_EXITED),
+                    approx(t_s)
                 ),
             ),
             None => {}
         }
         for c in WARNING_CODES {
             if self.sim.rc == c && pass.states_changed {
-                self.say_check(c, &mut report, || format!("after the event at t = {t:?} s"));
+                self.say_check(c, &mut report, || {
+                    format!("after the event at t = {} s", approx(t))
+                });
                 self.warned |= 1 << c;
             }
         }

@@ -289,3 +289,52 @@ fn plausibility_warnings_of_the_file_and_of_parameters_set() {
     assert_eq!(w.len(), 1);
     assert!(w[0].contains("\"10 bar\" = 1e6 Pa"), "{}", w[0]);
 }
+
+/// The times a message names are written as the model file's messages write numbers: a time
+/// the run derives (an exit crossing, an event) to six significant digits, a time the
+/// importer gave exactly and short whatever its magnitude (`1e-300`, not 300 digits).
+#[test]
+fn messages_write_times_short() {
+    let mut inst = initialized(PROJECTILE);
+    let h = 1e-3;
+    let mut lines = Vec::new();
+    for _ in 0..2000 {
+        let t0 = inst.simulation().t_s;
+        let Ok(r) = inst.do_step(t0, h) else { break };
+        for l in &r.log {
+            if let Some(rest) = l.text.split(" at t = ").nth(1) {
+                let text = rest.split(" s").next().unwrap().to_string();
+                lines.push((t0, text, l.text.clone()));
+            }
+        }
+        if r.status != StepStatus::Ok || inst.simulation().finished.is_some() {
+            break;
+        }
+    }
+    assert!(
+        !lines.is_empty(),
+        "no message with a time in the projectile's run"
+    );
+    for (t0, text, line) in &lines {
+        println!("step from {t0} s: {line}");
+        let t: f64 = text
+            .parse()
+            .unwrap_or_else(|_| panic!("{text:?} in {line}"));
+        let digits = text.trim_start_matches("0.").replace('.', "");
+        let digits = digits.split('e').next().unwrap().trim_start_matches('0');
+        assert!(
+            digits.len() <= 6,
+            "{text} has more than 6 significant digits: {line}"
+        );
+        // Within the step it happened in, to the 6 digits written.
+        assert!(
+            t >= t0 * (1.0 - 1e-6) && t <= (t0 + h) * (1.0 + 1e-6),
+            "{t} outside [{t0}, {}]: {line}",
+            t0 + h
+        );
+    }
+    let mut inst = Instance::new(PROJECTILE, "model.toml").expect("model loads");
+    let e = inst.setup_experiment(1e-300, Some(0.0)).unwrap_err();
+    println!("{e}");
+    assert!(e.0.contains("startTime = 1e-300, got 0"), "{e}");
+}

@@ -1,6 +1,7 @@
 //! The instance's life cycle: the experiment's times, initialization, termination, reset.
 
 use super::{Call, CallError, Instance, Phase, build_at, errors_text};
+use crate::units::text::number;
 
 impl Instance {
     /// The experiment: the start time (the model's t_start otherwise) and an optional stop
@@ -9,13 +10,16 @@ impl Instance {
         self.require(Call::SetupExperiment)?;
         if !start_s.is_finite() {
             return Err(CallError(format!(
-                "startTime must be finite, got {start_s}"
+                "startTime must be finite, got {}",
+                number(start_s)
             )));
         }
         if let Some(stop) = stop_s {
             if !stop.is_finite() || stop < start_s {
                 return Err(CallError(format!(
-                    "stopTime must be finite and ≥ startTime = {start_s}, got {stop}"
+                    "stopTime must be finite and ≥ startTime = {}, got {}",
+                    number(start_s),
+                    number(stop)
                 )));
             }
         }

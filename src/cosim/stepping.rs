@@ -3,6 +3,7 @@
 use super::{Call, CallError, Instance, LogLine, Phase, StepReport, StepStatus, WARNING_CODES};
 use crate::checks;
 use crate::simulation::{Advance, Finish, StepFailure};
+use crate::units::text::{approx, number};
 
 impl Instance {
     /// One communication step from `current_s` over `h_s` (docs/fmu.md, "Behaviour";
@@ -12,7 +13,8 @@ impl Instance {
         let t = self.sim.t_s;
         if !current_s.is_finite() {
             return Err(CallError(format!(
-                "currentCommunicationPoint must be finite, got {current_s}"
+                "currentCommunicationPoint must be finite, got {}",
+                number(current_s)
             )));
         }
         // FMI 2.0.4 §4.2.2 (and FMI 3.0 for fmi3DoStep): communicationStepSize must be > 0; an error
@@ -21,20 +23,24 @@ impl Instance {
         // instead of success forever.
         if !(h_s > 0.0 && h_s.is_finite()) {
             return Err(CallError(format!(
-                "communicationStepSize must be finite and > 0, got {h_s:?}"
+                "communicationStepSize must be finite and > 0, got {}",
+                number(h_s)
             )));
         }
         let tol = 1e-12 * t.abs().max(1.0);
         if (current_s - t).abs() > tol {
             return Err(CallError(format!(
-                "currentCommunicationPoint = {current_s:?} s is not the FMU's time {t:?} s \
-                 (tolerance {tol:e} s)"
+                "currentCommunicationPoint = {} s is not the FMU's time {} s (tolerance {tol:e} s)",
+                number(current_s),
+                number(t)
             )));
         }
         let target = current_s + h_s;
         if !target.is_finite() {
             return Err(CallError(format!(
-                "the step from {current_s:?} s over {h_s:?} s ends at a non-finite time"
+                "the step from {} s over {} s ends at a non-finite time",
+                number(current_s),
+                number(h_s)
             )));
         }
         // A master that steps its clock by repeated addition ends a run with a step far below
@@ -43,8 +49,9 @@ impl Instance {
         // that cannot move time at all is refused.
         if target <= current_s.max(t) {
             return Err(CallError(format!(
-                "communicationStepSize = {h_s:e} s does not move the time {current_s:?} s \
-                 (it is below half the spacing of floating-point numbers there)"
+                "communicationStepSize = {h_s:e} s does not move the time {} s (it is below \
+                 half the spacing of floating-point numbers there)",
+                number(current_s)
             )));
         }
         // A fixed-step method's work is bounded per call as the adaptive methods' is: refused
@@ -53,7 +60,9 @@ impl Instance {
         if let Some(stop) = self.stop_time_s {
             if target > stop + 1e-12 * stop.abs().max(1.0) {
                 return Err(CallError(format!(
-                    "a step to t = {target:?} s passes the stop time {stop:?} s of the experiment"
+                    "a step to t = {} s passes the stop time {} s of the experiment",
+                    number(target),
+                    number(stop)
                 )));
             }
         }
@@ -80,10 +89,11 @@ impl Instance {
                         status: StepStatus::Warning,
                         category: "logStatusWarning",
                         text: format!(
-                            "run-time check {c}: {} (at t = {tf:?} s in the step from \
-                             {current_s:?} s; not logged again while the following steps fire \
-                             it too)",
-                            checks::describe(c)
+                            "run-time check {c}: {} (at t = {} s in the step from {} s; not \
+                             logged again while the following steps fire it too)",
+                            checks::describe(c),
+                            approx(tf),
+                            number(current_s)
                         ),
                     });
                 }
@@ -95,13 +105,15 @@ impl Instance {
             Ok(Some(finish)) => {
                 let text = match finish {
                     Finish::Exited { t_s } => format!(
-                        "the run ends at t = {t_s:?} s: the projectile has exited and \
-                         stop_on_exit is set (the simulation is terminated)"
+                        "the run ends at t = {} s: the projectile has exited and \
+                         stop_on_exit is set (the simulation is terminated)",
+                        approx(t_s)
                     ),
                     Finish::NeverExited { t_s } => format!(
-                        "run-time check 1: {} by t = {t_s:?} s; the run ends (the simulation \
+                        "run-time check 1: {} by t = {} s; the run ends (the simulation \
                          is terminated)",
-                        checks::describe(checks::NEVER_EXITED)
+                        checks::describe(checks::NEVER_EXITED),
+                        approx(t_s)
                     ),
                 };
                 report.status = StepStatus::Discard;
@@ -123,7 +135,10 @@ impl Instance {
                 report.log.push(LogLine {
                     status: StepStatus::Discard,
                     category: "logStatusDiscard",
-                    text: format!("{fail}; the last successful time is {:?} s", self.sim.t_s),
+                    text: format!(
+                        "{fail}; the last successful time is {} s",
+                        approx(self.sim.t_s)
+                    ),
                 });
                 self.phase = Phase::StepFailed;
                 Ok(report)
@@ -155,7 +170,7 @@ impl Instance {
                     report.log.push(LogLine {
                         status: StepStatus::Ok,
                         category: "logEvents",
-                        text: format!("event: `{name}` passed its exit at t = {t_s:?} s"),
+                        text: format!("event: `{name}` passed its exit at t = {} s", approx(t_s)),
                     });
                 }
             }

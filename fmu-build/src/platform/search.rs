@@ -24,6 +24,10 @@ use super::{PROFILE, Platform};
 /// The environment variable naming directories of libraries, `<dir>/<platform>/<file>`.
 pub const LIBS_VARIABLE: &str = "PLENUM_FMU_LIBS";
 
+/// Largest Cargo.toml read when looking for the workspace around the current directory, bytes
+/// (a workspace manifest is a few KiB).
+pub const MAX_MANIFEST_BYTES: u64 = 1 << 20;
+
 /// The installed layout's folder of libraries, under the parent of the executable's directory.
 pub const BESIDE_EXE: [&str; 2] = ["lib", "plenum"];
 
@@ -168,7 +172,11 @@ pub fn target_dirs() -> Vec<PathBuf> {
     if let Ok(cwd) = std::env::current_dir() {
         for dir in cwd.ancestors() {
             let manifest = dir.join("Cargo.toml");
-            if std::fs::read_to_string(&manifest).is_ok_and(|t| t.contains("[workspace]")) {
+            // Read bounded and never blocking, as every input file (a FIFO or a huge file named
+            // Cargo.toml is no workspace root).
+            let text =
+                plenum::input_file::read_bounded(&manifest, MAX_MANIFEST_BYTES, "a Cargo.toml");
+            if text.is_ok_and(|t| String::from_utf8_lossy(&t).contains("[workspace]")) {
                 dirs.push(dir.join("target"));
                 break;
             }
