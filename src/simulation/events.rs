@@ -55,7 +55,9 @@ impl Simulation {
         if kp > 0 {
             // f⁻ into dy[..n] (dy has n·(1 + kp) entries).
             OdeSystem::rhs(&mut self.network, t, &self.y[..n], &mut self.dy[..n]);
-            let gdot = self.network.event_gradient_dot(k, &self.dy[..n]);
+            let gdot = self
+                .network
+                .event_gradient_dot(k, t, &self.y[..n], &self.dy[..n]);
             if gdot == 0.0 || !gdot.is_finite() {
                 return Err(self.sensitivity_failure(
                     k,
@@ -66,7 +68,7 @@ impl Simulation {
                 let s = &self.y[(i + 1) * n..(i + 2) * n];
                 record
                     .dt_dp
-                    .push(-self.network.event_gradient_dot(k, s) / gdot);
+                    .push(-self.network.event_gradient_dot(k, t, &self.y[..n], s) / gdot);
             }
         }
         let mut y = std::mem::take(&mut self.y);
@@ -154,8 +156,9 @@ impl Simulation {
         inc: &mut [f64],
         adaptive: bool,
     ) -> Result<Option<(usize, f64)>, StepFailure> {
-        // Networks without pistons or inertance valves have no event functions: no call.
-        if self.network.n_events() == 0 {
+        // Networks without pistons, inertance valves or valve switches have no event
+        // functions that can fire: no call.
+        if !self.network.has_events() {
             return Ok(None);
         }
         self.earliest_event_of_all(t, h, inc, adaptive)
