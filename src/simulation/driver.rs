@@ -437,6 +437,10 @@ impl Simulation {
         i.t_s = t_new;
         i.pending_event = event.map(|(k, _)| k);
         i.at_breakpoint = event.is_none() && breakpoint == Some(t_new);
+        if self.network.has_events() {
+            let switch = event.is_some_and(|(k, _)| self.network.event_is_switch(k));
+            self.watch_chatter(switch);
+        }
         self.stats.steps += 1;
         // The checks run once per step, here; every reported time inside this step carries
         // their code (`rc`) instead of running them again on an interpolated state.

@@ -81,3 +81,81 @@ fn relief_valve_vents_to_its_closing_pressure_with_every_method_and_band() {
         tol_pa / worst.0.max(1e-300)
     );
 }
+
+/// A 1 L receiver fed 2 g/s from a supply at 320 K and relieved to the atmosphere through an
+/// ISO 6358 relief valve cracking at 4 bar with a 1 Pa band: it settles inside the band.
+fn receiver_model(method: &str) -> String {
+    format!(
+        r#"
+[model]
+name = "receiver"
+[gas]
+R = 287.0
+cp = 1004.5
+[solver]
+method = "{method}"
+t_end = 20.0
+step = 1e-4
+[[chamber]]
+name = "vessel"
+volume = 1e-3
+pressure = 1e5
+temperature = 300.0
+[[reservoir]]
+name = "supply"
+pressure = 8e5
+temperature = 320.0
+[[reservoir]]
+name = "atm"
+pressure = 1e5
+temperature = 293.15
+[[mass_flow]]
+name = "feed"
+from = "supply"
+to = "vessel"
+rate = 2e-3
+[[orifice]]
+name = "relief"
+from = "vessel"
+to = "atm"
+sonic_conductance = 1e-8
+critical_pressure_ratio = 0.3
+cracking_pressure = 4e5
+full_flow_pressure = 400001.0
+"#
+    )
+}
+
+#[test]
+fn receiver_settles_inside_a_one_pascal_band_on_its_closed_form() {
+    // Steady state: ṁ_out = ṁ_in, T = T_in, and the choked ISO 6358 flow through the partly
+    // open valve x_p·k·p, k = C·ρ₀·√(T₀/T_in), x_p = (p − p_a − Δp_c)/(Δp_f − Δp_c), equals
+    // ṁ_in: p² − (p_a + Δp_c)·p − ṁ_in·(Δp_f − Δp_c)/k = 0.
+    use plenum::components::orifice::{ISO_RHO0_KG_PER_M3, ISO_T0_K};
+    let (mdot_in, t_in, c, p_a, crack, full) = (2e-3, 320.0, 1e-8, 1e5, 4e5, 400001.0);
+    let k = c * ISO_RHO0_KG_PER_M3 * (ISO_T0_K / t_in).sqrt();
+    let s = p_a + crack;
+    let p_exact = 0.5 * (s + (s * s + 4.0 * mdot_in * (full - crack) / k).sqrt());
+    let tol_pa = 1e-6 * p_exact;
+    println!("closed form p = {p_exact:.6} Pa (band 1 Pa, tolerance {tol_pa:.2} Pa)");
+    // The methods that hold a band whose stiffness (ṁ_open/1 Pa·γRT/V ≈ 7e5 /s) is far
+    // beyond an explicit step of 1e-4 s: `auto` takes its BDF once its steps chatter between
+    // the band's ends (docs/integrators.md, "Switches").
+    for method in ["auto", "bdf", "backward-euler", "bdf1"] {
+        let mut sim = sim_of(&receiver_model(method));
+        for i in 1..=20 {
+            sim.advance_to(i as f64)
+                .unwrap_or_else(|e| panic!("{method}: {}", e.message));
+        }
+        let p = output(&mut sim, "vessel.p");
+        let err = p - p_exact;
+        println!(
+            "{method:>14}: p = {p:.6} Pa, error {err:+.3e} Pa (margin {:.0}×), {} steps, {} events",
+            tol_pa / err.abs().max(1e-300),
+            sim.stats.steps,
+            sim.stats.events
+        );
+        assert!(err.abs() <= tol_pa, "{method}: {err:e} Pa");
+        assert!(sim.stats.events < 1000, "{method}: chattered");
+    }
+}
