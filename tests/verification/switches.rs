@@ -159,3 +159,82 @@ fn receiver_settles_inside_a_one_pascal_band_on_its_closed_form() {
         assert!(sim.stats.events < 1000, "{method}: chattered");
     }
 }
+
+/// Chamber a filled at 1 g/s from a supply, joined to a closed chamber b by a check valve
+/// cracking at 1 bar with a 1 Pa band.
+fn check_model(method: &str) -> String {
+    format!(
+        r#"
+[model]
+name = "check"
+[gas]
+R = 287.0
+cp = 1004.5
+[solver]
+method = "{method}"
+t_end = 2.0
+step = 1e-4
+[[chamber]]
+name = "a"
+volume = 1e-3
+pressure = 1e5
+temperature = 300.0
+[[chamber]]
+name = "b"
+volume = 1e-3
+pressure = 1e5
+temperature = 300.0
+[[reservoir]]
+name = "supply"
+pressure = 8e5
+temperature = 300.0
+[[mass_flow]]
+name = "feed"
+from = "supply"
+to = "a"
+rate = 1e-3
+[[orifice]]
+name = "check"
+from = "a"
+to = "b"
+area = 1e-6
+cracking_pressure = 1e5
+full_flow_pressure = 100001.0
+"#
+    )
+}
+
+#[test]
+fn check_valve_with_a_narrow_band_holds_its_cracking_pressure() {
+    // Once it has cracked (t_c = Δp_c·V/(γ·R·T·ṁ) = 0.83 s), the valve passes part of the
+    // feed to b, which it can only do open: Δp_c < Δp ≤ Δp_f, a band of 1 Pa. The tolerance
+    // is rtol 1e-6 of a's pressure.
+    let (crack, full) = (1e5, 100001.0);
+    for method in ["auto", "bdf", "backward-euler", "bdf1", "dopri5"] {
+        let mut sim = sim_of(&check_model(method));
+        let mut worst = 0.0f64;
+        for i in 1..=200 {
+            let t = i as f64 * 0.01;
+            sim.advance_to(t)
+                .unwrap_or_else(|e| panic!("{method}: {}", e.message));
+            let (pa, pb) = (output(&mut sim, "a.p"), output(&mut sim, "b.p"));
+            if t >= 1.0 {
+                let tol = 1e-6 * pa;
+                let dp = pa - pb;
+                let outside = (crack - dp).max(dp - full).max(0.0);
+                worst = worst.max(outside / tol);
+                assert!(
+                    outside <= tol,
+                    "{method}: Δp = {dp} Pa at {t} s, {outside:e} Pa outside the band"
+                );
+            }
+        }
+        let (pa, pb) = (output(&mut sim, "a.p"), output(&mut sim, "b.p"));
+        println!(
+            "{method}: Δp = {:.6} Pa at 2 s (band {crack}..{full} Pa), worst excursion from \
+             the band {worst:.2e} of the tolerance, {} events",
+            pa - pb,
+            sim.stats.events
+        );
+    }
+}
