@@ -238,3 +238,41 @@ fn check_valve_with_a_narrow_band_holds_its_cracking_pressure() {
         );
     }
 }
+
+#[test]
+fn relief_valve_through_co_simulation_vents_to_its_closing_pressure() {
+    // The 1 Pa band's tank as an FMU instance (what fmi2DoStep runs), stepped by a master at
+    // 0.01 s with the model's own method and tolerance (`auto`, rtol 1e-6): the same closed
+    // form, 601325 Pa, within the tolerance.
+    use plenum::cosim::Instance;
+    let p_closed = 101325.0 + 5e5;
+    let tol_pa = 1e-6 * p_closed;
+    for method in ["auto", "rk4", "bdf"] {
+        let src = vent_model(method, 1.0, 1.0);
+        let mut inst = Instance::new(&src, "model.toml").expect("loads");
+        inst.setup_experiment(0.0, None).expect("setup");
+        inst.enter_initialization_mode().expect("enter");
+        inst.exit_initialization_mode().expect("exit");
+        let vr = inst
+            .description()
+            .variables
+            .iter()
+            .find(|v| v.name == "tank.p")
+            .expect("tank.p")
+            .value_reference;
+        let mut t = 0.0;
+        for _ in 0..100 {
+            inst.do_step(t, 0.01).expect("fmi2DoStep");
+            t += 0.01;
+        }
+        let mut p = [0.0];
+        inst.get_real(&[vr], &mut p).expect("get");
+        let err = p[0] - p_closed;
+        println!(
+            "Co-Simulation {method:>5}: p = {:.6} Pa at t = {t:.2} s, error {err:+.3e} Pa \
+             (tolerance {tol_pa:.2} Pa)",
+            p[0]
+        );
+        assert!(err.abs() <= tol_pa, "{method}: {err:e} Pa");
+    }
+}
