@@ -276,3 +276,91 @@ fn relief_valve_through_co_simulation_vents_to_its_closing_pressure() {
         assert!(err.abs() <= tol_pa, "{method}: {err:e} Pa");
     }
 }
+
+#[test]
+fn relief_valve_switches_are_model_exchange_event_indicators() {
+    // A Model Exchange master as an importer runs one: forward Euler at 1e-5 s, the event
+    // indicators read after each step, a sign change located by bisection on the step, then
+    // event mode there. The 1 Pa band's tank ends at 601325 Pa within the tolerance.
+    use plenum::cosim::{Instance, Interface};
+    let p_closed = 101325.0 + 5e5;
+    let tol_pa = 1e-6 * p_closed;
+    let src = vent_model("auto", 1.0, 1.0);
+    let mut inst =
+        Instance::with_interface(&src, "model.toml", Interface::ModelExchange).expect("loads");
+    inst.setup_experiment(0.0, None).expect("setup");
+    inst.enter_initialization_mode().expect("enter");
+    inst.exit_initialization_mode().expect("exit");
+    inst.update_discrete_states().expect("event update");
+    inst.enter_continuous_time_mode().expect("continuous");
+    let (n, nz) = (inst.n_states(), inst.n_event_indicators());
+    println!("{n} states, {nz} event indicators");
+    assert!(
+        nz >= 4,
+        "the valve's cracking and full-flow points, both ways"
+    );
+    let (mut x, mut dx, mut x1) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let (mut z0, mut z1) = (vec![0.0; nz], vec![0.0; nz]);
+    inst.continuous_states(&mut x).expect("x");
+    inst.event_indicators(&mut z0).expect("z");
+    let crossed = |a: &[f64], b: &[f64]| {
+        a.iter()
+            .zip(b)
+            .any(|(&g0, &g1)| (g0 < 0.0 && g1 >= 0.0) || (g0 > 0.0 && g1 <= 0.0))
+    };
+    let (h, mut t, mut events) = (1e-5, 0.0, 0);
+    while t < 1.0 - 0.5 * h {
+        inst.derivatives(&mut dx).expect("dx");
+        let at = |theta: f64, inst: &mut Instance, x1: &mut [f64], z: &mut [f64]| {
+            for i in 0..n {
+                x1[i] = x[i] + theta * h * dx[i];
+            }
+            inst.set_time(t + theta * h).expect("time");
+            inst.set_continuous_states(x1).expect("x");
+            inst.event_indicators(z).expect("z");
+        };
+        at(1.0, &mut inst, &mut x1, &mut z1);
+        let mut theta = 1.0;
+        if crossed(&z0, &z1) {
+            let (mut lo, mut hi) = (0.0, 1.0);
+            for _ in 0..60 {
+                let mid = 0.5 * (lo + hi);
+                at(mid, &mut inst, &mut x1, &mut z1);
+                if crossed(&z0, &z1) {
+                    hi = mid
+                } else {
+                    lo = mid
+                }
+            }
+            at(hi, &mut inst, &mut x1, &mut z1);
+            theta = hi;
+        }
+        t += theta * h;
+        let step = inst.completed_integrator_step().expect("completed");
+        if crossed(&z0, &z1) || step.enter_event_mode {
+            events += 1;
+            inst.enter_event_mode().expect("event mode");
+            inst.update_discrete_states().expect("event update");
+            inst.enter_continuous_time_mode().expect("continuous");
+        }
+        inst.continuous_states(&mut x).expect("x");
+        inst.event_indicators(&mut z0).expect("z");
+    }
+    let vr = inst
+        .description()
+        .variables
+        .iter()
+        .find(|v| v.name == "tank.p")
+        .expect("tank.p")
+        .value_reference;
+    let mut p = [0.0];
+    inst.get_real(&[vr], &mut p).expect("get");
+    let err = p[0] - p_closed;
+    println!(
+        "Model Exchange (Euler 1e-5 s, indicators located by bisection): p = {:.6} Pa at \
+         t = {t:.5} s, error {err:+.3e} Pa (tolerance {tol_pa:.2} Pa), {events} event modes",
+        p[0]
+    );
+    assert!(events >= 2, "both switches entered event mode");
+    assert!(err.abs() <= tol_pa, "{err:e} Pa");
+}
