@@ -169,6 +169,33 @@ pub trait Element:
     /// ∂g_e/∂p_node of the node pressures event `e` reads, as `(node, ∂g/∂p)`: the network
     /// chains them through each chamber's p(U, V) (sensitivities across the event). None by
     /// default.
+    /// Whether event `e` is a switch of its law (an adaptive step that straddled it is taken
+    /// again to it): [`Element::SWITCHES`] by default.
+    fn event_is_switch(&self, _e: usize) -> bool {
+        Self::SWITCHES
+    }
+
+    /// [`Element::handle_event`] where the handler reads its nodes' states too (`at.s` is a
+    /// copy of its own states before the event): a piston sticking where the pressures' force
+    /// is within static friction.
+    fn handle_event_at(
+        &self,
+        e: usize,
+        _at: &EventAt<'_>,
+        s: &mut [f64],
+        flag: &mut bool,
+        energy_left: &mut f64,
+    ) -> Handled {
+        self.handle_event(e, s, flag, energy_left)
+    }
+
+    /// Put a mode held by its law in line with the state where no event can (at the start, or
+    /// after another event left it in a mode its switch function is already past): its own
+    /// states `s` (a copy; `at.s` the same before), changed in place. Whether it changed them.
+    fn settle(&self, _at: &EventAt<'_>, _s: &mut [f64]) -> bool {
+        false
+    }
+
     fn event_pressure_gradient(
         &self,
         _e: usize,

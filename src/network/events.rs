@@ -84,11 +84,43 @@ impl Network {
         any
     }
 
+    /// Every component's held modes put in line with the state (`Element::settle`: a piston
+    /// at rest whose drive already exceeds its static friction is set moving). Whether any
+    /// state changed. No allocation.
+    pub fn settle(&self, t: f64, y: &mut [f64]) -> bool {
+        let mut changed = false;
+        let seg = self.segment_start_s;
+        each_kind!(K => {
+            if K::EVENTS != 0 {
+                for (i, x) in K::list(&self.kinds).iter().enumerate() {
+                    let (s, flag) = self.own_states::<K>(i);
+                    let mut own = [0.0; 8];
+                    let m = s.len().min(own.len());
+                    own[..m].copy_from_slice(&y[s.start..s.start + m]);
+                    let before = own;
+                    let at = EventAt {
+                        t,
+                        s: &before[..m],
+                        flag: flag.is_some_and(|f| self.exited[f]),
+                        gas: &self.gas,
+                        node: &|n| self.node_state_at(n, t, y),
+                        pv: &|p| p.value(t, seg),
+                    };
+                    if x.settle(&at, &mut own[..m]) {
+                        y[s.start..s.start + m].copy_from_slice(&own[..m]);
+                        changed = true;
+                    }
+                }
+            }
+        });
+        changed
+    }
+
     /// Whether event `k` is a switch of a law ([`Element::SWITCHES`]).
     pub fn event_is_switch(&self, k: usize) -> bool {
         each_kind!(K => {
-            if K::SWITCHES && self.event_of::<K>(k).is_some() {
-                return true;
+            if let Some((e, i)) = self.event_of::<K>(k) {
+                return K::list(&self.kinds)[i].event_is_switch(e);
             }
         });
         false
@@ -140,16 +172,42 @@ impl Network {
 
     /// Act on event `k`, which the driver located at (t, y): may change the discrete state of
     /// the network and the continuous state `y` (e.g. reverse a velocity at an end stop).
-    pub fn handle_event(&mut self, k: usize, _t: f64, y: &mut [f64]) -> EventOutcome {
+    pub fn handle_event(&mut self, k: usize, t: f64, y: &mut [f64]) -> EventOutcome {
         let acc = self.layout.accumulator_offset;
         each_kind!(K => {
             if let Some((e, i)) = self.event_of::<K>(k) {
                 let (s, flag) = self.own_states::<K>(i);
                 let mut f = flag.is_some_and(|f| self.exited[f]);
+                let x = &K::list(&self.kinds)[i];
+                // Its nodes' states and its own before the event, on the stack (no allocation):
+                // the handler may read them while it writes its own states.
+                let mut nodes = [(usize::MAX, crate::components::NodeState::default());
+                    crate::components::element::MAX_NODES];
+                for (slot, n) in nodes.iter_mut().zip(x.nodes()) {
+                    *slot = (n, self.node_state_at(n, t, y));
+                }
+                let mut own = [0.0; 8];
+                let m = s.len().min(own.len());
+                own[..m].copy_from_slice(&y[s.start..s.start + m]);
+                let seg = self.segment_start_s;
+                let at = EventAt {
+                    t,
+                    s: &own[..m],
+                    flag: f,
+                    gas: &self.gas,
+                    node: &|n| {
+                        nodes
+                            .iter()
+                            .find(|(j, _)| *j == n)
+                            .map_or_else(Default::default, |(_, st)| *st)
+                    },
+                    pv: &|p| p.value(t, seg),
+                };
                 // The component's states lie before the accumulators.
                 let (states, accumulators) = y.split_at_mut(acc);
-                let h = K::list(&self.kinds)[i].handle_event(
+                let h = x.handle_event_at(
                     e,
+                    &at,
                     &mut states[s],
                     &mut f,
                     &mut accumulators[1],

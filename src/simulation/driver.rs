@@ -76,6 +76,7 @@ impl Simulation {
             });
         }
         self.ensure_scratch();
+        self.settle_modes();
         if !self.integrator.fixed_step() {
             let r = self.advance_adaptive(t_target_s);
             self.update_counters();

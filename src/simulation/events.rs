@@ -32,6 +32,22 @@ pub fn crosses(g_old: f64, g_new: f64) -> bool {
 }
 
 impl Simulation {
+    /// The network's held modes put in line with the reported state where the integrator
+    /// stands there too (`Network::settle`): at the start of an advance and after an event.
+    /// The integrator restarts if a state changed.
+    pub(super) fn settle_modes(&mut self) {
+        if !self.network.has_events() || self.internal.t_s != self.t_s {
+            return;
+        }
+        let n = self.network.layout.n_states;
+        if self.network.settle(self.t_s, &mut self.y[..n]) {
+            let i = &mut self.internal;
+            i.y[..n].copy_from_slice(&self.y[..n]);
+            i.y_prev[..n].copy_from_slice(&self.y[..n]);
+            self.integrator.restart();
+        }
+    }
+
     /// Handle event `k` at the reported state (the step has ended at its time): the network
     /// acts, the sensitivities jump, the integrator restarts (a discontinuity), and a piston
     /// exit is reported.
@@ -115,6 +131,7 @@ impl Simulation {
         record.y_after.clone_from(&self.y);
         self.stats.events += 1;
         self.integrator.restart();
+        self.settle_modes();
         if outcome.state_changed || kp > 0 {
             let rc = self
                 .checks
