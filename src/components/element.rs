@@ -49,6 +49,9 @@ pub trait Element:
     const FLAGS: usize = 0;
     /// Event functions per component (see [`Element::event_value`]).
     const EVENTS: usize = 0;
+    /// Its events are switches of its law (a kink or a jump of the right-hand side, no jump
+    /// of the state): an adaptive method's step that straddled one is taken again to it.
+    const SWITCHES: bool = false;
     /// Its flows move gas into or out of the chambers it joins (so their masses are not
     /// constant states): a gas link's, and a piston's through its bore once it has left it.
     const MOVES_MASS: bool = matches!(Self::KIND.role, Role::Link);
@@ -144,9 +147,61 @@ pub trait Element:
         None
     }
 
-    /// ∂g_e/∂s·w over its own states (every event function is linear in the states).
+    /// ∂g_e/∂s·w over its own states (an event function of its own states is linear in them).
     fn event_gradient(&self, _e: usize, _w: &[f64]) -> f64 {
         0.0
+    }
+
+    /// Whether any of its event functions can ever fire (a plain orifice has no switch): the
+    /// driver skips the event search of a network where none can.
+    fn has_events(&self) -> bool {
+        Self::EVENTS > 0
+    }
+
+    /// Event function `e` where it may read its nodes' states too (a valve's cracking point is
+    /// a point of its pressure difference): [`Element::event_value`] of its own states by
+    /// default. A law's switch in both directions is two events, g and −g, as each fires only
+    /// upward.
+    fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
+        self.event_value(e, at.s, at.flag)
+    }
+
+    /// ∂g_e/∂p_node of the node pressures event `e` reads, as `(node, ∂g/∂p)`: the network
+    /// chains them through each chamber's p(U, V) (sensitivities across the event). None by
+    /// default.
+    /// Whether event `e` is a switch of its law (an adaptive step that straddled it is taken
+    /// again to it): [`Element::SWITCHES`] by default.
+    fn event_is_switch(&self, _e: usize) -> bool {
+        Self::SWITCHES
+    }
+
+    /// [`Element::handle_event`] where the handler reads its nodes' states too (`at.s` is a
+    /// copy of its own states before the event): a piston sticking where the pressures' force
+    /// is within static friction.
+    fn handle_event_at(
+        &self,
+        e: usize,
+        _at: &EventAt<'_>,
+        s: &mut [f64],
+        flag: &mut bool,
+        energy_left: &mut f64,
+    ) -> Handled {
+        self.handle_event(e, s, flag, energy_left)
+    }
+
+    /// Put a mode held by its law in line with the state where no event can (at the start, or
+    /// after another event left it in a mode its switch function is already past): its own
+    /// states `s` (a copy; `at.s` the same before), changed in place. Whether it changed them.
+    fn settle(&self, _at: &EventAt<'_>, _s: &mut [f64]) -> bool {
+        false
+    }
+
+    fn event_pressure_gradient(
+        &self,
+        _e: usize,
+        _at: &EventAt<'_>,
+        _push: &mut dyn FnMut(usize, f64),
+    ) {
     }
 
     /// Act on event `e`, located by the driver: may change its own states `s`, its flag and the
@@ -196,6 +251,19 @@ pub trait Element:
     fn extra_output_reads(&self, _k: usize) -> Reads {
         Reads::NOTHING
     }
+}
+
+/// Where an event function is evaluated ([`Element::event_value_at`]): the instant, the
+/// component's own states and flag, its nodes' states and its parameters' values.
+pub struct EventAt<'a> {
+    pub t: f64,
+    pub s: &'a [f64],
+    pub flag: bool,
+    pub gas: &'a IdealGas,
+    /// A node's pressure and temperature at the instant (chambers from the state).
+    pub node: &'a dyn Fn(usize) -> NodeState,
+    /// A parameter's value at the instant.
+    pub pv: &'a dyn Fn(&ParamValue) -> f64,
 }
 
 /// Most nodes one component may join (the default clique is built on the stack).

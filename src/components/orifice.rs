@@ -34,8 +34,13 @@
 //!   x_p = 0 for Δp ≤ Δp_c,  (Δp − Δp_c)/(Δp_f − Δp_c) between,  1 for Δp ≥ Δp_f
 //! (the static characteristic of a spring-loaded poppet valve whose flow area grows with its
 //! lift, and its lift linearly with the pressure force above the spring's preload). x_p is
-//! continuous in Δp, so the valve needs no event; it has no hysteresis. `one_way` keeps only
-//! flow from `from` to `to`: ṁ = max(ṁ, 0).
+//! continuous in Δp but its slope jumps at Δp_c and Δp_f; it has no hysteresis. `one_way` keeps
+//! only flow from `from` to `to`: ṁ = max(ṁ, 0), a kink at Δp = 0.
+//!
+//! Each kink is an event (`SWITCHES`), in both directions: Δp through Δp_c and through Δp_f,
+//! and a one-way orifice's Δp through 0 (a valve's closed region already covers it). An
+//! integrator's step then ends on the kink instead of straddling it, where its error estimate
+//! would not see the switch (a 1 Pa band is crossed inside one step).
 
 use serde::{Deserialize, Serialize};
 
@@ -46,8 +51,8 @@ use crate::param::{Param, ParamValue};
 use crate::units::{Area, Ratio, SonicConductance};
 
 use crate::components::element::{
-    Build, CacheContext, Compact, CompactState, Element, Eval, Output, Reads, Slots, Variable,
-    transfer_at,
+    Build, CacheContext, Compact, CompactState, Element, Eval, EventAt, Output, Reads, Slots,
+    Variable, transfer_at,
 };
 use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::param::ParamSpec;
@@ -599,6 +604,23 @@ fn link_flows<T: Scalar>(
 /// Which of [`Orifice`]'s outputs.
 const OPEN_FRACTION: usize = 0;
 
+/// Its switch points, in events: each is two, rising (g = Δp − point) and falling (−g), as an
+/// event fires where its function crosses zero upward.
+const SWITCHES: [&str; 3] = ["cracking", "full-flow", "one-way closing"];
+
+impl Orifice {
+    /// Switch `j`'s point in Δp = p_from − p_to, Pa, if the orifice has it.
+    fn switch_point_pa(&self, j: usize) -> Option<f64> {
+        match (j, &self.poppet) {
+            (0, Some(p)) => Some(p.cracking_pressure_pa),
+            (1, Some(p)) => Some(p.full_flow_pressure_pa),
+            // Below its cracking pressure (≥ 0) a valve is closed: Δp = 0 is no kink of it.
+            (2, None) if self.one_way => Some(0.0),
+            _ => None,
+        }
+    }
+}
+
 impl Element for Orifice {
     const KIND: &'static Kind = &KIND;
     const OUTPUTS: &'static [Output] = &[
@@ -620,10 +642,45 @@ impl Element for Orifice {
             discrete: true,
         },
     ];
+    const EVENTS: usize = 2 * SWITCHES.len();
+    const SWITCHES: bool = true;
     type Cache = Compact<OrificeLink>;
 
     fn nodes(&self) -> impl Iterator<Item = usize> {
         [self.from, self.to].into_iter()
+    }
+
+    fn has_events(&self) -> bool {
+        (0..SWITCHES.len()).any(|j| self.switch_point_pa(j).is_some())
+    }
+
+    /// Event 2j: Δp rises through switch j's point; 2j + 1: it falls through it.
+    fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
+        let point = self.switch_point_pa(e / 2)?;
+        let g = ((at.node)(self.from).pressure_pa - (at.node)(self.to).pressure_pa) - point;
+        Some(if e % 2 == 0 { g } else { -g })
+    }
+
+    fn event_pressure_gradient(
+        &self,
+        e: usize,
+        _at: &EventAt<'_>,
+        push: &mut dyn FnMut(usize, f64),
+    ) {
+        if self.switch_point_pa(e / 2).is_some() {
+            let sign = if e % 2 == 0 { 1.0 } else { -1.0 };
+            push(self.from, sign);
+            push(self.to, -sign);
+        }
+    }
+
+    fn event_description(&self, e: usize) -> String {
+        let way = if e % 2 == 0 { "rises" } else { "falls" };
+        format!(
+            "orifice `{}`: Δp {way} through its {} point",
+            self.name,
+            SWITCHES.get(e / 2).unwrap_or(&"?")
+        )
     }
 
     fn as_link(&self) -> Option<&dyn Link> {

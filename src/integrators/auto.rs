@@ -196,6 +196,15 @@ impl Auto {
         }
     }
 
+    /// The driver saw the steps chatter between the switches of a law (a valve hovering in a
+    /// band narrower than DP5's stable step resolves): a stiffness that Hairer's test does not
+    /// see, since every step ends on an event. Take the BDF from the next step.
+    pub fn prefer_stiff(&mut self) {
+        if !self.stiff {
+            self.switch_pending = true;
+        }
+    }
+
     fn switch(&mut self) {
         self.switch_pending = false;
         self.stiff_count = 0;
@@ -209,7 +218,9 @@ impl Auto {
         } else {
             let h = self.dp5.next_step();
             self.h_dp5 = h;
-            self.bdf.tolerances.initial_step = Some(h);
+            // 0 after a restart (an event): DP5 had not chosen its next step; the BDF then
+            // chooses its own first one.
+            self.bdf.tolerances.initial_step = if h > 0.0 { Some(h) } else { self.initial_step };
             self.bdf.restart();
             self.bdf_base = self.bdf_counts();
             self.stiff = true;

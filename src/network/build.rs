@@ -57,6 +57,7 @@ impl Network {
             breakpoints: BreakpointCache::default(),
             caches: Caches::default(),
             mass_moves_scratch: RefCell::default(),
+            live_events: Default::default(),
         };
         net.ensure_scratch();
         net.refresh_caches(true);

@@ -1,5 +1,6 @@
-//! Events of the network: each kind's event functions (`Element::event_value`: piston exits and
-//! end stops, an inertance valve's flow reversing).
+//! Events of the network: each kind's event functions (`Element::event_value_at`: piston exits
+//! and end stops, an inertance valve's flow reversing, a check or relief valve's cracking and
+//! full-flow points and a one-way orifice's closing: every switch of a law).
 //!
 //! An event is a scalar function g_k(t, y) of the state; it fires when g_k crosses 0 upward
 //! within a step (g_old < 0 ≤ g_new). The driver (`Simulation`) locates the crossing by root
@@ -12,7 +13,8 @@
 
 use super::kinds::{Registered, each_kind};
 use super::{Network, SensitivityParameter};
-use crate::components::element::Element;
+use crate::components::chamber;
+use crate::components::element::{Element, EventAt};
 
 impl Network {
     /// Number of event functions (active or not).
@@ -56,15 +58,113 @@ impl Network {
         (o..o + K::STATES, flag)
     }
 
+    /// Whether any event function of the network can ever fire: the driver's event search is
+    /// skipped where none can (a network whose orifices have no valve switch).
+    #[inline]
+    pub fn has_events(&self) -> bool {
+        match self.live_events.get() {
+            1 => false,
+            2 => true,
+            _ => {
+                let any = self.any_live_event();
+                self.live_events.set(if any { 2 } else { 1 });
+                any
+            }
+        }
+    }
+
+    #[cold]
+    fn any_live_event(&self) -> bool {
+        let mut any = false;
+        each_kind!(K => {
+            if K::EVENTS != 0 && !any {
+                any = K::list(&self.kinds).iter().any(|x| x.has_events());
+            }
+        });
+        any
+    }
+
+    /// Every component's held modes put in line with the state (`Element::settle`: a piston
+    /// at rest whose drive already exceeds its static friction is set moving). Whether any
+    /// state changed. No allocation.
+    pub fn settle(&self, t: f64, y: &mut [f64]) -> bool {
+        let mut changed = false;
+        let seg = self.segment_start_s;
+        each_kind!(K => {
+            if K::EVENTS != 0 {
+                for (i, x) in K::list(&self.kinds).iter().enumerate() {
+                    let (s, flag) = self.own_states::<K>(i);
+                    let mut own = [0.0; 8];
+                    let m = s.len().min(own.len());
+                    own[..m].copy_from_slice(&y[s.start..s.start + m]);
+                    let before = own;
+                    let at = EventAt {
+                        t,
+                        s: &before[..m],
+                        flag: flag.is_some_and(|f| self.exited[f]),
+                        gas: &self.gas,
+                        node: &|n| self.node_state_at(n, t, y),
+                        pv: &|p| p.value(t, seg),
+                    };
+                    if x.settle(&at, &mut own[..m]) {
+                        y[s.start..s.start + m].copy_from_slice(&own[..m]);
+                        changed = true;
+                    }
+                }
+            }
+        });
+        changed
+    }
+
+    /// Whether event `k` is a switch of a law ([`Element::SWITCHES`]).
+    pub fn event_is_switch(&self, k: usize) -> bool {
+        each_kind!(K => {
+            if let Some((e, i)) = self.event_of::<K>(k) {
+                return K::list(&self.kinds)[i].event_is_switch(e);
+            }
+        });
+        false
+    }
+
+    /// Node `node`'s pressure and temperature at (t, y): a chamber's from its states, a
+    /// reservoir's from its parameters.
+    fn node_state_at(&self, node: usize, t: f64, y: &[f64]) -> crate::components::NodeState {
+        let nc = self.kinds.chamber.len();
+        if node < nc {
+            let s = &y[node * chamber::STATES..(node + 1) * chamber::STATES];
+            let (m, u, v) = (s[chamber::MASS], s[chamber::ENERGY], s[chamber::VOLUME]);
+            crate::components::NodeState {
+                pressure_pa: self.gas.pressure_pa(u, v),
+                temperature_k: self.gas.temperature_k(m, u),
+            }
+        } else {
+            let r = &self.kinds.reservoir[node - nc];
+            let seg = self.segment_start_s;
+            crate::components::NodeState {
+                pressure_pa: r.pressure_pa.value(t, seg),
+                temperature_k: r.temperature_k.value(t, seg),
+            }
+        }
+    }
+
     /// Value of event function `k` at (t, y); `None` while it cannot fire. (The driver asks
     /// every event function after every step.)
     #[inline]
-    pub fn event_value(&self, k: usize, _t: f64, y: &[f64]) -> Option<f64> {
+    pub fn event_value(&self, k: usize, t: f64, y: &[f64]) -> Option<f64> {
         each_kind!(K => {
             if let Some((e, i)) = self.event_of::<K>(k) {
                 let (s, flag) = self.own_states::<K>(i);
                 let flag = flag.is_some_and(|f| self.exited[f]);
-                return K::list(&self.kinds)[i].event_value(e, &y[s], flag);
+                let seg = self.segment_start_s;
+                let at = EventAt {
+                    t,
+                    s: &y[s],
+                    flag,
+                    gas: &self.gas,
+                    node: &|n| self.node_state_at(n, t, y),
+                    pv: &|p| p.value(t, seg),
+                };
+                return K::list(&self.kinds)[i].event_value_at(e, &at);
             }
         });
         None
@@ -72,16 +172,42 @@ impl Network {
 
     /// Act on event `k`, which the driver located at (t, y): may change the discrete state of
     /// the network and the continuous state `y` (e.g. reverse a velocity at an end stop).
-    pub fn handle_event(&mut self, k: usize, _t: f64, y: &mut [f64]) -> EventOutcome {
+    pub fn handle_event(&mut self, k: usize, t: f64, y: &mut [f64]) -> EventOutcome {
         let acc = self.layout.accumulator_offset;
         each_kind!(K => {
             if let Some((e, i)) = self.event_of::<K>(k) {
                 let (s, flag) = self.own_states::<K>(i);
                 let mut f = flag.is_some_and(|f| self.exited[f]);
+                let x = &K::list(&self.kinds)[i];
+                // Its nodes' states and its own before the event, on the stack (no allocation):
+                // the handler may read them while it writes its own states.
+                let mut nodes = [(usize::MAX, crate::components::NodeState::default());
+                    crate::components::element::MAX_NODES];
+                for (slot, n) in nodes.iter_mut().zip(x.nodes()) {
+                    *slot = (n, self.node_state_at(n, t, y));
+                }
+                let mut own = [0.0; 8];
+                let m = s.len().min(own.len());
+                own[..m].copy_from_slice(&y[s.start..s.start + m]);
+                let seg = self.segment_start_s;
+                let at = EventAt {
+                    t,
+                    s: &own[..m],
+                    flag: f,
+                    gas: &self.gas,
+                    node: &|n| {
+                        nodes
+                            .iter()
+                            .find(|(j, _)| *j == n)
+                            .map_or_else(Default::default, |(_, st)| *st)
+                    },
+                    pv: &|p| p.value(t, seg),
+                };
                 // The component's states lie before the accumulators.
                 let (states, accumulators) = y.split_at_mut(acc);
-                let h = K::list(&self.kinds)[i].handle_event(
+                let h = x.handle_event_at(
                     e,
+                    &at,
                     &mut states[s],
                     &mut f,
                     &mut accumulators[1],
@@ -126,13 +252,37 @@ impl Network {
         });
     }
 
-    /// ∂g_k/∂y·w for event function `k` (every event function is linear in y with a
-    /// parameter-free threshold, so this is exact; see [`Self::event_value`]).
-    pub fn event_gradient_dot(&self, k: usize, w: &[f64]) -> f64 {
+    /// ∂g_k/∂y·w for event function `k` at (t, y): its own states' part (linear in them), and
+    /// the part through its nodes' pressures, p = (γ − 1)·U/V for a chamber (a reservoir's
+    /// pressure is no state). No threshold is a state-independent parameter's function of p,
+    /// so this is exact; see [`Self::event_value`].
+    pub fn event_gradient_dot(&self, k: usize, t: f64, y: &[f64], w: &[f64]) -> f64 {
+        let nc = self.kinds.chamber.len();
         each_kind!(K => {
             if let Some((e, i)) = self.event_of::<K>(k) {
-                let (s, _) = self.own_states::<K>(i);
-                return K::list(&self.kinds)[i].event_gradient(e, &w[s]);
+                let (s, flag) = self.own_states::<K>(i);
+                let x = &K::list(&self.kinds)[i];
+                let mut d = x.event_gradient(e, &w[s.clone()]);
+                let seg = self.segment_start_s;
+                let at = EventAt {
+                    t,
+                    s: &y[s],
+                    flag: flag.is_some_and(|f| self.exited[f]),
+                    gas: &self.gas,
+                    node: &|n| self.node_state_at(n, t, y),
+                    pv: &|p| p.value(t, seg),
+                };
+                x.event_pressure_gradient(e, &at, &mut |node, dg_dp| {
+                    if node < nc {
+                        let o = node * chamber::STATES;
+                        let (u, v) = (y[o + chamber::ENERGY], y[o + chamber::VOLUME]);
+                        let dp_du = (self.gas.gamma - 1.0) / v;
+                        let dp_dv = -(self.gas.gamma - 1.0) * u / (v * v);
+                        d += dg_dp
+                            * (dp_du * w[o + chamber::ENERGY] + dp_dv * w[o + chamber::VOLUME]);
+                    }
+                });
+                return d;
             }
         });
         0.0

@@ -146,6 +146,11 @@ pub struct Network {
     /// not allocate. Empty in release builds.
     #[serde(skip)]
     mass_moves_scratch: RefCell<Vec<bool>>,
+    /// Whether any event function can fire (`has_events`), computed once: 0 not yet, 1 no,
+    /// 2 yes. Which events can fire follows from the components' structure (a valve's
+    /// poppet, a one-way flag), which no run-time write changes.
+    #[serde(skip)]
+    live_events: std::cell::Cell<u8>,
 }
 
 impl Network {

@@ -76,6 +76,7 @@ impl Simulation {
             });
         }
         self.ensure_scratch();
+        self.settle_modes();
         if !self.integrator.fixed_step() {
             let r = self.advance_adaptive(t_target_s);
             self.update_counters();
@@ -154,11 +155,50 @@ impl Simulation {
 
     /// One step from the current time to `t_next`.
     fn step_to(&mut self, t_next: f64) -> Result<Option<Advance>, StepFailure> {
-        let (t, h) = (self.t_s, t_next - self.t_s);
-        let mut inc = std::mem::take(&mut self.increment);
-        let result = self.step_inner(t, h, t_next, &mut inc);
-        self.increment = inc;
-        result
+        self.step_split(t_next, 0)
+    }
+
+    /// [`Self::step_to`], the step split in halves where an implicit method's Newton iteration
+    /// fails on a network with switches (a valve's band of 1 Pa is a slope no Newton iteration
+    /// of the whole step converges on): each half from a restarted integrator, at most
+    /// `MAX_SPLITS` halvings deep, until an event ends a piece on the switch.
+    fn step_split(&mut self, t_next: f64, depth: u32) -> Result<Option<Advance>, StepFailure> {
+        const MAX_SPLITS: u32 = 40;
+        let mut pieces = 0u32;
+        loop {
+            let (t, h) = (self.t_s, t_next - self.t_s);
+            if h <= 0.0 {
+                return Ok(None);
+            }
+            let mut inc = std::mem::take(&mut self.increment);
+            let result = self.step_inner(t, h, t_next, &mut inc);
+            self.increment = inc;
+            match result {
+                Err(f)
+                    if f.code == 0
+                        && depth < MAX_SPLITS
+                        && pieces < 2 * MAX_SPLITS
+                        && self.network.has_events() =>
+                {
+                    pieces += 1;
+                    self.integrator.restart();
+                    if let Some(a) = self.step_split(t + 0.5 * h, depth + 1)? {
+                        return Ok(Some(a));
+                    }
+                    if self.t_s >= t_next {
+                        return Ok(None);
+                    }
+                }
+                Ok(None) if self.t_s < t_next && depth > 0 => {
+                    // An event ended the piece early: on to the piece's end.
+                    pieces += 1;
+                    if pieces >= 2 * MAX_SPLITS {
+                        return Ok(None);
+                    }
+                }
+                r => return r,
+            }
+        }
     }
 
     /// y_new = y + inc with Kahan's compensated summation (Higham, *Accuracy and Stability of
@@ -335,8 +375,42 @@ impl Simulation {
             &mut self.y_new,
             &mut self.compensation_new,
         );
-        let event = self.earliest_event(t, h, inc, true)?;
-        if let Some((_, he)) = event {
+        let mut event = self.earliest_event(t, h, inc, true)?;
+        if let Some((k, he)) = event.filter(|&(k, _)| self.network.event_is_switch(k)) {
+            // The step to the event again, from the same point: the step that straddled it
+            // integrated across a switch of the law, which its polynomial and its error
+            // estimate do not see; on (t, t + he] the law is smooth. The method may take less
+            // (its error test): then the event is searched for in that step again.
+            let h2 = integ!(self.attempt(t, &self.internal.y, he, inc))
+                .map_err(|e| self.solver_failure(e))?;
+            let i = &self.internal;
+            kahan_add(
+                &i.y,
+                &i.compensation,
+                inc,
+                &mut self.y_new,
+                &mut self.compensation_new,
+            );
+            if h2 >= he {
+                (h, t_new) = (he, t + he);
+                event = Some((k, he));
+            } else {
+                (h, t_new) = (h2, t + h2);
+                event = self.earliest_event(t, h2, inc, true)?;
+                if let Some((_, he2)) = event {
+                    let i = &self.internal;
+                    integ!(self.dense(t, &i.y, he2, inc)).map_err(|e| self.solver_failure(e))?;
+                    kahan_add(
+                        &i.y,
+                        &i.compensation,
+                        inc,
+                        &mut self.y_new,
+                        &mut self.compensation_new,
+                    );
+                    (h, t_new) = (he2, t + he2);
+                }
+            }
+        } else if let Some((_, he)) = event {
             let i = &self.internal;
             integ!(self.dense(t, &i.y, he, inc)).map_err(|e| self.solver_failure(e))?;
             kahan_add(
@@ -364,6 +438,10 @@ impl Simulation {
         i.t_s = t_new;
         i.pending_event = event.map(|(k, _)| k);
         i.at_breakpoint = event.is_none() && breakpoint == Some(t_new);
+        if self.network.has_events() {
+            let switch = event.is_some_and(|(k, _)| self.network.event_is_switch(k));
+            self.watch_chatter(switch);
+        }
         self.stats.steps += 1;
         // The checks run once per step, here; every reported time inside this step carries
         // their code (`rc`) instead of running them again on an interpolated state.

@@ -32,6 +32,22 @@ pub fn crosses(g_old: f64, g_new: f64) -> bool {
 }
 
 impl Simulation {
+    /// The network's held modes put in line with the reported state where the integrator
+    /// stands there too (`Network::settle`): at the start of an advance and after an event.
+    /// The integrator restarts if a state changed.
+    pub(super) fn settle_modes(&mut self) {
+        if !self.network.has_events() || self.internal.t_s != self.t_s {
+            return;
+        }
+        let n = self.network.layout.n_states;
+        if self.network.settle(self.t_s, &mut self.y[..n]) {
+            let i = &mut self.internal;
+            i.y[..n].copy_from_slice(&self.y[..n]);
+            i.y_prev[..n].copy_from_slice(&self.y[..n]);
+            self.integrator.restart();
+        }
+    }
+
     /// Handle event `k` at the reported state (the step has ended at its time): the network
     /// acts, the sensitivities jump, the integrator restarts (a discontinuity), and a piston
     /// exit is reported.
@@ -55,7 +71,9 @@ impl Simulation {
         if kp > 0 {
             // f⁻ into dy[..n] (dy has n·(1 + kp) entries).
             OdeSystem::rhs(&mut self.network, t, &self.y[..n], &mut self.dy[..n]);
-            let gdot = self.network.event_gradient_dot(k, &self.dy[..n]);
+            let gdot = self
+                .network
+                .event_gradient_dot(k, t, &self.y[..n], &self.dy[..n]);
             if gdot == 0.0 || !gdot.is_finite() {
                 return Err(self.sensitivity_failure(
                     k,
@@ -66,7 +84,7 @@ impl Simulation {
                 let s = &self.y[(i + 1) * n..(i + 2) * n];
                 record
                     .dt_dp
-                    .push(-self.network.event_gradient_dot(k, s) / gdot);
+                    .push(-self.network.event_gradient_dot(k, t, &self.y[..n], s) / gdot);
             }
         }
         let mut y = std::mem::take(&mut self.y);
@@ -113,6 +131,7 @@ impl Simulation {
         record.y_after.clone_from(&self.y);
         self.stats.events += 1;
         self.integrator.restart();
+        self.settle_modes();
         if outcome.state_changed || kp > 0 {
             let rc = self
                 .checks
@@ -154,8 +173,9 @@ impl Simulation {
         inc: &mut [f64],
         adaptive: bool,
     ) -> Result<Option<(usize, f64)>, StepFailure> {
-        // Networks without pistons or inertance valves have no event functions: no call.
-        if self.network.n_events() == 0 {
+        // Networks without pistons, inertance valves or valve switches have no event
+        // functions that can fire: no call.
+        if !self.network.has_events() {
             return Ok(None);
         }
         self.earliest_event_of_all(t, h, inc, adaptive)

@@ -24,13 +24,47 @@ pub struct StabilityWatch {
     /// The last estimate: ρ(J), s⁻¹, and the step it was tested with, s.
     pub last_radius_per_s: f64,
     pub last_step_s: f64,
+    /// Adaptive steps ended on a law's switch since the last run of `QUIET_STEPS` steps
+    /// without one (see [`Simulation::watch_chatter`]).
+    switch_run: u32,
+    quiet_steps: u32,
 }
+
+/// Steps ended on a switch, with fewer than `QUIET_STEPS` others in between, that count as
+/// chattering.
+pub const CHATTER_EVENTS: u32 = 32;
+const QUIET_STEPS: u32 = 8;
 
 /// Steps between two estimates of ρ(J) at most, and after one that fired.
 const STABILITY_MAX_INTERVAL: u64 = 1024;
 const STABILITY_FIRED_INTERVAL: u64 = 16;
 
 impl Simulation {
+    /// After an adaptive step (`switch`: it ended on a law's switch): chattering is a run of
+    /// `CHATTER_EVENTS` such steps, the valve hovering inside a band narrower than the
+    /// method's stable step: a stiffness Hairer's test cannot see (every step ends on an
+    /// event, short). `auto` then takes its BDF, which holds the band without chattering;
+    /// another method keeps locating every switch (its answer stays within its tolerance,
+    /// at the cost of its steps).
+    pub(super) fn watch_chatter(&mut self, switch: bool) {
+        let w = &mut self.stability;
+        if !switch {
+            w.quiet_steps = w.quiet_steps.saturating_add(1);
+            if w.quiet_steps >= QUIET_STEPS {
+                w.switch_run = 0;
+            }
+            return;
+        }
+        w.quiet_steps = 0;
+        w.switch_run += 1;
+        if w.switch_run >= CHATTER_EVENTS {
+            w.switch_run = 0;
+            if let crate::integrators::Method::Auto(a) = &mut self.integrator {
+                a.prefer_stiff();
+            }
+        }
+    }
+
     /// Run-time check 11 for a forced `dopri5`: Hairer's stiffness detection as `auto` runs it
     /// (HNW II, §IV.2; `dopri5.f`'s 15 stability-limited steps with fewer than 6 non-stiff
     /// ones in between), a warning instead of a switch to the BDF.

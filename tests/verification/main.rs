@@ -23,6 +23,7 @@ mod examples;
 mod linear_invariants;
 mod projectile;
 mod sensitivities;
+mod switches;
 mod valve_links;
 mod valves;
 mod wall_quadrature;
