@@ -10,6 +10,8 @@ pub mod keys;
 pub mod mass_flow;
 pub mod orifice;
 pub mod piston;
+pub mod rating;
+pub mod regulator;
 pub mod reservoir;
 pub mod restrictor;
 pub mod tube;
@@ -40,6 +42,7 @@ macro_rules! with_kinds {
             restrictor => RestrictorSpec,
             tube => TubeSpec,
             inertance_valve => InertanceValveSpec,
+            regulator => RegulatorSpec,
         }
     };
 }

@@ -471,7 +471,8 @@ pub const ANR_PRESSURE_PA: f64 = 100_000.0;
 const CUBIC_FOOT_M3: f64 = 0.028_316_846_592;
 
 /// The standard (ANR) volume-flow units as docs and messages list them.
-pub const STANDARD_FLOW_UNITS: &str = "`Nl/min`, `NL/min`, `Nm3/h`, `l/min ANR`, `m3/h ANR`, `scfm`";
+pub const STANDARD_FLOW_UNITS: &str =
+    "`Nl/min`, `NL/min`, `Nm3/h`, `l/min ANR`, `m3/h ANR`, `scfm`";
 
 /// The factor to m³/s (as `remainder·10^exp10`, see [`ParsedUnit`]) of the volume flow a
 /// standard volume-flow unit stands for, or None if `unit` is not one. A standard volume flow

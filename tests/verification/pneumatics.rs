@@ -1,0 +1,156 @@
+//! The pneumatics engineer's parts against closed forms and second formulations: a pressure
+//! regulator's held pressure and its droop with flow, a relieving regulator's relief pressure,
+//! and a fully open regulator equal to the ISO 6358 orifice of its flow path.
+
+use plenum::components::orifice::{ISO_RHO0_KG_PER_M3, ISO_T0_K};
+
+use crate::common::{output, sim_of};
+
+/// Supply at 10 bar (T₀), an outlet chamber of 0.1 L behind a regulator set to 4 bar gauge over
+/// 1 bar (C = 1e-8 m³/(s·Pa), b = 0.6, range 0.5 bar), and `extra` (a draw or a feed).
+fn regulator_model(extra: &str, exhaust: &str) -> String {
+    format!(
+        r#"
+[model]
+name = "regulator"
+[gas]
+species = "air"
+[solver]
+method = "auto"
+t_end = 30.0
+rtol = 1e-11
+atol = 1e-16
+[[chamber]]
+name = "out"
+volume = "0.1 L"
+pressure = 1e5
+temperature = {ISO_T0_K}
+[[reservoir]]
+name = "supply"
+pressure = "10 bar"
+temperature = {ISO_T0_K}
+[[reservoir]]
+name = "atm"
+pressure = 1e5
+temperature = {ISO_T0_K}
+[[regulator]]
+name = "reg"
+from = "supply"
+to = "out"
+{exhaust}
+set_pressure = "4 bar"
+ambient_pressure = 1e5
+regulation_range = "0.5 bar"
+sonic_conductance = 1e-8
+critical_pressure_ratio = 0.6
+{extra}
+"#
+    )
+}
+
+const SET_PA: f64 = 5e5;
+const RANGE_PA: f64 = 0.5e5;
+const C: f64 = 1e-8;
+
+/// Held pressure at a steady draw ṁ through a choked main seat (p_o/p_s < b): x·C·p_s·ρ₀ = ṁ
+/// with x = (p_set − p_o)/Δp_r, so p_o = p_set − Δp_r·ṁ/(C·p_s·ρ₀): the set point with no draw,
+/// and a droop linear in the flow.
+#[test]
+fn regulator_holds_its_set_point_and_droops_as_the_closed_form() {
+    let p_s = 10e5;
+    let full_flow = C * p_s * ISO_RHO0_KG_PER_M3;
+    let mut held = Vec::new();
+    for draw in [0.0, 1e-3, 3e-3] {
+        let extra = if draw > 0.0 {
+            format!("[[mass_flow]]\nname = \"draw\"\nfrom = \"out\"\nto = \"atm\"\nrate = {draw}\n")
+        } else {
+            String::new()
+        };
+        let mut sim = sim_of(&regulator_model(&extra, ""));
+        sim.advance_to(30.0).expect("runs");
+        let p = output(&mut sim, "out.p");
+        let mdot = output(&mut sim, "reg.mdot");
+        let x = output(&mut sim, "reg.open_fraction");
+        let exact = SET_PA - RANGE_PA * draw / full_flow;
+        let rel = (p / exact - 1.0).abs();
+        println!(
+            "draw {draw:e} kg/s: p_out = {p:.9e} Pa (closed form {exact:.9e}, rel. {rel:.1e}), \
+             ṁ_in = {mdot:.9e}, opening {x:.9}, p_out/p_s = {:.3}",
+            p / p_s
+        );
+        assert!(p / p_s < 0.6, "choked");
+        assert!(rel < 1e-9, "draw {draw}: {rel:e}");
+        assert!((mdot - draw).abs() < 1e-9 * full_flow, "ṁ_in = {mdot}");
+        held.push(p);
+    }
+    // The droop per unit flow, Δp_r/(C·p_s·ρ₀).
+    let droop = (held[1] - held[2]) / 2e-3;
+    let exact = RANGE_PA / full_flow;
+    println!("droop {droop:.9e} Pa/(kg/s) (closed form {exact:.9e})");
+    assert!((droop / exact - 1.0).abs() < 1e-6);
+}
+
+/// A relieving regulator fed ṁ into its outlet vents it through the choked relief seat:
+/// (p_o − p_set)/Δp_r·C·p_o·ρ₀ = ṁ (T_o = T₀), so p_o = (p_set + sqrt(p_set² + 4·ṁ·Δp_r/(C·ρ₀)))/2,
+/// with the main seat shut.
+#[test]
+fn relieving_regulator_vents_to_the_closed_form_pressure() {
+    let feed = 2e-3;
+    let extra =
+        format!("[[mass_flow]]\nname = \"feed\"\nfrom = \"supply\"\nto = \"out\"\nrate = {feed}\n");
+    let mut sim = sim_of(&regulator_model(&extra, "exhaust = \"atm\""));
+    sim.advance_to(30.0).expect("runs");
+    let p = output(&mut sim, "out.p");
+    let main = output(&mut sim, "reg.mdot");
+    let relief = output(&mut sim, "reg.relief_mdot");
+    let xr = output(&mut sim, "reg.relief_open_fraction");
+    let k = feed * RANGE_PA / (C * ISO_RHO0_KG_PER_M3);
+    let exact = 0.5 * (SET_PA + (SET_PA * SET_PA + 4.0 * k).sqrt());
+    let rel = (p / exact - 1.0).abs();
+    println!(
+        "relief: p_out = {p:.9e} Pa (closed form {exact:.9e}, rel. {rel:.1e}), ṁ_relief = \
+         {relief:.9e} (fed {feed:e}), relief opening {xr:.9} (closed form {:.9}), ṁ_in = {main:e}",
+        (exact - SET_PA) / RANGE_PA
+    );
+    assert_eq!(main, 0.0);
+    assert!(rel < 1e-9, "{rel:e}");
+    assert!((relief / feed - 1.0).abs() < 1e-9);
+    // Without the exhaust the same regulator does not relieve: the outlet climbs past it.
+    let mut sim = sim_of(&regulator_model(&extra, ""));
+    sim.advance_to(30.0).expect("runs");
+    let p_shut = output(&mut sim, "out.p");
+    println!("not relieving: p_out = {p_shut:.6e} Pa after 30 s");
+    assert!(p_shut > exact + 1e5);
+}
+
+/// Wide open (the set point far above the supply) the regulator is the ISO 6358 orifice of its
+/// flow path: filling the outlet from the supply, the two runs agree to round-off.
+#[test]
+fn open_regulator_is_the_orifice_of_its_flow_path() {
+    let regulator = regulator_model("", "").replace("\"4 bar\"", "\"100 bar\"");
+    let orifice = regulator_model("", "").replace(
+        "[[regulator]]\nname = \"reg\"\nfrom = \"supply\"\nto = \"out\"\n\nset_pressure = \"4 bar\"\n\
+         ambient_pressure = 1e5\nregulation_range = \"0.5 bar\"\n",
+        "[[orifice]]\nname = \"reg\"\nfrom = \"supply\"\nto = \"out\"\n",
+    );
+    assert!(orifice.contains("[[orifice]]"), "{orifice}");
+    let (mut a, mut b) = (sim_of(&regulator), sim_of(&orifice));
+    let mut worst: f64 = 0.0;
+    for k in 1..=20 {
+        let t = 2e-3 * k as f64;
+        a.advance_to(t).expect("runs");
+        b.advance_to(t).expect("runs");
+        let (pa, pb) = (output(&mut a, "out.p"), output(&mut b, "out.p"));
+        let (ma, mb) = (output(&mut a, "reg.mdot"), output(&mut b, "reg.mdot"));
+        worst = worst
+            .max((pa / pb - 1.0).abs())
+            .max((ma - mb).abs() / mb.abs().max(1e-12));
+        if k % 5 == 0 {
+            println!(
+                "t = {t:.3} s: regulator p = {pa:.12e}, orifice p = {pb:.12e}, ṁ {ma:.6e} / {mb:.6e}"
+            );
+        }
+    }
+    println!("largest relative difference {worst:.1e}");
+    assert!(worst < 1e-12, "{worst:e}");
+}
