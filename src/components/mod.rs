@@ -4,6 +4,7 @@
 //! ([`crate::with_kinds!`]) and assembles them into one state vector and one right-hand side.
 
 pub mod chamber;
+pub mod directional_valve;
 pub mod element;
 pub mod inertance_valve;
 pub mod keys;
@@ -43,6 +44,7 @@ macro_rules! with_kinds {
             tube => TubeSpec,
             inertance_valve => InertanceValveSpec,
             regulator => RegulatorSpec,
+            directional_valve => DirectionalValveSpec,
         }
     };
 }

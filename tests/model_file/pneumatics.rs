@@ -72,3 +72,38 @@ fn a_relieving_regulators_exhaust_is_a_distinct_existing_node() {
     assert_eq!(e.key, "regulator.reg.exhaust");
     assert!(e.message.contains("the same node as `to`"), "{e}");
 }
+
+/// A directional valve's ports make its function: a port set that is none of 2/2, 3/2, 5/2
+/// and a 5/3 or centre without its ports are refused, naming the ports.
+#[test]
+fn a_directional_valves_ports_make_its_function() {
+    let valve = |ports: &str| {
+        format!(
+            "[[chamber]]\nname = \"B\"\nvolume = 1e-4\npressure = 1e5\ntemperature = 293.15\n\
+             [[reservoir]]\nname = \"EB\"\npressure = 1e5\ntemperature = 293.15\n\
+             [[directional_valve]]\nname = \"v\"\np = \"supply\"\na = \"out\"\n{ports}\
+             sonic_conductance = 1e-8\ncritical_pressure_ratio = 0.3\n"
+        )
+    };
+    let ok = |extra: &str| {
+        load(&format!("sonic_conductance = 1e-8\n{}", valve(extra))).expect("valid");
+    };
+    let bad = |extra: &str, words: &str| {
+        let e = one_error(&format!("sonic_conductance = 1e-8\n{}", valve(extra)));
+        assert!(e.message.contains(words), "{e} lacks {words}");
+    };
+    ok("");
+    ok("ea = \"atm\"\n");
+    ok("b = \"B\"\nea = \"atm\"\neb = \"EB\"\n");
+    ok("b = \"B\"\nea = \"atm\"\neb = \"EB\"\nthree_position = true\ncentre_exhausted = true\n");
+    bad("b = \"B\"\n", "ports `p`, `a` (2/2)");
+    bad("three_position = true\n", "needs the five ports");
+    bad(
+        "b = \"B\"\nea = \"atm\"\neb = \"EB\"\ncentre_pressurized = true\n",
+        "needs `three_position`",
+    );
+    bad(
+        "b = \"B\"\nea = \"atm\"\neb = \"EB\"\nnormally_open = true\n",
+        "for a 2/2 or 3/2",
+    );
+}

@@ -154,3 +154,145 @@ fn open_regulator_is_the_orifice_of_its_flow_path() {
     println!("largest relative difference {worst:.1e}");
     assert!(worst < 1e-12, "{worst:e}");
 }
+
+/// A cylinder's two sides A and B (0.1 L each) behind a valve between a 7 bar supply and two
+/// exhausts; `valve` is the valve's text (or its four orifices').
+fn valve_circuit(valve: &str) -> String {
+    format!(
+        r#"
+[model]
+name = "valve"
+[gas]
+species = "air"
+[solver]
+method = "auto"
+t_end = 0.1
+rtol = 1e-10
+atol = 1e-15
+[[chamber]]
+name = "A"
+volume = "0.1 L"
+pressure = "1 bar"
+temperature = 293.15
+[[chamber]]
+name = "B"
+volume = "0.1 L"
+pressure = "7 bar"
+temperature = 293.15
+[[reservoir]]
+name = "P"
+pressure = "7 bar"
+temperature = 293.15
+[[reservoir]]
+name = "EA"
+pressure = "1 bar"
+temperature = 293.15
+[[reservoir]]
+name = "EB"
+pressure = "1 bar"
+temperature = 293.15
+{valve}
+"#
+    )
+}
+
+/// Spool at rest, switched over 10 ms (the response time as a ramp) at 20 ms, back at 60 ms.
+const SPOOL: &str = "[[0.0, 0.0], [0.02, 0.0], [0.03, 1.0], [0.06, 1.0], [0.07, 0.0], [0.1, 0.0]]";
+const SPOOL_REST: &str =
+    "[[0.0, 1.0], [0.02, 1.0], [0.03, 0.0], [0.06, 0.0], [0.07, 1.0], [0.1, 1.0]]";
+
+/// A 5/2 valve is its four paths as ISO 6358 orifices switched the same way: p–a and b–eb
+/// open with the spool, p–b and a–ea with its complement; the two runs agree to round-off.
+#[test]
+fn five_two_valve_is_four_orifices_switched_the_same_way() {
+    let valve = format!(
+        "[[directional_valve]]\nname = \"v\"\np = \"P\"\na = \"A\"\nb = \"B\"\nea = \"EA\"\n\
+         eb = \"EB\"\nposition = {{ table = {SPOOL} }}\nnominal_flow = \"600 Nl/min\"\n\
+         critical_pressure_ratio = 0.3\n"
+    );
+    let c = plenum::components::rating::sonic_conductance_from_nominal_flow(
+        600e-3 / 60.0 * ISO_RHO0_KG_PER_M3,
+        0.3,
+    );
+    let orifice = |name: &str, from: &str, to: &str, table: &str| {
+        format!(
+            "[[orifice]]\nname = \"{name}\"\nfrom = \"{from}\"\nto = \"{to}\"\n\
+             sonic_conductance = {c:e}\ncritical_pressure_ratio = 0.3\n\
+             opening = {{ table = {table} }}\n"
+        )
+    };
+    let orifices = [
+        orifice("pa", "P", "A", SPOOL),
+        orifice("pb", "P", "B", SPOOL_REST),
+        orifice("aea", "A", "EA", SPOOL_REST),
+        orifice("beb", "B", "EB", SPOOL),
+    ]
+    .concat();
+    let (mut v, mut o) = (
+        sim_of(&valve_circuit(&valve)),
+        sim_of(&valve_circuit(&orifices)),
+    );
+    let mut worst: f64 = 0.0;
+    let mut swing = (f64::MAX, 0.0f64);
+    for k in 1..=50 {
+        let t = 2e-3 * k as f64;
+        v.advance_to(t).expect("runs");
+        o.advance_to(t).expect("runs");
+        for node in ["A", "B"] {
+            let (pv, po) = (
+                output(&mut v, &format!("{node}.p")),
+                output(&mut o, &format!("{node}.p")),
+            );
+            worst = worst.max((pv / po - 1.0).abs());
+            if node == "A" {
+                swing = (swing.0.min(pv), swing.1.max(pv));
+            }
+        }
+        let a_flow = output(&mut v, "v.a_mdot");
+        let by_orifices = output(&mut o, "pa.mdot") - output(&mut o, "aea.mdot");
+        worst = worst.max((a_flow - by_orifices).abs() / 1e-2);
+        if k % 10 == 0 {
+            println!(
+                "t = {t:.3} s: valve p_A = {:.12e}, orifices p_A = {:.12e}; ṁ_A {a_flow:.6e} / \
+                 {by_orifices:.6e}",
+                output(&mut v, "A.p"),
+                output(&mut o, "A.p")
+            );
+        }
+    }
+    println!(
+        "p_A swings {:.4e} … {:.4e} Pa; largest relative difference {worst:.1e}",
+        swing.0, swing.1
+    );
+    // The valve switched: A filled to near supply, then exhausted.
+    assert!(swing.1 > 6.5e5 && swing.0 < 1.5e5, "{swing:?}");
+    assert!(worst < 1e-12, "{worst:e}");
+}
+
+/// A 5/3 valve's closed centre holds both sides to the bit; its exhausted centre vents both.
+#[test]
+fn five_three_centres_hold_or_exhaust() {
+    let valve = |centre: &str| {
+        format!(
+            "[[directional_valve]]\nname = \"v\"\np = \"P\"\na = \"A\"\nb = \"B\"\nea = \"EA\"\n\
+             eb = \"EB\"\nposition = 0.0\nthree_position = true\n{centre}\
+             sonic_conductance = 1e-8\ncritical_pressure_ratio = 0.3\n"
+        )
+    };
+    let mut closed = sim_of(&valve_circuit(&valve("")));
+    // From the states (the output at t = 0 is the file's number, not p(U, V)).
+    closed.advance_to(1e-3).expect("runs");
+    let start = (output(&mut closed, "A.p"), output(&mut closed, "B.p"));
+    closed.advance_to(0.1).expect("runs");
+    let (pa, pb) = (output(&mut closed, "A.p"), output(&mut closed, "B.p"));
+    println!("closed centre: p_A = {pa:e}, p_B = {pb:e} Pa after 0.1 s (at 1 ms {start:?})");
+    assert_eq!(
+        (pa.to_bits(), pb.to_bits()),
+        (start.0.to_bits(), start.1.to_bits())
+    );
+    let mut vented = sim_of(&valve_circuit(&valve("centre_exhausted = true\n")));
+    vented.advance_to(0.1).expect("runs");
+    let (pa, pb) = (output(&mut vented, "A.p"), output(&mut vented, "B.p"));
+    println!("exhausted centre: p_A = {pa:e}, p_B = {pb:e} Pa after 0.1 s");
+    assert!((pa / 1e5 - 1.0).abs() < 1e-9 && pb < 2.5e5, "{pa} {pb}");
+}
