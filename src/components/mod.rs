@@ -3,6 +3,7 @@
 //! events and outputs). The network (`crate::network`) holds one list per kind of the registry
 //! ([`crate::with_kinds!`]) and assembles them into one state vector and one right-hand side.
 
+pub mod ambient_heat;
 pub mod chamber;
 pub mod directional_valve;
 pub mod element;
@@ -45,6 +46,7 @@ macro_rules! with_kinds {
             inertance_valve => InertanceValveSpec,
             regulator => RegulatorSpec,
             directional_valve => DirectionalValveSpec,
+            ambient_heat => AmbientHeatSpec,
         }
     };
 }

@@ -299,7 +299,7 @@ fn links(c: &mut Check, spec: &ModelFile, names: &HashMap<&str, (&'static str, u
     nodes.sort_unstable();
     for (i, x) in spec.components() {
         let kind = x.kind();
-        if kind.ends().is_none() {
+        if !kind.keys.iter().any(|k| k.form == Form::Node) {
             continue;
         }
         // Every node key given (a third, optional one: a relieving regulator's `exhaust`).

@@ -173,7 +173,7 @@ fn unknown_component_kind() {
         &errs,
         pos(&src, "[[chambr]]"),
         "chambr",
-        "unknown component kind `chambr` (known: chamber, reservoir, orifice, valve, piston, wall, mass_flow, restrictor, tube, inertance_valve, regulator, directional_valve)",
+        "unknown component kind `chambr` (known: chamber, reservoir, orifice, valve, piston, wall, mass_flow, restrictor, tube, inertance_valve, regulator, directional_valve, ambient_heat)",
     );
     assert!(errs[0].message.contains("did you mean `chamber`"));
 }

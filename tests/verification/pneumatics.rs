@@ -296,3 +296,58 @@ fn five_three_centres_hold_or_exhaust() {
     println!("exhausted centre: p_A = {pa:e}, p_B = {pb:e} Pa after 0.1 s");
     assert!((pa / 1e5 - 1.0).abs() < 1e-9 && pb < 2.5e5, "{pa} {pb}");
 }
+
+/// A closed rigid chamber cooling to ambient: m·c_v·dT/dt = h·A·(T_amb − T), so
+/// T(t) = T_amb + (T₀ − T_amb)·exp(−h·A·t/(m·c_v)); its `Q` is h·A·(T_amb − T) and
+/// `energy_total` (the gas's energy and what came in from outside) stays constant.
+#[test]
+fn chamber_cools_to_ambient_as_the_closed_form() {
+    let src = r#"
+[model]
+name = "cooling"
+[gas]
+R = 287.0
+cp = 1004.5
+[solver]
+method = "auto"
+t_end = 40.0
+rtol = 1e-11
+atol = 1e-16
+[[chamber]]
+name = "vessel"
+volume = "1 L"
+pressure = "5 bar"
+temperature = 400.0
+[[ambient_heat]]
+name = "walls"
+chamber = "vessel"
+heat_transfer_coefficient = "20 W/(m^2*K)"
+area = "100 cm^2"
+ambient_temperature = "20 degC"
+"#;
+    let (r, cp) = (287.0, 1004.5);
+    let (t0, t_amb, ha) = (400.0, 293.15, 20.0 * 0.01);
+    let m = 5e5 * 1e-3 / (r * t0);
+    let tau = m * (cp - r) / ha;
+    let mut sim = sim_of(src);
+    let e0 = output(&mut sim, "energy_total");
+    let mut worst: f64 = 0.0;
+    for t in [1.0, 5.0, 10.0, 20.0, 40.0] {
+        sim.advance_to(t).expect("runs");
+        let temp = output(&mut sim, "vessel.T");
+        let q = output(&mut sim, "walls.Q");
+        let exact = t_amb + (t0 - t_amb) * (-t / tau).exp();
+        let rel = (temp / exact - 1.0).abs();
+        worst = worst.max(rel);
+        let e = output(&mut sim, "energy_total");
+        println!(
+            "t = {t:>4} s: T = {temp:.10} K (closed form {exact:.10}, rel. {rel:.1e}), \
+             Q = {q:.6} W, energy_total drift {:.1e}",
+            (e - e0) / e0
+        );
+        assert!((q - ha * (t_amb - temp)).abs() < 1e-12 * ha * t0, "Q = {q}");
+        assert!(((e - e0) / e0).abs() < 1e-9, "energy_total {e} from {e0}");
+    }
+    println!("τ = m·c_v/(h·A) = {tau:.4} s; largest relative error {worst:.1e}");
+    assert!(worst < 1e-8, "{worst:e}");
+}
