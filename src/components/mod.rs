@@ -7,6 +7,7 @@ pub mod ambient_heat;
 pub mod chamber;
 pub mod directional_valve;
 pub mod element;
+pub mod flow_control;
 pub mod inertance_valve;
 pub mod keys;
 pub mod mass_flow;
@@ -47,6 +48,7 @@ macro_rules! with_kinds {
             regulator => RegulatorSpec,
             directional_valve => DirectionalValveSpec,
             ambient_heat => AmbientHeatSpec,
+            flow_control => FlowControlSpec,
         }
     };
 }

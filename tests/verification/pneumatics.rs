@@ -351,3 +351,89 @@ ambient_temperature = "20 degC"
     println!("τ = m·c_v/(h·A) = {tau:.4} s; largest relative error {worst:.1e}");
     assert!(worst < 1e-8, "{worst:e}");
 }
+
+/// A one-way flow control is a throttle and a one-way check orifice in parallel: throttled
+/// from A (6 bar) to B, free flow from D (6 bar) back to C; with the needle closing by a table,
+/// the runs agree with the two orifices' to round-off (on fixed steps: an adaptive method's
+/// steps would follow each formulation's round-off, and differ at its tolerance).
+#[test]
+fn flow_control_is_a_throttle_and_a_check_in_parallel() {
+    let chambers = r#"
+[model]
+name = "flow_control"
+[gas]
+species = "air"
+[solver]
+method = "rk4"
+step = 1e-5
+t_end = 0.2
+[[chamber]]
+name = "A"
+volume = "0.1 L"
+pressure = "6 bar"
+temperature = 293.15
+[[chamber]]
+name = "B"
+volume = "0.1 L"
+pressure = "1 bar"
+temperature = 293.15
+[[chamber]]
+name = "C"
+volume = "0.1 L"
+pressure = "1 bar"
+temperature = 293.15
+[[chamber]]
+name = "D"
+volume = "0.1 L"
+pressure = "6 bar"
+temperature = 293.15
+"#;
+    let needle = "{ table = [[0.0, 1.0], [0.05, 1.0], [0.15, 0.2], [0.2, 0.2]] }";
+    let fc = |name: &str, from: &str, to: &str| {
+        format!(
+            "[[flow_control]]\nname = \"{name}\"\nfrom = \"{from}\"\nto = \"{to}\"\n\
+             sonic_conductance = 2e-9\ncritical_pressure_ratio = 0.3\nopening = {needle}\n\
+             check_sonic_conductance = 6e-9\ncracking_pressure = 2e4\nfull_flow_pressure = 6e4\n"
+        )
+    };
+    let pair = |name: &str, from: &str, to: &str| {
+        format!(
+            "[[orifice]]\nname = \"{name}\"\nfrom = \"{from}\"\nto = \"{to}\"\n\
+             sonic_conductance = 2e-9\ncritical_pressure_ratio = 0.3\nopening = {needle}\n\
+             [[orifice]]\nname = \"{name}_check\"\nfrom = \"{to}\"\nto = \"{from}\"\n\
+             sonic_conductance = 6e-9\ncritical_pressure_ratio = 0.3\none_way = true\n\
+             cracking_pressure = 2e4\nfull_flow_pressure = 6e4\n"
+        )
+    };
+    let one = format!("{chambers}{}{}", fc("ab", "A", "B"), fc("cd", "C", "D"));
+    let two = format!("{chambers}{}{}", pair("ab", "A", "B"), pair("cd", "C", "D"));
+    let (mut x, mut y) = (sim_of(&one), sim_of(&two));
+    let mut worst: f64 = 0.0;
+    for k in 1..=20 {
+        let t = 0.01 * k as f64;
+        x.advance_to(t).expect("runs");
+        y.advance_to(t).expect("runs");
+        for node in ["A", "B", "C", "D"] {
+            let name = format!("{node}.p");
+            worst = worst.max((output(&mut x, &name) / output(&mut y, &name) - 1.0).abs());
+        }
+        let free = output(&mut x, "cd.check_mdot");
+        let free_pair = output(&mut y, "cd_check.mdot");
+        worst = worst.max((free - free_pair).abs() / 1e-3);
+        if k % 5 == 0 {
+            println!(
+                "t = {t:.2} s: p_B = {:.9e} / {:.9e} (throttled), p_C = {:.9e} / {:.9e} \
+                 (free), check flow {free:.6e} / {free_pair:.6e}",
+                output(&mut x, "B.p"),
+                output(&mut y, "B.p"),
+                output(&mut x, "C.p"),
+                output(&mut y, "C.p")
+            );
+        }
+    }
+    // The free direction is the faster one.
+    let (pb, pc) = (output(&mut x, "B.p"), output(&mut x, "C.p"));
+    println!("largest relative difference {worst:.1e}; at 0.2 s p_B = {pb:.4e}, p_C = {pc:.4e}");
+    assert!(pc > pb);
+    assert!(worst < 1e-12, "{worst:e}");
+}
