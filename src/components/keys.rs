@@ -372,7 +372,8 @@ macro_rules! run_params {
 #[doc(hidden)]
 macro_rules! key_field_type {
     (Name) => { String };
-    (Node) => { String };
+    (Node None) => { Option<String> };
+    (Node $($d:tt)*) => { String };
     (Flag $($d:tt)*) => { bool };
     (Number None) => { Option<f64> };
     (Number $($d:tt)*) => { f64 };
@@ -392,7 +393,10 @@ macro_rules! key_field_default {
     (Name) => {
         String::new()
     };
-    (Node) => {
+    (Node None) => {
+        None
+    };
+    (Node $($d:tt)*) => {
         String::new()
     };
     (Flag Flag($v:expr)) => {

@@ -3,13 +3,18 @@
 //! events and outputs). The network (`crate::network`) holds one list per kind of the registry
 //! ([`crate::with_kinds!`]) and assembles them into one state vector and one right-hand side.
 
+pub mod ambient_heat;
 pub mod chamber;
+pub mod directional_valve;
 pub mod element;
+pub mod flow_control;
 pub mod inertance_valve;
 pub mod keys;
 pub mod mass_flow;
 pub mod orifice;
 pub mod piston;
+pub mod rating;
+pub mod regulator;
 pub mod reservoir;
 pub mod restrictor;
 pub mod tube;
@@ -40,6 +45,10 @@ macro_rules! with_kinds {
             restrictor => RestrictorSpec,
             tube => TubeSpec,
             inertance_valve => InertanceValveSpec,
+            regulator => RegulatorSpec,
+            directional_valve => DirectionalValveSpec,
+            ambient_heat => AmbientHeatSpec,
+            flow_control => FlowControlSpec,
         }
     };
 }

@@ -77,8 +77,19 @@ fn message(name: &str, text: &str, unit: &Unit, e: &QuantityError) -> String {
             } else {
                 article(found_name)
             };
+            // A volume flow for a mass flow: name the standard (ANR) volume flows.
+            let standard = if *unit == Unit::mass_rate() && *found == Unit::volume_rate().si {
+                format!(
+                    "; a standard volume flow is a mass flow: write {} (at ISO 8778's \
+                     20 °C, 100 kPa, ρ = 1.185 kg/m³)",
+                    crate::units::parse::STANDARD_FLOW_UNITS
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "`{name}` = \"{text}\": `{name}` is {}{si}{example}, but `{unit_text}` is {what}",
+                "`{name}` = \"{text}\": `{name}` is {}{si}{example}, but `{unit_text}` is \
+                 {what}{standard}",
                 article(quantity)
             )
         }

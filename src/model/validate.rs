@@ -299,16 +299,21 @@ fn links(c: &mut Check, spec: &ModelFile, names: &HashMap<&str, (&'static str, u
     nodes.sort_unstable();
     for (i, x) in spec.components() {
         let kind = x.kind();
-        let Some((ka, kb)) = kind.ends() else {
+        if !kind.keys.iter().any(|k| k.form == Form::Node) {
             continue;
-        };
-        let text = |k| match x.value(k) {
-            Some(Value::Text(t)) => t,
-            _ => "",
-        };
-        let ends = [(ka, text(ka)), (kb, text(kb))];
+        }
+        // Every node key given (a third, optional one: a relieving regulator's `exhaust`).
+        let ends: Vec<(&str, &str)> = kind
+            .keys
+            .iter()
+            .filter(|k| k.form == Form::Node)
+            .filter_map(|k| match x.value(k.name) {
+                Some(Value::Text(t)) => Some((k.name, t)),
+                _ => None,
+            })
+            .collect();
         let mut ok = true;
-        for (k, target) in ends {
+        for &(k, target) in &ends {
             let path = comp(kind.name, i, k);
             match names.get(target) {
                 None => {
@@ -357,16 +362,23 @@ fn links(c: &mut Check, spec: &ModelFile, names: &HashMap<&str, (&'static str, u
                 Some(_) => {}
             }
         }
-        let [(k1, a), (k2, b)] = ends;
-        if ok && a == b {
-            c.err(
-                &comp(kind.name, i, k2),
-                format!(
-                    "`{k2}` is `{b}`, the same node as `{k1}`: a {} must connect two \
-                     different nodes",
-                    kind.name
-                ),
-            );
+        for (j, &(k2, b)) in ends.iter().enumerate() {
+            if let Some(&(k1, _)) = ends[..j].iter().find(|(_, a)| *a == b)
+                && ok
+            {
+                c.err(
+                    &comp(kind.name, i, k2),
+                    format!(
+                        "`{k2}` is `{b}`, the same node as `{k1}`: a {} must connect {} \
+                         different nodes",
+                        kind.name,
+                        match ends.len() {
+                            2 => "two".to_string(),
+                            n => n.to_string(),
+                        }
+                    ),
+                );
+            }
         }
     }
 }
@@ -656,11 +668,11 @@ pub(super) fn liquid_nodes(spec: &ModelFile) -> HashSet<&str> {
     let (mut liquid, mut gas) = (HashSet::new(), HashSet::new());
     for (_, x) in spec.components() {
         let kind = x.kind();
-        let Some((a, b)) = kind.ends() else {
+        if kind.ends().is_none() {
             continue;
-        };
-        for k in [a, b] {
-            if let Some(Value::Text(node)) = x.value(k) {
+        }
+        for k in kind.keys.iter().filter(|k| k.form == Form::Node) {
+            if let Some(Value::Text(node)) = x.value(k.name) {
                 if kind.role == Role::LiquidLink {
                     liquid.insert(node);
                 } else {

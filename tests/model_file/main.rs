@@ -9,4 +9,5 @@ mod error_wording;
 mod errors;
 mod key_rules;
 mod message_classes;
+mod pneumatics;
 mod units;

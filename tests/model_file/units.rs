@@ -383,3 +383,42 @@ fn a_unit_of_the_wrong_dimension_is_a_located_error() {
     assert_eq!(m.spec.chamber[0].pressure.to_bits(), 7.5e5f64.to_bits());
     assert!(m.source.contains("pressure = \"7.5bar\""), "{}", m.source);
 }
+
+/// A mass flow written as a standard volume flow (ISO 8778's reference density 1.185 kg/m³)
+/// is the mass flow a user computes by hand; a bare volume flow is refused with a message
+/// naming the standard units.
+#[test]
+fn a_mass_flow_takes_standard_volume_flows_and_refuses_a_bare_one() {
+    let flow = |rate: &str| {
+        format!(
+            "{BASE}\n[[mass_flow]]\nname = \"feed\"\nfrom = \"atm\"\nto = \"tank\"\nrate = \"{rate}\"\n"
+        )
+    };
+    let rho = 1.185;
+    for (rate, want) in [
+        ("100 Nl/min", 100e-3 / 60.0 * rho),
+        ("100 l/min ANR", 100e-3 / 60.0 * rho),
+        ("3.5 scfm", 3.5 * 0.028_316_846_592 / 60.0 * rho),
+        ("6 m3/h ANR", 6.0 / 3600.0 * rho),
+    ] {
+        let m = load(&flow(rate), &[]).expect("valid");
+        let got = match &m.spec.mass_flow[0].rate {
+            plenum::model::spec::ParamSpec::Const(v) => *v,
+            other => panic!("{other:?}"),
+        };
+        println!("rate = \"{rate}\" -> {got:e} kg/s (by hand {want:e})");
+        assert!(((got - want) / want).abs() < 1e-15, "{rate}");
+    }
+    let errs = load(&flow("100 l/min"), &[]).expect_err("a bare l/min is no mass flow");
+    println!("{}", errs[0]);
+    for words in [
+        "`rate` is a mass flow rate",
+        "`l/min` is a volume flow rate",
+        "`Nl/min`",
+        "`l/min ANR`",
+        "`scfm`",
+        "20 °C, 100 kPa",
+    ] {
+        assert!(errs[0].message.contains(words), "{} lacks {words}", errs[0]);
+    }
+}

@@ -461,6 +461,61 @@ fn split_number(text: &str) -> Option<(&str, i64, &str)> {
     Some((&text[..mantissa_end], exp, &text[i..]))
 }
 
+/// Density of air in ISO 8778's standard reference atmosphere (ANR: 20 °C, 100 kPa, 65 %
+/// relative humidity), kg/m³: the density ISO 6358-1 converts a standard volume flow with.
+pub const ANR_DENSITY_KG_PER_M3: f64 = 1.185;
+/// ISO 8778's reference temperature, K, and pressure, Pa.
+pub const ANR_TEMPERATURE_K: f64 = 293.15;
+pub const ANR_PRESSURE_PA: f64 = 100_000.0;
+/// One cubic foot, m³ (0.3048 m)³ (NIST SP 811, B.8).
+const CUBIC_FOOT_M3: f64 = 0.028_316_846_592;
+
+/// The standard (ANR) volume-flow units as docs and messages list them.
+pub const STANDARD_FLOW_UNITS: &str =
+    "`Nl/min`, `NL/min`, `Nm3/h`, `l/min ANR`, `m3/h ANR`, `scfm`";
+
+/// The factor to m³/s (as `remainder·10^exp10`, see [`ParsedUnit`]) of the volume flow a
+/// standard volume-flow unit stands for, or None if `unit` is not one. A standard volume flow
+/// is a volume flow rate at ISO 8778's reference atmosphere (ANR): `<volume flow> ANR`
+/// (`l/min ANR`, `m3/h ANR`), `N` before a volume symbol (`Nl/min`, `NL/min`, `Nm3/h`: the
+/// litre and cubic metre *normal* at ANR, not DIN 1343's 0 °C, 101.325 kPa), or `scfm`
+/// (standard cubic feet per minute, at ANR, as CAGI's 68 °F, 14.5 psia rounds to it).
+fn standard_flow(unit: &str) -> Option<ParsedUnit> {
+    let unit = unit.trim();
+    let volume_rate = SiExponents {
+        m: 3,
+        s: -1,
+        ..SiExponents::default()
+    };
+    if unit == "scfm" || unit == "SCFM" {
+        return Some(ParsedUnit {
+            si: volume_rate,
+            remainder: CUBIC_FOOT_M3 / 60.0,
+            exp10: 0,
+            offset_k: None,
+        });
+    }
+    let inner = if let Some(rest) = unit.strip_suffix("ANR") {
+        rest.trim_end()
+    } else if let Some(rest) = unit.strip_prefix('N')
+        && rest.starts_with(['l', 'L', 'm'])
+    {
+        rest
+    } else {
+        return None;
+    };
+    parse_unit(inner).ok().filter(|u| u.si == volume_rate)
+}
+
+/// The dimension of a mass flow rate, kg/s.
+fn mass_rate() -> SiExponents {
+    SiExponents {
+        kg: 1,
+        s: -1,
+        ..SiExponents::default()
+    }
+}
+
 /// The unit of a quantity's text as the user wrote it (`"6 mbar"`: `mbar`), or None for a bare
 /// number (which is in SI units) or a text that does not start with a number.
 pub fn written_unit(text: &str) -> Option<&str> {
@@ -473,6 +528,9 @@ pub fn written_unit(text: &str) -> Option<&str> {
 /// [`quantity_si`] (`absolute_temperature` as there), for messages that answer in the user's
 /// unit. `Err` when the unit does not parse; its dimension is not checked.
 pub fn from_si(si: f64, unit: &str, absolute_temperature: bool) -> Result<f64, QuantityError> {
+    if let Some(u) = standard_flow(unit) {
+        return Ok(si / ANR_DENSITY_KG_PER_M3 / (u.remainder * 10f64.powi(u.exp10)));
+    }
     let u = parse_unit(unit)?;
     let factor = u.remainder * 10f64.powi(u.exp10);
     Ok(match u.offset_k.filter(|_| absolute_temperature) {
@@ -496,6 +554,21 @@ pub fn quantity_si(
             escaped(t)
         )));
     };
+    if let Some(volume) = standard_flow(rest) {
+        // A standard volume flow is a mass flow: ṁ = ρ_ANR·Q (ISO 6358-1, ISO 8778).
+        if *expected != mass_rate() {
+            return Err(QuantityError::Dimension { found: mass_rate() });
+        }
+        let q = quantity_si(&format!("{mantissa}e{exp}"), &volume.si, false)?;
+        let v = q * volume.remainder * 10f64.powi(volume.exp10) * ANR_DENSITY_KG_PER_M3;
+        return if v == 0.0 && q != 0.0 {
+            Err(QuantityError::Underflow)
+        } else if v.is_finite() {
+            Ok(v)
+        } else {
+            Err(QuantityError::NotFinite)
+        };
+    }
     let unit = if rest.trim().is_empty() {
         ParsedUnit::ONE
     } else {
@@ -680,5 +753,53 @@ mod more_tests {
         assert_eq!(written_unit(" 6 mbar "), Some("mbar"));
         assert_eq!(written_unit("6e5"), None);
         assert_eq!(written_unit("-459 degF"), Some("degF"));
+    }
+
+    /// Standard volume flows are mass flows at ISO 8778's reference density (1.185 kg/m³):
+    /// each against the product written by hand; a standard flow for another quantity and a
+    /// bare volume flow for a mass flow are dimension errors; `from_si` inverts them.
+    #[test]
+    fn standard_volume_flows_are_mass_flows_at_anr() {
+        let rho = 1.185;
+        let cases: &[(&str, f64)] = &[
+            ("100 Nl/min", 100e-3 / 60.0 * rho),
+            ("100 NL/min", 100e-3 / 60.0 * rho),
+            ("100 l/min ANR", 100e-3 / 60.0 * rho),
+            ("100 L/min ANR", 100e-3 / 60.0 * rho),
+            ("6 m3/h ANR", 6.0 / 3600.0 * rho),
+            ("6 Nm3/h", 6.0 / 3600.0 * rho),
+            ("6 Nm^3/h", 6.0 / 3600.0 * rho),
+            ("10 scfm", 10.0 * 0.3048 * 0.3048 * 0.3048 / 60.0 * rho),
+        ];
+        let mass_rate = Unit::mass_rate().si;
+        for (text, want) in cases {
+            let got = quantity_si(text, &mass_rate, false).unwrap();
+            println!("{text:>14} -> {got:e} kg/s (want {want:e})");
+            assert!(((got - want) / want).abs() < 4.0 * f64::EPSILON, "{text}");
+            let unit = written_unit(text).unwrap();
+            let back = from_si(got, unit, false).unwrap();
+            let number: f64 = text.split(' ').next().unwrap().parse().unwrap();
+            assert!(((back - number) / number).abs() < 1e-14, "{text}: {back}");
+        }
+        // A bare volume flow is not a mass flow; a standard flow is not a pressure.
+        let e = quantity_si("100 l/min", &mass_rate, false).unwrap_err();
+        assert_eq!(
+            e,
+            QuantityError::Dimension {
+                found: Unit::volume_rate().si
+            }
+        );
+        let e = quantity_si("100 Nl/min", &Unit::pressure().si, false).unwrap_err();
+        assert_eq!(e, QuantityError::Dimension { found: mass_rate });
+        // The newton is still the newton: `N*m/s` is a power, and `Nm/s` no flow.
+        assert_eq!(quantity_si("2 N*m/s", &Unit::power().si, false), Ok(2.0));
+        assert!(matches!(
+            quantity_si("2 Nm/s", &mass_rate, false),
+            Err(QuantityError::UnknownSymbol { .. })
+        ));
+        assert_eq!(
+            quantity_si("1e-320 Nl/min", &mass_rate, false),
+            Err(QuantityError::Underflow)
+        );
     }
 }

@@ -1,0 +1,393 @@
+//! Directional control valve (ISO 1219 symbols; ISO 5599 port numbers): one component for the
+//! 2/2, 3/2, 5/2 and 5/3 valves, told apart by the ports given. Port `p` (1) is the supply,
+//! `a` (2) and `b` (4) the working ports, `ea` (3) and `eb` (5) their exhausts:
+//!
+//! | ports given | valve | paths open at spool position s (0 … 1) |
+//! |---|---|---|
+//! | p, a | 2/2 | p–a: s (normally open: 1 − s) |
+//! | p, a, ea | 3/2 | p–a: s, a–ea: 1 − s (normally open: swapped) |
+//! | p, a, b, ea, eb | 5/2 | p–a and b–eb: s; p–b and a–ea: 1 − s |
+//! | same, `three_position` | 5/3 | s in −1 … 1: p–a, b–eb: max(s, 0); p–b, a–ea: max(−s, 0); centre paths: 1 − \|s\| |
+//!
+//! The 5/3's centre is closed, exhausted (a–ea and b–eb open) or pressurized (p–a and p–b
+//! open). Each path is the ISO 6358 law of the valve's rated flow path (C or Q_N, and b;
+//! `crate::components::orifice`, signed) times its opening, as a valve's spool uncovers its
+//! ports in proportion to its travel (Beater, *Pneumatic Drives*, ch. 5.2; Simscape's
+//! directional valves with a linear opening). The spool position is a parameter: a number, a
+//! table (a ramp between the switching instants is the catalogue's response time, ISO 12238),
+//! or an FMU input; s outside its range is taken at its end.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ad::{Scalar, c};
+use crate::components::NodeState;
+use crate::components::element::{Build, Element, Eval, Output, Reads, Slots, Variable};
+use crate::components::keys::{Component, Kind, Link, Problem};
+use crate::components::orifice::{ISO_LAMINAR_RATIO, signed_iso6358_mass_flow_kg_per_s};
+use crate::components::rating::sonic_conductance_from_nominal_flow;
+use crate::gas::IdealGas;
+use crate::param::{Param, ParamValue};
+use crate::units::{Ratio, Unit};
+
+crate::declare_kind! {
+    /// `[[directional_valve]]`: a 2/2, 3/2, 5/2 or 5/3 directional control valve.
+    kind DirectionalValveSpec = "directional_valve", Link, gas, check = valve_problems;
+    name: Name;
+    /// Supply port (1).
+    p: Node;
+    /// Working port (2).
+    a: Node;
+    /// Second working port (4): a 5/2 or 5/3.
+    b: Node, dimensionless, None;
+    /// Exhaust of `a` (3): a 3/2, 5/2 or 5/3.
+    ea: Node, dimensionless, None;
+    /// Exhaust of `b` (5): a 5/2 or 5/3.
+    eb: Node, dimensionless, None;
+    /// Spool position: 0 … 1 (−1 … 1 for a 5/3): a number, a table or an FMU input.
+    position: Param, dimensionless, Number(0.0), Any;
+    /// C of each flow path, m³/(s·Pa) (or `nominal_flow`).
+    sonic_conductance: Number, sonic_conductance, None, Positive;
+    /// Q_N of each flow path (ISO 6358), kg/s or "Nl/min".
+    nominal_flow: Number, mass_rate, None, Positive;
+    /// b of each flow path.
+    critical_pressure_ratio: Number, dimensionless, Required, Below(ISO_LAMINAR_RATIO);
+    /// A 2/2 or 3/2 that is open (p–a) at rest.
+    normally_open: Flag, dimensionless, Flag(false);
+    /// A 5/3: three positions, s in −1 … 1.
+    three_position: Flag, dimensionless, Flag(false);
+    /// A 5/3 whose centre connects a–ea and b–eb.
+    centre_exhausted: Flag, dimensionless, Flag(false);
+    /// A 5/3 whose centre connects p–a and p–b.
+    centre_pressurized: Flag, dimensionless, Flag(false);
+}
+
+fn valve_problems(x: &DirectionalValveSpec) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let mut problem = |message: &str| {
+        out.push(Problem {
+            key: None,
+            message: message.to_string(),
+        })
+    };
+    match (x.sonic_conductance, x.nominal_flow) {
+        (Some(_), Some(_)) => {
+            problem("give either `sonic_conductance` (C) or `nominal_flow` (Q_N), not both")
+        }
+        (None, None) => problem(
+            "missing the valve's flow rating: `sonic_conductance` (C) or `nominal_flow` (Q_N, \
+             e.g. \"800 Nl/min\")",
+        ),
+        _ => {}
+    }
+    let ports = (x.b.is_some(), x.ea.is_some(), x.eb.is_some());
+    let five = ports == (true, true, true);
+    if !matches!(ports, (false, false, false) | (false, true, false)) && !five {
+        problem(
+            "a directional valve has ports `p`, `a` (2/2), and `ea` (3/2), or `p`, `a`, `b`, \
+             `ea`, `eb` (5/2, 5/3)",
+        );
+    }
+    if x.three_position && !five {
+        problem("`three_position` (a 5/3) needs the five ports `p`, `a`, `b`, `ea`, `eb`");
+    }
+    if (x.centre_exhausted || x.centre_pressurized) && !x.three_position {
+        problem("a centre (`centre_exhausted`, `centre_pressurized`) needs `three_position`");
+    }
+    if x.centre_exhausted && x.centre_pressurized {
+        problem("give one centre: `centre_exhausted` or `centre_pressurized`, not both");
+    }
+    if x.normally_open && five {
+        problem("`normally_open` is for a 2/2 or 3/2; a 5/2's rest position is p–b, a–ea");
+    }
+    out
+}
+
+/// The valve's function, from its ports and flags.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Function {
+    TwoTwo,
+    ThreeTwo,
+    FiveTwo,
+    /// A 5/3 and its centre.
+    FiveThree(Centre),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Centre {
+    Closed,
+    Exhausted,
+    Pressurized,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DirectionalValve {
+    pub name: String,
+    pub p: usize,
+    pub a: usize,
+    /// b, ea, eb: `usize::MAX` where the valve has no such port (never read then).
+    pub b: usize,
+    pub ea: usize,
+    pub eb: usize,
+    pub function: Function,
+    pub normally_open: bool,
+    /// Spool position: a constant, a table or an FMU input.
+    pub position: Param<Ratio>,
+    pub sonic_conductance_m3_per_s_pa: f64,
+    pub critical_pressure_ratio: f64,
+}
+
+/// The openings of the paths p–a, p–b, a–ea, b–eb at spool position s.
+#[derive(Clone, Copy, Debug)]
+pub struct Openings<T> {
+    pub pa: T,
+    pub pb: T,
+    pub aea: T,
+    pub beb: T,
+}
+
+#[inline(always)]
+fn clamp<T: Scalar>(v: T, lo: f64, hi: f64) -> T {
+    if v.re() <= lo {
+        c(lo)
+    } else if v.re() >= hi {
+        c(hi)
+    } else {
+        v
+    }
+}
+
+impl DirectionalValve {
+    /// The paths' openings at spool position `s` (taken at its end outside its range).
+    #[inline(always)]
+    pub fn openings<T: Scalar>(&self, s: T) -> Openings<T> {
+        let z = T::zero();
+        let one = c::<T>(1.0);
+        match self.function {
+            Function::TwoTwo | Function::ThreeTwo => {
+                let s = clamp(s, 0.0, 1.0);
+                let (on, rest) = if self.normally_open {
+                    (one - s, s)
+                } else {
+                    (s, one - s)
+                };
+                let aea = if self.function == Function::ThreeTwo {
+                    rest
+                } else {
+                    z
+                };
+                Openings {
+                    pa: on,
+                    pb: z,
+                    aea,
+                    beb: z,
+                }
+            }
+            Function::FiveTwo => {
+                let s = clamp(s, 0.0, 1.0);
+                Openings {
+                    pa: s,
+                    pb: one - s,
+                    aea: one - s,
+                    beb: s,
+                }
+            }
+            Function::FiveThree(centre) => {
+                let s = clamp(s, -1.0, 1.0);
+                let (fwd, back) = if s.re() >= 0.0 { (s, z) } else { (z, -s) };
+                let mid = one - fwd - back;
+                let (pc, ec) = match centre {
+                    Centre::Closed => (z, z),
+                    Centre::Exhausted => (z, mid),
+                    Centre::Pressurized => (mid, z),
+                };
+                Openings {
+                    pa: fwd + pc,
+                    pb: back + pc,
+                    aea: back + ec,
+                    beb: fwd + ec,
+                }
+            }
+        }
+    }
+
+    /// The flow of a path of opening `x` from port node `from` to `to`, signed, kg/s: 0 on a
+    /// port the valve does not have.
+    #[inline(always)]
+    fn path<T: Scalar>(&self, x: T, from: usize, to: usize, nodes: &[NodeState<T>]) -> T {
+        if from == NO_PORT || to == NO_PORT {
+            return T::zero();
+        }
+        x * signed_iso6358_mass_flow_kg_per_s(
+            c(self.sonic_conductance_m3_per_s_pa),
+            c(self.critical_pressure_ratio),
+            nodes[from],
+            nodes[to],
+        )
+    }
+
+    /// The paths' flows (p→a, p→b, a→ea, b→eb), kg/s, signed.
+    #[inline(always)]
+    pub fn flows<T: Scalar>(&self, s: T, nodes: &[NodeState<T>]) -> [T; 4] {
+        let x = self.openings(s);
+        let [pa, pb, aea, beb] = self.ports();
+        [
+            self.path(x.pa, pa.0, pa.1, nodes),
+            self.path(x.pb, pb.0, pb.1, nodes),
+            self.path(x.aea, aea.0, aea.1, nodes),
+            self.path(x.beb, beb.0, beb.1, nodes),
+        ]
+    }
+
+    /// The (from, to) ports of the paths p–a, p–b, a–ea, b–eb.
+    pub fn ports(&self) -> [(usize, usize); 4] {
+        [
+            (self.p, self.a),
+            (self.p, self.b),
+            (self.a, self.ea),
+            (self.b, self.eb),
+        ]
+    }
+}
+
+/// The index of a port the valve does not have.
+const NO_PORT: usize = usize::MAX;
+
+impl Build for DirectionalValveSpec {
+    type Component = DirectionalValve;
+    fn build(&self, node: &dyn Fn(&str) -> usize) -> DirectionalValve {
+        let b = self.critical_pressure_ratio;
+        let cond = match (self.sonic_conductance, self.nominal_flow) {
+            (Some(cond), _) => cond,
+            (None, Some(q)) => sonic_conductance_from_nominal_flow(q, b),
+            (None, None) => 0.0,
+        };
+        let port = |p: &Option<String>| p.as_deref().map_or(NO_PORT, node);
+        let function = match (self.b.is_some(), self.ea.is_some(), self.three_position) {
+            (true, _, true) => Function::FiveThree(centre(self)),
+            (true, _, false) => Function::FiveTwo,
+            (false, true, _) => Function::ThreeTwo,
+            (false, false, _) => Function::TwoTwo,
+        };
+        DirectionalValve {
+            name: self.name.clone(),
+            p: node(&self.p),
+            a: node(&self.a),
+            b: port(&self.b),
+            ea: port(&self.ea),
+            eb: port(&self.eb),
+            function,
+            normally_open: self.normally_open,
+            position: self.position.to_param(),
+            sonic_conductance_m3_per_s_pa: cond,
+            critical_pressure_ratio: b,
+        }
+    }
+}
+
+/// A 5/3's centre from its flags.
+fn centre(x: &DirectionalValveSpec) -> Centre {
+    if x.centre_exhausted {
+        Centre::Exhausted
+    } else if x.centre_pressurized {
+        Centre::Pressurized
+    } else {
+        Centre::Closed
+    }
+}
+
+impl Component for DirectionalValve {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    crate::run_params!("position" => position);
+}
+
+impl Link for DirectionalValve {
+    fn ends(&self) -> (usize, usize) {
+        (self.p, self.a)
+    }
+    fn reads_upstream_temperature(&self) -> bool {
+        true
+    }
+}
+
+impl Element for DirectionalValve {
+    const KIND: &'static Kind = &KIND;
+    const OUTPUTS: &'static [Output] = &[
+        Output::Extra {
+            variable: Variable {
+                suffix: "a_mdot",
+                unit: Unit::mass_rate,
+                description: "mass flow out of {} through its port a (2), kg/s",
+            },
+            discrete: false,
+        },
+        Output::Extra {
+            variable: Variable {
+                suffix: "b_mdot",
+                unit: Unit::mass_rate,
+                description: "mass flow out of {} through its port b (4), kg/s",
+            },
+            discrete: false,
+        },
+        Output::Extra {
+            variable: Variable {
+                suffix: "exhaust_mdot",
+                unit: Unit::mass_rate,
+                description: "mass flow out of {} through its exhausts ea (3) and eb (5), kg/s",
+            },
+            discrete: false,
+        },
+    ];
+    type Cache = ();
+
+    fn nodes(&self) -> impl Iterator<Item = usize> {
+        [self.p, self.a, self.b, self.ea, self.eb]
+            .into_iter()
+            .filter(|&n| n != NO_PORT)
+    }
+
+    fn as_link(&self) -> Option<&dyn Link> {
+        Some(self)
+    }
+
+    #[inline(always)]
+    fn terms<T: Scalar>(items: &[Self], _: &(), e: &Eval<'_, T>, dy: &mut [T], at: Slots<'_, T>) {
+        for (v, out) in items.iter().zip(at.flows.iter_mut()) {
+            let flows = v.flows(e.pv(&v.position), e.nodes);
+            for (&(from, to), &mdot) in v.ports().iter().zip(&flows) {
+                if from != NO_PORT && to != NO_PORT {
+                    e.transfer(from, to, mdot, dy);
+                }
+            }
+            // Its `mdot`: the flow of its path p → a (its `Link` ends).
+            *out = flows[0];
+        }
+    }
+
+    fn extra_output<T: Scalar>(
+        &self,
+        k: usize,
+        _gas: &IdealGas,
+        nodes: &[NodeState<T>],
+        pv: &impl Fn(&ParamValue) -> T,
+    ) -> T {
+        let [pa, pb, aea, beb] = self.flows(pv(&self.position), nodes);
+        match k {
+            0 => pa - aea,
+            1 => pb - beb,
+            _ => aea + beb,
+        }
+    }
+
+    fn extra_output_reads(&self, _k: usize) -> Reads {
+        Reads {
+            keys: &["position"],
+            pressures: true,
+            temperatures: true,
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! One-way flow control valve: a throttle (a needle) in parallel with a check valve, the usual
+//! meter-out speed control of a cylinder (ISO 1219 symbol; Beater, *Pneumatic Drives*, ch. 5.3).
+//! From `from` to `to` the flow is throttled; from `to` back to `from` it passes the throttle
+//! and the check valve (free flow):
+//!   ṁ = x·ṁ_ISO(C, b; from → to) − x_c·ṁ_ISO(C_c, b; to → from),
+//! both paths the ISO 6358 law (`crate::components::orifice`, signed; the check's one way),
+//! x the needle's opening (0 … 1, an FMU input), x_c the check's poppet opening, linear in
+//! Δp = p_to − p_from between its cracking and full-flow pressure differences (the orifice's
+//! [`Poppet`]). It is exactly an ISO 6358 orifice (the throttle) in parallel with a one-way ISO
+//! 6358 orifice with those pressures from `to` to `from` (the verification test).
+
+use serde::{Deserialize, Serialize};
+
+use crate::ad::{Scalar, c, max0};
+use crate::components::NodeState;
+use crate::components::element::{Build, Element, Eval, Output, Reads, Slots, Variable};
+use crate::components::keys::{Component, Kind, Link, Problem};
+use crate::components::orifice::{ISO_LAMINAR_RATIO, Poppet, signed_iso6358_mass_flow_kg_per_s};
+use crate::gas::IdealGas;
+use crate::param::{Param, ParamValue};
+use crate::units::{Ratio, Unit};
+
+crate::declare_kind! {
+    /// `[[flow_control]]`: a one-way flow control valve (throttle and check in parallel).
+    kind FlowControlSpec = "flow_control", Link, gas, check = flow_control_problems;
+    name: Name;
+    from: Node;
+    to: Node;
+    /// C of the fully open throttle, m³/(s·Pa).
+    sonic_conductance: Number, sonic_conductance, Required, Positive;
+    /// b of both paths.
+    critical_pressure_ratio: Number, dimensionless, Required, Below(ISO_LAMINAR_RATIO);
+    /// The needle's opening, 0..1: a number, a table or an FMU input.
+    opening: Param, dimensionless, Number(1.0), Fraction;
+    /// C of the check valve's free-flow path, m³/(s·Pa).
+    check_sonic_conductance: Number, sonic_conductance, Required, Positive;
+    /// The check opens once p_to − p_from exceeds this, Pa.
+    cracking_pressure: Number, pressure, Number(0.0), NonNegative;
+    /// The check is fully open from this p_to − p_from on, Pa.
+    full_flow_pressure: Number, pressure, Required, Positive;
+}
+
+fn flow_control_problems(x: &FlowControlSpec) -> Vec<Problem> {
+    if x.full_flow_pressure > x.cracking_pressure {
+        return Vec::new();
+    }
+    vec![Problem {
+        key: Some("full_flow_pressure"),
+        message: format!(
+            "`full_flow_pressure` ({} Pa) must be above `cracking_pressure` ({} Pa)",
+            x.full_flow_pressure, x.cracking_pressure
+        ),
+    }]
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlowControl {
+    pub name: String,
+    pub from: usize,
+    pub to: usize,
+    pub sonic_conductance_m3_per_s_pa: f64,
+    pub critical_pressure_ratio: f64,
+    /// The needle's opening: a constant, a table or an FMU input.
+    pub opening: Param<Ratio>,
+    pub check_sonic_conductance_m3_per_s_pa: f64,
+    pub check: Poppet,
+}
+
+impl FlowControl {
+    /// (throttle flow from → to, check flow to → from), kg/s.
+    #[inline(always)]
+    pub fn flows<T: Scalar>(&self, x: T, from: NodeState<T>, to: NodeState<T>) -> (T, T) {
+        let b = c(self.critical_pressure_ratio);
+        let throttle = x * signed_iso6358_mass_flow_kg_per_s(
+            c(self.sonic_conductance_m3_per_s_pa),
+            b,
+            from,
+            to,
+        );
+        let xc = self.check.opening(to.pressure_pa - from.pressure_pa);
+        let check = max0(
+            xc * signed_iso6358_mass_flow_kg_per_s(
+                c(self.check_sonic_conductance_m3_per_s_pa),
+                b,
+                to,
+                from,
+            ),
+        );
+        (throttle, check)
+    }
+}
+
+impl Build for FlowControlSpec {
+    type Component = FlowControl;
+    fn build(&self, node: &dyn Fn(&str) -> usize) -> FlowControl {
+        FlowControl {
+            name: self.name.clone(),
+            from: node(&self.from),
+            to: node(&self.to),
+            sonic_conductance_m3_per_s_pa: self.sonic_conductance,
+            critical_pressure_ratio: self.critical_pressure_ratio,
+            opening: self.opening.to_param(),
+            check_sonic_conductance_m3_per_s_pa: self.check_sonic_conductance,
+            check: Poppet {
+                cracking_pressure_pa: self.cracking_pressure,
+                full_flow_pressure_pa: self.full_flow_pressure,
+            },
+        }
+    }
+}
+
+impl Component for FlowControl {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    crate::run_params!("opening" => opening);
+}
+
+impl Link for FlowControl {
+    fn ends(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
+    fn reads_upstream_temperature(&self) -> bool {
+        true
+    }
+}
+
+impl Element for FlowControl {
+    const KIND: &'static Kind = &KIND;
+    const OUTPUTS: &'static [Output] = &[Output::Extra {
+        variable: Variable {
+            suffix: "check_mdot",
+            unit: Unit::mass_rate,
+            description: "free flow through the check valve of {}, from `to` to `from`, kg/s",
+        },
+        discrete: false,
+    }];
+    type Cache = ();
+
+    fn nodes(&self) -> impl Iterator<Item = usize> {
+        [self.from, self.to].into_iter()
+    }
+
+    fn as_link(&self) -> Option<&dyn Link> {
+        Some(self)
+    }
+
+    #[inline(always)]
+    fn terms<T: Scalar>(items: &[Self], _: &(), e: &Eval<'_, T>, dy: &mut [T], at: Slots<'_, T>) {
+        for (f, out) in items.iter().zip(at.flows.iter_mut()) {
+            let (nf, nt) = (e.nodes[f.from], e.nodes[f.to]);
+            let (throttle, check) = f.flows(e.pv(&f.opening), nf, nt);
+            let mdot = throttle - check;
+            e.transfer(f.from, f.to, mdot, dy);
+            *out = mdot;
+        }
+    }
+
+    fn extra_output<T: Scalar>(
+        &self,
+        _k: usize,
+        _gas: &IdealGas,
+        nodes: &[NodeState<T>],
+        pv: &impl Fn(&ParamValue) -> T,
+    ) -> T {
+        self.flows(pv(&self.opening), nodes[self.from], nodes[self.to])
+            .1
+    }
+
+    fn extra_output_reads(&self, _k: usize) -> Reads {
+        Reads {
+            keys: &[],
+            pressures: true,
+            temperatures: true,
+        }
+    }
+}

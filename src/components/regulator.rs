@@ -1,0 +1,265 @@
+//! Pressure regulator (pressure-reducing valve): holds its outlet `to` at a gauge set point,
+//! fed from `from`, and, relieving, vents the outlet to `exhaust` above it.
+//!
+//! A direct-acting proportional regulator (Beater, *Pneumatic Drives*, ch. 5.4; Simscape's
+//! "Pressure Reducing Valve (G)" with its proportional opening): the main poppet's opening is
+//! linear in how far the outlet pressure p_o is below the set point p_set = p_amb + p_set,gauge,
+//! over the regulation range Δp_r (the proportional band),
+//!   x = clamp((p_set − p_o)/Δp_r, 0, 1),
+//! and its flow is the ISO 6358 law (C, b; `crate::components::orifice`) from `from` to `to`
+//! times x. A relieving regulator's secondary seat opens the same way above the set point,
+//!   x_r = clamp((p_o − p_set)/Δp_r, 0, 1),
+//! through the same C and b from `to` to `exhaust`. Both openings are continuous in p_o (kinks
+//! at their ends of travel, no jump), so the law needs no event to stay correct.
+//!
+//! Closed forms: with the main flow choked (p_o/p_from ≤ b) at a steady draw ṁ from the outlet,
+//! ṁ = x·C·p_from·ρ₀·sqrt(T₀/T_from), so the held pressure droops linearly with the flow,
+//!   p_o = p_set − Δp_r·ṁ/(C·p_from·ρ₀·sqrt(T₀/T_from)),
+//! p_o = p_set with no draw; relieving a steady inflow ṁ into the outlet through a choked
+//! exhaust, (p_o − p_set)/Δp_r·C·p_o·ρ₀·sqrt(T₀/T_o) = ṁ, a quadratic in p_o.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ad::{Scalar, c};
+use crate::components::NodeState;
+use crate::components::element::{Build, Element, Eval, Output, Reads, Slots, Variable};
+use crate::components::keys::{Component, Kind, Link, Problem};
+use crate::components::orifice::{ISO_LAMINAR_RATIO, signed_iso6358_mass_flow_kg_per_s};
+use crate::components::rating::sonic_conductance_from_nominal_flow;
+use crate::gas::IdealGas;
+use crate::param::{Param, ParamValue};
+use crate::units::{Pressure, Unit};
+
+crate::declare_kind! {
+    /// `[[regulator]]`: a pressure-reducing valve, relieving with an `exhaust`.
+    kind RegulatorSpec = "regulator", Link, gas, check = regulator_problems;
+    name: Name;
+    from: Node;
+    to: Node;
+    /// Relieving: the node the outlet vents to above the set point.
+    exhaust: Node, dimensionless, None;
+    /// Outlet set point, Pa gauge (above `ambient_pressure`): an FMU input.
+    set_pressure: Param, pressure, Required, NonNegative;
+    /// The pressure the set point is gauge to, Pa absolute.
+    ambient_pressure: Number, pressure, Number(101_325.0), Positive;
+    /// Proportional band: fully open this far below the set point, Pa.
+    regulation_range: Number, pressure, Required, Positive;
+    /// C of its flow path, m³/(s·Pa) (or `nominal_flow`).
+    sonic_conductance: Number, sonic_conductance, None, Positive;
+    /// Q_N of its flow path (ISO 6358: 6 bar gauge inlet, 1 bar drop), kg/s or "Nl/min".
+    nominal_flow: Number, mass_rate, None, Positive;
+    /// b of its flow path.
+    critical_pressure_ratio: Number, dimensionless, Required, Below(ISO_LAMINAR_RATIO);
+}
+
+/// Its flow path is rated by one of C or Q_N.
+fn regulator_problems(x: &RegulatorSpec) -> Vec<Problem> {
+    let message = match (x.sonic_conductance, x.nominal_flow) {
+        (Some(_), Some(_)) => {
+            "give either `sonic_conductance` (C) or `nominal_flow` (Q_N), not both"
+        }
+        (None, None) => {
+            "missing the regulator's flow rating: `sonic_conductance` (C) or `nominal_flow` \
+             (Q_N, e.g. \"1500 Nl/min\")"
+        }
+        _ => return Vec::new(),
+    };
+    vec![Problem {
+        key: None,
+        message: message.to_string(),
+    }]
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Regulator {
+    pub name: String,
+    pub from: usize,
+    pub to: usize,
+    /// A relieving regulator's exhaust.
+    pub exhaust: Option<usize>,
+    /// Set point, Pa gauge: a constant, a table or an FMU input.
+    pub set_pressure_pa: Param<Pressure>,
+    pub ambient_pressure_pa: f64,
+    pub regulation_range_pa: f64,
+    /// C of the flow path (from `nominal_flow` when given so), m³/(s·Pa).
+    pub sonic_conductance_m3_per_s_pa: f64,
+    pub critical_pressure_ratio: f64,
+}
+
+/// v clamped to 0 … 1, with v's derivatives between (a dual number's).
+#[inline(always)]
+fn unit_clamp<T: Scalar>(v: T) -> T {
+    if v.re() <= 0.0 {
+        T::zero()
+    } else if v.re() >= 1.0 {
+        c(1.0)
+    } else {
+        v
+    }
+}
+
+impl Regulator {
+    /// The main seat's opening, 0..1, at gauge set point `set_pa` and outlet pressure `p_out`.
+    #[inline(always)]
+    pub fn opening<T: Scalar>(&self, set_pa: T, p_out_pa: T) -> T {
+        unit_clamp((set_pa + self.ambient_pressure_pa - p_out_pa) / self.regulation_range_pa)
+    }
+
+    /// The relief seat's opening, 0..1 (0 for a non-relieving regulator).
+    #[inline(always)]
+    pub fn relief_opening<T: Scalar>(&self, set_pa: T, p_out_pa: T) -> T {
+        if self.exhaust.is_none() {
+            return T::zero();
+        }
+        unit_clamp((p_out_pa - set_pa - self.ambient_pressure_pa) / self.regulation_range_pa)
+    }
+
+    /// The ISO 6358 flow of its fully open path from node state `a` to `b`, signed, kg/s.
+    #[inline(always)]
+    fn path_flow<T: Scalar>(&self, a: NodeState<T>, b: NodeState<T>) -> T {
+        signed_iso6358_mass_flow_kg_per_s(
+            c(self.sonic_conductance_m3_per_s_pa),
+            c(self.critical_pressure_ratio),
+            a,
+            b,
+        )
+    }
+
+    /// (inlet flow `from` → `to`, relief flow `to` → `exhaust`), kg/s.
+    #[inline(always)]
+    pub fn flows<T: Scalar>(&self, set_pa: T, nodes: &[NodeState<T>]) -> (T, T) {
+        let out = nodes[self.to];
+        let main = self.opening(set_pa, out.pressure_pa) * self.path_flow(nodes[self.from], out);
+        let relief = match self.exhaust {
+            Some(ex) => {
+                self.relief_opening(set_pa, out.pressure_pa) * self.path_flow(out, nodes[ex])
+            }
+            None => T::zero(),
+        };
+        (main, relief)
+    }
+}
+
+impl Build for RegulatorSpec {
+    type Component = Regulator;
+    fn build(&self, node: &dyn Fn(&str) -> usize) -> Regulator {
+        let b = self.critical_pressure_ratio;
+        // One of the two is given (validated).
+        let cond = match (self.sonic_conductance, self.nominal_flow) {
+            (Some(cond), _) => cond,
+            (None, Some(q)) => sonic_conductance_from_nominal_flow(q, b),
+            (None, None) => 0.0,
+        };
+        Regulator {
+            name: self.name.clone(),
+            from: node(&self.from),
+            to: node(&self.to),
+            exhaust: self.exhaust.as_deref().map(node),
+            set_pressure_pa: self.set_pressure.to_param(),
+            ambient_pressure_pa: self.ambient_pressure,
+            regulation_range_pa: self.regulation_range,
+            sonic_conductance_m3_per_s_pa: cond,
+            critical_pressure_ratio: b,
+        }
+    }
+}
+
+impl Component for Regulator {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    crate::run_params!("set_pressure" => set_pressure_pa);
+}
+
+impl Link for Regulator {
+    fn ends(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
+    fn reads_upstream_temperature(&self) -> bool {
+        true
+    }
+}
+
+/// Which of [`Regulator`]'s outputs.
+const OPEN_FRACTION: usize = 0;
+const RELIEF_OPEN_FRACTION: usize = 1;
+
+impl Element for Regulator {
+    const KIND: &'static Kind = &KIND;
+    const OUTPUTS: &'static [Output] = &[
+        Output::Extra {
+            variable: Variable {
+                suffix: "open_fraction",
+                unit: Unit::dimensionless,
+                description: "fraction open of the main seat of {}, 0..1",
+            },
+            discrete: false,
+        },
+        Output::Extra {
+            variable: Variable {
+                suffix: "relief_open_fraction",
+                unit: Unit::dimensionless,
+                description: "fraction open of the relief seat of {}, 0..1 (0: not relieving)",
+            },
+            discrete: false,
+        },
+        Output::Extra {
+            variable: Variable {
+                suffix: "relief_mdot",
+                unit: Unit::mass_rate,
+                description: "mass flow vented by {} from its outlet to its exhaust, kg/s",
+            },
+            discrete: false,
+        },
+    ];
+    type Cache = ();
+
+    fn nodes(&self) -> impl Iterator<Item = usize> {
+        [Some(self.from), Some(self.to), self.exhaust]
+            .into_iter()
+            .flatten()
+    }
+
+    fn as_link(&self) -> Option<&dyn Link> {
+        Some(self)
+    }
+
+    #[inline(always)]
+    fn terms<T: Scalar>(items: &[Self], _: &(), e: &Eval<'_, T>, dy: &mut [T], at: Slots<'_, T>) {
+        for (r, out) in items.iter().zip(at.flows.iter_mut()) {
+            let (main, relief) = r.flows(e.pv(&r.set_pressure_pa), e.nodes);
+            e.transfer(r.from, r.to, main, dy);
+            if let Some(ex) = r.exhaust {
+                e.transfer(r.to, ex, relief, dy);
+            }
+            *out = main;
+        }
+    }
+
+    fn extra_output<T: Scalar>(
+        &self,
+        k: usize,
+        _gas: &IdealGas,
+        nodes: &[NodeState<T>],
+        pv: &impl Fn(&ParamValue) -> T,
+    ) -> T {
+        let set = pv(&self.set_pressure_pa);
+        let p_out = nodes[self.to].pressure_pa;
+        match k {
+            OPEN_FRACTION => self.opening(set, p_out),
+            RELIEF_OPEN_FRACTION => self.relief_opening(set, p_out),
+            _ => self.flows(set, nodes).1,
+        }
+    }
+
+    fn extra_output_reads(&self, k: usize) -> Reads {
+        Reads {
+            keys: &["set_pressure"],
+            pressures: true,
+            temperatures: k > RELIEF_OPEN_FRACTION,
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! The pneumatic parts' own key errors: a regulator's flow rating (C or Q_N, one of them) and
+//! its optional third node, located at the key or the component.
+
+use plenum::model::{ModelError, parse_str};
+
+const BASE: &str = r#"[model]
+name = "reg"
+[gas]
+species = "air"
+[solver]
+t_end = 0.1
+[[chamber]]
+name = "out"
+volume = "0.1 L"
+pressure = 1e5
+temperature = 293.15
+[[reservoir]]
+name = "supply"
+pressure = "7 bar"
+temperature = 293.15
+[[reservoir]]
+name = "atm"
+pressure = 1e5
+temperature = 293.15
+[[regulator]]
+name = "reg"
+from = "supply"
+to = "out"
+set_pressure = "4 bar"
+regulation_range = "0.3 bar"
+critical_pressure_ratio = 0.3
+"#;
+
+fn load(extra: &str) -> Result<plenum::model::LoadedModel, Vec<ModelError>> {
+    parse_str(&format!("{BASE}{extra}"), "reg.toml", &[])
+}
+
+fn one_error(extra: &str) -> ModelError {
+    let errs = load(extra).expect_err("refused");
+    for e in &errs {
+        println!("{e}");
+    }
+    assert_eq!(errs.len(), 1, "{errs:#?}");
+    errs.into_iter().next().unwrap()
+}
+
+#[test]
+fn a_regulator_is_rated_by_one_of_c_and_q_n() {
+    let e = one_error("");
+    assert!(
+        e.message
+            .contains("`sonic_conductance` (C) or `nominal_flow`"),
+        "{e}"
+    );
+    let e = one_error("sonic_conductance = 1e-8\nnominal_flow = \"1000 Nl/min\"\n");
+    assert!(e.message.contains("not both"), "{e}");
+    let m = load("nominal_flow = \"1000 Nl/min\"\n").expect("valid");
+    let q = m.spec.regulator[0].nominal_flow.unwrap();
+    println!("nominal_flow = \"1000 Nl/min\" -> {q:e} kg/s");
+    assert!((q / (1000e-3 / 60.0 * 1.185) - 1.0).abs() < 1e-15);
+    let e = one_error("sonic_conductance = 1e-8\nnominal_flow = \"1000 l/min\"\n");
+    assert!(e.message.contains("`l/min ANR`"), "{e}");
+}
+
+#[test]
+fn a_relieving_regulators_exhaust_is_a_distinct_existing_node() {
+    load("sonic_conductance = 1e-8\nexhaust = \"atm\"\n").expect("valid");
+    let e = one_error("sonic_conductance = 1e-8\nexhaust = \"vent\"\n");
+    assert_eq!(e.key, "regulator.reg.exhaust");
+    assert!(e.message.contains("no chamber or reservoir"), "{e}");
+    let e = one_error("sonic_conductance = 1e-8\nexhaust = \"out\"\n");
+    assert_eq!(e.key, "regulator.reg.exhaust");
+    assert!(e.message.contains("the same node as `to`"), "{e}");
+}
+
+/// A directional valve's ports make its function: a port set that is none of 2/2, 3/2, 5/2
+/// and a 5/3 or centre without its ports are refused, naming the ports.
+#[test]
+fn a_directional_valves_ports_make_its_function() {
+    let valve = |ports: &str| {
+        format!(
+            "[[chamber]]\nname = \"B\"\nvolume = 1e-4\npressure = 1e5\ntemperature = 293.15\n\
+             [[reservoir]]\nname = \"EB\"\npressure = 1e5\ntemperature = 293.15\n\
+             [[directional_valve]]\nname = \"v\"\np = \"supply\"\na = \"out\"\n{ports}\
+             sonic_conductance = 1e-8\ncritical_pressure_ratio = 0.3\n"
+        )
+    };
+    let ok = |extra: &str| {
+        load(&format!("sonic_conductance = 1e-8\n{}", valve(extra))).expect("valid");
+    };
+    let bad = |extra: &str, words: &str| {
+        let e = one_error(&format!("sonic_conductance = 1e-8\n{}", valve(extra)));
+        assert!(e.message.contains(words), "{e} lacks {words}");
+    };
+    ok("");
+    ok("ea = \"atm\"\n");
+    ok("b = \"B\"\nea = \"atm\"\neb = \"EB\"\n");
+    ok("b = \"B\"\nea = \"atm\"\neb = \"EB\"\nthree_position = true\ncentre_exhausted = true\n");
+    bad("b = \"B\"\n", "ports `p`, `a` (2/2)");
+    bad("three_position = true\n", "needs the five ports");
+    bad(
+        "b = \"B\"\nea = \"atm\"\neb = \"EB\"\ncentre_pressurized = true\n",
+        "needs `three_position`",
+    );
+    bad(
+        "b = \"B\"\nea = \"atm\"\neb = \"EB\"\nnormally_open = true\n",
+        "for a 2/2 or 3/2",
+    );
+}
