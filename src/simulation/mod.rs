@@ -383,7 +383,7 @@ impl Simulation {
         if steps > self.settings.max_steps as f64 {
             return Err(format!(
                 "{steps:e} fixed steps of {step:e} s from t = {:?} s to {target:?} s exceed \
-                 [solver] max_steps = {} per advance (one fmi2DoStep, one output interval); \
+                 [solver] max_steps = {} per advance (one communication step, one output interval); \
                  advance in shorter intervals or raise [solver] max_steps",
                 self.t_s, self.settings.max_steps
             ));

@@ -62,6 +62,25 @@ fn an_advance_stops_after_exactly_max_steps() {
     println!("in two advances of 0.5 s: {} steps", sim.stats.steps);
 }
 
+/// The fixed-step refusal is worded for every caller: the CLI, FMI 2.0 and FMI 3.0 alike.
+#[test]
+fn fixed_steps_over_the_limit_are_refused_in_neutral_words() {
+    let text = common::STIFF.replace(
+        "t_end = 200.0",
+        "method = \"rk4\"\nstep = 1e-6\nmax_steps = 10\nt_end = 1.0",
+    );
+    let spec = parse_str(&text, "stiff.toml", &[]).unwrap().spec;
+    let mut sim = build_simulation(&spec, None).unwrap();
+    let err = sim
+        .advance_to(1.0)
+        .expect_err("1e6 steps of 1e-6 s exceed max_steps = 10");
+    println!("{}", err.message);
+    assert!(err.message.contains("max_steps = 10 per advance"));
+    assert!(err.message.contains("one communication step"));
+    assert!(!err.message.contains("fmi2"), "names one standard's call");
+    assert_eq!(sim.t_s, 0.0, "nothing was taken");
+}
+
 #[test]
 fn a_communication_step_over_the_limit_is_an_error_and_the_state_restores() {
     let n = steps_unlimited();
