@@ -7,13 +7,15 @@
 //! x the needle's opening (0 … 1, an FMU input), x_c the check's poppet opening, linear in
 //! Δp = p_to − p_from between its cracking and full-flow pressure differences (the orifice's
 //! [`Poppet`]). It is exactly an ISO 6358 orifice (the throttle) in parallel with a one-way ISO
-//! 6358 orifice with those pressures from `to` to `from` (the verification test).
+//! 6358 orifice with those pressures from `to` to `from` (the verification test). The check's
+//! kinks are events as the orifice's are: Δp_check through its cracking and full-flow points,
+//! each both ways.
 
 use serde::{Deserialize, Serialize};
 
 use crate::ad::{Scalar, c, max0};
 use crate::components::NodeState;
-use crate::components::element::{Build, Element, Eval, Output, Reads, Slots, Variable};
+use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::components::orifice::{ISO_LAMINAR_RATIO, Poppet, signed_iso6358_mass_flow_kg_per_s};
 use crate::gas::IdealGas;
@@ -128,6 +130,21 @@ impl Link for FlowControl {
     }
 }
 
+/// The check's switch points in Δp_check = p_to − p_from, Pa; each is two events, rising
+/// (g = Δp_check − point) and falling (−g), as an event fires where its function crosses zero
+/// upward.
+const SWITCHES: [&str; 2] = ["cracking", "full-flow"];
+
+impl FlowControl {
+    fn switch_point_pa(&self, j: usize) -> f64 {
+        if j == 0 {
+            self.check.cracking_pressure_pa
+        } else {
+            self.check.full_flow_pressure_pa
+        }
+    }
+}
+
 impl Element for FlowControl {
     const KIND: &'static Kind = &KIND;
     const OUTPUTS: &'static [Output] = &[Output::Extra {
@@ -138,10 +155,43 @@ impl Element for FlowControl {
         },
         discrete: false,
     }];
+    const EVENTS: usize = 2 * SWITCHES.len();
+    const SWITCHES: bool = true;
     type Cache = ();
 
     fn nodes(&self) -> impl Iterator<Item = usize> {
         [self.from, self.to].into_iter()
+    }
+
+    fn has_events(&self) -> bool {
+        true
+    }
+
+    /// Event 2j: Δp_check rises through switch j's point; 2j + 1: it falls through it.
+    fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
+        let dp = (at.node)(self.to).pressure_pa - (at.node)(self.from).pressure_pa;
+        let g = dp - self.switch_point_pa(e / 2);
+        Some(if e % 2 == 0 { g } else { -g })
+    }
+
+    fn event_pressure_gradient(
+        &self,
+        e: usize,
+        _at: &EventAt<'_>,
+        push: &mut dyn FnMut(usize, f64),
+    ) {
+        let sign = if e % 2 == 0 { 1.0 } else { -1.0 };
+        push(self.to, sign);
+        push(self.from, -sign);
+    }
+
+    fn event_description(&self, e: usize) -> String {
+        let way = if e % 2 == 0 { "rises" } else { "falls" };
+        format!(
+            "flow control `{}`: the check's Δp {way} through its {} point",
+            self.name,
+            SWITCHES.get(e / 2).unwrap_or(&"?")
+        )
     }
 
     fn as_link(&self) -> Option<&dyn Link> {
