@@ -347,27 +347,27 @@ impl Network {
         y: impl Fn(usize) -> T,
         mass_kg: impl Fn(usize, usize) -> Option<T>,
     ) -> T {
-        let (y, mass_kg) = (&y, &mass_kg);
-        // One iterator over the kinds that store energy (`Sum` over it adds in that order,
-        // starting from its own zero, as a sum over pistons alone).
-        macro_rules! chain_kinds {
+        // The same additions, in the same order, as `Sum` over the components in the registry's
+        // order (it folds from its own zero); a loop per kind rather than one chained iterator,
+        // so that a kind that stores no energy costs nothing (`STORES_ENERGY` is a constant).
+        let mut total: T = std::iter::empty::<T>().sum();
+        macro_rules! add_kinds {
             ($($kind:ident => $Spec:ident),* $(,)?) => {
-                std::iter::empty::<T>()
-                $(
-                    .chain({
-                        type K = <crate::components::$kind::$Spec
-                            as crate::components::element::Build>::Component;
-                        let list: &[K] = if K::STORES_ENERGY { K::list(&self.kinds) } else { &[] };
+                $({
+                    type K = <crate::components::$kind::$Spec
+                        as crate::components::element::Build>::Component;
+                    if K::STORES_ENERGY {
                         let first = self.layout.first::<K>();
-                        list.iter().enumerate().map(move |(i, x)| {
+                        for (i, x) in K::list(&self.kinds).iter().enumerate() {
                             let o = first + i * K::STATES;
-                            x.stored_energy_j(|s| y(o + s), mass_kg(K::INDEX, i))
-                        })
-                    })
-                )*
+                            total += x.stored_energy_j(|s| y(o + s), mass_kg(K::INDEX, i));
+                        }
+                    }
+                })*
             };
         }
-        crate::with_kinds!(chain_kinds).sum()
+        crate::with_kinds!(add_kinds);
+        total
     }
 }
 
