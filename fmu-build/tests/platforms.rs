@@ -275,7 +275,7 @@ fn fmus_carry_every_built_platform_within_the_size_targets() {
         .len();
     println!(
         "library linux64 {} (stripped), win64 {}; projectile.fmu: {} with {}, {} with linux64 \
-         alone (targets 4 MB and 2 MB)",
+         alone (targets 4.5 MB and 2 MB)",
         platform::megabytes(linux.bytes.len() as u64),
         win.as_ref()
             .map_or("not built".into(), |w| platform::megabytes(
@@ -291,7 +291,7 @@ fn fmus_carry_every_built_platform_within_the_size_targets() {
     );
     assert!(linux_only <= 2_000_000, "{linux_only} bytes");
     if win.is_some() {
-        assert!(both <= 4_000_000, "{both} bytes");
+        assert!(both <= 4_500_000, "{both} bytes");
     }
     std::fs::remove_dir_all(&out).unwrap();
 }
