@@ -231,3 +231,73 @@ fn describe_shows_overridden_values() {
     assert!(before.contains("pressure = 701325.0 Pa"));
     assert!(after.contains("pressure = 800000.0 Pa") && !after.contains("701325"));
 }
+
+/// Every port of every component is shown, whatever the kind's number of ports: the ports are
+/// read from the fixture's TOML itself (a key whose value names a chamber or reservoir), not
+/// from the kinds' declarations describe uses.
+#[test]
+fn every_port_of_every_kind_is_shown() {
+    let model = repo("tests/fixtures/models/every_kind.toml");
+    let file: toml::Table = toml::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    let entries = |kind: &str| -> Vec<toml::Table> {
+        file.get(kind)
+            .and_then(|v| v.as_array())
+            .map(|a| a.iter().filter_map(|t| t.as_table().cloned()).collect())
+            .unwrap_or_default()
+    };
+    let nodes: BTreeSet<String> = ["chamber", "reservoir"]
+        .iter()
+        .flat_map(|k| entries(k))
+        .filter_map(|t| Some(t.get("name")?.as_str()?.to_string()))
+        .collect();
+    let text = describe(&model, false);
+    let dot = describe(&model, true);
+    let mut checked = 0;
+    let mut by_count = [0; 3];
+    for (kind, v) in &file {
+        if matches!(kind.as_str(), "chamber" | "reservoir") || v.as_array().is_none() {
+            continue;
+        }
+        for t in entries(kind) {
+            let name = t["name"].as_str().unwrap();
+            let ports: Vec<(&String, &str)> = t
+                .iter()
+                .filter(|(k, _)| *k != "name")
+                .filter_map(|(k, v)| Some((k, v.as_str()?)))
+                .filter(|(_, n)| nodes.contains(*n))
+                .collect();
+            let head = format!("  {kind} {name}");
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(&format!("{head}:")) || *l == head)
+                .unwrap_or_else(|| panic!("no line for {kind} {name}:\n{text}"));
+            println!("{line}  ({} ports in the file)", ports.len());
+            for (key, node) in &ports {
+                assert!(
+                    line.contains(*node),
+                    "{kind} {name}: {key} = {node} not in `{line}`"
+                );
+                // Two ports are one edge, in the kind's flow order (the file's key order is
+                // not kept by the parser, so either direction is accepted here).
+                let edges = if ports.len() == 2 {
+                    let (a, b) = (ports[0].1, ports[1].1);
+                    vec![format!("\"{a}\" -> \"{b}\""), format!("\"{b}\" -> \"{a}\"")]
+                } else {
+                    vec![format!(
+                        "\"{name} ({kind})\" -> \"{node}\" [label=\"{key}\""
+                    )]
+                };
+                assert!(
+                    edges.iter().any(|e| dot.contains(e)),
+                    "{kind} {name}: none of {edges:?} in\n{dot}"
+                );
+                checked += 1;
+            }
+            assert!(!ports.is_empty(), "{kind} {name} has no port");
+            by_count[ports.len().min(3) - 1] += 1;
+        }
+    }
+    println!("{checked} ports shown; components with 1 / 2 / 3+ ports: {by_count:?}");
+    // The fixture must keep exercising each way of drawing a component.
+    assert!(by_count.iter().all(|&n| n > 0), "{by_count:?}");
+}

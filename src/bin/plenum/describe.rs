@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use plenum::components::keys::{Role, pretty_unit};
+use plenum::components::keys::{Form, Role, pretty_unit};
 use plenum::model::ModelFile;
 
 /// The unit of a key of a component kind as its kind declares it, written as
@@ -19,8 +19,25 @@ fn unit(kind: &str, key: &str) -> String {
         .map_or_else(String::new, |u| pretty_unit(&u))
 }
 
-/// Keys that name nodes, in the order they are printed (the flow direction).
-const ENDS: [(&str, &str); 3] = [("from", "to"), ("behind", "ahead"), ("left", "right")];
+/// The keys of a kind that name nodes (its ports), in the order the kind declares them (for
+/// a two-port kind, the flow direction: from → to, behind → ahead, left → right).
+fn port_keys(kind: &str) -> Vec<&'static str> {
+    plenum::components::kind(kind).map_or_else(Vec::new, |k| {
+        k.keys
+            .iter()
+            .filter(|key| key.form == Form::Node)
+            .map(|key| key.name)
+            .collect()
+    })
+}
+
+/// The ports a component gives, as (key, node), in the kind's order.
+fn ports<'a>(kind: &str, t: &'a toml::Table) -> Vec<(&'static str, &'a str)> {
+    port_keys(kind)
+        .into_iter()
+        .filter_map(|k| Some((k, t.get(k)?.as_str()?)))
+        .collect()
+}
 
 /// Every component as (kind, its TOML table): nodes, then links, then pistons and walls, in
 /// the registry's order within each.
@@ -45,12 +62,6 @@ fn is_node(kind: &str) -> bool {
 
 fn str_of<'a>(t: &'a toml::Table, key: &str) -> &'a str {
     t.get(key).and_then(|v| v.as_str()).unwrap_or("?")
-}
-
-fn ends(t: &toml::Table) -> Option<(&str, &str, &'static str, &'static str)> {
-    ENDS.iter()
-        .find(|(a, b)| t.contains_key(*a) && t.contains_key(*b))
-        .map(|(a, b)| (str_of(t, a), str_of(t, b), *a, *b))
 }
 
 /// A parameter value as a reader wants it: a number, or what a table or curve does.
@@ -173,16 +184,22 @@ pub fn text(spec: &ModelFile) -> String {
         let _ = writeln!(s, "\n{title} ({}):", chosen.len());
         for (kind, t) in chosen {
             let name = str_of(t, "name");
-            match ends(t) {
-                Some((a, b, ka, kb)) => {
+            let given = ports(kind, t);
+            match given.as_slice() {
+                [] => {
+                    let _ = writeln!(s, "  {kind} {name}");
+                }
+                [(ka, a), (kb, b)] => {
                     let _ = writeln!(s, "  {kind} {name}: {a} → {b} ({ka} → {kb})");
                 }
-                None => {
-                    let _ = writeln!(s, "  {kind} {name}");
+                many => {
+                    let list: Vec<String> =
+                        many.iter().map(|(k, n)| format!("{k} = {n}")).collect();
+                    let _ = writeln!(s, "  {kind} {name}: {}", list.join(", "));
                 }
             }
             for (key, v) in t {
-                if key == "name" || ENDS.iter().any(|(a, b)| key == a || key == b) {
+                if key == "name" || given.iter().any(|(k, _)| k == key) {
                     continue;
                 }
                 let u = match (unit(kind, key).as_str(), v) {
@@ -206,8 +223,9 @@ fn quoted(name: &str) -> String {
     format!("\"{}\"", escaped(name))
 }
 
-/// The network as a Graphviz digraph: one node per chamber and reservoir, one edge per link
-/// (from → to), piston (behind → ahead) and wall (left → right).
+/// The network as a Graphviz digraph: one node per chamber and reservoir, one edge per two-port
+/// component (from → to, behind → ahead, left → right); a component with one port or more than
+/// two is a point joined to each, the edge labelled with the port's key.
 pub fn dot(spec: &ModelFile) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "digraph {} {{", quoted(&spec.model.name));
@@ -224,20 +242,36 @@ pub fn dot(spec: &ModelFile) -> String {
         );
     }
     for (kind, t) in comps.iter().filter(|(k, _)| !is_node(k)) {
-        let Some((a, b, _, _)) = ends(t) else {
-            continue;
-        };
         let style = match *kind {
             "piston" | "wall" => "dashed",
             _ => "solid",
         };
-        let _ = writeln!(
-            s,
-            "  {} -> {} [label={}, style={style}];",
-            quoted(a),
-            quoted(b),
-            quoted(&format!("{} ({kind})", str_of(t, "name")))
-        );
+        let label = format!("{} ({kind})", str_of(t, "name"));
+        match ports(kind, t).as_slice() {
+            [(_, a), (_, b)] => {
+                let _ = writeln!(
+                    s,
+                    "  {} -> {} [label={}, style={style}];",
+                    quoted(a),
+                    quoted(b),
+                    quoted(&label)
+                );
+            }
+            // One port or more than two: the component is a point joined to each port,
+            // the edge labelled with the port's key.
+            many => {
+                let me = quoted(&format!("{} ({kind})", str_of(t, "name")));
+                let _ = writeln!(s, "  {me} [shape=point, xlabel={}];", quoted(&label));
+                for (key, node) in many {
+                    let _ = writeln!(
+                        s,
+                        "  {me} -> {} [label={}, style={style}, dir=none];",
+                        quoted(node),
+                        quoted(key)
+                    );
+                }
+            }
+        }
     }
     let _ = writeln!(s, "}}");
     s
