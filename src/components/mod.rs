@@ -13,10 +13,12 @@ pub mod keys;
 pub mod mass_flow;
 pub mod orifice;
 pub mod piston;
+pub mod quick_exhaust;
 pub mod rating;
 pub mod regulator;
 pub mod reservoir;
 pub mod restrictor;
+pub mod shuttle_valve;
 pub mod tube;
 pub mod valve;
 pub mod wall;
@@ -49,6 +51,8 @@ macro_rules! with_kinds {
             directional_valve => DirectionalValveSpec,
             ambient_heat => AmbientHeatSpec,
             flow_control => FlowControlSpec,
+            shuttle_valve => ShuttleValveSpec,
+            quick_exhaust => QuickExhaustSpec,
         }
     };
 }

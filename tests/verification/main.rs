@@ -21,6 +21,7 @@ mod conservation;
 mod events;
 mod examples;
 mod linear_invariants;
+mod logic_valves;
 mod pneumatics;
 mod projectile;
 mod sensitivities;
