@@ -12,6 +12,7 @@ pub mod inertance_valve;
 pub mod keys;
 pub mod mass_flow;
 pub mod orifice;
+pub mod pilot_check;
 pub mod piston;
 pub mod quick_exhaust;
 pub mod rating;
@@ -53,6 +54,7 @@ macro_rules! with_kinds {
             flow_control => FlowControlSpec,
             shuttle_valve => ShuttleValveSpec,
             quick_exhaust => QuickExhaustSpec,
+            pilot_check => PilotCheckSpec,
         }
     };
 }

@@ -231,3 +231,86 @@ fn logic_valves_refuse_a_missing_or_doubled_rating() {
         assert!(text.iter().any(|t| t.contains(wanted)), "{text:?}");
     }
 }
+
+/// A cylinder chamber at 6 bar held by a pilot-operated check valve whose line is vented; the
+/// pilot is raised to 6 bar gauge at 0.05 s.
+fn held_cylinder(valve: &str) -> String {
+    format!(
+        "[model]\nname = \"pilot_check\"\n{GAS}[solver]\nmethod = \"rk4\"\nstep = 1e-5\n\
+         t_end = 0.1\n{}\
+         [[reservoir]]\nname = \"line\"\npressure = 101325.0\ntemperature = 293.15\n\
+         [[reservoir]]\nname = \"X\"\npressure = {{ table = [[0.0, 101325.0], [0.05, 701325.0]], \
+         interpolation = \"step\" }}\ntemperature = 293.15\n{valve}",
+        chamber("cyl", 0.5, 6.0)
+    )
+}
+
+#[test]
+fn pilot_check_holds_until_piloted_then_is_an_open_orifice() {
+    let valve = "[[pilot_check]]\nname = \"pc\"\nfrom = \"line\"\nto = \"cyl\"\npilot = \"X\"\n\
+                 pilot_ratio = 3.0\ncracking_pressure = 1e4\nfull_flow_pressure = 5e4\n\
+                 sonic_conductance = 5e-8\ncritical_pressure_ratio = 0.3\n";
+    let one = held_cylinder(valve);
+    // The same as an ISO orifice, both ways, opened by a step at 0.05 s.
+    let two = held_cylinder(&orifice(
+        "pc",
+        "line",
+        "cyl",
+        5e-8,
+        "{ table = [[0.0, 0.0], [0.05, 1.0]], interpolation = \"step\" }",
+    ));
+    let worst = compare(&one, &two, 0.1, &["cyl.p"]);
+    let mut sim = sim_of(&one);
+    sim.advance_to(0.049).expect("runs");
+    let held = output(&mut sim, "cyl.p");
+    let closed = output(&mut sim, "pc.open_fraction");
+    let mut lowest_control = f64::INFINITY;
+    for k in 50..=100 {
+        sim.advance_to(1e-3 * k as f64).expect("runs");
+        let p = output(&mut sim, "cyl.p");
+        // Δp_c = (p_line − p_cyl) + 3·(7.01325e5 − 1.01325e5): fully open while above 5e4 Pa.
+        lowest_control = lowest_control.min(101_325.0 - p + 3.0 * 6e5);
+    }
+    let released = output(&mut sim, "cyl.p");
+    println!(
+        "held at {held:.6} Pa (open fraction {closed}) until the pilot; released to \
+         {released:.6e} Pa at 0.1 s; control pressure ≥ {lowest_control:.4e} Pa (full flow at \
+         5e4); against an orifice opened by a step: largest relative difference {worst:.1e}"
+    );
+    assert_eq!(closed, 0.0);
+    assert!((held / 6e5 - 1.0).abs() < 1e-13, "{held}");
+    assert!(lowest_control > 5e4 && released < 4e5, "{released}");
+    assert!(worst < 1e-12, "{worst:e}");
+}
+
+#[test]
+fn pilot_check_with_its_pilot_vented_is_a_one_way_check_orifice() {
+    let head = format!(
+        "[model]\nname = \"pc\"\n{GAS}[solver]\nmethod = \"rk4\"\nstep = 1e-5\nt_end = 0.3\n\
+         {}{}[[reservoir]]\nname = \"atm\"\npressure = 101325.0\ntemperature = 293.15\n",
+        chamber("A", 0.2, 6.0),
+        chamber("B", 0.2, 1.0)
+    );
+    let one = format!(
+        "{head}[[pilot_check]]\nname = \"pc\"\nfrom = \"A\"\nto = \"B\"\npilot = \"atm\"\n\
+         pilot_ratio = 3.0\ncracking_pressure = 2e4\nfull_flow_pressure = 8e4\n\
+         sonic_conductance = 5e-8\ncritical_pressure_ratio = 0.3\n"
+    );
+    let two = format!(
+        "{head}[[orifice]]\nname = \"pc\"\nfrom = \"A\"\nto = \"B\"\nsonic_conductance = 5e-8\n\
+         critical_pressure_ratio = 0.3\none_way = true\ncracking_pressure = 2e4\n\
+         full_flow_pressure = 8e4\n"
+    );
+    let worst = compare(&one, &two, 0.3, &["A.p", "B.p"]);
+    let mut sim = sim_of(&one);
+    sim.advance_to(0.3).expect("runs");
+    let (pa, pb) = (output(&mut sim, "A.p"), output(&mut sim, "B.p"));
+    println!(
+        "pilot vented: against a one-way check orifice, largest relative difference \
+         {worst:.1e}; at 0.3 s p_A − p_B = {:.1} Pa (cracking 2e4)",
+        pa - pb
+    );
+    assert!(worst < 1e-12, "{worst:e}");
+    // It closes at its cracking pressure.
+    assert!(pa - pb > 2e4 - 1e-6 && pa - pb < 2.1e4, "{}", pa - pb);
+}

@@ -1,0 +1,237 @@
+//! Pilot-operated check valve: a check valve from `from` to `to` whose poppet a pilot piston can
+//! hold open, so that the valve passes flow both ways (the usual way to hold a cylinder in
+//! position and release it; ISO 1219 symbol; Beater, *Pneumatic Drives*, 2007, ch. 5.5).
+//!
+//! The poppet sees the control pressure (Simscape's "Pilot-Operated Check Valve (IL)" with the
+//! pilot pressure as a gauge pressure at port X; k_p the pilot ratio, the pilot piston's area
+//! over the poppet's)
+//!   Δp_c = (p_from − p_to) + k_p·(p_pilot − p_amb),
+//! and opens as an orifice's poppet does ([`Poppet`]): 0 up to the cracking pressure, linear to
+//! 1 at the full-flow pressure. The open valve passes the signed ISO 6358 flow (C or Q_N, and
+//! b) times its opening, from → to or back. With the pilot vented to ambient it is a plain
+//! one-way check valve. Δp_c through the cracking and full-flow points, each both ways, are
+//! events.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ad::{Scalar, c};
+use crate::components::NodeState;
+use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
+use crate::components::keys::{Component, Kind, Link, Problem};
+use crate::components::orifice::{ISO_LAMINAR_RATIO, Poppet, signed_iso6358_mass_flow_kg_per_s};
+use crate::components::shuttle_valve::{rated_conductance, rating_problems};
+use crate::gas::IdealGas;
+use crate::param::ParamValue;
+use crate::units::Unit;
+
+crate::declare_kind! {
+    /// `[[pilot_check]]`: a pilot-operated check valve.
+    kind PilotCheckSpec = "pilot_check", Link, gas, check = pilot_check_problems;
+    name: Name;
+    /// Inlet of the free direction (1).
+    from: Node;
+    /// Outlet of the free direction (2), the side it holds.
+    to: Node;
+    /// The pilot port (21): its gauge pressure, times `pilot_ratio`, helps open the poppet.
+    pilot: Node;
+    /// Pilot piston area over poppet area.
+    pilot_ratio: Number, dimensionless, Required, Positive;
+    /// The gauge pressure of the pilot is taken to this, Pa absolute.
+    ambient_pressure: Number, pressure, Number(101_325.0), Positive;
+    /// The poppet opens once Δp_c exceeds this, Pa.
+    cracking_pressure: Number, pressure, Number(0.0), NonNegative;
+    /// The poppet is fully open from this Δp_c on, Pa.
+    full_flow_pressure: Number, pressure, Required, Positive;
+    /// C of its flow path, m³/(s·Pa) (or `nominal_flow`).
+    sonic_conductance: Number, sonic_conductance, None, Positive;
+    /// Q_N of its flow path (ISO 6358), kg/s or "Nl/min".
+    nominal_flow: Number, mass_rate, None, Positive;
+    /// b of its flow path.
+    critical_pressure_ratio: Number, dimensionless, Required, Below(ISO_LAMINAR_RATIO);
+}
+
+fn pilot_check_problems(x: &PilotCheckSpec) -> Vec<Problem> {
+    let mut out = rating_problems(x.sonic_conductance, x.nominal_flow);
+    if x.full_flow_pressure <= x.cracking_pressure {
+        out.push(Problem {
+            key: Some("full_flow_pressure"),
+            message: format!(
+                "`full_flow_pressure` ({} Pa) must be above `cracking_pressure` ({} Pa)",
+                x.full_flow_pressure, x.cracking_pressure
+            ),
+        });
+    }
+    out
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PilotCheck {
+    pub name: String,
+    pub from: usize,
+    pub to: usize,
+    pub pilot: usize,
+    pub pilot_ratio: f64,
+    pub ambient_pressure_pa: f64,
+    pub poppet: Poppet,
+    pub sonic_conductance_m3_per_s_pa: f64,
+    pub critical_pressure_ratio: f64,
+}
+
+/// The poppet's switch points in Δp_c; each is two events (rising g = Δp_c − point, falling −g).
+const SWITCHES: [&str; 2] = ["cracking", "full-flow"];
+
+impl PilotCheck {
+    /// Δp_c = (p_from − p_to) + k_p·(p_pilot − p_amb), Pa.
+    #[inline(always)]
+    pub fn control_pressure<T: Scalar>(&self, nodes: &[NodeState<T>]) -> T {
+        nodes[self.from].pressure_pa - nodes[self.to].pressure_pa
+            + (nodes[self.pilot].pressure_pa - self.ambient_pressure_pa) * self.pilot_ratio
+    }
+
+    /// Its flow from → to, kg/s, signed.
+    #[inline(always)]
+    pub fn flow<T: Scalar>(&self, nodes: &[NodeState<T>]) -> T {
+        let x = self.poppet.opening(self.control_pressure(nodes));
+        if x.re() == 0.0 {
+            return T::zero();
+        }
+        x * signed_iso6358_mass_flow_kg_per_s(
+            c(self.sonic_conductance_m3_per_s_pa),
+            c(self.critical_pressure_ratio),
+            nodes[self.from],
+            nodes[self.to],
+        )
+    }
+
+    fn switch_point_pa(&self, j: usize) -> f64 {
+        if j == 0 {
+            self.poppet.cracking_pressure_pa
+        } else {
+            self.poppet.full_flow_pressure_pa
+        }
+    }
+}
+
+impl Build for PilotCheckSpec {
+    type Component = PilotCheck;
+    fn build(&self, node: &dyn Fn(&str) -> usize) -> PilotCheck {
+        let b = self.critical_pressure_ratio;
+        PilotCheck {
+            name: self.name.clone(),
+            from: node(&self.from),
+            to: node(&self.to),
+            pilot: node(&self.pilot),
+            pilot_ratio: self.pilot_ratio,
+            ambient_pressure_pa: self.ambient_pressure,
+            poppet: Poppet {
+                cracking_pressure_pa: self.cracking_pressure,
+                full_flow_pressure_pa: self.full_flow_pressure,
+            },
+            sonic_conductance_m3_per_s_pa: rated_conductance(
+                self.sonic_conductance,
+                self.nominal_flow,
+                b,
+            ),
+            critical_pressure_ratio: b,
+        }
+    }
+}
+
+impl Component for PilotCheck {
+    fn kind(&self) -> &'static Kind {
+        &KIND
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    crate::run_params!();
+}
+
+impl Link for PilotCheck {
+    fn ends(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
+    fn reads_upstream_temperature(&self) -> bool {
+        true
+    }
+}
+
+impl Element for PilotCheck {
+    const KIND: &'static Kind = &KIND;
+    const OUTPUTS: &'static [Output] = &[Output::Extra {
+        variable: Variable {
+            suffix: "open_fraction",
+            unit: Unit::dimensionless,
+            description: "fraction open of the poppet of {}, 0..1",
+        },
+        discrete: false,
+    }];
+    const EVENTS: usize = 2 * SWITCHES.len();
+    const SWITCHES: bool = true;
+    type Cache = ();
+
+    fn nodes(&self) -> impl Iterator<Item = usize> {
+        [self.from, self.to, self.pilot].into_iter()
+    }
+
+    fn as_link(&self) -> Option<&dyn Link> {
+        Some(self)
+    }
+
+    /// Event 2j: Δp_c rises through switch j's point; 2j + 1: it falls through it.
+    fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
+        let p = |n: usize| (at.node)(n).pressure_pa;
+        let dp = p(self.from) - p(self.to)
+            + (p(self.pilot) - self.ambient_pressure_pa) * self.pilot_ratio;
+        let g = dp - self.switch_point_pa(e / 2);
+        Some(if e % 2 == 0 { g } else { -g })
+    }
+
+    fn event_pressure_gradient(
+        &self,
+        e: usize,
+        _at: &EventAt<'_>,
+        push: &mut dyn FnMut(usize, f64),
+    ) {
+        let sign = if e % 2 == 0 { 1.0 } else { -1.0 };
+        push(self.from, sign);
+        push(self.to, -sign);
+        push(self.pilot, sign * self.pilot_ratio);
+    }
+
+    fn event_description(&self, e: usize) -> String {
+        let way = if e % 2 == 0 { "rises" } else { "falls" };
+        format!(
+            "pilot-operated check valve `{}`: the control pressure {way} through its {} point",
+            self.name,
+            SWITCHES.get(e / 2).unwrap_or(&"?")
+        )
+    }
+
+    #[inline(always)]
+    fn terms<T: Scalar>(items: &[Self], _: &(), e: &Eval<'_, T>, dy: &mut [T], at: Slots<'_, T>) {
+        for (v, out) in items.iter().zip(at.flows.iter_mut()) {
+            let mdot = v.flow(e.nodes);
+            e.transfer(v.from, v.to, mdot, dy);
+            *out = mdot;
+        }
+    }
+
+    fn extra_output<T: Scalar>(
+        &self,
+        _k: usize,
+        _gas: &IdealGas,
+        nodes: &[NodeState<T>],
+        _pv: &impl Fn(&ParamValue) -> T,
+    ) -> T {
+        self.poppet.opening(self.control_pressure(nodes))
+    }
+
+    fn extra_output_reads(&self, _k: usize) -> Reads {
+        Reads {
+            keys: &[],
+            pressures: true,
+            temperatures: false,
+        }
+    }
+}
