@@ -182,3 +182,47 @@ fn units_show_pressures_in_bar_and_temperatures_in_degc() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--units Nl/min`: a mass flow given as `"100 Nl/min"` in the model file is shown as 100
+/// Nl/min, and every kg/s column is the SI run's value over ISO 8778's density (1 Nl/min =
+/// 1e-3 m³ / 60 s · 1.185 kg/m³).
+#[test]
+fn units_show_mass_flows_in_normal_litres_per_minute() {
+    let dir = std::env::temp_dir().join(format!("plenum-cli-nlmin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = dir.join("fill.toml");
+    std::fs::write(
+        &model,
+        "[model]\nname = \"fill\"\n[gas]\nspecies = \"air\"\n[solver]\nmethod = \"rk4\"\n\
+         step = 1e-3\nt_end = 0.1\n[[reservoir]]\nname = \"supply\"\npressure = \"6 bar\"\n\
+         temperature = 293.15\n[[chamber]]\nname = \"tank\"\nvolume = \"1 L\"\n\
+         pressure = \"1 bar\"\ntemperature = 293.15\n[[mass_flow]]\nname = \"feed\"\n\
+         from = \"supply\"\nto = \"tank\"\nrate = \"100 Nl/min\"\n",
+    )
+    .unwrap();
+    let (si, shown) = (dir.join("si.csv"), dir.join("shown.csv"));
+    let m = model.to_str().unwrap();
+    output_ok(plenum().args(["run", m, "--quiet", "--csv"]).arg(&si));
+    output_ok(
+        plenum()
+            .args(["run", m, "--quiet", "--units", "Nl/min", "--csv"])
+            .arg(&shown),
+    );
+    let (a, b) = (common::Csv::read(&si), common::Csv::read(&shown));
+    let q = a.col("feed.mdot");
+    assert_eq!(b.header[q], "feed.mdot [Nl/min]");
+    let kg_per_s_per_nl_min = 1e-3 / 60.0 * 1.185;
+    let mut worst: f64 = 0.0;
+    for (ra, rb) in a.rows.iter().zip(&b.rows) {
+        worst = worst.max((rb[q] - 100.0).abs() / 100.0);
+        worst = worst.max((rb[q] * kg_per_s_per_nl_min / ra[q] - 1.0).abs());
+    }
+    println!(
+        "feed.mdot: {} kg/s shown as {} Nl/min; largest relative difference from 100 Nl/min \
+         and from the SI value's conversion {worst:.1e} over {} rows",
+        a.rows[0][q],
+        b.rows[0][q],
+        a.rows.len()
+    );
+    assert!(worst < 1e-14, "{worst:e}");
+}

@@ -82,21 +82,36 @@ impl DisplayUnit {
     }
 }
 
-/// The display units Plenum declares: bar for Pa (absolute), degC for K.
-pub const DISPLAY_UNITS: &[DisplayUnit] = &[
-    DisplayUnit {
-        unit: "Pa",
-        name: "bar",
-        factor: 1e-5,
-        offset: 0.0,
-    },
-    DisplayUnit {
-        unit: "K",
-        name: "degC",
-        factor: 1.0,
-        offset: -273.15,
-    },
-];
+/// Bar for Pa (absolute).
+pub const BAR: DisplayUnit = DisplayUnit {
+    unit: "Pa",
+    name: "bar",
+    factor: 1e-5,
+    offset: 0.0,
+};
+/// Degrees Celsius for K.
+pub const DEG_C: DisplayUnit = DisplayUnit {
+    unit: "K",
+    name: "degC",
+    factor: 1.0,
+    offset: -273.15,
+};
+/// Normal litres per minute for kg/s: the standard (ANR) volume flow of a mass flow,
+/// Q = ṁ/ρ_ANR (ISO 8778, ISO 6358-1), as the model file reads `"100 Nl/min"`.
+pub const NL_PER_MIN: DisplayUnit = DisplayUnit {
+    unit: "kg/s",
+    name: "Nl/min",
+    factor: 60_000.0 / parse::ANR_DENSITY_KG_PER_M3,
+    offset: 0.0,
+};
+
+/// The display units Plenum declares in its FMUs: bar for Pa (absolute), degC for K. A mass
+/// flow's Nl/min is not among them: FMI gives a variable one display unit, and kg/s is also
+/// the unit of a liquid link's flow, which has no standard volume.
+pub const DISPLAY_UNITS: &[DisplayUnit] = &[BAR, DEG_C];
+
+/// The display units the command line offers (`--units`): those of the FMUs and Nl/min.
+pub const CLI_DISPLAY_UNITS: &[DisplayUnit] = &[BAR, DEG_C, NL_PER_MIN];
 
 /// The display unit of an SI unit symbol, if Plenum declares one.
 pub fn display_unit(unit_symbol: &str) -> Option<&'static DisplayUnit> {

@@ -60,8 +60,8 @@ enum Command {
         /// No progress bar (it is shown only on a terminal, for runs longer than about 1 s).
         #[arg(long, short)]
         quiet: bool,
-        /// Show values in these units instead of SI, comma-separated (`bar,degC`): in the
-        /// printed table, the CSV (its header says `<name> [<unit>]`) and the plot.
+        /// Show values in these units instead of SI, comma-separated (`bar,degC,Nl/min`): in
+        /// the printed table, the CSV (its header says `<name> [<unit>]`) and the plot.
         #[arg(long, value_delimiter = ',', value_name = "UNITS", value_parser = display_unit_names())]
         units: Vec<String>,
     },
@@ -94,7 +94,7 @@ fn method_names() -> clap::builder::PossibleValuesParser {
 /// The display units `--units` accepts (those the FMU's modelDescription declares).
 fn display_unit_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(
-        plenum::units::DISPLAY_UNITS
+        plenum::units::CLI_DISPLAY_UNITS
             .iter()
             .map(|d| clap::builder::PossibleValue::new(d.name).help(format!("for {}", d.unit))),
     )
@@ -113,7 +113,7 @@ fn displayed(
     let chosen: Shown = vars
         .iter()
         .map(|v| {
-            plenum::units::DISPLAY_UNITS
+            plenum::units::CLI_DISPLAY_UNITS
                 .iter()
                 .find(|d| d.unit == v.unit.symbol && units.iter().any(|u| u == d.name))
         })
