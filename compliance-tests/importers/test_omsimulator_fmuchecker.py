@@ -120,11 +120,6 @@ OPEN_DEFECTS = {
     "2.56 m/s at 0.064 s)",
     "oms-me-{fmi}-gallery-airgun": "the start is stiffer than CVODE at the declared tolerance "
     "follows within 100 × it (port.mdot 1.5e-2 of its scale at 8e-5 s)",
-    "oms-cs-{fmi}-gallery-airgun": "the model sets stop_on_exit = true: the FMU ends the "
-    "co-simulation at the exit with fmi2Discard/fmi3Discard and Terminated, which OMSimulator "
-    "logs as an error",
-    "fmuchecker-cs-fmi2-gallery-airgun": "the model sets stop_on_exit = true: the FMU ends the "
-    "co-simulation at the exit with fmi2Discard, which the checker counts",
     "fmuchecker-me-fmi2-gallery-airgun": "forward Euler at the checker's step (stopTime/500 = "
     "1e-4 s) is unstable on this model (rk4 needs 1e-7 s): a chamber's mass goes negative and "
     "the FMU discards the step (check 2)",
