@@ -5,6 +5,7 @@ pub mod build;
 mod decode;
 mod locate;
 mod overrides;
+pub mod parts;
 mod plausible;
 mod quantities;
 pub mod spec;
@@ -123,7 +124,13 @@ fn check_tree(
         })
         .collect();
     match decode::decode(loc) {
-        Ok(spec) if unit_errors.is_empty() => {
+        Ok(mut spec) if unit_errors.is_empty() => {
+            // Parts become components of existing kinds before the model is validated.
+            let part_errors = validate::parts(&spec, loc);
+            if part_errors.is_empty() {
+                parts::expand(&mut spec);
+            }
+            errors.extend(part_errors);
             errors.extend(validate::validate(&spec, loc));
             if errors.is_empty() && !overrides.is_empty() {
                 // The text after overrides is what an FMU ships: it must say the same.
@@ -173,7 +180,10 @@ fn spec_of_text(text: &str) -> Option<ModelFile> {
         let DeValue::Table(t) = root.into_inner() else {
             return None;
         };
-        ModelFile::deserialize(toml::de::Deserializer::from(Spanned::new(span, t))).ok()
+        let mut spec =
+            ModelFile::deserialize(toml::de::Deserializer::from(Spanned::new(span, t))).ok()?;
+        parts::expand(&mut spec);
+        Some(spec)
     })
 }
 
