@@ -21,6 +21,7 @@ mod conservation;
 mod events;
 mod examples;
 mod linear_invariants;
+mod parts;
 mod pneumatics;
 mod projectile;
 mod sensitivities;

@@ -1,0 +1,472 @@
+//! Parts (`[[hose]]`), which the model reader expands into chambers and tubes, against
+//! independent truths: the same model written by hand component by component, the closed form
+//! of the laminar line's pressure diffusion (the limit the segments must converge to), and the
+//! conservation of mass and energy in a closed system.
+
+use crate::common::sim_of;
+use plenum::simulation::Simulation;
+use plenum::variables::{output_variables, write_outputs};
+
+/// Every output of the current state, by name.
+fn outputs(sim: &mut Simulation) -> Vec<(String, f64)> {
+    let vars = output_variables(sim);
+    let mut out = vec![0.0; vars.len()];
+    write_outputs(sim, &mut out);
+    vars.into_iter().map(|v| v.name).zip(out).collect()
+}
+
+fn value(outs: &[(String, f64)], name: &str) -> f64 {
+    outs.iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no output {name}"))
+        .1
+}
+
+const HEAD: &str = r#"
+[model]
+name = "hose"
+[gas]
+species = "air"
+[solver]
+method = "bdf"
+rtol = 1e-9
+atol = 1e-14
+t_end = 0.2
+[[reservoir]]
+name = "supply"
+pressure = "6 bar"
+temperature = 293.15
+[[chamber]]
+name = "end"
+volume = "0.1 l"
+pressure = "1 bar"
+temperature = 293.15
+"#;
+
+#[test]
+fn one_segment_hose_is_a_chamber_between_two_half_tubes() {
+    let part = format!(
+        "{HEAD}
+[[hose]]
+name = \"h\"
+from = \"supply\"
+to = \"end\"
+diameter = \"4 mm\"
+length = \"3 m\"
+roughness = \"0.01 mm\"
+pressure = \"1 bar\"
+temperature = 293.15
+"
+    );
+    // By hand: the volume π·d²/4·L and two tubes of L/2, named as the part names them.
+    let volume = std::f64::consts::PI / 4.0 * 0.004 * 0.004 * 3.0;
+    let tube = |name: &str, from: &str, to: &str| {
+        format!(
+            "[[tube]]\nname = \"{name}\"\nfrom = \"{from}\"\nto = \"{to}\"\nlength = 1.5\n\
+             diameter = 0.004\nroughness = 1e-5\n"
+        )
+    };
+    let hand = format!(
+        "{HEAD}
+[[chamber]]
+name = \"h_1\"
+volume = {volume:e}
+pressure = 1e5
+temperature = 293.15
+{}{}",
+        tube("h_t0", "supply", "h_1"),
+        tube("h_t1", "h_1", "end")
+    );
+    let (mut a, mut b) = (sim_of(&part), sim_of(&hand));
+    let mut worst = 0.0_f64;
+    for k in 1..=20 {
+        let t = 0.01 * k as f64;
+        a.advance_to(t).expect("runs");
+        b.advance_to(t).expect("runs");
+        let (oa, ob) = (outputs(&mut a), outputs(&mut b));
+        assert_eq!(
+            oa.iter().map(|x| &x.0).collect::<Vec<_>>(),
+            ob.iter().map(|x| &x.0).collect::<Vec<_>>()
+        );
+        for ((name, x), (_, y)) in oa.iter().zip(&ob) {
+            let rel = (x - y).abs() / x.abs().max(1e-30);
+            worst = worst.max(rel);
+            assert!(rel <= 1e-12, "{name} at t = {t}: part {x}, by hand {y}");
+        }
+    }
+    let o = outputs(&mut a);
+    println!(
+        "t = 0.2 s: end.p = {:.1} Pa, h_1.p = {:.1} Pa, h_t1.mdot = {:.4e} kg/s; largest \
+         relative difference part vs by hand over 20 outputs: {worst:e}",
+        value(&o, "end.p"),
+        value(&o, "h_1.p"),
+        value(&o, "h_t1.mdot")
+    );
+    assert!(value(&o, "end.p") > 1.5e5, "the end filled");
+}
+
+/// The closed end's pressure rise of a laminar line, a step Δp at x = 0 and a closed end at
+/// x = L, as a fraction of Δp: the linear diffusion equation ∂p/∂t = D·∂²p/∂x², D = p̄·d²/(32·μ)
+/// (Poiseuille's law in an isothermal gas: ṁ = π·d⁴·ρ/(128·μ)·(−∂p/∂x), ∂p/∂t = R·T/A·(−∂ṁ/∂x)),
+/// solved by separation of variables (Carslaw & Jaeger, *Conduction of Heat in Solids*, 1959,
+/// §3.3): u(L, t) = 1 − (4/π)·Σ_n (−1)ⁿ/(2n+1)·exp(−(2n+1)²·π²·D·t/(4·L²)).
+fn closed_end_fraction(d_m2_per_s: f64, l_m: f64, t_s: f64) -> f64 {
+    let pi = std::f64::consts::PI;
+    let sum: f64 = (0..200)
+        .map(|n| {
+            let k = (2 * n + 1) as f64;
+            let sign = if n % 2 == 0 { 1.0 } else { -1.0 };
+            sign / k * (-(k * k) * pi * pi * d_m2_per_s * t_s / (4.0 * l_m * l_m)).exp()
+        })
+        .sum();
+    1.0 - 4.0 / pi * sum
+}
+
+#[test]
+fn hose_segments_converge_to_the_laminar_lines_closed_form() {
+    let (p0, dp, d, l, mu, t_k) = (1e5, 10.0, 1e-3, 2.0, 1.82e-5, 293.15);
+    let diffusivity = (p0 + dp / 2.0) * d * d / (32.0 * mu);
+    // The half-rise time of the closed form, by bisection.
+    let (mut lo, mut hi) = (0.0, 1.0);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if closed_end_fraction(diffusivity, l, mid) < 0.5 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let t_half = 0.5 * (lo + hi);
+    let (r, gamma): (f64, f64) = (8.314_462_618 / 0.028_965, 1.4);
+    let t_wave = l / (gamma * r * t_k).sqrt();
+    println!(
+        "closed form: D = {diffusivity:.2} m²/s, half rise at the closed end after \
+         {:.4} ms; the acoustic travel time L/c = {:.4} ms",
+        t_half * 1e3,
+        t_wave * 1e3
+    );
+    let (mut errors, mut times) = (Vec::new(), Vec::new());
+    for n in [1, 4, 16, 64] {
+        // The closed end: a chamber of 10⁻⁶ of the hose's volume.
+        let v_end = 1e-6 * std::f64::consts::PI / 4.0 * d * d * l;
+        let src = format!(
+            r#"
+[model]
+name = "line"
+[gas]
+species = "air"
+isothermal = true
+[solver]
+method = "bdf"
+rtol = 1e-10
+atol = 1e-16
+t_end = 0.1
+[[reservoir]]
+name = "supply"
+pressure = {}
+temperature = {t_k}
+[[chamber]]
+name = "end"
+volume = {v_end:e}
+pressure = {p0}
+temperature = {t_k}
+[[hose]]
+name = "h"
+from = "supply"
+to = "end"
+diameter = {d}
+length = {l}
+viscosity = {mu}
+segments = {n}
+pressure = {p0}
+temperature = {t_k}
+"#,
+            p0 + dp
+        );
+        let mut sim = sim_of(&src);
+        let dt = t_half / 400.0;
+        let (mut t_prev, mut u_prev, mut crossed) = (0.0, 0.0, None);
+        let mut re_max = 0.0_f64;
+        for k in 1..=2000 {
+            let t = dt * k as f64;
+            sim.advance_to(t).expect("runs");
+            let o = outputs(&mut sim);
+            let u = (value(&o, "end.p") - p0) / dp;
+            let mdot = value(&o, "h_t0.mdot").abs();
+            re_max = re_max.max(4.0 * mdot / (std::f64::consts::PI * d * mu));
+            if u >= 0.5 {
+                crossed = Some(t_prev + (0.5 - u_prev) / (u - u_prev) * (t - t_prev));
+                break;
+            }
+            (t_prev, u_prev) = (t, u);
+        }
+        let t_n = crossed.expect("the end reaches half the step");
+        let err = (t_n - t_half) / t_half;
+        println!(
+            "N = {n:2}: half rise after {:.4} ms, {:+.3} % from the closed form, {:.2}·L/c \
+             (largest Re at the inlet {re_max:.0})",
+            t_n * 1e3,
+            err * 100.0,
+            t_n / t_wave
+        );
+        // The closed form is of laminar flow.
+        assert!(re_max < 2300.0, "laminar flow: Re = {re_max}");
+        errors.push(err.abs());
+        times.push(t_n);
+    }
+    // The segments converge (each refinement by 4 changes the result less than the one
+    // before), to the closed form: what is left at 64 segments is the linearisation (Δp/p =
+    // 10⁻⁴) and the closed end's small volume, not the discretisation.
+    let steps: Vec<f64> = times.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
+    println!("changes from one N to the next: {steps:?} s");
+    for w in steps.windows(2) {
+        assert!(w[1] < 0.25 * w[0], "converges with N: {steps:?}");
+    }
+    assert!(errors[1] < errors[0], "{errors:?}");
+    assert!(errors[3] < 2e-4, "64 segments within 0.02 %: {errors:?}");
+}
+
+#[test]
+fn a_closed_system_with_hoses_keeps_its_mass_and_energy() {
+    let src = r#"
+[model]
+name = "closed"
+[gas]
+species = "air"
+[solver]
+method = "bdf"
+rtol = 1e-8
+t_end = 0.5
+[[chamber]]
+name = "a"
+volume = "0.2 l"
+pressure = "6 bar"
+temperature = 293.15
+[[chamber]]
+name = "b"
+volume = "0.1 l"
+pressure = "1 bar"
+temperature = 293.15
+[[hose]]
+name = "ab"
+from = "a"
+to = "b"
+diameter = "4 mm"
+length = "2 m"
+segments = 8
+pressure = "3 bar"
+temperature = 320
+[[hose]]
+name = "ba"
+from = "b"
+to = "a"
+diameter = "2 mm"
+length = "1 m"
+segments = 3
+pressure = "2 bar"
+temperature = 280
+"#;
+    let mut sim = sim_of(src);
+    let chambers: Vec<String> = ["a", "b"]
+        .into_iter()
+        .map(String::from)
+        .chain((1..=8).map(|k| format!("ab_{k}")))
+        .chain((1..=3).map(|k| format!("ba_{k}")))
+        .collect();
+    let totals = |sim: &mut Simulation| {
+        let o = outputs(sim);
+        let m: f64 = chambers.iter().map(|c| value(&o, &format!("{c}.m"))).sum();
+        let u: f64 = chambers.iter().map(|c| value(&o, &format!("{c}.U"))).sum();
+        (m, u, value(&o, "b.p"))
+    };
+    let (m0, u0, pb0) = totals(&mut sim);
+    let (mut dm, mut du) = (0.0_f64, 0.0_f64);
+    for k in 1..=50 {
+        sim.advance_to(0.01 * k as f64).expect("runs");
+        let (m, u, _) = totals(&mut sim);
+        dm = dm.max((m - m0).abs() / m0);
+        du = du.max((u - u0).abs() / u0);
+    }
+    let (_, _, pb) = totals(&mut sim);
+    println!(
+        "m = {m0:.6e} kg, U = {u0:.6e} J over 13 chambers; largest relative drift of m \
+         {dm:e}, of U {du:e}; b.p {pb0:.0} → {pb:.0} Pa"
+    );
+    assert!(pb > pb0 + 1e5, "gas moved into b");
+    assert!(dm < 1e-12, "mass kept to round-off: {dm:e}");
+    assert!(du < 1e-12, "energy kept to round-off: {du:e}");
+}
+
+#[test]
+fn a_hose_with_wall_heat_exchange_relaxes_to_the_wall_temperature() {
+    // Each segment's heat exchange h·π·d·(L/N)·(T_wall − T): a closed hose (both ends on one
+    // chamber of the same state) relaxes at the rate h·A/(m·c_v) to T_wall, as one chamber
+    // with the whole wall does. The chamber `a` at its ends has its own wall in the same
+    // proportion (area 4·V/d), so that every chamber relaxes alike and no gas moves.
+    let (h, d, l, t0, tw) = (50.0, 0.01, 1.0, 350.0, 300.0);
+    let src = format!(
+        r#"
+[model]
+name = "warm"
+[gas]
+R = 287.0
+cp = 1004.5
+[solver]
+method = "bdf"
+rtol = 1e-10
+atol = 1e-14
+t_end = 1.0
+[[chamber]]
+name = "a"
+volume = 1e-12
+pressure = 1e5
+temperature = {t0}
+[[ambient_heat]]
+name = "a_wall"
+chamber = "a"
+heat_transfer_coefficient = {h}
+area = 4e-10
+ambient_temperature = {tw}
+[[hose]]
+name = "h"
+from = "a"
+to = "a"
+diameter = {d}
+length = {l}
+segments = 4
+pressure = 1e5
+temperature = {t0}
+heat_transfer_coefficient = {h}
+ambient_temperature = {tw}
+"#
+    );
+    let mut sim = sim_of(&src);
+    let o = outputs(&mut sim);
+    let m = value(&o, "h_1.m") * 4.0;
+    let cv = 1004.5 - 287.0;
+    let rate = h * std::f64::consts::PI * d * l / (m * cv);
+    // The gas's mass and volume stay (both ends on one node, all at one state), so T follows
+    // dT/dt = rate·(T_wall − T).
+    for t in [0.05, 0.1, 0.2] {
+        sim.advance_to(t).expect("runs");
+        let o = outputs(&mut sim);
+        let want = tw + (t0 - tw) * (-rate * t).exp();
+        let got = value(&o, "h_2.T");
+        println!("t = {t} s: h_2.T = {got:.6} K, closed form {want:.6} K");
+        assert!((got - want).abs() < 1e-5 * want, "{got} vs {want}");
+    }
+}
+
+#[test]
+fn a_hoses_bad_keys_are_named_with_the_hose_and_the_key() {
+    let base = format!(
+        "{HEAD}
+[[hose]]
+name = \"h\"
+from = \"supply\"
+to = \"end\"
+diameter = \"4 mm\"
+length = \"3 m\"
+pressure = \"1 bar\"
+temperature = 293.15
+"
+    );
+    let cases = [
+        (
+            ("length = \"3 m\"", "lenght = \"3 m\""),
+            "`hose.h.lenght`",
+            "did you mean `length`?",
+        ),
+        (
+            ("diameter = \"4 mm\"", "diameter = \"-4 mm\""),
+            "`hose.h.diameter`",
+            "`diameter` must be greater than 0 m, got -0.004",
+        ),
+        (
+            ("length = \"3 m\"", "length = \"3 m\"\nsegments = 2.5"),
+            "`hose.h.segments`",
+            "whole number from 1 to 1000, got 2.5",
+        ),
+        (
+            ("length = \"3 m\"", "length = \"3 m\"\nsegments = 1e9"),
+            "`hose.h.segments`",
+            "whole number from 1 to 1000",
+        ),
+        (
+            ("to = \"end\"", "to = \"ned\""),
+            "`hose.h.to`",
+            "`to` = `ned` is not a chamber or reservoir (nor a chamber a part generates); did \
+             you mean `end`?",
+        ),
+        (
+            ("name = \"end\"", "name = \"h_1\""),
+            "`hose.h.name`",
+            "hose `h` generates the chamber `h_1`, a name a chamber already has",
+        ),
+        (
+            (
+                "length = \"3 m\"",
+                "length = \"3 m\"\nheat_transfer_coefficient = 10",
+            ),
+            "`hose.h.heat_transfer_coefficient`",
+            "needs `ambient_temperature`",
+        ),
+        (
+            ("length = \"3 m\"", "length = \"3 mm/s\""),
+            "`hose.h.length`",
+            "",
+        ),
+    ];
+    for ((from, to), key, words) in cases {
+        let mut src = base.replacen(from, to, 1);
+        if from.starts_with("name") {
+            src = src.replacen("to = \"end\"", "to = \"supply\"", 1);
+            src = src.replacen("from = \"supply\"", "from = \"h_1\"", 1);
+        }
+        let errors = plenum::model::parse_str(&src, "m.toml", &[]).expect_err("refused");
+        let text: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        println!("{}", text.join("\n"));
+        assert!(
+            text.iter()
+                .any(|t| t.contains(key) && t.contains(words) && t.contains("m.toml:")),
+            "{key} {words}: {text:?}"
+        );
+    }
+}
+
+#[test]
+fn a_hose_may_be_overridden_by_its_keys_and_writes_back_as_its_components() {
+    let src = format!(
+        "{HEAD}
+[[hose]]
+name = \"h\"
+from = \"supply\"
+to = \"end\"
+diameter = \"4 mm\"
+length = \"3 m\"
+pressure = \"1 bar\"
+temperature = 293.15
+"
+    );
+    let m = plenum::model::parse_str(&src, "m.toml", &["h.segments=3".to_string()])
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let names: Vec<&str> = m.spec.tube.iter().map(|t| t.name.as_str()).collect();
+    let lengths: Vec<f64> = m
+        .spec
+        .tube
+        .iter()
+        .map(|t| match t.length {
+            plenum::param::ParamSpec::Const(v) => v,
+            _ => f64::NAN,
+        })
+        .collect();
+    println!("{names:?} {lengths:?}");
+    assert_eq!(names, ["h_t0", "h_t1", "h_t2", "h_t3"]);
+    assert_eq!(lengths, [0.5, 1.0, 1.0, 0.5]);
+    assert!(m.spec.hose.is_empty(), "expanded");
+    // The expanded model, written back, is a model of kinds only that reads the same.
+    let text = toml::to_string(&m.spec).expect("serializes");
+    assert!(!text.contains("[[hose]]"));
+    let again = plenum::model::parse_str(&text, "again.toml", &[]).expect("reads");
+    assert_eq!(again.spec, m.spec);
+}
