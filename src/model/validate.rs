@@ -659,9 +659,17 @@ pub(crate) fn parts(spec: &ModelFile, loc: &Locator<'_>) -> Vec<ModelError> {
         taken.insert(x.name(), format!("a {part}"));
     }
     nodes.sort_unstable();
-    for (i, x) in &parts {
+    for ((i, x), own) in parts.iter().zip(&generated) {
         for (k, node) in x.nodes() {
-            if nodes.binary_search_by(|n| n.as_str().cmp(node)).is_err() {
+            if own.iter().any(|(_, n)| n == node) {
+                c.err(
+                    &comp(x.kind().name, *i, k),
+                    format!(
+                        "`{k}` = `{node}` is a component this {} generates itself",
+                        x.kind().name
+                    ),
+                );
+            } else if nodes.binary_search_by(|n| n.as_str().cmp(node)).is_err() {
                 c.err(
                     &comp(x.kind().name, *i, k),
                     format!(

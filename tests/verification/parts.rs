@@ -373,6 +373,11 @@ temperature = 293.15
     );
     let cases = [
         (
+            ("to = \"end\"", "to = \"h_1\""),
+            "`hose.h.to`",
+            "`to` = `h_1` is a component this hose generates itself",
+        ),
+        (
             ("length = \"3 m\"", "lenght = \"3 m\""),
             "`hose.h.lenght`",
             "did you mean `length`?",
