@@ -639,6 +639,16 @@ pub(crate) fn parts(spec: &ModelFile, loc: &Locator<'_>) -> Vec<ModelError> {
     let generated: Vec<Vec<(&str, String)>> = parts.iter().map(|(_, x)| x.generated()).collect();
     for ((i, x), names) in parts.iter().zip(&generated) {
         let part = x.kind().name;
+        if let Some(owner) = taken.get(x.name()) {
+            c.err(
+                &comp(part, *i, "name"),
+                format!(
+                    "duplicate name `{}`: {owner} already has it (all components and parts share \
+                     one set of names)",
+                    x.name()
+                ),
+            );
+        }
         for (kind, name) in names {
             if let Some(owner) = taken.get(name.as_str()) {
                 c.err(

@@ -9,6 +9,7 @@
 //! [`Part`]: the names it generates and the components it expands into. Its registration is
 //! one line in [`crate::with_parts!`].
 
+pub mod cylinder;
 pub mod hose;
 
 use super::spec::ModelFile;
@@ -23,6 +24,7 @@ macro_rules! with_parts {
         $then! {
             $($args)*
             hose => HoseSpec,
+            cylinder => CylinderSpec,
         }
     };
 }
