@@ -31,6 +31,10 @@ macro_rules! model_file {
                 #[serde(default)]
                 pub $kind: Vec<$Spec>,
             )*
+            /// What each part of the file became (`super::parts::expand`), for `plenum
+            /// describe`; not written back.
+            #[serde(skip)]
+            pub expanded: Vec<super::parts::Expanded>,
             $(
                 /// A part's list (`super::parts`): empty once the model is read.
                 #[serde(default, skip_serializing_if = "Vec::is_empty")]

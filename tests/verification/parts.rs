@@ -469,11 +469,34 @@ temperature = 293.15
     assert_eq!(names, ["h_t0", "h_t1", "h_t2", "h_t3"]);
     assert_eq!(lengths, [0.5, 1.0, 1.0, 0.5]);
     assert!(m.spec.hose.is_empty(), "expanded");
+    // `plenum describe` says what the part became.
+    let path = std::env::temp_dir().join(format!("plenum-parts-{}.toml", std::process::id()));
+    std::fs::write(&path, &src).expect("writes");
+    let out = crate::common::output_ok(
+        crate::common::plenum_command()
+            .arg("describe")
+            .arg(&path)
+            .args(["--set", "h.segments=3"]),
+    );
+    let _ = std::fs::remove_file(&path);
+    let text = String::from_utf8_lossy(&out.stdout);
+    println!("{text}");
+    assert!(text.contains(
+        "hose h → chamber h_1, chamber h_2, chamber h_3, tube h_t0, tube h_t1, tube h_t2, tube \
+         h_t3"
+    ));
     // The expanded model, written back, is a model of kinds only that reads the same.
     let text = toml::to_string(&m.spec).expect("serializes");
     assert!(!text.contains("[[hose]]"));
     let again = plenum::model::parse_str(&text, "again.toml", &[]).expect("reads");
-    assert_eq!(again.spec, m.spec);
+    assert!(
+        again.spec.expanded.is_empty(),
+        "no part in the written-back model"
+    );
+    let mut spec = m.spec.clone();
+    assert_eq!(spec.expanded.len(), 1);
+    spec.expanded.clear();
+    assert_eq!(again.spec, spec);
 }
 
 /// A single-acting cylinder fed from `supply` (absolute, Pa) through an ISO 6358 orifice,

@@ -76,7 +76,7 @@ impl Part for CylinderSpec {
 
     fn generated(&self) -> Vec<(&'static str, String)> {
         // The piston takes the cylinder's own name.
-        vec![("chamber", self.cap())]
+        vec![("chamber", self.cap()), ("piston", self.name.clone())]
     }
 
     fn nodes(&self) -> Vec<(&'static str, &str)> {

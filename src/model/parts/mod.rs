@@ -62,14 +62,29 @@ pub trait Part: Spec {
     fn expand(&self, model: &mut ModelFile);
 }
 
+/// What one part became: its kind and name, and the (kind, name) of each component it
+/// expanded into.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expanded {
+    pub part: &'static str,
+    pub name: String,
+    pub components: Vec<(&'static str, String)>,
+}
+
 /// Replaces every part of `model` by the components it expands into (appended to their kinds'
-/// lists, part by part in the registry's order); `model` then holds no part.
+/// lists, part by part in the registry's order), recorded in `model.expanded`; `model` then
+/// holds no part.
 pub fn expand(model: &mut ModelFile) {
     macro_rules! expand_all {
         ($($part:ident => $Spec:ident),* $(,)?) => {
             $(
                 for p in std::mem::take(&mut model.$part) {
                     p.expand(model);
+                    model.expanded.push(Expanded {
+                        part: p.kind().name,
+                        name: p.name().to_string(),
+                        components: p.generated(),
+                    });
                 }
             )*
         };
