@@ -127,11 +127,25 @@ fn check_tree(
         Ok(mut spec) if unit_errors.is_empty() => {
             // Parts become components of existing kinds before the model is validated.
             let part_errors = validate::parts(&spec, loc);
+            // A part left unexpanded: what names a component it would generate only follows.
+            let unmade: Vec<String> = spec
+                .parts()
+                .iter()
+                .flat_map(|(_, p)| p.generated())
+                .map(|(_, name)| format!("`{name}`"))
+                .collect();
             if part_errors.is_empty() {
                 parts::expand(&mut spec);
             }
+            let follows = |e: &ModelError| {
+                !part_errors.is_empty() && unmade.iter().any(|n| e.message.contains(n.as_str()))
+            };
+            let model_errors: Vec<ModelError> = validate::validate(&spec, loc)
+                .into_iter()
+                .filter(|e| !follows(e))
+                .collect();
             errors.extend(part_errors);
-            errors.extend(validate::validate(&spec, loc));
+            errors.extend(model_errors);
             if errors.is_empty() && !overrides.is_empty() {
                 // The text after overrides is what an FMU ships: it must say the same.
                 let same = spec_of_text(&source).is_some_and(|s| s == spec);

@@ -650,7 +650,8 @@ pub(crate) fn parts(spec: &ModelFile, loc: &Locator<'_>) -> Vec<ModelError> {
             );
         }
         for (kind, name) in names {
-            if let Some(owner) = taken.get(name.as_str()) {
+            // A component that takes the part's own name (a cylinder's piston): said above.
+            if let Some(owner) = taken.get(name.as_str()).filter(|_| name != x.name()) {
                 c.err(
                     &comp(part, *i, "name"),
                     format!(
