@@ -22,6 +22,7 @@ mod events;
 mod examples;
 mod linear_invariants;
 mod logic_valves;
+mod parts;
 mod pneumatics;
 mod projectile;
 mod sensitivities;
