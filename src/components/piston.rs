@@ -6,6 +6,12 @@
 //! F_friction = −sign(v)·A·p_f,dynamic; at rest the piston stays put unless the driving force
 //! exceeds A·p_f,static, and then breaks free against the static value.
 //!
+//! A piston rod (optional `rod_area` A_r, through the node ahead to `rod_vent`, a double-acting
+//! cylinder's): the node ahead acts on the annulus A − A_r and shrinks by (A − A_r)·x, the
+//! rod's end on A_r at the vent's pressure, so the pressure force is
+//! p_behind·A − p_ahead·(A − A_r) − p_vent·A_r; the work p_vent·A_r·v it does on the vent
+//! leaves the system (`energy_left`).
+//!
 //! End stops (optional `x_min`, `x_max`, `restitution` e in 0..1): reaching a stop is an event
 //! (x − x_max or x_min − x crossing zero upward, located by the driver); there the velocity
 //! becomes −e·v (Newton's impact law) and the kinetic energy lost, ½·m·v²·(1 − e²), is counted as
@@ -64,6 +70,11 @@ crate::declare_kind! {
     /// back when 0, so that a piston without stops has no such FMU parameter.
     #[serde(skip_serializing_if = "is_zero")]
     restitution: Number, dimensionless, Number(0.0), Fraction;
+    /// Cross-section of a rod through the node ahead, m² (0: no rod). Not written back when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    rod_area: Number, area, Number(0.0), NonNegative;
+    /// The node whose pressure acts on the rod's end (the atmosphere): needed with a rod.
+    rod_vent: Node, dimensionless, None;
 }
 
 /// The stops in order, and the start inside them and before the exit.
@@ -98,6 +109,35 @@ fn piston_problems(x: &PistonSpec) -> Vec<Problem> {
                 format!("`x0` = {} m is past the end stop `x_max` = {hi} m", x.x0),
             );
         }
+    }
+    if x.rod_area > 0.0 && x.rod_vent.is_none() {
+        problem(
+            "rod_vent",
+            "a piston with a `rod_area` needs a `rod_vent`: the node whose pressure acts on the \
+             rod's end"
+                .to_string(),
+        );
+    }
+    if x.rod_vent.is_some() && x.rod_area == 0.0 {
+        problem(
+            "rod_vent",
+            "`rod_vent` is for a piston with a rod: give its `rod_area`".to_string(),
+        );
+    }
+    if x.rod_area.is_finite() && x.area.is_finite() && x.rod_area >= x.area {
+        problem(
+            "rod_area",
+            format!(
+                "`rod_area` = {} m² must be below the bore's `area` = {} m²",
+                x.rod_area, x.area
+            ),
+        );
+    }
+    if x.rod_area > 0.0 && x.x_exit.is_some() {
+        problem(
+            "x_exit",
+            "a piston with a rod cannot leave its bore: give no `x_exit`".to_string(),
+        );
     }
     if let Some(exit) = x.x_exit
         && exit.is_finite()
@@ -140,7 +180,13 @@ pub struct Piston {
     pub x_min: Option<Length>,
     pub x_max: Option<Length>,
     pub restitution: f64,
+    /// The rod's cross-section, m² (0: none), and the node at its end (`NO_ROD` without).
+    pub rod_area_m2: f64,
+    pub rod_vent: usize,
 }
+
+/// `rod_vent` of a piston without a rod (never read then).
+pub const NO_ROD: usize = usize::MAX;
 
 pub const POSITION: usize = 0;
 pub const VELOCITY: usize = 1;
@@ -155,6 +201,25 @@ pub struct Forces<T = f64> {
 }
 
 impl Piston {
+    /// The pressures' force forward, N: p_behind·A − p_ahead·(A − A_r) − p_vent·A_r, written
+    /// (p_behind − p_ahead)·A + (p_ahead − p_vent)·A_r so that a piston without a rod
+    /// evaluates A·(p_behind − p_ahead) alone, as before rods existed.
+    #[inline]
+    pub fn pressure_force_n<T: Scalar>(&self, p_behind_pa: T, p_ahead_pa: T, p_vent_pa: T) -> T {
+        let f = (p_behind_pa - p_ahead_pa) * self.area.value;
+        if self.rod_area_m2 == 0.0 {
+            f
+        } else {
+            f + (p_ahead_pa - p_vent_pa) * self.rod_area_m2
+        }
+    }
+
+    /// The area over which the node ahead's volume changes, m²: the annulus A − A_r.
+    #[inline]
+    pub fn ahead_area_m2(&self) -> f64 {
+        self.area.value - self.rod_area_m2
+    }
+
     #[inline]
     pub fn spring_force_n<T: Scalar>(&self, x_m: T) -> T {
         (x_m - self.spring_x0.value) * -self.spring_stiffness.value
@@ -174,40 +239,19 @@ impl Piston {
         ]
     }
 
-    /// Forces at time `t` on the segment that began at `seg`.
-    #[inline]
-    pub fn forces<T: Scalar>(
-        &self,
-        t: f64,
-        seg: f64,
-        x_m: T,
-        v_m_per_s: T,
-        p_behind_pa: T,
-        p_ahead_pa: T,
-    ) -> Forces<T> {
-        self.forces_with(
-            |p: &ParamValue| c(p.value(t, seg)),
-            x_m,
-            v_m_per_s,
-            p_behind_pa,
-            p_ahead_pa,
-        )
-    }
-
-    /// [`Self::forces`] with each parameter's value given by `param`.
+    /// The forces with each parameter's value given by `param`, and the pressures' force
+    /// ([`Self::pressure_force_n`]).
     #[inline]
     pub fn forces_with<T: Scalar>(
         &self,
         param: impl Fn(&ParamValue) -> T,
         x_m: T,
         v_m_per_s: T,
-        p_behind_pa: T,
-        p_ahead_pa: T,
+        pressure_force_n: T,
     ) -> Forces<T> {
         let damping = param(&self.damping_n_s_per_m);
         let area_m2 = self.area.value;
-        let drive =
-            (p_behind_pa - p_ahead_pa) * area_m2 + self.spring_force_n(x_m) - v_m_per_s * damping;
+        let drive = pressure_force_n + self.spring_force_n(x_m) - v_m_per_s * damping;
         let v_re = v_m_per_s.re();
         let friction = if v_re > 0.0 {
             -(param(&self.friction_dynamic_pa) * area_m2)
@@ -258,6 +302,8 @@ impl Build for PistonSpec {
             x_min: self.x_min.map(from_si),
             x_max: self.x_max.map(from_si),
             restitution: self.restitution,
+            rod_area_m2: self.rod_area,
+            rod_vent: self.rod_vent.as_deref().map_or(NO_ROD, node),
         }
     }
 }
@@ -348,7 +394,9 @@ impl Element for Piston {
     type Cache = ();
 
     fn nodes(&self) -> impl Iterator<Item = usize> {
-        [self.behind, self.ahead].into_iter()
+        [self.behind, self.ahead, self.rod_vent]
+            .into_iter()
+            .filter(|&n| n != NO_ROD)
     }
 
     #[inline(always)]
@@ -368,21 +416,26 @@ impl Element for Piston {
             }
             let (x, v) = (e.y[o + POSITION], e.y[o + VELOCITY]);
             let pv = |q: &ParamValue| e.pv(q);
-            let f = p.forces_with(
-                pv,
-                x,
-                v,
-                e.nodes[behind].pressure_pa,
-                e.nodes[ahead].pressure_pa,
-            );
+            let (pb, pa) = (e.nodes[behind].pressure_pa, e.nodes[ahead].pressure_pa);
+            let p_vent = if p.rod_vent == NO_ROD {
+                T::zero()
+            } else {
+                e.nodes[p.rod_vent].pressure_pa
+            };
+            let f = p.forces_with(pv, x, v, p.pressure_force_n(pb, pa, p_vent));
             let damping_power = v * e.pv(&p.damping_n_s_per_m) * v;
             dy[o + POSITION] = v;
             dy[o + VELOCITY] = f.acceleration_m_per_s2;
-            let dvdt = v * area;
-            e.boundary_work(behind, dvdt, dy);
-            e.boundary_work(ahead, -dvdt, dy);
-            // Friction and damping turn kinetic energy into heat that leaves the gas.
-            e.dissipate(-f.friction_n * v + damping_power, dy);
+            e.boundary_work(behind, v * area, dy);
+            e.boundary_work(ahead, -(v * p.ahead_area_m2()), dy);
+            // Friction and damping turn kinetic energy into heat that leaves the gas; the rod
+            // pushes the vent's gas away.
+            let rod_power = if p.rod_vent == NO_ROD {
+                T::zero()
+            } else {
+                p_vent * p.rod_area_m2 * v
+            };
+            e.dissipate(-f.friction_n * v + damping_power + rod_power, dy);
             *out = T::zero();
         }
     }
@@ -400,15 +453,18 @@ impl Element for Piston {
             .fold(0.0_f64, |a, x| a.max(x.value.abs()));
     }
 
-    /// Behind: volume grows by area·x; ahead: shrinks by it.
+    /// Behind: volume grows by area·x; ahead: shrinks by the annulus (area less the rod's).
     fn boundaries(&self, first: usize, push: &mut dyn FnMut(Boundary)) {
-        let (state, area) = (first + POSITION, self.area.value);
-        for (chamber, factor) in [(self.behind, area), (self.ahead, -area)] {
+        let state = first + POSITION;
+        let (area, annulus) = (self.area.value, self.ahead_area_m2());
+        for (chamber, factor, area_m2) in
+            [(self.behind, area, area), (self.ahead, -annulus, annulus)]
+        {
             push(Boundary {
                 chamber,
                 state,
                 factor,
-                area_m2: area,
+                area_m2,
             });
         }
     }

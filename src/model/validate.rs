@@ -717,14 +717,16 @@ fn initial_volumes(c: &mut Check, spec: &ModelFile) {
     for p in &spec.piston {
         let finite = p.area.is_finite() && p.x0.is_finite();
         // behind == ahead: the signs cancel (+1 − 1 = 0) and the chamber is touched once.
+        // The node ahead moves by the annulus: the bore less a rod through it.
+        let annulus = p.area - p.rod_area;
         let ends: &[(&str, f64)] = if p.behind == p.ahead {
-            &[(p.behind.as_str(), 0.0)]
+            &[(p.behind.as_str(), p.area - annulus)]
         } else {
-            &[(p.behind.as_str(), 1.0), (p.ahead.as_str(), -1.0)]
+            &[(p.behind.as_str(), p.area), (p.ahead.as_str(), -annulus)]
         };
-        for &(name, sign) in ends {
+        for &(name, area) in ends {
             let e = by_chamber.entry(name).or_insert((0.0, false, true));
-            e.0 += sign * p.area * p.x0;
+            e.0 += area * p.x0;
             e.1 = true;
             e.2 &= finite;
         }
@@ -751,7 +753,7 @@ fn initial_volumes(c: &mut Check, spec: &ModelFile) {
                     &vpath,
                     format!(
                         "the initial volume of chamber `{}`, volume + sum of area*x0 of \
-                         pistons behind it - sum of area*x0 of pistons ahead of it = {} m^3, \
+                         pistons behind it - sum of (area - rod_area)*x0 of pistons ahead of it = {} m^3, \
                          must be greater than 0",
                         x.name,
                         number(x.volume + moved)

@@ -696,3 +696,128 @@ fn a_cylinders_bad_keys_are_named_with_the_cylinder_and_the_key() {
         );
     }
 }
+
+/// A double-acting cylinder (32 mm bore, 12 mm rod): the cap port fed at `cap_pa`, the rod port
+/// at `rod_pa`, each through an orifice from a reservoir; the rod's end sees the atmosphere.
+fn double_acting(cap_pa: f64, rod_pa: f64, extra: &str) -> String {
+    format!(
+        r#"
+[model]
+name = "cyl2"
+[gas]
+species = "air"
+[solver]
+method = "bdf"
+rtol = 1e-10
+t_end = 3.0
+[[reservoir]]
+name = "a"
+pressure = {cap_pa}
+temperature = 293.15
+[[reservoir]]
+name = "b"
+pressure = {rod_pa}
+temperature = 293.15
+[[reservoir]]
+name = "atm"
+pressure = 1e5
+temperature = 293.15
+[[cylinder]]
+name = "cyl"
+vent = "atm"
+bore = "32 mm"
+rod_diameter = "12 mm"
+stroke = "100 mm"
+dead_volume = "5 cm3"
+rod_dead_volume = "4 cm3"
+mass = 0.5
+pressure = 1e5
+temperature = 293.15
+damping = 200.0
+{extra}
+[[orifice]]
+name = "in_a"
+from = "a"
+to = "cyl_cap"
+sonic_conductance = "0.5 l/(s bar)"
+critical_pressure_ratio = 0.3
+[[orifice]]
+name = "in_b"
+from = "b"
+to = "cyl_rod"
+sonic_conductance = "0.5 l/(s bar)"
+critical_pressure_ratio = 0.3
+"#
+    )
+}
+
+#[test]
+fn a_double_acting_cylinder_settles_at_its_force_balance() {
+    let area = std::f64::consts::PI / 4.0 * 0.032 * 0.032;
+    let rod = std::f64::consts::PI / 4.0 * 0.012 * 0.012;
+    for (cap, rod_p, k, x_spring) in [
+        (4e5, 3e5, 5000.0, 0.0),
+        (3e5, 4e5, 8000.0, 0.06),
+        (5e5, 5e5, 3000.0, 0.0),
+    ] {
+        let src = double_acting(
+            cap,
+            rod_p,
+            &format!("spring_stiffness = {k}\nspring_x0 = {x_spring}\nx0 = 0.05"),
+        );
+        let mut sim = sim_of(&src);
+        sim.advance_to(3.0).expect("runs");
+        let o = outputs(&mut sim);
+        // p_cap·A − p_rod·(A − A_r) − p_atm·A_r = k·(x − x_spring).
+        let force = cap * area - rod_p * (area - rod) - 1e5 * rod;
+        let want = x_spring + force / k;
+        let got = value(&o, "cyl.x");
+        println!(
+            "cap {cap} Pa, rod side {rod_p} Pa, k = {k} N/m: x = {got:.9} m, closed form \
+             {want:.9} m (net pressure force {force:.4} N; chambers {:.3} / {:.3} Pa)",
+            value(&o, "cyl_cap.p"),
+            value(&o, "cyl_rod.p")
+        );
+        assert!((0.0..0.1).contains(&want), "inside the stroke: {want}");
+        assert!((got - want).abs() < 1e-6 * want.abs(), "{got} vs {want}");
+    }
+}
+
+#[test]
+fn a_sealed_double_acting_cylinder_keeps_its_mass_and_energy() {
+    // Both ports sealed (no orifices), the cap at 5 bar and the rod side at 1 bar: the piston
+    // runs out, compresses the rod side, oscillates on its damping and settles; the rod pushes
+    // the atmosphere away. energy_total counts the rod's work on it.
+    let src = double_acting(1e5, 1e5, "x0 = 0.02\nrod_pressure = 1e5").replace(
+        "pressure = 1e5\ntemperature = 293.15\ndamping",
+        "pressure = 5e5\ntemperature = 293.15\ndamping",
+    );
+    let cut = src.find("[[orifice]]").expect("orifices");
+    let sealed = &src[..cut];
+    let mut sim = sim_of(sealed);
+    let o = outputs(&mut sim);
+    let (m0, e0) = (value(&o, "mass_total"), value(&o, "energy_total"));
+    let v_cap0 = value(&o, "cyl_cap.V");
+    let v_rod0 = value(&o, "cyl_rod.V");
+    let mut worst: (f64, f64) = (0.0, 0.0);
+    let mut travel: f64 = 0.0;
+    for k in 1..=30 {
+        sim.advance_to(0.1 * k as f64).expect("runs");
+        let o = outputs(&mut sim);
+        worst.0 = worst.0.max((value(&o, "mass_total") / m0 - 1.0).abs());
+        worst.1 = worst.1.max((value(&o, "energy_total") / e0 - 1.0).abs());
+        travel = travel.max(value(&o, "cyl.x") - 0.02);
+        // The chambers' volumes follow the bore and the annulus.
+        let x = value(&o, "cyl.x") - 0.02;
+        let area = std::f64::consts::PI / 4.0 * 0.032 * 0.032;
+        let rod = std::f64::consts::PI / 4.0 * 0.012 * 0.012;
+        assert!((value(&o, "cyl_cap.V") - (v_cap0 + area * x)).abs() < 1e-15);
+        assert!((value(&o, "cyl_rod.V") - (v_rod0 - (area - rod) * x)).abs() < 1e-15);
+    }
+    println!(
+        "sealed: travel {travel:.6} m; mass drift {:.1e}, energy drift {:.1e} (rtol 1e-10)",
+        worst.0, worst.1
+    );
+    assert!(travel > 0.01, "it moved: {travel}");
+    assert!(worst.0 < 1e-13 && worst.1 < 1e-8, "{worst:?}");
+}

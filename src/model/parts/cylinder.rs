@@ -1,16 +1,13 @@
-//! `[[cylinder]]`: a single-acting pneumatic cylinder, its cap-side chamber and its piston.
+//! `[[cylinder]]`: a pneumatic cylinder, single- or double-acting: its chambers and its piston.
 //!
 //! Expanded into a chamber `<name>_cap` (the cap port that valves connect to: its dead volume
 //! plus A·x, A = π·bore²/4) and a piston `<name>` (so its states read `<name>.x`, `<name>.v`)
-//! whose `behind` is the cap chamber and whose `ahead` is the node the rod side is open to
-//! (`vent`, the atmosphere): end stops at x = 0 (retracted) and x = `stroke`, friction,
-//! spring and damping passed through. The rod side open to `vent` pushes on the whole bore
-//! area (the annulus and the rod's cross-section alike see the vent's pressure), so one piston
-//! area states the force balance exactly: (p_cap − p_vent)·A + spring − friction.
-//!
-//! A double-acting cylinder's rod side (its own chamber acting on the annulus A − A_rod while
-//! the rod sees ambient pressure) needs a piston with a second area, which the piston kind has
-//! not: it is not a part yet.
+//! with end stops at x = 0 (retracted) and x = `stroke`, friction, spring and damping passed
+//! through. Single-acting (no `rod_diameter`), the rod side is open to `vent` (the
+//! atmosphere), which pushes on the whole bore area: (p_cap − p_vent)·A + spring − friction.
+//! Double-acting (`rod_diameter` d_r), a second chamber `<name>_rod` is the rod port: its dead
+//! volume plus the annulus (A − A_r)·(stroke − x), A_r = π·d_r²/4; the piston's rod passes
+//! through it to `vent`, so the force is p_cap·A − p_rod·(A − A_r) − p_vent·A_r.
 
 use super::Part;
 use crate::components::chamber::ChamberSpec;
@@ -30,6 +27,12 @@ crate::declare_kind! {
     stroke: Number, length, Required, Positive;
     /// The cap chamber's volume at x = 0 (ports, cushion), m³.
     dead_volume: Number, volume, Required, Positive;
+    /// Rod diameter, m: a double-acting cylinder with a rod chamber `<name>_rod`.
+    rod_diameter: Number, length, None, Positive;
+    /// The rod chamber's volume at x = `stroke`, m³ (default: `dead_volume`).
+    rod_dead_volume: Number, volume, None, Positive;
+    /// Initial pressure in the rod chamber, Pa (absolute; default: `pressure`).
+    rod_pressure: Number, pressure, None, Absolute;
     /// Moving mass (piston, rod and load), kg.
     mass: Number, mass, Required, Positive;
     /// Initial position, m (0 … stroke).
@@ -54,6 +57,27 @@ crate::declare_kind! {
 
 fn cylinder_problems(x: &CylinderSpec) -> Vec<Problem> {
     let mut out = Vec::new();
+    if let Some(d) = x.rod_diameter
+        && d.is_finite()
+        && x.bore.is_finite()
+        && d >= x.bore
+    {
+        out.push(Problem {
+            key: Some("rod_diameter"),
+            message: format!(
+                "`rod_diameter` = {d} m must be below the `bore` = {} m",
+                x.bore
+            ),
+        });
+    }
+    if x.rod_diameter.is_none() && (x.rod_dead_volume.is_some() || x.rod_pressure.is_some()) {
+        out.push(Problem {
+            key: Some("rod_diameter"),
+            message: "`rod_dead_volume` and `rod_pressure` are for a double-acting cylinder: \
+                      give its `rod_diameter`"
+                .to_string(),
+        });
+    }
     if x.x0.is_finite() && x.stroke.is_finite() && x.x0 > x.stroke {
         out.push(Problem {
             key: Some("x0"),
@@ -67,6 +91,14 @@ impl CylinderSpec {
     fn cap(&self) -> String {
         format!("{}_cap", self.name)
     }
+
+    fn rod(&self) -> String {
+        format!("{}_rod", self.name)
+    }
+
+    fn bore_area_m2(&self) -> f64 {
+        std::f64::consts::PI / 4.0 * self.bore * self.bore
+    }
 }
 
 impl Part for CylinderSpec {
@@ -76,7 +108,12 @@ impl Part for CylinderSpec {
 
     fn generated(&self) -> Vec<(&'static str, String)> {
         // The piston takes the cylinder's own name.
-        vec![("chamber", self.cap()), ("piston", self.name.clone())]
+        let mut out = vec![("chamber", self.cap())];
+        if self.rod_diameter.is_some() {
+            out.push(("chamber", self.rod()));
+        }
+        out.push(("piston", self.name.clone()));
+        out
     }
 
     fn nodes(&self) -> Vec<(&'static str, &str)> {
@@ -84,17 +121,35 @@ impl Part for CylinderSpec {
     }
 
     fn expand(&self, model: &mut ModelFile) {
+        let area = self.bore_area_m2();
+        // A chamber's `volume` is its volume at x = 0 (the piston adds its swept volume).
         model.chamber.push(ChamberSpec {
             name: self.cap(),
             volume: self.dead_volume,
             pressure: self.pressure,
             temperature: self.temperature,
         });
+        let rod_area = self
+            .rod_diameter
+            .map_or(0.0, |d| std::f64::consts::PI / 4.0 * d * d);
+        if self.rod_diameter.is_some() {
+            model.chamber.push(ChamberSpec {
+                name: self.rod(),
+                volume: self.rod_dead_volume.unwrap_or(self.dead_volume)
+                    + (area - rod_area) * self.stroke,
+                pressure: self.rod_pressure.unwrap_or(self.pressure),
+                temperature: self.temperature,
+            });
+        }
         model.piston.push(PistonSpec {
             name: self.name.clone(),
             behind: self.cap(),
-            ahead: self.vent.clone(),
-            area: std::f64::consts::PI / 4.0 * self.bore * self.bore,
+            ahead: if self.rod_diameter.is_some() {
+                self.rod()
+            } else {
+                self.vent.clone()
+            },
+            area,
             mass: self.mass,
             x0: self.x0,
             v0: 0.0,
@@ -107,6 +162,8 @@ impl Part for CylinderSpec {
             x_min: Some(0.0),
             x_max: Some(self.stroke),
             restitution: self.restitution,
+            rod_area,
+            rod_vent: self.rod_diameter.map(|_| self.vent.clone()),
         });
     }
 }
