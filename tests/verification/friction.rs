@@ -195,3 +195,103 @@ fn coulomb_oscillator_sticks_where_its_closed_form_does_with_every_method() {
     println!("worst error {worst:.2} of its tolerance");
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+#[test]
+fn cylinder_breakaway_is_a_model_exchange_event_indicator() {
+    // A Model Exchange master as an importer runs one (as for the relief valve in
+    // `switches.rs`): forward Euler at 1e-5 s, the indicators read after each step, a sign
+    // change located by bisection on the step, then event mode there. The rod breaks away
+    // where the cap's force on the bore area meets the spring's preload plus static friction:
+    // p = p_atm + (k·(x₀ − x_s) + A·p_static)/A, 245,664 Pa.
+    use plenum::cosim::{Instance, Interface};
+    let path = repo_path("examples/cylinder/model.toml");
+    let src = std::fs::read_to_string(&path).expect("the gallery cylinder");
+    let k_breakaway = {
+        let sim = cylinder("rk4", false);
+        (0..sim.network.n_events())
+            .find(|&k| sim.network.event_description(k).contains("breaks away"))
+            .expect("the rod's breakaway is an event")
+    };
+    let (area, k, xs, p_static, p_atm) = (8.042477193189871e-4, 2000.0, -0.05, 20000.0, 101325.0);
+    let p_break = p_atm + (k * (0.0 - xs) + area * p_static) / area;
+    let mut inst =
+        Instance::with_interface(&src, "model.toml", Interface::ModelExchange).expect("loads");
+    inst.setup_experiment(0.0, None).expect("setup");
+    inst.enter_initialization_mode().expect("enter");
+    inst.exit_initialization_mode().expect("exit");
+    inst.update_discrete_states().expect("event update");
+    inst.enter_continuous_time_mode().expect("continuous");
+    let (n, nz) = (inst.n_states(), inst.n_event_indicators());
+    println!("{n} states, {nz} event indicators, the breakaway is indicator {k_breakaway}");
+    let vr = |inst: &Instance, name: &str| {
+        inst.description()
+            .variables
+            .iter()
+            .find(|v| v.name == name)
+            .unwrap_or_else(|| panic!("{name}"))
+            .value_reference
+    };
+    let (vr_p, vr_x) = (vr(&inst, "cap.p"), vr(&inst, "rod.x"));
+    let (mut x, mut dx, mut x1) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let (mut z0, mut z1) = (vec![0.0; nz], vec![0.0; nz]);
+    inst.continuous_states(&mut x).expect("x");
+    inst.event_indicators(&mut z0).expect("z");
+    let crossed =
+        |a: &[f64], b: &[f64], i: usize| (a[i] < 0.0 && b[i] >= 0.0) || (a[i] > 0.0 && b[i] <= 0.0);
+    let any = |a: &[f64], b: &[f64]| (0..a.len()).any(|i| crossed(a, b, i));
+    let (h, t_end, mut t) = (1e-5, 0.1, 0.0);
+    let mut breakaway: Option<(f64, f64)> = None;
+    while t < t_end - 0.5 * h {
+        inst.derivatives(&mut dx).expect("dx");
+        let at = |theta: f64, inst: &mut Instance, x1: &mut [f64], z: &mut [f64]| {
+            for i in 0..n {
+                x1[i] = x[i] + theta * h * dx[i];
+            }
+            inst.set_time(t + theta * h).expect("time");
+            inst.set_continuous_states(x1).expect("x");
+            inst.event_indicators(z).expect("z");
+        };
+        at(1.0, &mut inst, &mut x1, &mut z1);
+        let mut theta = 1.0;
+        if any(&z0, &z1) {
+            let (mut lo, mut hi) = (0.0, 1.0);
+            for _ in 0..60 {
+                let mid = 0.5 * (lo + hi);
+                at(mid, &mut inst, &mut x1, &mut z1);
+                if any(&z0, &z1) { hi = mid } else { lo = mid }
+            }
+            at(hi, &mut inst, &mut x1, &mut z1);
+            theta = hi;
+        }
+        t += theta * h;
+        let step = inst.completed_integrator_step().expect("completed");
+        if any(&z0, &z1) || step.enter_event_mode {
+            if breakaway.is_none() && crossed(&z0, &z1, k_breakaway) {
+                let mut p = [0.0];
+                inst.get_real(&[vr_p], &mut p).expect("get");
+                breakaway = Some((t, p[0]));
+            }
+            inst.enter_event_mode().expect("event mode");
+            inst.update_discrete_states().expect("event update");
+            inst.enter_continuous_time_mode().expect("continuous");
+        }
+        inst.continuous_states(&mut x).expect("x");
+        inst.event_indicators(&mut z0).expect("z");
+    }
+    let (t_b, p_b) = breakaway.expect("the master found the breakaway");
+    let err = p_b - p_break;
+    println!(
+        "Model Exchange (Euler 1e-5 s): breakaway at t = {t_b:.6} s, cap.p = {p_b:.3} Pa, \
+         closed form {p_break:.3} Pa, error {err:+.2e} Pa"
+    );
+    // Located to 2⁻⁶⁰ of a step: the pressure there is the closed form's to round-off.
+    assert!(err.abs() <= 1e-6 * p_break, "{err:e} Pa");
+    // The stroke after it, against the driver's own tight run (forward Euler's order 1).
+    let mut rx = [0.0];
+    inst.get_real(&[vr_x], &mut rx).expect("get");
+    let mut reference = cylinder("bdf", true);
+    reference.advance_to(t_end).expect("reference");
+    let x_ref = output(&mut reference, "rod.x");
+    println!("rod.x at {t_end} s: {:.9} m, reference {x_ref:.9} m", rx[0]);
+    assert!((rx[0] - x_ref).abs() <= 5e-5, "rod.x {} m", rx[0]);
+}
