@@ -295,3 +295,65 @@ fn cylinder_breakaway_is_a_model_exchange_event_indicator() {
     println!("rod.x at {t_end} s: {:.9} m, reference {x_ref:.9} m", rx[0]);
     assert!((rx[0] - x_ref).abs() <= 5e-5, "rod.x {} m", rx[0]);
 }
+
+#[test]
+fn cylinder_friction_mode_survives_a_serialized_fmu_state() {
+    // The rod stuck (0.05 s), just set sliding (0.0512 s: its breakaway is at 0.051167 s) and
+    // resting on its far stop (0.3 s): a serialized FMU state taken there and set into a new
+    // instance goes on to 0.4 s (the return stroke) bit for bit as the instance it was taken from.
+    use plenum::cosim::Instance;
+    let src = std::fs::read_to_string(repo_path("examples/cylinder/model.toml")).expect("model");
+    let start = || {
+        let mut inst = Instance::new(&src, "model.toml").expect("loads");
+        inst.setup_experiment(0.0, None).expect("setup");
+        inst.enter_initialization_mode().expect("enter");
+        inst.exit_initialization_mode().expect("exit");
+        inst
+    };
+    let vrs: Vec<u32> = CYLINDER_OUTPUTS
+        .iter()
+        .map(|name| {
+            start()
+                .description()
+                .variables
+                .iter()
+                .find(|v| v.name == *name)
+                .expect("output")
+                .value_reference
+        })
+        .collect();
+    let run_on = |inst: &mut Instance, from: f64| {
+        let mut t = from;
+        while t < 0.4 - 1e-9 {
+            let h = (0.4 - t).min(0.01);
+            inst.do_step(t, h).expect("fmi2DoStep");
+            t += h;
+        }
+        let mut out = [0.0; 3];
+        inst.get_real(&vrs, &mut out).expect("get");
+        out
+    };
+    for t_save in [0.05, 0.0512, 0.3] {
+        let mut first = start();
+        first.do_step(0.0, t_save).expect("fmi2DoStep");
+        let mut v = [0.0];
+        first.get_real(&vrs[2..], &mut v).expect("get");
+        let blob = first
+            .serialize(&first.snapshot().expect("state"))
+            .expect("blob");
+        let mut second = start();
+        let state = second.deserialize(&blob).expect("the blob is read");
+        second.restore(&state).expect("set");
+        let (a, b) = (run_on(&mut first, t_save), run_on(&mut second, t_save));
+        println!(
+            "saved at {t_save} s (rod.v {:e} m/s, {} bytes): at 0.4 s {a:?} and {b:?}",
+            v[0],
+            blob.len()
+        );
+        assert_eq!(
+            a.map(f64::to_bits),
+            b.map(f64::to_bits),
+            "restored at {t_save} s"
+        );
+    }
+}
