@@ -357,3 +357,53 @@ fn cylinder_friction_mode_survives_a_serialized_fmu_state() {
         );
     }
 }
+
+#[test]
+fn model_exchange_sets_a_piston_sliding_that_starts_past_its_static_friction() {
+    // The shipped projectile starts at rest with 6 bar behind it, far past its static friction:
+    // no breakaway indicator can cross (it is past 0 from the start), so the event iteration
+    // after initialization sets it sliding, as the driver does at the start of a run.
+    use plenum::cosim::{Instance, Interface};
+    let src = std::fs::read_to_string(repo_path("models/projectile.toml")).expect("model");
+    let mut inst =
+        Instance::with_interface(&src, "model.toml", Interface::ModelExchange).expect("loads");
+    inst.setup_experiment(0.0, None).expect("setup");
+    inst.enter_initialization_mode().expect("enter");
+    inst.exit_initialization_mode().expect("exit");
+    let update = inst.update_discrete_states().expect("event update");
+    inst.enter_continuous_time_mode().expect("continuous");
+    let vr = inst
+        .description()
+        .variables
+        .iter()
+        .find(|v| v.name == "projectile.v")
+        .expect("projectile.v")
+        .value_reference;
+    let mut v = [0.0];
+    inst.get_real(&[vr], &mut v).expect("get");
+    // One Euler step of 1 µs as a master takes it: the piston moves.
+    let mut x = vec![0.0; inst.n_states()];
+    let mut dx = vec![0.0; inst.n_states()];
+    inst.continuous_states(&mut x).expect("x");
+    inst.derivatives(&mut dx).expect("dx");
+    for (x, d) in x.iter_mut().zip(&dx) {
+        *x += 1e-6 * d;
+    }
+    inst.set_time(1e-6).expect("time");
+    inst.set_continuous_states(&x).expect("x");
+    let mut v1 = [0.0];
+    inst.get_real(&[vr], &mut v1).expect("get");
+    let mut cli = sim_of(&src);
+    cli.advance_to(1e-6).expect("advance");
+    let v_cli = output(&mut cli, "projectile.v");
+    println!(
+        "after the first event iteration: states changed {}, v = {:e} m/s; after an Euler step \
+         of 1 µs v = {:.6e} m/s (the driver's rk4: {v_cli:.6e} m/s)",
+        update.values_changed, v[0], v1[0]
+    );
+    assert!(update.values_changed && v[0] > 0.0, "set sliding");
+    assert!(
+        (v1[0] - v_cli).abs() <= 1e-3 * v_cli,
+        "accelerating as the driver's"
+    );
+}
