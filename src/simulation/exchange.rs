@@ -101,17 +101,14 @@ impl Simulation {
     /// point) is handled, in the order of their numbers, each on the state the previous one
     /// left; check 1 fires at `max_time`. The events are the driver's
     /// (`handle_event_at_reported`): exits, end-stop impacts, flow reversals, static
-    /// friction's switches. First the held modes are put in line with the state, as the
-    /// driver does at the start of an advance: a piston that starts at rest with a drive past
-    /// its static friction is set sliding in the event iteration after initialization.
+    /// friction's switches. Then the held modes are put in line with the state, as the driver
+    /// does at the start of an advance: a piston that starts at rest with a drive past its
+    /// static friction is set sliding in the event iteration after initialization.
     pub fn handle_events_at_reported(
         &mut self,
         before: &[Option<f64>],
     ) -> Result<EventPass, StepFailure> {
-        let mut pass = EventPass {
-            states_changed: self.settle_modes(),
-            ..EventPass::default()
-        };
+        let mut pass = EventPass::default();
         let seg = self.network.segment_start_s;
         if self
             .network
@@ -139,6 +136,9 @@ impl Simulation {
             if let Some(Advance::Exit { piston, .. }) = advance {
                 pass.exits.push(piston);
             }
+        }
+        if self.settle_modes() {
+            pass.states_changed = true;
         }
         self.check_max_time();
         pass.finished = self.finished;
