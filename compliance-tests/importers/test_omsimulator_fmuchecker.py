@@ -115,9 +115,6 @@ OPEN_DEFECTS = {
     "points are event indicators now, yet CVODE's run differs inside the band (relief.mdot "
     "8.6e-7 of its scale at 0.704 s, open fraction 0.43, against 100 × the tolerance 1e-9); "
     "the orifices' choked and laminar transitions are still stepped over",
-    "oms-me-{fmi}-gallery-cylinder": "static friction's breakaway is not an event indicator in "
-    "Model Exchange: in CVODE's run the rod never breaks away (rod.v 1e-9 m/s against the CLI's "
-    "2.56 m/s at 0.064 s)",
     "oms-me-{fmi}-gallery-airgun": "the start is stiffer than CVODE at the declared tolerance "
     "follows within 100 × it (port.mdot 1.5e-2 of its scale at 8e-5 s)",
     "fmuchecker-me-fmi2-gallery-airgun": "forward Euler at the checker's step (stopTime/500 = "

@@ -152,6 +152,12 @@ pub trait Element:
         0.0
     }
 
+    /// ∂g_e/∂s·w over its own states where the gradient depends on the point `at` (static
+    /// friction's breakaway: the drive's sign): [`Element::event_gradient`] by default.
+    fn event_gradient_at(&self, e: usize, _at: &EventAt<'_>, w: &[f64]) -> f64 {
+        self.event_gradient(e, w)
+    }
+
     /// Whether any of its event functions can ever fire (a plain orifice has no switch): the
     /// driver skips the event search of a network where none can.
     fn has_events(&self) -> bool {

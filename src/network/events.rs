@@ -262,16 +262,16 @@ impl Network {
             if let Some((e, i)) = self.event_of::<K>(k) {
                 let (s, flag) = self.own_states::<K>(i);
                 let x = &K::list(&self.kinds)[i];
-                let mut d = x.event_gradient(e, &w[s.clone()]);
                 let seg = self.segment_start_s;
                 let at = EventAt {
                     t,
-                    s: &y[s],
+                    s: &y[s.clone()],
                     flag: flag.is_some_and(|f| self.exited[f]),
                     gas: &self.gas,
                     node: &|n| self.node_state_at(n, t, y),
                     pv: &|p| p.value(t, seg),
                 };
+                let mut d = x.event_gradient_at(e, &at, &w[s]);
                 x.event_pressure_gradient(e, &at, &mut |node, dg_dp| {
                     if node < nc {
                         let o = node * chamber::STATES;

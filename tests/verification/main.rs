@@ -20,6 +20,7 @@ mod components2;
 mod conservation;
 mod events;
 mod examples;
+mod friction;
 mod linear_invariants;
 mod logic_valves;
 mod parts;
