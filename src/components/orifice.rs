@@ -204,6 +204,46 @@ impl Poppet {
             (dp_pa - crack) / (full - crack)
         }
     }
+
+    /// Its switch points, each two events: 2j where Δp rises through point j (g = Δp − point),
+    /// 2j + 1 where it falls through it (−g), as an event fires where its function crosses
+    /// zero upward.
+    pub const SWITCHES: [&'static str; 2] = ["cracking", "full-flow"];
+
+    /// Switch `j`'s point in Δp, Pa (`j` < 2).
+    #[inline]
+    pub fn switch_point_pa(&self, j: usize) -> f64 {
+        if j == 0 {
+            self.cracking_pressure_pa
+        } else {
+            self.full_flow_pressure_pa
+        }
+    }
+
+    /// Event function `e` (< 4) at Δp = p_high − p_low, Pa.
+    #[inline]
+    pub fn event_value(&self, e: usize, dp_pa: f64) -> f64 {
+        Self::pair(e, dp_pa - self.switch_point_pa(e / 2))
+    }
+
+    /// A switch's pair of event functions from its g (≥ 0 past the switch): event 2j is g
+    /// (rising through it), 2j + 1 is −g (falling through it).
+    #[inline]
+    pub fn pair(e: usize, g: f64) -> f64 {
+        if e % 2 == 0 { g } else { -g }
+    }
+
+    /// ∂g_e/∂p of [`Self::pair`] for g = p(`high`) − p(`low`) − point, as `(node, ∂g/∂p)`.
+    pub fn pair_gradient(e: usize, high: usize, low: usize, push: &mut dyn FnMut(usize, f64)) {
+        let sign = Self::pair(e, 1.0);
+        push(high, sign);
+        push(low, -sign);
+    }
+
+    /// Event `e`'s direction in words: "rises" or "falls".
+    pub fn way(e: usize) -> &'static str {
+        if e % 2 == 0 { "rises" } else { "falls" }
+    }
 }
 
 /// ISO 6358 mass flow from an upstream state to a downstream pressure p_d ≤ p_u, kg/s (≥ 0).
@@ -657,8 +697,8 @@ impl Element for Orifice {
     /// Event 2j: Δp rises through switch j's point; 2j + 1: it falls through it.
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
         let point = self.switch_point_pa(e / 2)?;
-        let g = ((at.node)(self.from).pressure_pa - (at.node)(self.to).pressure_pa) - point;
-        Some(if e % 2 == 0 { g } else { -g })
+        let dp = (at.node)(self.from).pressure_pa - (at.node)(self.to).pressure_pa;
+        Some(Poppet::pair(e, dp - point))
     }
 
     fn event_pressure_gradient(
@@ -668,17 +708,15 @@ impl Element for Orifice {
         push: &mut dyn FnMut(usize, f64),
     ) {
         if self.switch_point_pa(e / 2).is_some() {
-            let sign = if e % 2 == 0 { 1.0 } else { -1.0 };
-            push(self.from, sign);
-            push(self.to, -sign);
+            Poppet::pair_gradient(e, self.from, self.to, push);
         }
     }
 
     fn event_description(&self, e: usize) -> String {
-        let way = if e % 2 == 0 { "rises" } else { "falls" };
         format!(
-            "orifice `{}`: Δp {way} through its {} point",
+            "orifice `{}`: Δp {} through its {} point",
             self.name,
+            Poppet::way(e),
             SWITCHES.get(e / 2).unwrap_or(&"?")
         )
     }
