@@ -644,9 +644,21 @@ fn link_flows<T: Scalar>(
 /// Which of [`Orifice`]'s outputs.
 const OPEN_FRACTION: usize = 0;
 
-/// Its switch points, in events: each is two, rising (g = Δp − point) and falling (−g), as an
-/// event fires where its function crosses zero upward.
-const SWITCHES: [&str; 3] = ["cracking", "full-flow", "one-way closing"];
+/// Its switch points, in events: each is two, rising (g ≥ 0 past the point) and falling (−g),
+/// as an event fires where its function crosses zero upward. The first three are points of
+/// Δp = p_from − p_to (g = Δp − point), the last two of the pressure ratio r = p_low/p_high,
+/// g = ratio·p_high − p_low (≥ 0 at and below the ratio: choked, or not laminar), continuous and
+/// linear in each pressure on either side of p_from = p_to, where it is (ratio − 1)·p < 0.
+const SWITCHES: [&str; 5] = [
+    "cracking",
+    "full-flow",
+    "one-way closing",
+    "choked",
+    "laminar",
+];
+
+/// The first of [`SWITCHES`] that is a point of the pressure ratio.
+const RATIO_SWITCHES: usize = 3;
 
 impl Orifice {
     /// Switch `j`'s point in Δp = p_from − p_to, Pa, if the orifice has it.
@@ -658,6 +670,41 @@ impl Orifice {
             (2, None) if self.one_way => Some(0.0),
             _ => None,
         }
+    }
+
+    /// Switch `j`'s pressure ratio p_low/p_high, if it is one: the critical ratio (the form's
+    /// r* or b), where the flow chokes, and the laminar one, where the law's slope jumps.
+    fn switch_ratio(
+        &self,
+        j: usize,
+        gas: &IdealGas,
+        pv: &dyn Fn(&ParamValue) -> f64,
+    ) -> Option<f64> {
+        match (j, &self.form) {
+            (3, OrificeForm::Isentropic { .. }) => Some(gas.critical_pressure_ratio),
+            (
+                3,
+                OrificeForm::Iso6358 {
+                    critical_pressure_ratio,
+                    ..
+                },
+            ) => Some(pv(critical_pressure_ratio)),
+            (4, _) => Some(ISO_LAMINAR_RATIO),
+            _ => None,
+        }
+    }
+
+    /// Whether p_from ≥ p_to at the event's instant (the high side is `from`), and the ratio
+    /// switch `j`'s g = ratio·p_high − p_low with its ratio.
+    fn ratio_event(&self, j: usize, at: &EventAt<'_>) -> Option<(bool, f64, f64)> {
+        let ratio = self.switch_ratio(j, at.gas, at.pv)?;
+        let (pf, pt) = (
+            (at.node)(self.from).pressure_pa,
+            (at.node)(self.to).pressure_pa,
+        );
+        let from_high = pf >= pt;
+        let (high, low) = if from_high { (pf, pt) } else { (pt, pf) };
+        Some((from_high, ratio, ratio * high - low))
     }
 }
 
@@ -690,13 +737,19 @@ impl Element for Orifice {
         [self.from, self.to].into_iter()
     }
 
+    /// Every orifice has its choked and laminar switches.
     fn has_events(&self) -> bool {
-        (0..SWITCHES.len()).any(|j| self.switch_point_pa(j).is_some())
+        true
     }
 
-    /// Event 2j: Δp rises through switch j's point; 2j + 1: it falls through it.
+    /// Event 2j: switch j's g rises through 0; 2j + 1: it falls through it (see [`SWITCHES`]).
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
-        let point = self.switch_point_pa(e / 2)?;
+        let j = e / 2;
+        if j >= RATIO_SWITCHES {
+            let (_, _, g) = self.ratio_event(j, at)?;
+            return Some(Poppet::pair(e, g));
+        }
+        let point = self.switch_point_pa(j)?;
         let dp = (at.node)(self.from).pressure_pa - (at.node)(self.to).pressure_pa;
         Some(Poppet::pair(e, dp - point))
     }
@@ -704,20 +757,42 @@ impl Element for Orifice {
     fn event_pressure_gradient(
         &self,
         e: usize,
-        _at: &EventAt<'_>,
+        at: &EventAt<'_>,
         push: &mut dyn FnMut(usize, f64),
     ) {
-        if self.switch_point_pa(e / 2).is_some() {
+        let j = e / 2;
+        if j >= RATIO_SWITCHES {
+            if let Some((from_high, ratio, _)) = self.ratio_event(j, at) {
+                let (high, low) = if from_high {
+                    (self.from, self.to)
+                } else {
+                    (self.to, self.from)
+                };
+                // g = ratio·p_high − p_low.
+                let sign = Poppet::pair(e, 1.0);
+                push(high, sign * ratio);
+                push(low, -sign);
+            }
+        } else if self.switch_point_pa(j).is_some() {
             Poppet::pair_gradient(e, self.from, self.to, push);
         }
     }
 
     fn event_description(&self, e: usize) -> String {
+        let j = e / 2;
+        if j >= RATIO_SWITCHES {
+            let way = if e % 2 == 0 { "falls" } else { "rises" };
+            return format!(
+                "orifice `{}`: p_low/p_high {way} through its {} ratio",
+                self.name,
+                SWITCHES.get(j).unwrap_or(&"?")
+            );
+        }
         format!(
             "orifice `{}`: Δp {} through its {} point",
             self.name,
             Poppet::way(e),
-            SWITCHES.get(e / 2).unwrap_or(&"?")
+            SWITCHES.get(j).unwrap_or(&"?")
         )
     }
 
@@ -806,7 +881,6 @@ impl Element for Orifice {
             return self.opening_with(pv, from, to);
         }
         let (a, b) = (from.pressure_pa.re(), to.pressure_pa.re());
-        let r = a.min(b) / a.max(b);
         let critical = match &self.form {
             OrificeForm::Isentropic { .. } => gas.critical_pressure_ratio,
             OrificeForm::Iso6358 {
@@ -815,7 +889,11 @@ impl Element for Orifice {
             } => pv(critical_pressure_ratio).re(),
         };
         let open = self.opening_with(pv, from, to).re() > 0.0;
-        T::from(if open && r <= critical { 1.0 } else { 0.0 })
+        // p_low/p_high below critical as the choked switch's event function g writes it, with
+        // FMI's domains of an event indicator (g > 0 and g ≤ 0): the flag flips on the located
+        // event, not a rounding away from it, and an importer's root on g = 0 is unchoked.
+        let choked = critical * a.max(b) - a.min(b) > 0.0;
+        T::from(if open && choked { 1.0 } else { 0.0 })
     }
 
     /// The opening reads its own `opening`, and a poppet the pressures of its nodes.

@@ -20,6 +20,7 @@ mod components2;
 mod conservation;
 mod events;
 mod examples;
+mod kinks;
 mod linear_invariants;
 mod pneumatics;
 mod projectile;
