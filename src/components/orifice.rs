@@ -40,7 +40,14 @@
 //! Each kink is an event (`SWITCHES`), in both directions: Δp through Δp_c and through Δp_f,
 //! and a one-way orifice's Δp through 0 (a valve's closed region already covers it). An
 //! integrator's step then ends on the kink instead of straddling it, where its error estimate
-//! would not see the switch (a 1 Pa band is crossed inside one step).
+//! would not see the switch (a 1 Pa band is crossed inside one step). The pressure ratio
+//! r = p_low/p_high through the critical ratio (r* or b), where the flow chokes, is an event
+//! indicator of Model Exchange only: the law is C¹ there (an integrator's error estimate sees
+//! that, so the driver does not search it), but the discrete output `choked` flips, which in
+//! Model Exchange may happen only at an event. Not
+//! events (docs/integrators.md says why): the laminar ratio 0.999, and flow reversal (Δp
+//! through 0) of a two-way orifice, where ṁ is 0 from both sides and its slope jumps only by
+//! √(T_to/T_from), while pressures that equalize approach it without end.
 
 use serde::{Deserialize, Serialize};
 
@@ -646,16 +653,10 @@ const OPEN_FRACTION: usize = 0;
 
 /// Its switch points, in events: each is two, rising (g ≥ 0 past the point) and falling (−g),
 /// as an event fires where its function crosses zero upward. The first three are points of
-/// Δp = p_from − p_to (g = Δp − point), the last two of the pressure ratio r = p_low/p_high,
-/// g = ratio·p_high − p_low (≥ 0 at and below the ratio: choked, or not laminar), continuous and
-/// linear in each pressure on either side of p_from = p_to, where it is (ratio − 1)·p < 0.
-const SWITCHES: [&str; 5] = [
-    "cracking",
-    "full-flow",
-    "one-way closing",
-    "choked",
-    "laminar",
-];
+/// Δp = p_from − p_to (g = Δp − point), the last of the pressure ratio r = p_low/p_high,
+/// g = ratio·p_high − p_low (> 0 below the ratio: choked), continuous and linear in each
+/// pressure on either side of p_from = p_to, where it is (ratio − 1)·p < 0.
+const SWITCHES: [&str; 4] = ["cracking", "full-flow", "one-way closing", "choked"];
 
 /// The first of [`SWITCHES`] that is a point of the pressure ratio.
 const RATIO_SWITCHES: usize = 3;
@@ -673,7 +674,7 @@ impl Orifice {
     }
 
     /// Switch `j`'s pressure ratio p_low/p_high, if it is one: the critical ratio (the form's
-    /// r* or b), where the flow chokes, and the laminar one, where the law's slope jumps.
+    /// r* or b), where the flow chokes.
     fn switch_ratio(
         &self,
         j: usize,
@@ -689,7 +690,6 @@ impl Orifice {
                     ..
                 },
             ) => Some(pv(critical_pressure_ratio)),
-            (4, _) => Some(ISO_LAMINAR_RATIO),
             _ => None,
         }
     }
@@ -737,9 +737,16 @@ impl Element for Orifice {
         [self.from, self.to].into_iter()
     }
 
-    /// Every orifice has its choked and laminar switches.
+    /// Whether it has a switch the driver searches for (a valve's points, a one-way closing);
+    /// its choked transition is an event indicator of Model Exchange only.
     fn has_events(&self) -> bool {
-        true
+        (0..RATIO_SWITCHES).any(|j| self.switch_point_pa(j).is_some())
+    }
+
+    /// The choked ratio is a point where the law is C¹ (an integrator's error estimate sees
+    /// it), an event for the flag `choked` in Model Exchange only.
+    fn event_is_indicator_only(&self, e: usize) -> bool {
+        e / 2 >= RATIO_SWITCHES
     }
 
     /// Event 2j: switch j's g rises through 0; 2j + 1: it falls through it (see [`SWITCHES`]).

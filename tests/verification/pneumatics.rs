@@ -124,7 +124,7 @@ fn relieving_regulator_vents_to_the_closed_form_pressure() {
 }
 
 /// Wide open (the set point far above the supply) the regulator is the ISO 6358 orifice of its
-/// flow path: filling the outlet from the supply, the two runs agree within their tolerance.
+/// flow path: filling the outlet from the supply, the two runs agree to round-off.
 #[test]
 fn open_regulator_is_the_orifice_of_its_flow_path() {
     let regulator = regulator_model("", "").replace("\"4 bar\"", "\"100 bar\"");
@@ -152,10 +152,7 @@ fn open_regulator_is_the_orifice_of_its_flow_path() {
         }
     }
     println!("largest relative difference {worst:.1e}");
-    // The orifices end their steps on their choked and laminar transitions (events), the
-    // other kind's same law does not: the two runs agree within their tolerance's global
-    // error (rtol 1e-11), no longer to round-off.
-    assert!(worst < 1e3 * 1e-11, "{worst:e}");
+    assert!(worst < 1e-12, "{worst:e}");
 }
 
 /// A cylinder's two sides A and B (0.1 L each) behind a valve between a 7 bar supply and two
@@ -205,7 +202,7 @@ const SPOOL_REST: &str =
     "[[0.0, 1.0], [0.02, 1.0], [0.03, 0.0], [0.06, 0.0], [0.07, 1.0], [0.1, 1.0]]";
 
 /// A 5/2 valve is its four paths as ISO 6358 orifices switched the same way: p–a and b–eb
-/// open with the spool, p–b and a–ea with its complement; the two runs agree within their tolerance.
+/// open with the spool, p–b and a–ea with its complement; the two runs agree to round-off.
 #[test]
 fn five_two_valve_is_four_orifices_switched_the_same_way() {
     let valve = format!(
@@ -269,10 +266,7 @@ fn five_two_valve_is_four_orifices_switched_the_same_way() {
     );
     // The valve switched: A filled to near supply, then exhausted.
     assert!(swing.1 > 6.5e5 && swing.0 < 1.5e5, "{swing:?}");
-    // The orifices end their steps on their choked and laminar transitions (events), the
-    // other kind's same law does not: the two runs agree within their tolerance's global
-    // error (rtol 1e-10), no longer to round-off.
-    assert!(worst < 1e3 * 1e-10, "{worst:e}");
+    assert!(worst < 1e-12, "{worst:e}");
 }
 
 /// A 5/3 valve's closed centre holds both sides to the bit; its exhausted centre vents both.
@@ -441,8 +435,5 @@ temperature = 293.15
     let (pb, pc) = (output(&mut x, "B.p"), output(&mut x, "C.p"));
     println!("largest relative difference {worst:.1e}; at 0.2 s p_B = {pb:.4e}, p_C = {pc:.4e}");
     assert!(pc > pb);
-    // The orifices end their steps on their choked and laminar transitions (events), the
-    // other kind's same law does not: the two runs agree within their tolerance's global
-    // error (rtol 1e-11), no longer to round-off.
-    assert!(worst < 1e3 * 1e-11, "{worst:e}");
+    assert!(worst < 1e-12, "{worst:e}");
 }
