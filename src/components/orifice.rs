@@ -44,10 +44,11 @@
 //! r = p_low/p_high through the critical ratio (r* or b), where the flow chokes, is an event
 //! indicator of Model Exchange only: the law is C¹ there (an integrator's error estimate sees
 //! that, so the driver does not search it), but the discrete output `choked` flips, which in
-//! Model Exchange may happen only at an event. Not
-//! events (docs/integrators.md says why): the laminar ratio 0.999, and flow reversal (Δp
-//! through 0) of a two-way orifice, where ṁ is 0 from both sides and its slope jumps only by
-//! √(T_to/T_from), while pressures that equalize approach it without end.
+//! Model Exchange may happen only at an event. So is the laminar ratio 0.999, where the slope
+//! jumps, so that an importer's integrator restarts there (docs/integrators.md says why the
+//! driver does not search it). Not an event: flow reversal (Δp through 0) of a two-way orifice,
+//! where ṁ is 0 from both sides and its slope jumps only by √(T_to/T_from), while pressures
+//! that equalize approach it without end.
 
 use serde::{Deserialize, Serialize};
 
@@ -653,10 +654,16 @@ const OPEN_FRACTION: usize = 0;
 
 /// Its switch points, in events: each is two, rising (g ≥ 0 past the point) and falling (−g),
 /// as an event fires where its function crosses zero upward. The first three are points of
-/// Δp = p_from − p_to (g = Δp − point), the last of the pressure ratio r = p_low/p_high,
-/// g = ratio·p_high − p_low (> 0 below the ratio: choked), continuous and linear in each
-/// pressure on either side of p_from = p_to, where it is (ratio − 1)·p < 0.
-const SWITCHES: [&str; 4] = ["cracking", "full-flow", "one-way closing", "choked"];
+/// Δp = p_from − p_to (g = Δp − point), the last two of the pressure ratio r = p_low/p_high,
+/// g = ratio·p_high − p_low (> 0 below the ratio: choked, or not laminar), continuous and
+/// linear in each pressure on either side of p_from = p_to, where it is (ratio − 1)·p < 0.
+const SWITCHES: [&str; 5] = [
+    "cracking",
+    "full-flow",
+    "one-way closing",
+    "choked",
+    "laminar",
+];
 
 /// The first of [`SWITCHES`] that is a point of the pressure ratio.
 const RATIO_SWITCHES: usize = 3;
@@ -674,7 +681,7 @@ impl Orifice {
     }
 
     /// Switch `j`'s pressure ratio p_low/p_high, if it is one: the critical ratio (the form's
-    /// r* or b), where the flow chokes.
+    /// r* or b), where the flow chokes, and the laminar one, where the law's slope jumps.
     fn switch_ratio(
         &self,
         j: usize,
@@ -690,6 +697,7 @@ impl Orifice {
                     ..
                 },
             ) => Some(pv(critical_pressure_ratio)),
+            (4, _) => Some(ISO_LAMINAR_RATIO),
             _ => None,
         }
     }
@@ -743,8 +751,9 @@ impl Element for Orifice {
         (0..RATIO_SWITCHES).any(|j| self.switch_point_pa(j).is_some())
     }
 
-    /// The choked ratio is a point where the law is C¹ (an integrator's error estimate sees
-    /// it), an event for the flag `choked` in Model Exchange only.
+    /// The ratio points are events of Model Exchange only: the choked one for the flag
+    /// `choked` (the law is C¹ there), the laminar one so that an importer's integrator
+    /// restarts on its kink (the driver's own steps do not search it: docs/integrators.md).
     fn event_is_indicator_only(&self, e: usize) -> bool {
         e / 2 >= RATIO_SWITCHES
     }

@@ -1,6 +1,7 @@
-//! The orifice's choked/unchoked transition located as an event: the pressure ratio through
-//! the critical one, where the discrete output `choked` flips. In Model Exchange it is an
-//! event indicator, so `choked` changes only in event mode.
+//! The orifice's choked/unchoked transition (the pressure ratio through the critical one, where
+//! the discrete output `choked` flips) and its laminar transition (the ratio through 0.999,
+//! where the law's slope jumps) are Model Exchange event indicators, so `choked` changes only
+//! in event mode.
 
 use plenum::cosim::{Instance, Interface};
 
@@ -51,7 +52,7 @@ fn choked_flag_changes_only_at_located_events_in_model_exchange() {
     // on the step, then event mode there.
     // Between events `nozzle.choked` must keep the value it had after the last event; it
     // flips at the event where p_atm/p_tank = r* = (2/(γ+1))^(γ/(γ−1)) (Anderson, *Modern
-    // Compressible Flow*, eq. 5.21).
+    // Compressible Flow*, eq. 5.21), and the laminar event lies at the ratio 0.999.
     let gamma: f64 = 1004.5 / (1004.5 - 287.0);
     let r_star = (2.0 / (gamma + 1.0)).powf(gamma / (gamma - 1.0));
     let (p_atm, t_end) = (101325.0, 3.0);
@@ -65,7 +66,7 @@ fn choked_flag_changes_only_at_located_events_in_model_exchange() {
     inst.enter_continuous_time_mode().expect("continuous");
     let (n, nz) = (inst.n_states(), inst.n_event_indicators());
     println!("{n} states, {nz} event indicators");
-    assert!(nz >= 2, "the choked ratio, both ways");
+    assert!(nz >= 4, "the choked and laminar ratios, both ways");
     let vrs = [vr(&inst, "nozzle.choked"), vr(&inst, "tank.p")];
     let read = |inst: &mut Instance| {
         let mut v = [0.0; 2];
@@ -153,14 +154,23 @@ fn choked_flag_changes_only_at_located_events_in_model_exchange() {
         (ratio - r_star).abs() <= 1e-9,
         "{ratio} against r* {r_star}"
     );
-    // The switch is a pair of indicators, g and −g, so a root located exactly on g = 0 is in
+    // Each switch is a pair of indicators, g and −g, so a root located exactly on g = 0 is in
     // the domain z ≤ 0 of both and the second enters event mode once more at the next step:
-    // at most two event modes, each on the critical ratio.
-    let at_choked = events
-        .iter()
-        .filter(|e| (e.1 - r_star).abs() <= 1e-9)
-        .count();
-    println!("event modes: {at_choked} at r*, {} in all", events.len());
+    // at most two event modes per switch, and every one on a switch's ratio.
+    let near = |r: f64| events.iter().filter(|e| (e.1 - r).abs() <= 1e-9).count();
+    let (at_choked, at_laminar) = (near(r_star), near(0.999));
+    println!(
+        "event modes: {at_choked} at r*, {at_laminar} at 0.999, {} in all",
+        events.len()
+    );
     assert!((1..=2).contains(&at_choked), "{events:?}");
-    assert_eq!(at_choked, events.len(), "no other event: {events:?}");
+    assert!(
+        (1..=2).contains(&at_laminar),
+        "the laminar transition: {events:?}"
+    );
+    assert_eq!(
+        at_choked + at_laminar,
+        events.len(),
+        "no other event: {events:?}"
+    );
 }
