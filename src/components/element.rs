@@ -181,6 +181,14 @@ pub trait Element:
         Self::SWITCHES
     }
 
+    /// Whether event `e` is an event indicator of Model Exchange only, which the driver's own
+    /// steps do not search: a point where the law is smooth enough for an integrator's error
+    /// estimate (C¹) but a discrete output flips, which in Model Exchange may happen only at an
+    /// event (an orifice's choked transition).
+    fn event_is_indicator_only(&self, _e: usize) -> bool {
+        false
+    }
+
     /// [`Element::handle_event`] where the handler reads its nodes' states too (`at.s` is a
     /// copy of its own states before the event): a piston sticking where the pressures' force
     /// is within static friction.

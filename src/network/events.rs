@@ -126,6 +126,17 @@ impl Network {
         false
     }
 
+    /// Whether event `k` is an event indicator of Model Exchange only
+    /// ([`Element::event_is_indicator_only`]): the driver's steps do not search it.
+    pub fn event_is_indicator_only(&self, k: usize) -> bool {
+        each_kind!(K => {
+            if let Some((e, i)) = self.event_of::<K>(k) {
+                return K::list(&self.kinds)[i].event_is_indicator_only(e);
+            }
+        });
+        false
+    }
+
     /// Node `node`'s pressure and temperature at (t, y): a chamber's from its states, a
     /// reservoir's from its parameters.
     fn node_state_at(&self, node: usize, t: f64, y: &[f64]) -> crate::components::NodeState {
