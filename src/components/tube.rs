@@ -79,6 +79,18 @@ impl<T: Scalar> TubeAt<T> {
         TubeRelation::new(self, rho).pressure_drop_pa(mdot)
     }
 
+    /// The signed mass flow (kg/s) at pressure drop `dp` (Pa, positive along the tube). At
+    /// Δp = 0 exactly the flow is Δp/R_lam, whose derivative is the laminar slope from both
+    /// sides: |Δp| would have none, and the sign a jump of 2/R_lam.
+    #[inline]
+    pub fn mass_flow(&self, dp: T, rho: T) -> T {
+        if dp.re() == 0.0 {
+            let (_, r_lam) = self.pressure_drop_pa(T::zero(), rho);
+            return dp / r_lam;
+        }
+        copysign(self.mass_flow_magnitude(dp.abs(), rho), dp)
+    }
+
     /// [`TubeAt::mass_flow_magnitude_kg_per_s`] for any scalar: solved in f64, and for dual
     /// numbers differentiated by the implicit function theorem (one Newton correction of the
     /// derivative parts: d|ṁ| = (dΔp − dg)/(∂g/∂|ṁ|), g the pressure drop at the solution
@@ -337,7 +349,7 @@ impl Element for Tube {
             let rho = mean_density_kg_per_m3(e.gas, nf, nt);
             let dp = nf.pressure_pa - nt.pressure_pa;
             let pv = |p: &ParamValue| e.pv(p);
-            let mdot = copysign(x.at_with(pv).mass_flow_magnitude(dp.abs(), rho), dp);
+            let mdot = x.at_with(pv).mass_flow(dp, rho);
             e.transfer(x.from, x.to, mdot, dy);
             *out = mdot;
         }

@@ -26,7 +26,8 @@ struct Compare {
     /// Kinks where the exact derivative equals a one-sided difference.
     one_sided: usize,
     worst: f64,
-    /// Largest relative difference of the dual evaluation's real part from `rhs`.
+    /// Largest difference of the dual evaluation's real part from `rhs`, over what round-off
+    /// allows (1e-12 of the entry, or what 8 ulps of the state change it by).
     worst_f: f64,
 }
 
@@ -49,19 +50,14 @@ fn compare_at(sim: &Simulation, cmp: &mut Compare) {
     let mut d_fwd10 = vec![vec![0.0; n]; n];
     let mut d_bwd10 = vec![vec![0.0; n]; n];
     let (mut v, mut fj, mut jv) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut real_diff = vec![vec![0.0; n]; n];
     let (mut yp, mut fp, mut fm) = (y.clone(), vec![0.0; n], vec![0.0; n]);
     for j in 0..n {
         let h = 1e-7 * y[j].abs().max(1e-3);
         v.fill(0.0);
         v[j] = h;
         assert!(net.jvp(t, &y, &v, &mut fj, &mut jv), "Network provides jvp");
-        // The dual evaluation's real part is f up to round-off (num-dual divides through
-        // reciprocals).
-        let fmax = f0.iter().fold(0.0_f64, |a, b| a.max(b.abs()));
-        for i in 0..n {
-            let d = (fj[i] - f0[i]).abs() / f0[i].abs().max(1e-9 * fmax).max(f64::MIN_POSITIVE);
-            cmp.worst_f = cmp.worst_f.max(d);
-        }
+        real_diff[j].copy_from_slice(&fj);
         yp.copy_from_slice(&y);
         yp[j] = y[j] + h;
         net.rhs(t, &yp, &mut fp);
@@ -79,6 +75,24 @@ fn compare_at(sim: &Simulation, cmp: &mut Compare) {
             d_fwd10[i][j] = 10.0 * (fp[i] - f0[i]);
             d_bwd10[i][j] = 10.0 * (f0[i] - fm[i]);
             d_exact[i][j] = jv[i];
+        }
+    }
+    // The dual evaluation's real part is f up to round-off (num-dual divides through
+    // reciprocals): it differs from f by no more than f changes when the state moves by a few
+    // ulps, Σ_j |∂f_i/∂y_j|·ε·|y_j| (an absolute floor would not do: a flow between equal
+    // pressures is the difference of two pressures each rounded in its own way).
+    let fmax = f0.iter().fold(0.0_f64, |a, b| a.max(b.abs()));
+    for i in 0..n {
+        let sensitivity: f64 = (0..n)
+            .map(|j| {
+                let h = 1e-7 * y[j].abs().max(1e-3);
+                d_exact[i][j].abs() / h * f64::EPSILON * y[j].abs()
+            })
+            .sum();
+        let allowed = 1e-12 * f0[i].abs().max(1e-9 * fmax) + 8.0 * sensitivity;
+        for row in &real_diff {
+            let d = (row[i] - f0[i]).abs() / allowed.max(f64::MIN_POSITIVE);
+            cmp.worst_f = cmp.worst_f.max(d);
         }
     }
     for i in 0..n {
@@ -143,7 +157,7 @@ fn jvp_equals_central_differences_on_every_shipped_model() {
             "{path}: {} entries compared, worst relative difference beyond round-off {:.2e} \
              (limit 1e-6); {} significant entries, worst plain relative difference {:.2e}; {} at \
              branch points not compared ({} equal a one-sided difference); real part vs rhs \
-             {:.1e} (limit 1e-12)",
+             {:.1e} of round-off (limit 1)",
             cmp.compared,
             cmp.worst,
             cmp.significant,
@@ -157,7 +171,7 @@ fn jvp_equals_central_differences_on_every_shipped_model() {
             "{path}: plain {:e}",
             cmp.worst_plain
         );
-        assert!(cmp.worst_f <= 1e-12, "{path}: real part {:e}", cmp.worst_f);
+        assert!(cmp.worst_f <= 1.0, "{path}: real part {:e}", cmp.worst_f);
         assert!(
             cmp.compared >= 4 * cmp.kinks,
             "{path}: too few entries compared"
