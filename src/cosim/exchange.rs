@@ -626,7 +626,12 @@ impl Instance {
             });
         }
         self.sim.window.open();
-        self.sim.accept_reported_step();
+        // `rc` is a discrete output: a code that changes here is shown from the event
+        // iteration this step then asks for (FMI 2.0 §3.1: discrete variables change only at
+        // events), so the importer sees it at an event, never during integration.
+        let rc_shown = self.sim.rc;
+        let rc_changed = self.sim.accept_reported_step() != rc_shown;
+        self.sim.rc = rc_shown;
         let mut report = ok_report();
         let mut fired = 0u16;
         for c in WARNING_CODES {
@@ -638,7 +643,7 @@ impl Instance {
         // An episode of a code ends at the first completed step that does not fire it.
         self.warned = fired;
         let x = self.exchange.as_deref_mut().expect("Model Exchange");
-        let enter = self.sim.crossed_since(&x.before) || self.sim.time_event_due();
+        let enter = self.sim.crossed_since(&x.before) || self.sim.time_event_due() || rc_changed;
         if !enter {
             self.sim.event_values_at_reported(&mut x.before);
         }
@@ -725,6 +730,11 @@ impl Instance {
             }
         };
         self.sim.event_values_at_reported(&mut x.before);
+        if !pass.states_changed {
+            // The code of the checks at this point, which a completed step may have found
+            // changed (after an event that moved a state, the event's own checks set it).
+            self.sim.rc = self.sim.warning_code_at_reported();
+        }
         let t = self.sim.t_s;
         let mut report = ok_report();
         let mut log = |status, category, text: String| {

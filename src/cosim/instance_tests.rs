@@ -338,3 +338,79 @@ fn messages_write_times_short() {
     println!("{e}");
     assert!(e.0.contains("startTime = 1e-300, got 0"), "{e}");
 }
+
+/// `rc` is a discrete output: in Model Exchange it changes only in an event iteration. Forward
+/// Euler at 4 µs on the projectile drifts past check 5's energy threshold and back; a completed
+/// step whose checks change the code asks for event mode and `rc` is unchanged until then.
+/// After each event iteration `rc` is 5 exactly when the drift computed from the outputs
+/// (`energy_total` against its initial value) exceeds the threshold.
+#[test]
+fn rc_changes_only_in_event_mode_in_model_exchange() {
+    let mut inst = Instance::with_interface(PROJECTILE, "model.toml", Interface::ModelExchange)
+        .expect("loads");
+    inst.setup_experiment(0.0, None).expect("setup");
+    inst.enter_initialization_mode().expect("enter");
+    inst.exit_initialization_mode().expect("exit");
+    inst.update_discrete_states().expect("event update");
+    inst.enter_continuous_time_mode().expect("continuous");
+    let vr = |name: &str| {
+        inst.description()
+            .variables
+            .iter()
+            .find(|v| v.name == name)
+            .unwrap_or_else(|| panic!("{name}"))
+            .value_reference
+    };
+    let (rc_vr, e_vr) = (vr("rc"), vr("energy_total"));
+    let threshold = inst.simulation().checks.thresholds.energy_drift;
+    let read = |inst: &mut Instance| {
+        let mut v = [0.0; 2];
+        inst.get_real(&[rc_vr, e_vr], &mut v).expect("get");
+        (v[0], v[1])
+    };
+    let (rc0, e0) = read(&mut inst);
+    assert_eq!(rc0, 0.0);
+    let n = inst.n_states();
+    let (mut x, mut dx) = (vec![0.0; n], vec![0.0; n]);
+    let (h, mut t) = (4e-6, 0.0);
+    let mut changes = Vec::new();
+    let mut rc = rc0;
+    for _ in 0..1200 {
+        inst.continuous_states(&mut x).expect("x");
+        inst.derivatives(&mut dx).expect("dx");
+        for (xi, di) in x.iter_mut().zip(&dx) {
+            *xi += h * di;
+        }
+        t += h;
+        inst.set_time(t).expect("time");
+        inst.set_continuous_states(&x).expect("x");
+        let step = inst.completed_integrator_step().expect("completed");
+        assert!(!step.terminate_simulation);
+        let (rc_during, _) = read(&mut inst);
+        assert_eq!(rc_during, rc, "rc changed during integration at t = {t}");
+        if step.enter_event_mode {
+            inst.enter_event_mode().expect("event mode");
+            inst.update_discrete_states().expect("event update");
+            inst.enter_continuous_time_mode().expect("continuous");
+            let (rc_after, e) = read(&mut inst);
+            let drift = ((e - e0) / e0).abs();
+            assert_eq!(
+                rc_after == 5.0,
+                drift > threshold,
+                "t = {t}: rc {rc_after}, drift {drift:e}"
+            );
+            if rc_after != rc {
+                changes.push((t, rc_after, drift));
+            }
+            rc = rc_after;
+        }
+    }
+    println!(
+        "projectile, forward Euler at {h:e} s, threshold {threshold:e}: rc changed in event \
+         iterations only, (t, rc, drift): {changes:?}"
+    );
+    assert!(
+        !changes.is_empty(),
+        "the drift must fire for the test to mean anything"
+    );
+}

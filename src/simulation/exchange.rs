@@ -96,6 +96,13 @@ impl Simulation {
         rc
     }
 
+    /// The code of checks 4 to 9 on the reported state, changing nothing else: what `rc` shows
+    /// after an event iteration in Model Exchange.
+    pub fn warning_code_at_reported(&mut self) -> u8 {
+        self.checks
+            .warnings(&self.network, &self.y, &self.sensitivities.params)
+    }
+
     /// Event mode at the reported point: a table breakpoint reached starts a new segment; every
     /// event whose function crossed zero upward since `before` (its values at the last accepted
     /// point) is handled, in the order of their numbers, each on the state the previous one
