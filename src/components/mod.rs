@@ -9,6 +9,7 @@ pub mod directional_valve;
 pub mod element;
 pub mod flow_control;
 pub mod inertance_valve;
+pub mod inertial_tube;
 pub mod keys;
 pub mod mass_flow;
 pub mod orifice;
@@ -47,6 +48,7 @@ macro_rules! with_kinds {
             mass_flow => MassFlowSpec,
             restrictor => RestrictorSpec,
             tube => TubeSpec,
+            inertial_tube => InertialTubeSpec,
             inertance_valve => InertanceValveSpec,
             regulator => RegulatorSpec,
             directional_valve => DirectionalValveSpec,

@@ -21,6 +21,7 @@ mod conservation;
 mod events;
 mod examples;
 mod friction;
+mod inertial_tube;
 mod kinks;
 mod linear_invariants;
 mod logic_valves;

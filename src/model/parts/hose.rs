@@ -7,7 +7,8 @@
 //! length L/(2N) from the end node to the first (last) centre. So the tubes' lengths add up to
 //! L, the chambers' volumes to the hose's, both ends are treated alike, and one segment is a
 //! chamber between two half-length tubes. A node at the end is the boundary value itself (a
-//! reservoir's pressure acts at the hose's end face, not half a segment in).
+//! reservoir's pressure acts at the hose's end face, not half a segment in). With `inertia`
+//! the faces are inertial tubes, and the line carries pressure waves at the speed of sound.
 //!
 //! Generated names (a name may not contain `.`: it is the first part of output names):
 //! chambers `<name>_1` … `<name>_N` (from `from` to `to`), tubes `<name>_t0` … `<name>_tN`
@@ -16,6 +17,7 @@
 use super::Part;
 use crate::components::ambient_heat::AmbientHeatSpec;
 use crate::components::chamber::ChamberSpec;
+use crate::components::inertial_tube::InertialTubeSpec;
 use crate::components::keys::Problem;
 use crate::components::tube::TubeSpec;
 use crate::model::spec::{ModelFile, ParamSpec};
@@ -40,6 +42,8 @@ crate::declare_kind! {
     viscosity: Number, viscosity, Number(1.82e-5), Positive;
     /// Number of segments N (a whole number, 1 … 1000).
     segments: Number, dimensionless, Number(1.0), Positive;
+    /// The gas's inertia on the faces (inertial tubes): pressure waves at the speed of sound.
+    inertia: Flag, dimensionless, Flag(false);
     /// Initial pressure of the gas in the hose, Pa (absolute).
     pressure: Number, pressure, Required, Absolute;
     /// Initial temperature of the gas in the hose, K.
@@ -101,7 +105,12 @@ impl Part for HoseSpec {
         let n = self.n();
         let mut out: Vec<(&'static str, String)> =
             (1..=n).map(|k| ("chamber", self.chamber(k))).collect();
-        out.extend((0..=n).map(|k| ("tube", self.tube(k))));
+        let tube = if self.inertia {
+            "inertial_tube"
+        } else {
+            "tube"
+        };
+        out.extend((0..=n).map(|k| (tube, self.tube(k))));
         if self.heat_transfer_coefficient.is_some() {
             out.extend((1..=n).map(|k| ("ambient_heat", self.heat(k))));
         }
@@ -142,6 +151,19 @@ impl Part for HoseSpec {
             } else {
                 segment_m
             };
+            if self.inertia {
+                model.inertial_tube.push(InertialTubeSpec {
+                    name: self.tube(k),
+                    from,
+                    to,
+                    length: ParamSpec::Const(length),
+                    diameter: ParamSpec::Const(self.diameter),
+                    roughness: ParamSpec::Const(self.roughness),
+                    viscosity: ParamSpec::Const(self.viscosity),
+                    initial_mass_flow: 0.0,
+                });
+                continue;
+            }
             model.tube.push(TubeSpec {
                 name: self.tube(k),
                 from,
