@@ -205,3 +205,30 @@ def test_controller_cycles_the_cylinder_as_the_cli_does_and_as_the_hand_calculat
     cycle = switches[3][0] - switches[1][0]
     print(f"cycle {cycle:.4f} s, hand {cycle_hand:.4f} s ({cycle / cycle_hand - 1:+.2%})")
     assert abs(cycle / cycle_hand - 1) <= 0.01
+
+
+def test_the_schedule_runs_two_cycles_under_every_method_auto_uses(tmp_path):
+    """The model file as shipped (the spool on its schedule) under `auto` and the two methods
+    it switches between: each runs to the end (no step-size failure) and completes two full
+    strokes out and back; the three agree at every output time to the tolerance."""
+    runs = {}
+    for method in ("auto", "dopri5", "bdf"):
+        text = (HERE / "model.toml").read_text().replace(
+            'method = "auto"', f'method = "{method}"', 1)
+        runs[method] = cli(text, tmp_path)
+        x = runs[method]["cyl.x"]
+        # Strokes: the stop reached, out or in, counted at each arrival.
+        arrivals = [x[i] for i in range(1, len(x)) if x[i] in (0.0, STROKE) and x[i] != x[i - 1]]
+        print(f"{method}: arrivals at the stops {arrivals}, final rc {runs[method]['rc'][-1]:g}")
+        assert arrivals == [STROKE, 0.0, STROKE, 0.0]
+        assert runs[method]["rc"][-1] == 0.0
+    for method in ("dopri5", "bdf"):
+        for name in ("cyl_cap.p", "cyl_rod.p", "cyl.x", "cyl_cap.m"):
+            ref = runs["auto"][name]
+            scale = max(abs(v) for v in ref)
+            err = max(abs(a - b) for a, b in zip(runs[method][name], ref)) / scale
+            print(f"{method} against auto, {name}: worst {err:.2e} of its range")
+            # Different methods at rtol 1e-9: each holds its local error to the tolerance, and
+            # their global errors, accumulated over thousands of steps, differ by a multiple of
+            # it.
+            assert err <= 1e-6
