@@ -25,6 +25,7 @@ mod logic_valves;
 mod pneumatics;
 mod projectile;
 mod sensitivities;
+mod switch_property;
 mod switches;
 mod valve_links;
 mod valves;
