@@ -152,6 +152,12 @@ pub trait Element:
         0.0
     }
 
+    /// ∂g_e/∂s·w over its own states where the gradient depends on the point `at` (static
+    /// friction's breakaway: the drive's sign): [`Element::event_gradient`] by default.
+    fn event_gradient_at(&self, e: usize, _at: &EventAt<'_>, w: &[f64]) -> f64 {
+        self.event_gradient(e, w)
+    }
+
     /// Whether any of its event functions can ever fire (a plain orifice has no switch): the
     /// driver skips the event search of a network where none can.
     fn has_events(&self) -> bool {
@@ -173,6 +179,14 @@ pub trait Element:
     /// again to it): [`Element::SWITCHES`] by default.
     fn event_is_switch(&self, _e: usize) -> bool {
         Self::SWITCHES
+    }
+
+    /// Whether event `e` is an event indicator of Model Exchange only, which the driver's own
+    /// steps do not search: a point where the law is smooth enough for an integrator's error
+    /// estimate (C¹) but a discrete output flips, which in Model Exchange may happen only at an
+    /// event (an orifice's choked transition).
+    fn event_is_indicator_only(&self, _e: usize) -> bool {
+        false
     }
 
     /// [`Element::handle_event`] where the handler reads its nodes' states too (`at.s` is a

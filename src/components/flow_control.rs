@@ -130,21 +130,6 @@ impl Link for FlowControl {
     }
 }
 
-/// The check's switch points in Δp_check = p_to − p_from, Pa; each is two events, rising
-/// (g = Δp_check − point) and falling (−g), as an event fires where its function crosses zero
-/// upward.
-const SWITCHES: [&str; 2] = ["cracking", "full-flow"];
-
-impl FlowControl {
-    fn switch_point_pa(&self, j: usize) -> f64 {
-        if j == 0 {
-            self.check.cracking_pressure_pa
-        } else {
-            self.check.full_flow_pressure_pa
-        }
-    }
-}
-
 impl Element for FlowControl {
     const KIND: &'static Kind = &KIND;
     const OUTPUTS: &'static [Output] = &[Output::Extra {
@@ -155,7 +140,7 @@ impl Element for FlowControl {
         },
         discrete: false,
     }];
-    const EVENTS: usize = 2 * SWITCHES.len();
+    const EVENTS: usize = 2 * Poppet::SWITCHES.len();
     const SWITCHES: bool = true;
     type Cache = ();
 
@@ -167,11 +152,11 @@ impl Element for FlowControl {
         true
     }
 
-    /// Event 2j: Δp_check rises through switch j's point; 2j + 1: it falls through it.
+    /// Event 2j: Δp_check = p_to − p_from rises through the check's switch j; 2j + 1: it
+    /// falls through it ([`Poppet::event_value`]).
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
         let dp = (at.node)(self.to).pressure_pa - (at.node)(self.from).pressure_pa;
-        let g = dp - self.switch_point_pa(e / 2);
-        Some(if e % 2 == 0 { g } else { -g })
+        Some(self.check.event_value(e, dp))
     }
 
     fn event_pressure_gradient(
@@ -180,17 +165,15 @@ impl Element for FlowControl {
         _at: &EventAt<'_>,
         push: &mut dyn FnMut(usize, f64),
     ) {
-        let sign = if e % 2 == 0 { 1.0 } else { -1.0 };
-        push(self.to, sign);
-        push(self.from, -sign);
+        Poppet::pair_gradient(e, self.to, self.from, push);
     }
 
     fn event_description(&self, e: usize) -> String {
-        let way = if e % 2 == 0 { "rises" } else { "falls" };
         format!(
-            "flow control `{}`: the check's Δp {way} through its {} point",
+            "flow control `{}`: the check's Δp {} through its {} point",
             self.name,
-            SWITCHES.get(e / 2).unwrap_or(&"?")
+            Poppet::way(e),
+            Poppet::SWITCHES.get(e / 2).unwrap_or(&"?")
         )
     }
 

@@ -40,7 +40,15 @@
 //! Each kink is an event (`SWITCHES`), in both directions: Δp through Δp_c and through Δp_f,
 //! and a one-way orifice's Δp through 0 (a valve's closed region already covers it). An
 //! integrator's step then ends on the kink instead of straddling it, where its error estimate
-//! would not see the switch (a 1 Pa band is crossed inside one step).
+//! would not see the switch (a 1 Pa band is crossed inside one step). The pressure ratio
+//! r = p_low/p_high through the critical ratio (r* or b), where the flow chokes, is an event
+//! indicator of Model Exchange only: the law is C¹ there (an integrator's error estimate sees
+//! that, so the driver does not search it), but the discrete output `choked` flips, which in
+//! Model Exchange may happen only at an event. So is the laminar ratio 0.999, where the slope
+//! jumps, so that an importer's integrator restarts there (docs/integrators.md says why the
+//! driver does not search it). Not an event: flow reversal (Δp through 0) of a two-way orifice,
+//! where ṁ is 0 from both sides and its slope jumps only by √(T_to/T_from), while pressures
+//! that equalize approach it without end.
 
 use serde::{Deserialize, Serialize};
 
@@ -203,6 +211,46 @@ impl Poppet {
             // crack < Δp < full here, so the span is positive.
             (dp_pa - crack) / (full - crack)
         }
+    }
+
+    /// Its switch points, each two events: 2j where Δp rises through point j (g = Δp − point),
+    /// 2j + 1 where it falls through it (−g), as an event fires where its function crosses
+    /// zero upward.
+    pub const SWITCHES: [&'static str; 2] = ["cracking", "full-flow"];
+
+    /// Switch `j`'s point in Δp, Pa (`j` < 2).
+    #[inline]
+    pub fn switch_point_pa(&self, j: usize) -> f64 {
+        if j == 0 {
+            self.cracking_pressure_pa
+        } else {
+            self.full_flow_pressure_pa
+        }
+    }
+
+    /// Event function `e` (< 4) at Δp = p_high − p_low, Pa.
+    #[inline]
+    pub fn event_value(&self, e: usize, dp_pa: f64) -> f64 {
+        Self::pair(e, dp_pa - self.switch_point_pa(e / 2))
+    }
+
+    /// A switch's pair of event functions from its g (≥ 0 past the switch): event 2j is g
+    /// (rising through it), 2j + 1 is −g (falling through it).
+    #[inline]
+    pub fn pair(e: usize, g: f64) -> f64 {
+        if e % 2 == 0 { g } else { -g }
+    }
+
+    /// ∂g_e/∂p of [`Self::pair`] for g = p(`high`) − p(`low`) − point, as `(node, ∂g/∂p)`.
+    pub fn pair_gradient(e: usize, high: usize, low: usize, push: &mut dyn FnMut(usize, f64)) {
+        let sign = Self::pair(e, 1.0);
+        push(high, sign);
+        push(low, -sign);
+    }
+
+    /// Event `e`'s direction in words: "rises" or "falls".
+    pub fn way(e: usize) -> &'static str {
+        if e % 2 == 0 { "rises" } else { "falls" }
     }
 }
 
@@ -604,9 +652,21 @@ fn link_flows<T: Scalar>(
 /// Which of [`Orifice`]'s outputs.
 const OPEN_FRACTION: usize = 0;
 
-/// Its switch points, in events: each is two, rising (g = Δp − point) and falling (−g), as an
-/// event fires where its function crosses zero upward.
-const SWITCHES: [&str; 3] = ["cracking", "full-flow", "one-way closing"];
+/// Its switch points, in events: each is two, rising (g ≥ 0 past the point) and falling (−g),
+/// as an event fires where its function crosses zero upward. The first three are points of
+/// Δp = p_from − p_to (g = Δp − point), the last two of the pressure ratio r = p_low/p_high,
+/// g = ratio·p_high − p_low (> 0 below the ratio: choked, or not laminar), continuous and
+/// linear in each pressure on either side of p_from = p_to, where it is (ratio − 1)·p < 0.
+const SWITCHES: [&str; 5] = [
+    "cracking",
+    "full-flow",
+    "one-way closing",
+    "choked",
+    "laminar",
+];
+
+/// The first of [`SWITCHES`] that is a point of the pressure ratio.
+const RATIO_SWITCHES: usize = 3;
 
 impl Orifice {
     /// Switch `j`'s point in Δp = p_from − p_to, Pa, if the orifice has it.
@@ -618,6 +678,41 @@ impl Orifice {
             (2, None) if self.one_way => Some(0.0),
             _ => None,
         }
+    }
+
+    /// Switch `j`'s pressure ratio p_low/p_high, if it is one: the critical ratio (the form's
+    /// r* or b), where the flow chokes, and the laminar one, where the law's slope jumps.
+    fn switch_ratio(
+        &self,
+        j: usize,
+        gas: &IdealGas,
+        pv: &dyn Fn(&ParamValue) -> f64,
+    ) -> Option<f64> {
+        match (j, &self.form) {
+            (3, OrificeForm::Isentropic { .. }) => Some(gas.critical_pressure_ratio),
+            (
+                3,
+                OrificeForm::Iso6358 {
+                    critical_pressure_ratio,
+                    ..
+                },
+            ) => Some(pv(critical_pressure_ratio)),
+            (4, _) => Some(ISO_LAMINAR_RATIO),
+            _ => None,
+        }
+    }
+
+    /// Whether p_from ≥ p_to at the event's instant (the high side is `from`), and the ratio
+    /// switch `j`'s g = ratio·p_high − p_low with its ratio.
+    fn ratio_event(&self, j: usize, at: &EventAt<'_>) -> Option<(bool, f64, f64)> {
+        let ratio = self.switch_ratio(j, at.gas, at.pv)?;
+        let (pf, pt) = (
+            (at.node)(self.from).pressure_pa,
+            (at.node)(self.to).pressure_pa,
+        );
+        let from_high = pf >= pt;
+        let (high, low) = if from_high { (pf, pt) } else { (pt, pf) };
+        Some((from_high, ratio, ratio * high - low))
     }
 }
 
@@ -650,36 +745,70 @@ impl Element for Orifice {
         [self.from, self.to].into_iter()
     }
 
+    /// Whether it has a switch the driver searches for (a valve's points, a one-way closing);
+    /// its choked transition is an event indicator of Model Exchange only.
     fn has_events(&self) -> bool {
-        (0..SWITCHES.len()).any(|j| self.switch_point_pa(j).is_some())
+        (0..RATIO_SWITCHES).any(|j| self.switch_point_pa(j).is_some())
     }
 
-    /// Event 2j: Δp rises through switch j's point; 2j + 1: it falls through it.
+    /// The ratio points are events of Model Exchange only: the choked one for the flag
+    /// `choked` (the law is C¹ there), the laminar one so that an importer's integrator
+    /// restarts on its kink (the driver's own steps do not search it: docs/integrators.md).
+    fn event_is_indicator_only(&self, e: usize) -> bool {
+        e / 2 >= RATIO_SWITCHES
+    }
+
+    /// Event 2j: switch j's g rises through 0; 2j + 1: it falls through it (see [`SWITCHES`]).
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
-        let point = self.switch_point_pa(e / 2)?;
-        let g = ((at.node)(self.from).pressure_pa - (at.node)(self.to).pressure_pa) - point;
-        Some(if e % 2 == 0 { g } else { -g })
+        let j = e / 2;
+        if j >= RATIO_SWITCHES {
+            let (_, _, g) = self.ratio_event(j, at)?;
+            return Some(Poppet::pair(e, g));
+        }
+        let point = self.switch_point_pa(j)?;
+        let dp = (at.node)(self.from).pressure_pa - (at.node)(self.to).pressure_pa;
+        Some(Poppet::pair(e, dp - point))
     }
 
     fn event_pressure_gradient(
         &self,
         e: usize,
-        _at: &EventAt<'_>,
+        at: &EventAt<'_>,
         push: &mut dyn FnMut(usize, f64),
     ) {
-        if self.switch_point_pa(e / 2).is_some() {
-            let sign = if e % 2 == 0 { 1.0 } else { -1.0 };
-            push(self.from, sign);
-            push(self.to, -sign);
+        let j = e / 2;
+        if j >= RATIO_SWITCHES {
+            if let Some((from_high, ratio, _)) = self.ratio_event(j, at) {
+                let (high, low) = if from_high {
+                    (self.from, self.to)
+                } else {
+                    (self.to, self.from)
+                };
+                // g = ratio·p_high − p_low.
+                let sign = Poppet::pair(e, 1.0);
+                push(high, sign * ratio);
+                push(low, -sign);
+            }
+        } else if self.switch_point_pa(j).is_some() {
+            Poppet::pair_gradient(e, self.from, self.to, push);
         }
     }
 
     fn event_description(&self, e: usize) -> String {
-        let way = if e % 2 == 0 { "rises" } else { "falls" };
+        let j = e / 2;
+        if j >= RATIO_SWITCHES {
+            let way = if e % 2 == 0 { "falls" } else { "rises" };
+            return format!(
+                "orifice `{}`: p_low/p_high {way} through its {} ratio",
+                self.name,
+                SWITCHES.get(j).unwrap_or(&"?")
+            );
+        }
         format!(
-            "orifice `{}`: Δp {way} through its {} point",
+            "orifice `{}`: Δp {} through its {} point",
             self.name,
-            SWITCHES.get(e / 2).unwrap_or(&"?")
+            Poppet::way(e),
+            SWITCHES.get(j).unwrap_or(&"?")
         )
     }
 
@@ -768,7 +897,6 @@ impl Element for Orifice {
             return self.opening_with(pv, from, to);
         }
         let (a, b) = (from.pressure_pa.re(), to.pressure_pa.re());
-        let r = a.min(b) / a.max(b);
         let critical = match &self.form {
             OrificeForm::Isentropic { .. } => gas.critical_pressure_ratio,
             OrificeForm::Iso6358 {
@@ -777,7 +905,11 @@ impl Element for Orifice {
             } => pv(critical_pressure_ratio).re(),
         };
         let open = self.opening_with(pv, from, to).re() > 0.0;
-        T::from(if open && r <= critical { 1.0 } else { 0.0 })
+        // p_low/p_high below critical as the choked switch's event function g writes it, with
+        // FMI's domains of an event indicator (g > 0 and g ≤ 0): the flag flips on the located
+        // event, not a rounding away from it, and an importer's root on g = 0 is unchoked.
+        let choked = critical * a.max(b) - a.min(b) > 0.0;
+        T::from(if open && choked { 1.0 } else { 0.0 })
     }
 
     /// The opening reads its own `opening`, and a poppet the pressures of its nodes.

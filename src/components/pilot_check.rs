@@ -77,9 +77,6 @@ pub struct PilotCheck {
     pub critical_pressure_ratio: f64,
 }
 
-/// The poppet's switch points in Δp_c; each is two events (rising g = Δp_c − point, falling −g).
-const SWITCHES: [&str; 2] = ["cracking", "full-flow"];
-
 impl PilotCheck {
     /// Δp_c = (p_from − p_to) + k_p·(p_pilot − p_amb), Pa.
     #[inline(always)]
@@ -101,14 +98,6 @@ impl PilotCheck {
             nodes[self.from],
             nodes[self.to],
         )
-    }
-
-    fn switch_point_pa(&self, j: usize) -> f64 {
-        if j == 0 {
-            self.poppet.cracking_pressure_pa
-        } else {
-            self.poppet.full_flow_pressure_pa
-        }
     }
 }
 
@@ -166,7 +155,8 @@ impl Element for PilotCheck {
         },
         discrete: false,
     }];
-    const EVENTS: usize = 2 * SWITCHES.len();
+    /// The poppet's switches ([`Poppet::SWITCHES`]) in Δp_c, each both ways.
+    const EVENTS: usize = 2 * Poppet::SWITCHES.len();
     const SWITCHES: bool = true;
     type Cache = ();
 
@@ -183,8 +173,7 @@ impl Element for PilotCheck {
         let p = |n: usize| (at.node)(n).pressure_pa;
         let dp = p(self.from) - p(self.to)
             + (p(self.pilot) - self.ambient_pressure_pa) * self.pilot_ratio;
-        let g = dp - self.switch_point_pa(e / 2);
-        Some(if e % 2 == 0 { g } else { -g })
+        Some(self.poppet.event_value(e, dp))
     }
 
     fn event_pressure_gradient(
@@ -193,18 +182,16 @@ impl Element for PilotCheck {
         _at: &EventAt<'_>,
         push: &mut dyn FnMut(usize, f64),
     ) {
-        let sign = if e % 2 == 0 { 1.0 } else { -1.0 };
-        push(self.from, sign);
-        push(self.to, -sign);
-        push(self.pilot, sign * self.pilot_ratio);
+        Poppet::pair_gradient(e, self.from, self.to, push);
+        push(self.pilot, Poppet::pair(e, self.pilot_ratio));
     }
 
     fn event_description(&self, e: usize) -> String {
-        let way = if e % 2 == 0 { "rises" } else { "falls" };
         format!(
-            "pilot-operated check valve `{}`: the control pressure {way} through its {} point",
+            "pilot-operated check valve `{}`: the control pressure {} through its {} point",
             self.name,
-            SWITCHES.get(e / 2).unwrap_or(&"?")
+            Poppet::way(e),
+            Poppet::SWITCHES.get(e / 2).unwrap_or(&"?")
         )
     }
 

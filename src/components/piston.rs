@@ -4,7 +4,15 @@
 //!   m·dv/dt = A·(p_behind − p_ahead) − k·(x − x_spring) − c·v + F_friction,   dx/dt = v
 //! Friction is given as pressures on the area (BlasterSim's convention): while moving,
 //! F_friction = −sign(v)·A·p_f,dynamic; at rest the piston stays put unless the driving force
-//! exceeds A·p_f,static, and then breaks free against the static value.
+//! exceeds A·p_f,static. With static friction the stuck mode (v exactly 0) is held by the law
+//! and its breakaway and sticking are events (docs/integrators.md, "Static friction"); without
+//! it a piston at rest breaks free in the right-hand side.
+//!
+//! A piston rod (optional `rod_area` A_r, through the node ahead to `rod_vent`, a double-acting
+//! cylinder's): the node ahead acts on the annulus A − A_r and shrinks by (A − A_r)·x, the
+//! rod's end on A_r at the vent's pressure, so the pressure force is
+//! p_behind·A − p_ahead·(A − A_r) − p_vent·A_r; the work p_vent·A_r·v it does on the vent
+//! leaves the system (`energy_left`).
 //!
 //! End stops (optional `x_min`, `x_max`, `restitution` e in 0..1): reaching a stop is an event
 //! (x − x_max or x_min − x crossing zero upward, located by the driver); there the velocity
@@ -22,7 +30,7 @@ use crate::units::{Damping, Pressure};
 use crate::units::{Length, Mass, Stiffness, Velocity};
 
 use crate::components::element::{
-    Boundary, Build, Element, Eval, Handled, Output, Slots, Variable,
+    Boundary, Build, Element, Eval, EventAt, Handled, Output, Slots, Variable,
 };
 use crate::components::keys::{Component, Kind, Problem, is_zero};
 use crate::components::orifice;
@@ -64,6 +72,11 @@ crate::declare_kind! {
     /// back when 0, so that a piston without stops has no such FMU parameter.
     #[serde(skip_serializing_if = "is_zero")]
     restitution: Number, dimensionless, Number(0.0), Fraction;
+    /// Cross-section of a rod through the node ahead, m² (0: no rod). Not written back when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    rod_area: Number, area, Number(0.0), NonNegative;
+    /// The node whose pressure acts on the rod's end (the atmosphere): needed with a rod.
+    rod_vent: Node, dimensionless, None;
 }
 
 /// The stops in order, and the start inside them and before the exit.
@@ -98,6 +111,35 @@ fn piston_problems(x: &PistonSpec) -> Vec<Problem> {
                 format!("`x0` = {} m is past the end stop `x_max` = {hi} m", x.x0),
             );
         }
+    }
+    if x.rod_area > 0.0 && x.rod_vent.is_none() {
+        problem(
+            "rod_vent",
+            "a piston with a `rod_area` needs a `rod_vent`: the node whose pressure acts on the \
+             rod's end"
+                .to_string(),
+        );
+    }
+    if x.rod_vent.is_some() && x.rod_area == 0.0 {
+        problem(
+            "rod_vent",
+            "`rod_vent` is for a piston with a rod: give its `rod_area`".to_string(),
+        );
+    }
+    if x.rod_area.is_finite() && x.area.is_finite() && x.rod_area >= x.area {
+        problem(
+            "rod_area",
+            format!(
+                "`rod_area` = {} m² must be below the bore's `area` = {} m²",
+                x.rod_area, x.area
+            ),
+        );
+    }
+    if x.rod_area > 0.0 && x.x_exit.is_some() {
+        problem(
+            "x_exit",
+            "a piston with a rod cannot leave its bore: give no `x_exit`".to_string(),
+        );
     }
     if let Some(exit) = x.x_exit
         && exit.is_finite()
@@ -140,7 +182,13 @@ pub struct Piston {
     pub x_min: Option<Length>,
     pub x_max: Option<Length>,
     pub restitution: f64,
+    /// The rod's cross-section, m² (0: none), and the node at its end (`NO_ROD` without).
+    pub rod_area_m2: f64,
+    pub rod_vent: usize,
 }
+
+/// `rod_vent` of a piston without a rod (never read then).
+pub const NO_ROD: usize = usize::MAX;
 
 pub const POSITION: usize = 0;
 pub const VELOCITY: usize = 1;
@@ -155,6 +203,25 @@ pub struct Forces<T = f64> {
 }
 
 impl Piston {
+    /// The pressures' force forward, N: p_behind·A − p_ahead·(A − A_r) − p_vent·A_r, written
+    /// (p_behind − p_ahead)·A + (p_ahead − p_vent)·A_r so that a piston without a rod
+    /// evaluates A·(p_behind − p_ahead) alone, as before rods existed.
+    #[inline]
+    pub fn pressure_force_n<T: Scalar>(&self, p_behind_pa: T, p_ahead_pa: T, p_vent_pa: T) -> T {
+        let f = (p_behind_pa - p_ahead_pa) * self.area.value;
+        if self.rod_area_m2 == 0.0 {
+            f
+        } else {
+            f + (p_ahead_pa - p_vent_pa) * self.rod_area_m2
+        }
+    }
+
+    /// The area over which the node ahead's volume changes, m²: the annulus A − A_r.
+    #[inline]
+    pub fn ahead_area_m2(&self) -> f64 {
+        self.area.value - self.rod_area_m2
+    }
+
     #[inline]
     pub fn spring_force_n<T: Scalar>(&self, x_m: T) -> T {
         (x_m - self.spring_x0.value) * -self.spring_stiffness.value
@@ -174,40 +241,19 @@ impl Piston {
         ]
     }
 
-    /// Forces at time `t` on the segment that began at `seg`.
-    #[inline]
-    pub fn forces<T: Scalar>(
-        &self,
-        t: f64,
-        seg: f64,
-        x_m: T,
-        v_m_per_s: T,
-        p_behind_pa: T,
-        p_ahead_pa: T,
-    ) -> Forces<T> {
-        self.forces_with(
-            |p: &ParamValue| c(p.value(t, seg)),
-            x_m,
-            v_m_per_s,
-            p_behind_pa,
-            p_ahead_pa,
-        )
-    }
-
-    /// [`Self::forces`] with each parameter's value given by `param`.
+    /// The forces with each parameter's value given by `param`, and the pressures' force
+    /// ([`Self::pressure_force_n`]).
     #[inline]
     pub fn forces_with<T: Scalar>(
         &self,
         param: impl Fn(&ParamValue) -> T,
         x_m: T,
         v_m_per_s: T,
-        p_behind_pa: T,
-        p_ahead_pa: T,
+        pressure_force_n: T,
     ) -> Forces<T> {
         let damping = param(&self.damping_n_s_per_m);
         let area_m2 = self.area.value;
-        let drive =
-            (p_behind_pa - p_ahead_pa) * area_m2 + self.spring_force_n(x_m) - v_m_per_s * damping;
+        let drive = pressure_force_n + self.spring_force_n(x_m) - v_m_per_s * damping;
         let v_re = v_m_per_s.re();
         let friction = if v_re > 0.0 {
             -(param(&self.friction_dynamic_pa) * area_m2)
@@ -215,8 +261,11 @@ impl Piston {
             param(&self.friction_dynamic_pa) * area_m2
         } else {
             let stat = param(&self.friction_static_pa) * area_m2;
-            if drive.re().abs() <= stat.re() {
-                -drive // stuck: static friction balances the drive exactly
+            if stat.re() > 0.0 || drive.re().abs() <= stat.re() {
+                // Stuck: static friction balances the drive exactly. With static friction the
+                // mode is held whatever the drive: its breakaway is an event that sets the
+                // piston sliding ([`Piston::breakaway_velocity`]), so no step integrates across it.
+                -drive
             } else {
                 stat * -drive.re().signum()
             }
@@ -258,6 +307,8 @@ impl Build for PistonSpec {
             x_min: self.x_min.map(from_si),
             x_max: self.x_max.map(from_si),
             restitution: self.restitution,
+            rod_area_m2: self.rod_area,
+            rod_vent: self.rod_vent.as_deref().map_or(NO_ROD, node),
         }
     }
 }
@@ -276,10 +327,80 @@ impl Component for Piston {
     );
 }
 
-/// Its event functions, per piston: its exit, its `x_max` stop, its `x_min` stop.
+/// Its event functions, per piston: its exit, its `x_max` stop, its `x_min` stop; with static
+/// friction its breakaway and its sticking while sliding forward or backward.
 const EXIT: usize = 0;
 const STOP_MAX: usize = 1;
 const STOP_MIN: usize = 2;
+const BREAKAWAY: usize = 3;
+const STICK_FORWARD: usize = 4;
+const STICK_BACKWARD: usize = 5;
+
+/// The velocity a piston with static friction is given when it breaks away, m/s, signed by the
+/// direction it slides: its mode is the sign of v (0: stuck, held exactly by its law), so
+/// sliding is a velocity off 0 by the least normal number, which no force or energy can see.
+pub const BREAKAWAY_SPEED_M_PER_S: f64 = f64::MIN_POSITIVE;
+
+impl Piston {
+    /// Its static friction at the point, N, while it holds a stuck mode (`None`: no static
+    /// friction, or out of its bore): the law then sticks at v = 0 as today's continuous law
+    /// does, without events.
+    fn static_friction_n(&self, at: &EventAt<'_>) -> Option<f64> {
+        if at.flag {
+            return None;
+        }
+        let stat = (at.pv)(&self.friction_static_pa) * self.area.value;
+        (stat > 0.0).then_some(stat)
+    }
+
+    /// The force that breaks it free, N: the larger of static and dynamic friction (a dynamic
+    /// friction above the static one would stop a piston set sliding at once, again and again
+    /// at one instant: it breaks away only where it can slide).
+    fn breakaway_force_n(&self, at: &EventAt<'_>, stat_n: f64) -> f64 {
+        stat_n.max((at.pv)(&self.friction_dynamic_pa) * self.area.value)
+    }
+
+    /// The drive at rest, N (pressures, spring; damping is 0 at v = 0), and the direction it
+    /// may move in: +1 or −1 by the drive's sign, only away from a stop it rests on.
+    fn drive_at_rest(&self, at: &EventAt<'_>) -> (f64, f64) {
+        let x = at.s[POSITION];
+        let p = |n: usize| {
+            if n == NO_ROD {
+                0.0
+            } else {
+                (at.node)(n).pressure_pa
+            }
+        };
+        let drive = self.pressure_force_n(p(self.behind), p(self.ahead), p(self.rod_vent))
+            + self.spring_force_n(x);
+        let on_max = self.x_max.is_some_and(|m| x >= m.value);
+        let on_min = self.x_min.is_some_and(|m| x <= m.value);
+        let way = if on_min || (!on_max && drive >= 0.0) {
+            1.0
+        } else {
+            -1.0
+        };
+        (drive, way)
+    }
+
+    /// Breakaway's event function at rest: the drive in the way it may move less the force
+    /// that breaks it free.
+    fn breakaway_value(&self, at: &EventAt<'_>) -> Option<f64> {
+        let stat = self.static_friction_n(at)?;
+        if at.s[VELOCITY] != 0.0 {
+            return None;
+        }
+        let (drive, way) = self.drive_at_rest(at);
+        Some(way * drive - self.breakaway_force_n(at, stat))
+    }
+
+    /// The velocity a stuck piston takes at the point (±[`BREAKAWAY_SPEED_M_PER_S`]) if the
+    /// drive there breaks it free; `None` while it stays stuck.
+    fn breakaway_velocity(&self, at: &EventAt<'_>) -> Option<f64> {
+        let g = self.breakaway_value(at)?;
+        (g >= 0.0).then(|| self.drive_at_rest(at).1 * BREAKAWAY_SPEED_M_PER_S)
+    }
+}
 
 impl Piston {
     /// Its impact at its `x_max` (or `x_min`) stop, generic so that dual numbers give its
@@ -319,7 +440,7 @@ impl Element for Piston {
     const FLOWS: usize = 1;
     /// `exited`.
     const FLAGS: usize = 1;
-    const EVENTS: usize = 3;
+    const EVENTS: usize = 6;
     /// Through its bore once it has left it. Every piston counts, with an `x_exit` or without:
     /// a restored FMU state may hold any exit flags (they are checked for their count only).
     const MOVES_MASS: bool = true;
@@ -348,7 +469,9 @@ impl Element for Piston {
     type Cache = ();
 
     fn nodes(&self) -> impl Iterator<Item = usize> {
-        [self.behind, self.ahead].into_iter()
+        [self.behind, self.ahead, self.rod_vent]
+            .into_iter()
+            .filter(|&n| n != NO_ROD)
     }
 
     #[inline(always)]
@@ -368,21 +491,26 @@ impl Element for Piston {
             }
             let (x, v) = (e.y[o + POSITION], e.y[o + VELOCITY]);
             let pv = |q: &ParamValue| e.pv(q);
-            let f = p.forces_with(
-                pv,
-                x,
-                v,
-                e.nodes[behind].pressure_pa,
-                e.nodes[ahead].pressure_pa,
-            );
+            let (pb, pa) = (e.nodes[behind].pressure_pa, e.nodes[ahead].pressure_pa);
+            let p_vent = if p.rod_vent == NO_ROD {
+                T::zero()
+            } else {
+                e.nodes[p.rod_vent].pressure_pa
+            };
+            let f = p.forces_with(pv, x, v, p.pressure_force_n(pb, pa, p_vent));
             let damping_power = v * e.pv(&p.damping_n_s_per_m) * v;
             dy[o + POSITION] = v;
             dy[o + VELOCITY] = f.acceleration_m_per_s2;
-            let dvdt = v * area;
-            e.boundary_work(behind, dvdt, dy);
-            e.boundary_work(ahead, -dvdt, dy);
-            // Friction and damping turn kinetic energy into heat that leaves the gas.
-            e.dissipate(-f.friction_n * v + damping_power, dy);
+            e.boundary_work(behind, v * area, dy);
+            e.boundary_work(ahead, -(v * p.ahead_area_m2()), dy);
+            // Friction and damping turn kinetic energy into heat that leaves the gas; the rod
+            // pushes the vent's gas away.
+            let rod_power = if p.rod_vent == NO_ROD {
+                T::zero()
+            } else {
+                p_vent * p.rod_area_m2 * v
+            };
+            e.dissipate(-f.friction_n * v + damping_power + rod_power, dy);
             *out = T::zero();
         }
     }
@@ -400,15 +528,18 @@ impl Element for Piston {
             .fold(0.0_f64, |a, x| a.max(x.value.abs()));
     }
 
-    /// Behind: volume grows by area·x; ahead: shrinks by it.
+    /// Behind: volume grows by area·x; ahead: shrinks by the annulus (area less the rod's).
     fn boundaries(&self, first: usize, push: &mut dyn FnMut(Boundary)) {
-        let (state, area) = (first + POSITION, self.area.value);
-        for (chamber, factor) in [(self.behind, area), (self.ahead, -area)] {
+        let state = first + POSITION;
+        let (area, annulus) = (self.area.value, self.ahead_area_m2());
+        for (chamber, factor, area_m2) in
+            [(self.behind, area, area), (self.ahead, -annulus, annulus)]
+        {
             push(Boundary {
                 chamber,
                 state,
                 factor,
-                area_m2: area,
+                area_m2,
             });
         }
     }
@@ -448,7 +579,99 @@ impl Element for Piston {
     fn event_gradient(&self, e: usize, w: &[f64]) -> f64 {
         match e {
             EXIT | STOP_MAX => w[POSITION],
+            STICK_FORWARD => -w[VELOCITY],
+            STICK_BACKWARD => w[VELOCITY],
             _ => -w[POSITION],
+        }
+    }
+
+    /// Static friction's switches: breakaway while stuck (v = 0), sticking while sliding (v
+    /// crossing 0 in the way it slid), only while it has static friction.
+    fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
+        match e {
+            BREAKAWAY => self.breakaway_value(at),
+            STICK_FORWARD => self.static_friction_n(at).map(|_| -at.s[VELOCITY]),
+            STICK_BACKWARD => self.static_friction_n(at).map(|_| at.s[VELOCITY]),
+            _ => self.event_value(e, at.s, at.flag),
+        }
+    }
+
+    /// Breakaway's drive: ∂(way·drive)/∂x = −way·k, ∂/∂v = −way·c (the damping's).
+    fn event_gradient_at(&self, e: usize, at: &EventAt<'_>, w: &[f64]) -> f64 {
+        if e != BREAKAWAY {
+            return self.event_gradient(e, w);
+        }
+        let way = self.drive_at_rest(at).1;
+        let c = (at.pv)(&self.damping_n_s_per_m);
+        -way * (self.spring_stiffness.value * w[POSITION] + c * w[VELOCITY])
+    }
+
+    fn event_pressure_gradient(
+        &self,
+        e: usize,
+        at: &EventAt<'_>,
+        push: &mut dyn FnMut(usize, f64),
+    ) {
+        if e == BREAKAWAY && self.static_friction_n(at).is_some() {
+            let way = self.drive_at_rest(at).1;
+            // ∂(pressure force)/∂p: A behind, −(A − A_r) ahead, −A_r at the rod's vent.
+            push(self.behind, way * self.area.value);
+            push(self.ahead, -way * self.ahead_area_m2());
+            if self.rod_vent != NO_ROD {
+                push(self.rod_vent, -way * self.rod_area_m2);
+            }
+        }
+    }
+
+    /// Static friction's switches leave the state continuous (v to 0 where it sticks, off 0 by
+    /// the least normal number where it breaks away); the others are impacts and the exit.
+    fn event_is_switch(&self, e: usize) -> bool {
+        e >= BREAKAWAY
+    }
+
+    /// Breakaway: sliding in the way the drive pushes. Sticking: v = 0 exactly (it crossed 0
+    /// to within the event location's round-off; that kinetic energy goes to `energy_left`),
+    /// then sliding on at once where the drive breaks it free again (turning round).
+    fn handle_event_at(
+        &self,
+        e: usize,
+        at: &EventAt<'_>,
+        s: &mut [f64],
+        flag: &mut bool,
+        energy_left: &mut f64,
+    ) -> Handled {
+        if e < BREAKAWAY {
+            return self.handle_event(e, s, flag, energy_left);
+        }
+        let v = s[VELOCITY];
+        *energy_left += 0.5 * self.mass.value * v * v;
+        s[VELOCITY] = 0.0;
+        let rest = [s[POSITION], 0.0];
+        let at_rest = EventAt { s: &rest, ..*at };
+        let breaks = if e == BREAKAWAY {
+            // Fired: it breaks free even where round-off left g a hair below 0.
+            Some(self.drive_at_rest(&at_rest).1 * BREAKAWAY_SPEED_M_PER_S)
+        } else {
+            self.breakaway_velocity(&at_rest)
+        };
+        if let Some(v_new) = breaks {
+            s[VELOCITY] = v_new;
+        }
+        Handled {
+            exit: false,
+            state_changed: s[VELOCITY].to_bits() != v.to_bits(),
+        }
+    }
+
+    /// A stuck piston whose drive already breaks it free (at the start, or after an impact
+    /// left it at rest so pushed) slides.
+    fn settle(&self, at: &EventAt<'_>, s: &mut [f64]) -> bool {
+        match self.breakaway_velocity(at) {
+            Some(v) => {
+                s[VELOCITY] = v;
+                true
+            }
+            None => false,
         }
     }
 
@@ -495,7 +718,7 @@ impl Element for Piston {
         w_energy_left: &mut f64,
         dm: f64,
     ) {
-        if e == EXIT {
+        if e == EXIT || e >= BREAKAWAY {
             return;
         }
         let Some((x, v, lost)) = self.impact_map(
@@ -515,7 +738,10 @@ impl Element for Piston {
         match e {
             EXIT => format!("piston `{}` exit", self.name),
             STOP_MAX => format!("piston `{}` at its stop x_max", self.name),
-            _ => format!("piston `{}` at its stop x_min", self.name),
+            STOP_MIN => format!("piston `{}` at its stop x_min", self.name),
+            BREAKAWAY => format!("piston `{}` breaks away from static friction", self.name),
+            STICK_FORWARD => format!("piston `{}` sticks, sliding forward", self.name),
+            _ => format!("piston `{}` sticks, sliding backward", self.name),
         }
     }
 }

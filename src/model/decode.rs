@@ -492,7 +492,7 @@ fn missing_component_keys(loc: &Locator<'_>) -> Vec<ModelError> {
         return errors;
     };
     for (name, items) in root.iter() {
-        let Some(kind) = crate::components::kind(name.get_ref()) else {
+        let Some(kind) = super::parts::kind_or_part(name.get_ref()) else {
             continue;
         };
         let DeValue::Array(items) = items.get_ref() else {

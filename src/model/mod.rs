@@ -5,6 +5,7 @@ pub mod build;
 mod decode;
 mod locate;
 mod overrides;
+pub mod parts;
 mod plausible;
 mod quantities;
 pub mod spec;
@@ -123,8 +124,28 @@ fn check_tree(
         })
         .collect();
     match decode::decode(loc) {
-        Ok(spec) if unit_errors.is_empty() => {
-            errors.extend(validate::validate(&spec, loc));
+        Ok(mut spec) if unit_errors.is_empty() => {
+            // Parts become components of existing kinds before the model is validated.
+            let part_errors = validate::parts(&spec, loc);
+            // A part left unexpanded: what names a component it would generate only follows.
+            let unmade: Vec<String> = spec
+                .parts()
+                .iter()
+                .flat_map(|(_, p)| p.generated())
+                .map(|(_, name)| format!("`{name}`"))
+                .collect();
+            if part_errors.is_empty() {
+                parts::expand(&mut spec);
+            }
+            let follows = |e: &ModelError| {
+                !part_errors.is_empty() && unmade.iter().any(|n| e.message.contains(n.as_str()))
+            };
+            let model_errors: Vec<ModelError> = validate::validate(&spec, loc)
+                .into_iter()
+                .filter(|e| !follows(e))
+                .collect();
+            errors.extend(part_errors);
+            errors.extend(model_errors);
             if errors.is_empty() && !overrides.is_empty() {
                 // The text after overrides is what an FMU ships: it must say the same.
                 let same = spec_of_text(&source).is_some_and(|s| s == spec);
@@ -173,7 +194,10 @@ fn spec_of_text(text: &str) -> Option<ModelFile> {
         let DeValue::Table(t) = root.into_inner() else {
             return None;
         };
-        ModelFile::deserialize(toml::de::Deserializer::from(Spanned::new(span, t))).ok()
+        let mut spec =
+            ModelFile::deserialize(toml::de::Deserializer::from(Spanned::new(span, t))).ok()?;
+        parts::expand(&mut spec);
+        Some(spec)
     })
 }
 

@@ -183,7 +183,7 @@ pub(crate) fn find(root: &Spanned<DeValue<'_>>) -> Vec<Found> {
                 }
             }
             DeValue::Array(items) => {
-                let Some(kind) = crate::components::kind(name) else {
+                let Some(kind) = super::parts::kind_or_part(name) else {
                     continue;
                 };
                 for (i, item) in items.iter().enumerate() {

@@ -10,8 +10,9 @@ pub use crate::param::{CubicSpec, CubicTimes, ParamSpec, TableSpec};
 /// The model file: its sections, then one list per component kind of the registry
 /// (`crate::with_kinds!`), each declared in its own file (`crate::components`).
 macro_rules! model_file {
-    ($($kind:ident => $Spec:ident),* $(,)?) => {
+    ($($kind:ident => $Spec:ident,)* ; $($part:ident => $PartSpec:ident),* $(,)?) => {
         $(pub use crate::components::$kind::$Spec;)*
+        $(pub use super::parts::$part::$PartSpec;)*
 
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         #[serde(deny_unknown_fields)]
@@ -30,6 +31,15 @@ macro_rules! model_file {
                 #[serde(default)]
                 pub $kind: Vec<$Spec>,
             )*
+            /// What each part of the file became (`super::parts::expand`), for `plenum
+            /// describe`; not written back.
+            #[serde(skip)]
+            pub expanded: Vec<super::parts::Expanded>,
+            $(
+                /// A part's list (`super::parts`): empty once the model is read.
+                #[serde(default, skip_serializing_if = "Vec::is_empty")]
+                pub $part: Vec<$PartSpec>,
+            )*
         }
 
         impl ModelFile {
@@ -44,10 +54,31 @@ macro_rules! model_file {
                 )*
                 out
             }
+
+            /// Every part with its index within its list, part by part in the registry's
+            /// order (`super::parts`), in file order within a part.
+            pub fn parts(&self) -> Vec<(usize, &dyn super::parts::Part)> {
+                let mut out: Vec<(usize, &dyn super::parts::Part)> = Vec::new();
+                $(
+                    out.extend(
+                        self.$part
+                            .iter()
+                            .enumerate()
+                            .map(|(i, c)| (i, c as &dyn super::parts::Part)),
+                    );
+                )*
+                out
+            }
         }
     };
 }
-crate::with_kinds!(model_file);
+/// The kinds' lists, then `;` and the parts' (`crate::with_parts!`).
+macro_rules! model_file_with_parts {
+    ($($kind:ident => $Spec:ident),* $(,)?) => {
+        crate::with_parts!(model_file $($kind => $Spec,)* ;);
+    };
+}
+crate::with_kinds!(model_file_with_parts);
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -561,6 +561,20 @@ fn checks(c: &mut Check, spec: &ModelFile) {
 fn components(c: &mut Check, spec: &ModelFile) {
     let liquid = liquid_nodes(spec);
     for (i, x) in spec.components() {
+        key_rules(c, i, x, &liquid);
+    }
+    initial_volumes(c, spec);
+}
+
+/// Component (or part) `x`, the `i`-th of its list: every key's own rule, then its own
+/// cross-key rules.
+fn key_rules(
+    c: &mut Check,
+    i: usize,
+    x: &dyn crate::components::keys::Spec,
+    liquid: &HashSet<&str>,
+) {
+    {
         let kind = x.kind();
         for k in kind.keys {
             let Some(value) = x.value(k.name) else {
@@ -592,7 +606,93 @@ fn components(c: &mut Check, spec: &ModelFile) {
             c.err(&path, problem.message);
         }
     }
-    initial_volumes(c, spec);
+}
+
+/// The parts of a model (`super::parts`), before they are expanded: their keys' rules and own
+/// checks, their nodes (a chamber or reservoir of the file, or one a part generates), and the
+/// names they generate (new to the model, and not generated twice). Empty: they may be expanded.
+pub(crate) fn parts(spec: &ModelFile, loc: &Locator<'_>) -> Vec<ModelError> {
+    let mut c = Check {
+        loc,
+        errors: Vec::new(),
+        underflow: Vec::new(),
+    };
+    let parts = spec.parts();
+    let liquid = HashSet::new();
+    for (i, x) in &parts {
+        key_rules(&mut c, *i, x.as_spec(), &liquid);
+    }
+    if !c.errors.is_empty() {
+        // The names a part generates follow from keys that are wrong.
+        return c.errors;
+    }
+    let mut taken: HashMap<&str, String> = all_components(spec)
+        .into_iter()
+        .map(|(kind, _, name)| (name, format!("a {kind}")))
+        .collect();
+    let mut nodes: Vec<String> = spec
+        .chamber
+        .iter()
+        .map(|x| x.name.clone())
+        .chain(spec.reservoir.iter().map(|x| x.name.clone()))
+        .collect();
+    let generated: Vec<Vec<(&str, String)>> = parts.iter().map(|(_, x)| x.generated()).collect();
+    for ((i, x), names) in parts.iter().zip(&generated) {
+        let part = x.kind().name;
+        if let Some(owner) = taken.get(x.name()) {
+            c.err(
+                &comp(part, *i, "name"),
+                format!(
+                    "duplicate name `{}`: {owner} already has it (all components and parts share \
+                     one set of names)",
+                    x.name()
+                ),
+            );
+        }
+        for (kind, name) in names {
+            // A component that takes the part's own name (a cylinder's piston): said above.
+            if let Some(owner) = taken.get(name.as_str()).filter(|_| name != x.name()) {
+                c.err(
+                    &comp(part, *i, "name"),
+                    format!(
+                        "{part} `{}` generates the {kind} `{name}`, a name {owner} already has",
+                        x.name()
+                    ),
+                );
+            }
+            if *kind == "chamber" {
+                nodes.push(name.clone());
+            }
+        }
+        for (_, name) in names {
+            taken.insert(name, format!("{part} `{}`", x.name()));
+        }
+        taken.insert(x.name(), format!("a {part}"));
+    }
+    nodes.sort_unstable();
+    for ((i, x), own) in parts.iter().zip(&generated) {
+        for (k, node) in x.nodes() {
+            if own.iter().any(|(_, n)| n == node) {
+                c.err(
+                    &comp(x.kind().name, *i, k),
+                    format!(
+                        "`{k}` = `{node}` is a component this {} generates itself",
+                        x.kind().name
+                    ),
+                );
+            } else if nodes.binary_search_by(|n| n.as_str().cmp(node)).is_err() {
+                c.err(
+                    &comp(x.kind().name, *i, k),
+                    format!(
+                        "`{k}` = `{node}` is not a chamber or reservoir (nor a chamber a part \
+                         generates){}",
+                        did_you_mean(node, nodes.iter().map(String::as_str))
+                    ),
+                );
+            }
+        }
+    }
+    c.errors
 }
 
 /// Chambers' dead volumes with the pistons that move them: 0 only with a piston `behind`, and a
@@ -617,14 +717,16 @@ fn initial_volumes(c: &mut Check, spec: &ModelFile) {
     for p in &spec.piston {
         let finite = p.area.is_finite() && p.x0.is_finite();
         // behind == ahead: the signs cancel (+1 − 1 = 0) and the chamber is touched once.
+        // The node ahead moves by the annulus: the bore less a rod through it.
+        let annulus = p.area - p.rod_area;
         let ends: &[(&str, f64)] = if p.behind == p.ahead {
-            &[(p.behind.as_str(), 0.0)]
+            &[(p.behind.as_str(), p.area - annulus)]
         } else {
-            &[(p.behind.as_str(), 1.0), (p.ahead.as_str(), -1.0)]
+            &[(p.behind.as_str(), p.area), (p.ahead.as_str(), -annulus)]
         };
-        for &(name, sign) in ends {
+        for &(name, area) in ends {
             let e = by_chamber.entry(name).or_insert((0.0, false, true));
-            e.0 += sign * p.area * p.x0;
+            e.0 += area * p.x0;
             e.1 = true;
             e.2 &= finite;
         }
@@ -651,7 +753,7 @@ fn initial_volumes(c: &mut Check, spec: &ModelFile) {
                     &vpath,
                     format!(
                         "the initial volume of chamber `{}`, volume + sum of area*x0 of \
-                         pistons behind it - sum of area*x0 of pistons ahead of it = {} m^3, \
+                         pistons behind it - sum of (area - rod_area)*x0 of pistons ahead of it = {} m^3, \
                          must be greater than 0",
                         x.name,
                         number(x.volume + moved)

@@ -126,6 +126,17 @@ impl Network {
         false
     }
 
+    /// Whether event `k` is an event indicator of Model Exchange only
+    /// ([`Element::event_is_indicator_only`]): the driver's steps do not search it.
+    pub fn event_is_indicator_only(&self, k: usize) -> bool {
+        each_kind!(K => {
+            if let Some((e, i)) = self.event_of::<K>(k) {
+                return K::list(&self.kinds)[i].event_is_indicator_only(e);
+            }
+        });
+        false
+    }
+
     /// Node `node`'s pressure and temperature at (t, y): a chamber's from its states, a
     /// reservoir's from its parameters.
     fn node_state_at(&self, node: usize, t: f64, y: &[f64]) -> crate::components::NodeState {
@@ -262,16 +273,16 @@ impl Network {
             if let Some((e, i)) = self.event_of::<K>(k) {
                 let (s, flag) = self.own_states::<K>(i);
                 let x = &K::list(&self.kinds)[i];
-                let mut d = x.event_gradient(e, &w[s.clone()]);
                 let seg = self.segment_start_s;
                 let at = EventAt {
                     t,
-                    s: &y[s],
+                    s: &y[s.clone()],
                     flag: flag.is_some_and(|f| self.exited[f]),
                     gas: &self.gas,
                     node: &|n| self.node_state_at(n, t, y),
                     pv: &|p| p.value(t, seg),
                 };
+                let mut d = x.event_gradient_at(e, &at, &w[s]);
                 x.event_pressure_gradient(e, &at, &mut |node, dg_dp| {
                     if node < nc {
                         let o = node * chamber::STATES;

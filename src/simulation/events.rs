@@ -34,10 +34,10 @@ pub fn crosses(g_old: f64, g_new: f64) -> bool {
 impl Simulation {
     /// The network's held modes put in line with the reported state where the integrator
     /// stands there too (`Network::settle`): at the start of an advance and after an event.
-    /// The integrator restarts if a state changed.
-    pub(super) fn settle_modes(&mut self) {
+    /// The integrator restarts if a state changed; whether one did.
+    pub(super) fn settle_modes(&mut self) -> bool {
         if !self.network.has_events() || self.internal.t_s != self.t_s {
-            return;
+            return false;
         }
         let n = self.network.layout.n_states;
         if self.network.settle(self.t_s, &mut self.y[..n]) {
@@ -45,7 +45,9 @@ impl Simulation {
             i.y[..n].copy_from_slice(&self.y[..n]);
             i.y_prev[..n].copy_from_slice(&self.y[..n]);
             self.integrator.restart();
+            return true;
         }
+        false
     }
 
     /// Handle event `k` at the reported state (the step has ended at its time): the network
@@ -190,6 +192,9 @@ impl Simulation {
     ) -> Result<Option<(usize, f64)>, StepFailure> {
         let mut event: Option<(usize, f64)> = None;
         for k in 0..self.network.n_events() {
+            if self.network.event_is_indicator_only(k) {
+                continue;
+            }
             let y0 = if adaptive { &self.internal.y } else { &self.y };
             let (Some(g0), Some(g1)) = (
                 self.network.event_value(k, t, y0),

@@ -100,7 +100,10 @@ impl Simulation {
     /// event whose function crossed zero upward since `before` (its values at the last accepted
     /// point) is handled, in the order of their numbers, each on the state the previous one
     /// left; check 1 fires at `max_time`. The events are the driver's
-    /// (`handle_event_at_reported`): exits, end-stop impacts, flow reversals.
+    /// (`handle_event_at_reported`): exits, end-stop impacts, flow reversals, static
+    /// friction's switches. Then the held modes are put in line with the state, as the driver
+    /// does at the start of an advance: a piston that starts at rest with a drive past its
+    /// static friction is set sliding in the event iteration after initialization.
     pub fn handle_events_at_reported(
         &mut self,
         before: &[Option<f64>],
@@ -133,6 +136,9 @@ impl Simulation {
             if let Some(Advance::Exit { piston, .. }) = advance {
                 pass.exits.push(piston);
             }
+        }
+        if self.settle_modes() {
+            pass.states_changed = true;
         }
         self.check_max_time();
         pass.finished = self.finished;

@@ -101,7 +101,10 @@ fn documented_default(title: &str, key: &str) -> Option<String> {
 fn minimal_model() -> String {
     let mut s =
         String::from("[model]\nname = \"m\"\n[gas]\n[solver]\nt_end = 1.0\n[checks]\n[inputs]\n");
-    for kind in plenum::components::KINDS {
+    for kind in plenum::components::KINDS
+        .iter()
+        .chain(plenum::model::parts::PARTS)
+    {
         s += &format!("[[{}]]\n", kind.name);
         for key in kind
             .keys
@@ -194,7 +197,11 @@ fn row(title: &str, key: &str) -> Option<Vec<String>> {
 #[test]
 fn every_component_key_row_states_its_declaration() {
     let mut checked = 0;
-    for kind in plenum::components::KINDS {
+    // Parts (`plenum::model::parts`) declare their keys as kinds do.
+    for kind in plenum::components::KINDS
+        .iter()
+        .chain(plenum::model::parts::PARTS)
+    {
         let title = format!("`[[{}]]`", kind.name);
         for key in kind.keys {
             let cells = match row(&title, key.name) {

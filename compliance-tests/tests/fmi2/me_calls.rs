@@ -621,17 +621,17 @@ fn states_of_the_other_interface_and_damaged_exchange_parts_are_refused() {
     };
     let body = me_blob[header + 12..].to_vec();
     // The part is a bincode Vec<Option<f64>>: length (1 byte), then per entry a tag byte and
-    // for Some the 8 value bytes. The projectile has 3 event functions.
-    let part = 1 + 3 * 9 - 2 * 8; // exit Some(x − x_exit), the two stops None
+    // for Some the 8 value bytes. The projectile has 6 event functions: its exit Some(x −
+    // x_exit), its two stops None, its breakaway None (it slides), its sticks Some(∓v).
+    let part = 1 + 6 * 9 - 3 * 8;
     let cut = body.len() - part;
-    let mut fewer = body[..cut].to_vec();
-    fewer.extend_from_slice(&[2, 1]);
-    fewer.extend_from_slice(&body[cut + 2..cut + 10]);
-    fewer.push(0);
+    // The last one (9 bytes) left off, the length one less.
+    let mut fewer = body[..body.len() - 9].to_vec();
+    fewer[cut] = 5;
     refused(
         &me,
         me.deserialize(&repaired(fewer), &mut s),
-        "2 event function values for 3",
+        "5 event function values for 6",
         "ME part with an event value too few",
     );
     let mut nan = body.clone();

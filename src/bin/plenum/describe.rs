@@ -178,6 +178,18 @@ pub fn text(spec: &ModelFile) -> String {
         let _ = writeln!(s, "inputs: {}", spec.inputs.names.join(", "));
     }
 
+    if !spec.expanded.is_empty() {
+        let _ = writeln!(s, "\nparts, expanded when read ({}):", spec.expanded.len());
+        for e in &spec.expanded {
+            let list: Vec<String> = e
+                .components
+                .iter()
+                .map(|(kind, name)| format!("{kind} {name}"))
+                .collect();
+            let _ = writeln!(s, "  {} {} → {}", e.part, e.name, list.join(", "));
+        }
+    }
+
     let comps = components(spec);
     for (title, pick) in [("nodes", true), ("links, pistons and walls", false)] {
         let chosen: Vec<_> = comps.iter().filter(|(k, _)| is_node(k) == pick).collect();

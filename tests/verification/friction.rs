@@ -1,0 +1,409 @@
+//! Static friction's stick and breakaway located as events, with every method: the gallery's
+//! pneumatic cylinder against a tight-tolerance run of its own, and a Coulomb oscillator that
+//! sticks where its closed form says. Without the events a step straddles the breakaway (the
+//! friction force jumps from static to dynamic there) and `bdf` fails on the cylinder.
+
+use plenum::integrators::METHODS;
+use plenum::model::{ModelFile, build_simulation, load_path};
+use plenum::simulation::Simulation;
+
+use crate::common::{output, repo_path, sim_of};
+
+fn cylinder(method: &str, tight: bool) -> Simulation {
+    let mut spec: ModelFile = load_path(&repo_path("examples/cylinder/model.toml"), &[])
+        .expect("the gallery cylinder loads")
+        .spec;
+    spec.solver.method = method.to_string();
+    if tight {
+        spec.solver.rtol = Some(1e-10);
+        spec.solver.atol = Some(1e-12);
+    }
+    build_simulation(&spec, None).expect("builds")
+}
+
+const CYLINDER_OUTPUTS: [&str; 3] = ["cap.p", "rod.x", "rod.v"];
+
+/// The cylinder's outputs every millisecond to 0.7 s (through the breakaway at ≈ 0.051 s, the
+/// stroke, the rest at the stop and the return stroke).
+fn cylinder_run(method: &str, tight: bool) -> Result<Vec<[f64; 3]>, String> {
+    let mut sim = cylinder(method, tight);
+    let mut rows = Vec::new();
+    for i in 1..=700 {
+        sim.advance_to(i as f64 * 1e-3)
+            .map_err(|e| format!("{method}: {}", e.message))?;
+        rows.push(CYLINDER_OUTPUTS.map(|name| output(&mut sim, name)));
+    }
+    Ok(rows)
+}
+
+/// The largest error relative to the reference's largest magnitude, per output.
+fn relative_errors(reference: &[[f64; 3]], run: &[[f64; 3]]) -> [f64; 3] {
+    std::array::from_fn(|j| {
+        let scale = reference.iter().fold(0.0_f64, |a, r| a.max(r[j].abs()));
+        let err = reference
+            .iter()
+            .zip(run)
+            .fold(0.0_f64, |a, (r, x)| a.max((r[j] - x[j]).abs()));
+        err / scale
+    })
+}
+
+/// The bound on a method's relative error: the adaptive methods within 100× their requested
+/// tolerance (rtol 1e-6 by default; a global error is a few tens of local tolerances), the
+/// fixed-step ones at the file's h = 1e-5 s by their order (a located breakaway keeps the
+/// order: a step across it would cost the jump in force times h, 2.5e-5 in v with `rk4`).
+fn bound(method: &str) -> f64 {
+    match method {
+        "dopri5" | "bdf" | "auto" => 100.0 * 1e-6,
+        "euler" | "bdf1" => 3e-3,
+        // FONSim's step criterion bounds an interpolation error, not the global error.
+        "backward-euler" => 2e-2,
+        "ab2" | "bdf2" => 1e-5,
+        _ => 1e-6,
+    }
+}
+
+#[test]
+fn gallery_cylinder_runs_with_every_method_within_its_tolerance_of_a_tight_run() {
+    let reference = cylinder_run("bdf", true).expect("the reference run");
+    let peer = cylinder_run("dopri5", true).expect("the peer reference run");
+    let agree = relative_errors(&reference, &peer);
+    println!(
+        "references bdf vs dopri5 at rtol 1e-10: {:.2e} {:.2e} {:.2e} (cap.p, rod.x, rod.v)",
+        agree[0], agree[1], agree[2]
+    );
+    assert!(agree.iter().all(|&e| e < 1e-7), "the references agree");
+    let mut failures = Vec::new();
+    for &(method, _) in METHODS {
+        let run = match cylinder_run(method, false) {
+            Ok(run) => run,
+            Err(e) => {
+                println!("{method:>14}: FAILED: {e}");
+                failures.push(e);
+                continue;
+            }
+        };
+        let err = relative_errors(&reference, &run);
+        let worst = err.iter().fold(0.0_f64, |a, &e| a.max(e));
+        let b = bound(method);
+        println!(
+            "{method:>14}: relative errors {:.2e} {:.2e} {:.2e} (cap.p, rod.x, rod.v), bound \
+             {b:.0e}, margin {:.1}×",
+            err[0],
+            err[1],
+            err[2],
+            b / worst
+        );
+        if worst > b {
+            failures.push(format!("{method}: {worst:e} > {b:e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// A Coulomb oscillator: a piston of mass m on a spring of stiffness k (rest at 0) between two
+/// reservoirs at the same pressure, released at rest from x₀ with dynamic friction F_d and
+/// static friction F_s. Each half swing ends 2F_d/k nearer the rest point (Den Hartog,
+/// *Mechanical Vibrations*, §8.2) at rest; it sticks for good at the first turning point
+/// where k·|x| ≤ F_s.
+fn oscillator(method: &str) -> String {
+    format!(
+        r#"
+[model]
+name = "coulomb"
+[gas]
+species = "air"
+[solver]
+method = "{method}"
+step = 1e-5
+t_end = 0.3
+[[reservoir]]
+name = "left"
+pressure = 101325.0
+temperature = 293.15
+[[reservoir]]
+name = "right"
+pressure = 101325.0
+temperature = 293.15
+[[piston]]
+name = "slider"
+behind = "left"
+ahead = "right"
+area = 1e-4
+mass = 0.1
+x0 = {X0}
+friction_static = 15000.0
+friction_dynamic = 10000.0
+spring_stiffness = {K}
+spring_x0 = 0.0
+"#
+    )
+}
+
+const X0: f64 = 0.0105;
+const K: f64 = 1000.0;
+
+#[test]
+fn coulomb_oscillator_sticks_where_its_closed_form_does_with_every_method() {
+    let (f_d, f_s) = (10000.0 * 1e-4, 15000.0 * 1e-4);
+    // Turning points: alternate in sign, each 2F_d/k smaller, until k·|x| ≤ F_s.
+    let mut x = X0;
+    let mut turns = 0;
+    while K * x.abs() > f_s {
+        x = -(x.signum() * (x.abs() - 2.0 * f_d / K));
+        turns += 1;
+    }
+    let t_stuck = turns as f64 * std::f64::consts::PI * (0.1 / K).sqrt();
+    println!("closed form: sticks at x = {x:.6e} m after {turns} half swings, t = {t_stuck:.4} s");
+    let (mut worst, mut failures) = (0.0_f64, Vec::new());
+    for &(method, _) in METHODS {
+        let mut sim = sim_of(&oscillator(method));
+        if let Err(e) = sim.advance_to(0.3) {
+            // A fixed-step backward Euler step across the last stick (drive 0.5 N against
+            // 1 N of dynamic friction) has no solution in a sliding direction taken from the
+            // sign of v: it is refused at once (docs/integrators.md, "Static friction").
+            let known = method == "bdf1" && e.message.contains("Newton");
+            println!(
+                "{method:>14}: refused ({}): {}",
+                if known { "known limit" } else { "FAILED" },
+                e.message
+            );
+            if !known {
+                failures.push(format!("{method}: {}", e.message));
+            }
+            continue;
+        }
+        let (xe, ve) = (output(&mut sim, "slider.x"), output(&mut sim, "slider.v"));
+        // The order-1 methods' global error at h = 1e-5 s: forward Euler's amplitude grows by
+        // (ωh)²/2 per step, 0.8 % of x₀ over the 0.16 s of swinging (ω = 100/s); backward
+        // Euler's shrinks as much. The others hold the turning points to their tolerance.
+        let tol = match method {
+            "euler" | "bdf1" | "backward-euler" => 2e-4,
+            _ => 1e-7,
+        };
+        let err = xe - x;
+        println!(
+            "{method:>14}: x = {xe:.9e} m, v = {ve:e} m/s, error {err:+.2e} m (tolerance \
+             {tol:.0e} m), {} events",
+            sim.stats.events
+        );
+        if ve != 0.0 || err.abs() > tol {
+            failures.push(format!("{method}: x error {err:e} m, v = {ve:e} m/s"));
+        }
+        worst = worst.max(err.abs() / tol);
+    }
+    println!("worst error {worst:.2} of its tolerance");
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn cylinder_breakaway_is_a_model_exchange_event_indicator() {
+    // A Model Exchange master as an importer runs one (as for the relief valve in
+    // `switches.rs`): forward Euler at 1e-5 s, the indicators read after each step, a sign
+    // change located by bisection on the step, then event mode there. The rod breaks away
+    // where the cap's force on the bore area meets the spring's preload plus static friction:
+    // p = p_atm + (k·(x₀ − x_s) + A·p_static)/A, 245,664 Pa.
+    use plenum::cosim::{Instance, Interface};
+    let path = repo_path("examples/cylinder/model.toml");
+    let src = std::fs::read_to_string(&path).expect("the gallery cylinder");
+    let k_breakaway = {
+        let sim = cylinder("rk4", false);
+        (0..sim.network.n_events())
+            .find(|&k| sim.network.event_description(k).contains("breaks away"))
+            .expect("the rod's breakaway is an event")
+    };
+    let (area, k, xs, p_static, p_atm) = (8.042477193189871e-4, 2000.0, -0.05, 20000.0, 101325.0);
+    let p_break = p_atm + (k * (0.0 - xs) + area * p_static) / area;
+    let mut inst =
+        Instance::with_interface(&src, "model.toml", Interface::ModelExchange).expect("loads");
+    inst.setup_experiment(0.0, None).expect("setup");
+    inst.enter_initialization_mode().expect("enter");
+    inst.exit_initialization_mode().expect("exit");
+    inst.update_discrete_states().expect("event update");
+    inst.enter_continuous_time_mode().expect("continuous");
+    let (n, nz) = (inst.n_states(), inst.n_event_indicators());
+    println!("{n} states, {nz} event indicators, the breakaway is indicator {k_breakaway}");
+    let vr = |inst: &Instance, name: &str| {
+        inst.description()
+            .variables
+            .iter()
+            .find(|v| v.name == name)
+            .unwrap_or_else(|| panic!("{name}"))
+            .value_reference
+    };
+    let (vr_p, vr_x) = (vr(&inst, "cap.p"), vr(&inst, "rod.x"));
+    let (mut x, mut dx, mut x1) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let (mut z0, mut z1) = (vec![0.0; nz], vec![0.0; nz]);
+    inst.continuous_states(&mut x).expect("x");
+    inst.event_indicators(&mut z0).expect("z");
+    let crossed =
+        |a: &[f64], b: &[f64], i: usize| (a[i] < 0.0 && b[i] >= 0.0) || (a[i] > 0.0 && b[i] <= 0.0);
+    let any = |a: &[f64], b: &[f64]| (0..a.len()).any(|i| crossed(a, b, i));
+    let (h, t_end, mut t) = (1e-5, 0.1, 0.0);
+    let mut breakaway: Option<(f64, f64)> = None;
+    while t < t_end - 0.5 * h {
+        inst.derivatives(&mut dx).expect("dx");
+        let at = |theta: f64, inst: &mut Instance, x1: &mut [f64], z: &mut [f64]| {
+            for i in 0..n {
+                x1[i] = x[i] + theta * h * dx[i];
+            }
+            inst.set_time(t + theta * h).expect("time");
+            inst.set_continuous_states(x1).expect("x");
+            inst.event_indicators(z).expect("z");
+        };
+        at(1.0, &mut inst, &mut x1, &mut z1);
+        let mut theta = 1.0;
+        if any(&z0, &z1) {
+            let (mut lo, mut hi) = (0.0, 1.0);
+            for _ in 0..60 {
+                let mid = 0.5 * (lo + hi);
+                at(mid, &mut inst, &mut x1, &mut z1);
+                if any(&z0, &z1) { hi = mid } else { lo = mid }
+            }
+            at(hi, &mut inst, &mut x1, &mut z1);
+            theta = hi;
+        }
+        t += theta * h;
+        let step = inst.completed_integrator_step().expect("completed");
+        if any(&z0, &z1) || step.enter_event_mode {
+            if breakaway.is_none() && crossed(&z0, &z1, k_breakaway) {
+                let mut p = [0.0];
+                inst.get_real(&[vr_p], &mut p).expect("get");
+                breakaway = Some((t, p[0]));
+            }
+            inst.enter_event_mode().expect("event mode");
+            inst.update_discrete_states().expect("event update");
+            inst.enter_continuous_time_mode().expect("continuous");
+        }
+        inst.continuous_states(&mut x).expect("x");
+        inst.event_indicators(&mut z0).expect("z");
+    }
+    let (t_b, p_b) = breakaway.expect("the master found the breakaway");
+    let err = p_b - p_break;
+    println!(
+        "Model Exchange (Euler 1e-5 s): breakaway at t = {t_b:.6} s, cap.p = {p_b:.3} Pa, \
+         closed form {p_break:.3} Pa, error {err:+.2e} Pa"
+    );
+    // Located to 2⁻⁶⁰ of a step: the pressure there is the closed form's to round-off.
+    assert!(err.abs() <= 1e-6 * p_break, "{err:e} Pa");
+    // The stroke after it, against the driver's own tight run (forward Euler's order 1).
+    let mut rx = [0.0];
+    inst.get_real(&[vr_x], &mut rx).expect("get");
+    let mut reference = cylinder("bdf", true);
+    reference.advance_to(t_end).expect("reference");
+    let x_ref = output(&mut reference, "rod.x");
+    println!("rod.x at {t_end} s: {:.9} m, reference {x_ref:.9} m", rx[0]);
+    assert!((rx[0] - x_ref).abs() <= 5e-5, "rod.x {} m", rx[0]);
+}
+
+#[test]
+fn cylinder_friction_mode_survives_a_serialized_fmu_state() {
+    // The rod stuck (0.05 s), just set sliding (0.0512 s: its breakaway is at 0.051167 s) and
+    // resting on its far stop (0.3 s): a serialized FMU state taken there and set into a new
+    // instance goes on to 0.4 s (the return stroke) bit for bit as the instance it was taken from.
+    use plenum::cosim::Instance;
+    let src = std::fs::read_to_string(repo_path("examples/cylinder/model.toml")).expect("model");
+    let start = || {
+        let mut inst = Instance::new(&src, "model.toml").expect("loads");
+        inst.setup_experiment(0.0, None).expect("setup");
+        inst.enter_initialization_mode().expect("enter");
+        inst.exit_initialization_mode().expect("exit");
+        inst
+    };
+    let vrs: Vec<u32> = CYLINDER_OUTPUTS
+        .iter()
+        .map(|name| {
+            start()
+                .description()
+                .variables
+                .iter()
+                .find(|v| v.name == *name)
+                .expect("output")
+                .value_reference
+        })
+        .collect();
+    let run_on = |inst: &mut Instance, from: f64| {
+        let mut t = from;
+        while t < 0.4 - 1e-9 {
+            let h = (0.4 - t).min(0.01);
+            inst.do_step(t, h).expect("fmi2DoStep");
+            t += h;
+        }
+        let mut out = [0.0; 3];
+        inst.get_real(&vrs, &mut out).expect("get");
+        out
+    };
+    for t_save in [0.05, 0.0512, 0.3] {
+        let mut first = start();
+        first.do_step(0.0, t_save).expect("fmi2DoStep");
+        let mut v = [0.0];
+        first.get_real(&vrs[2..], &mut v).expect("get");
+        let blob = first
+            .serialize(&first.snapshot().expect("state"))
+            .expect("blob");
+        let mut second = start();
+        let state = second.deserialize(&blob).expect("the blob is read");
+        second.restore(&state).expect("set");
+        let (a, b) = (run_on(&mut first, t_save), run_on(&mut second, t_save));
+        println!(
+            "saved at {t_save} s (rod.v {:e} m/s, {} bytes): at 0.4 s {a:?} and {b:?}",
+            v[0],
+            blob.len()
+        );
+        assert_eq!(
+            a.map(f64::to_bits),
+            b.map(f64::to_bits),
+            "restored at {t_save} s"
+        );
+    }
+}
+
+#[test]
+fn model_exchange_sets_a_piston_sliding_that_starts_past_its_static_friction() {
+    // The shipped projectile starts at rest with 6 bar behind it, far past its static friction:
+    // no breakaway indicator can cross (it is past 0 from the start), so the event iteration
+    // after initialization sets it sliding, as the driver does at the start of a run.
+    use plenum::cosim::{Instance, Interface};
+    let src = std::fs::read_to_string(repo_path("models/projectile.toml")).expect("model");
+    let mut inst =
+        Instance::with_interface(&src, "model.toml", Interface::ModelExchange).expect("loads");
+    inst.setup_experiment(0.0, None).expect("setup");
+    inst.enter_initialization_mode().expect("enter");
+    inst.exit_initialization_mode().expect("exit");
+    let update = inst.update_discrete_states().expect("event update");
+    inst.enter_continuous_time_mode().expect("continuous");
+    let vr = inst
+        .description()
+        .variables
+        .iter()
+        .find(|v| v.name == "projectile.v")
+        .expect("projectile.v")
+        .value_reference;
+    let mut v = [0.0];
+    inst.get_real(&[vr], &mut v).expect("get");
+    // One Euler step of 1 µs as a master takes it: the piston moves.
+    let mut x = vec![0.0; inst.n_states()];
+    let mut dx = vec![0.0; inst.n_states()];
+    inst.continuous_states(&mut x).expect("x");
+    inst.derivatives(&mut dx).expect("dx");
+    for (x, d) in x.iter_mut().zip(&dx) {
+        *x += 1e-6 * d;
+    }
+    inst.set_time(1e-6).expect("time");
+    inst.set_continuous_states(&x).expect("x");
+    let mut v1 = [0.0];
+    inst.get_real(&[vr], &mut v1).expect("get");
+    let mut cli = sim_of(&src);
+    cli.advance_to(1e-6).expect("advance");
+    let v_cli = output(&mut cli, "projectile.v");
+    println!(
+        "after the first event iteration: states changed {}, v = {:e} m/s; after an Euler step \
+         of 1 µs v = {:.6e} m/s (the driver's rk4: {v_cli:.6e} m/s)",
+        update.values_changed, v[0], v1[0]
+    );
+    assert!(update.values_changed && v[0] > 0.0, "set sliding");
+    assert!(
+        (v1[0] - v_cli).abs() <= 1e-3 * v_cli,
+        "accelerating as the driver's"
+    );
+}
