@@ -271,14 +271,18 @@ impl Piston {
             }
         };
         let mut acceleration = (drive + friction) / self.mass.value;
-        if v_re == 0.0 {
-            // Resting on a stop and pushed into it: the contact force holds the piston.
-            let (x_re, a_re) = (x_m.re(), acceleration.re());
-            let on_max = self.x_max.is_some_and(|x| x_re >= x.value) && a_re > 0.0;
-            let on_min = self.x_min.is_some_and(|x| x_re <= x.value) && a_re < 0.0;
-            if on_max || on_min {
-                acceleration = T::zero();
-            }
+        // Resting on a stop and pushed into it: the contact force holds the piston. Resting
+        // means v below the rest speed, into the stop or 0: an implicit method's Newton iterate
+        // may leave v off 0 by round-off there, and the stop's event, whose function is then 0,
+        // would not fire again to stop it.
+        let (x_re, a_re) = (x_m.re(), acceleration.re());
+        let resting = v_re.abs() < REST_SPEED_M_PER_S;
+        let on_max =
+            resting && v_re >= 0.0 && self.x_max.is_some_and(|x| x_re >= x.value) && a_re > 0.0;
+        let on_min =
+            resting && v_re <= 0.0 && self.x_min.is_some_and(|x| x_re <= x.value) && a_re < 0.0;
+        if on_max || on_min {
+            acceleration = T::zero();
         }
         Forces {
             acceleration_m_per_s2: acceleration,

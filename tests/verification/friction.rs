@@ -407,3 +407,111 @@ fn model_exchange_sets_a_piston_sliding_that_starts_past_its_static_friction() {
         "accelerating as the driver's"
     );
 }
+
+/// A piston with static friction driven onto its `x_min` stop and held there by several bar
+/// (found by a random switching network): a BDF step's Newton iterate left v off 0 by
+/// round-off into the stop, the stop's event function was already 0 and did not fire, and the
+/// piston ran through the stop to x = −0.94 m (bdf, rtol 1e-11, exit 0). Resting on a stop now
+/// holds for any velocity into it below the rest speed: each run ends on the stop or, where
+/// the stiff stick against the stop defeats the step control, with a solver failure, never
+/// through the stop.
+#[test]
+fn a_piston_held_on_its_stop_never_passes_through_it() {
+    let model = |method: &str, rtol: f64| {
+        format!(
+            r#"
+[model]
+name = "switching"
+[gas]
+species = "air"
+[solver]
+method = "{method}"
+rtol = {rtol:e}
+atol = 1e-12
+t_end = 0.2
+[[reservoir]]
+name = "atm"
+pressure = 101325.0
+temperature = 293.15
+[[chamber]]
+name = "c0"
+volume = "1 L"
+pressure = "1 bar"
+temperature = 293.15
+[[chamber]]
+name = "c1"
+volume = "1.9910868163079765 L"
+pressure = "8.738651961272529 bar"
+temperature = 293.15
+[[chamber]]
+name = "c2"
+volume = "1.1201395126494909 L"
+pressure = "1.8828582205413744 bar"
+temperature = 293.15
+[[orifice]]
+name = "v0"
+from = "c0"
+to = "atm"
+area = 2.1187195081548392e-7
+one_way = false
+cracking_pressure = 2.374691735228652e4
+full_flow_pressure = 2.3753076999525754e4
+[[orifice]]
+name = "v1"
+from = "c2"
+to = "atm"
+sonic_conductance = 4.834144246663381e-8
+critical_pressure_ratio = 0.3
+one_way = true
+cracking_pressure = 1.3409505834954436e5
+full_flow_pressure = 1.3410254664254878e5
+[[orifice]]
+name = "v2"
+from = "c1"
+to = "atm"
+area = 1.101292439376225e-6
+one_way = true
+cracking_pressure = 1.2995787290011384e5
+full_flow_pressure = 2.216950726537573e5
+[[piston]]
+name = "p"
+behind = "c0"
+ahead = "c1"
+area = 1e-3
+mass = 0.6321925517981348
+x0 = 0.0
+x_min = -0.015569497336792916
+x_max = 0.015569497336792916
+friction_static = 3.969626019087451e4
+friction_dynamic = 3.643203743499139e4
+damping = 1.0
+"#
+        )
+    };
+    let stop = -0.015569497336792916;
+    for (method, rtol) in [
+        ("bdf", 1e-11),
+        ("bdf", 1e-10),
+        ("bdf", 1e-8),
+        ("dopri5", 1e-6),
+    ] {
+        let mut sim = sim_of(&model(method, rtol));
+        let mut lowest = f64::INFINITY;
+        let mut failed = None;
+        for k in 1..=40 {
+            if let Err(e) = sim.advance_to(0.005 * k as f64) {
+                failed = Some(e.message);
+                break;
+            }
+            lowest = lowest.min(output(&mut sim, "p.x"));
+        }
+        println!("{method} at rtol {rtol:e}: lowest x {lowest} m (stop at {stop} m); {failed:?}");
+        assert!(
+            lowest >= stop,
+            "{method} {rtol:e}: through the stop to {lowest} m"
+        );
+        if let Some(m) = failed {
+            assert!(m.contains("step size fell"), "{m}");
+        }
+    }
+}
