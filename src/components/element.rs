@@ -172,9 +172,6 @@ pub trait Element:
         self.event_value(e, at.s, at.flag)
     }
 
-    /// ∂g_e/∂p_node of the node pressures event `e` reads, as `(node, ∂g/∂p)`: the network
-    /// chains them through each chamber's p(U, V) (sensitivities across the event). None by
-    /// default.
     /// Whether event `e` is a switch of its law (an adaptive step that straddled it is taken
     /// again to it): [`Element::SWITCHES`] by default.
     fn event_is_switch(&self, _e: usize) -> bool {
@@ -210,6 +207,17 @@ pub trait Element:
         false
     }
 
+    /// Whether event `e` only restarts the integrator: a kink of a continuous law whose handler
+    /// changes no state and no mode (an orifice's choked and laminar ratios). The driver then
+    /// restarts at its own point before its next step, without moving the reported state to the
+    /// event (as at a table breakpoint).
+    fn event_only_restarts(&self, _e: usize) -> bool {
+        false
+    }
+
+    /// ∂g_e/∂p_node of the node pressures event `e` reads, as `(node, ∂g/∂p)`: the network
+    /// chains them through each chamber's p(U, V) (sensitivities across the event). None by
+    /// default.
     fn event_pressure_gradient(
         &self,
         _e: usize,

@@ -41,14 +41,14 @@
 //! and a one-way orifice's Δp through 0 (a valve's closed region already covers it). An
 //! integrator's step then ends on the kink instead of straddling it, where its error estimate
 //! would not see the switch (a 1 Pa band is crossed inside one step). The pressure ratio
-//! r = p_low/p_high through the critical ratio (r* or b), where the flow chokes, is an event
-//! indicator of Model Exchange only: the law is C¹ there (an integrator's error estimate sees
-//! that, so the driver does not search it), but the discrete output `choked` flips, which in
-//! Model Exchange may happen only at an event. So is the laminar ratio 0.999, where the slope
-//! jumps, so that an importer's integrator restarts there (docs/integrators.md says why the
-//! driver does not search it). Not an event: flow reversal (Δp through 0) of a two-way orifice,
-//! where ṁ is 0 from both sides and its slope jumps only by √(T_to/T_from), while pressures
-//! that equalize approach it without end.
+//! r = p_low/p_high through the critical ratio (r* or b), where the flow chokes (C¹: the
+//! second derivative jumps), and through the laminar ratio 0.999 (the slope jumps) are events
+//! too, located by the driver in the direction pressures that equalize take (r rising: a
+//! blowdown unchoking, then turning laminar) and event indicators of Model Exchange in both
+//! (the discrete output `choked` flips only at an event there). Crossings back (r falling) are
+//! stepped over: see docs/integrators.md, "Switches", for why. Not an event: flow reversal
+//! (Δp through 0) of a two-way orifice, where ṁ is 0 from both sides and its slope jumps only
+//! by √(T_to/T_from), while pressures that equalize approach it without end.
 
 use serde::{Deserialize, Serialize};
 
@@ -745,17 +745,21 @@ impl Element for Orifice {
         [self.from, self.to].into_iter()
     }
 
-    /// Whether it has a switch the driver searches for (a valve's points, a one-way closing);
-    /// its choked transition is an event indicator of Model Exchange only.
+    /// Every orifice has its choked and laminar ratios (and a valve its points).
     fn has_events(&self) -> bool {
-        (0..RATIO_SWITCHES).any(|j| self.switch_point_pa(j).is_some())
+        true
     }
 
-    /// The ratio points are events of Model Exchange only: the choked one for the flag
-    /// `choked` (the law is C¹ there), the laminar one so that an importer's integrator
-    /// restarts on its kink (the driver's own steps do not search it: docs/integrators.md).
-    fn event_is_indicator_only(&self, e: usize) -> bool {
+    /// The ratio kinks change no state: the driver only restarts its integrator there.
+    fn event_only_restarts(&self, e: usize) -> bool {
         e / 2 >= RATIO_SWITCHES
+    }
+
+    /// The ratio points crossed with r falling (choking, leaving the laminar band) are events
+    /// of Model Exchange only (the flag `choked`; an importer's restart on the kink): the
+    /// driver locates them with r rising only (docs/integrators.md, "Switches").
+    fn event_is_indicator_only(&self, e: usize) -> bool {
+        e / 2 >= RATIO_SWITCHES && e % 2 == 0
     }
 
     /// Event 2j: switch j's g rises through 0; 2j + 1: it falls through it (see [`SWITCHES`]).

@@ -149,7 +149,7 @@ pub(super) fn put_dynamic(sim: &mut Simulation, s: &Snapshot) {
         };
     }
     dynamic_fields!(put);
-    sim.last_event = None;
+    sim.forget_last_event();
 }
 
 /// Serialized FMU state: `PLNMSTAT`, format version (u32), GUID length (u32) and bytes, body

@@ -137,6 +137,16 @@ impl Network {
         false
     }
 
+    /// Whether event `k` only restarts the integrator ([`Element::event_only_restarts`]).
+    pub fn event_only_restarts(&self, k: usize) -> bool {
+        each_kind!(K => {
+            if let Some((e, i)) = self.event_of::<K>(k) {
+                return K::list(&self.kinds)[i].event_only_restarts(e);
+            }
+        });
+        false
+    }
+
     /// Node `node`'s pressure and temperature at (t, y): a chamber's from its states, a
     /// reservoir's from its parameters.
     fn node_state_at(&self, node: usize, t: f64, y: &[f64]) -> crate::components::NodeState {

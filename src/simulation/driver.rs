@@ -280,6 +280,13 @@ impl Simulation {
                 && target >= self.internal.t_s
             {
                 self.internal.pending_event = None;
+                if self.network.event_only_restarts(k) {
+                    // A kink of a continuous law: nothing to act on, the reported state stays
+                    // (every output inside the step ending on it has been interpolated).
+                    self.stats.events += 1;
+                    self.integrator.restart();
+                    continue;
+                }
                 self.report_internal();
                 let advance = self.handle_event_at_reported(k)?;
                 let i = &mut self.internal;
@@ -391,7 +398,9 @@ impl Simulation {
                 &mut self.y_new,
                 &mut self.compensation_new,
             );
-            if h2 >= he {
+            // An integrator's step to `he` may come back short of it in its last bits (its own
+            // arithmetic on h): that is the step to the event, not a shorter one.
+            if h2 >= he - 4.0 * f64::EPSILON * (t.abs() + he) {
                 (h, t_new) = (he, t + he);
                 event = Some((k, he));
             } else {

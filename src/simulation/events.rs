@@ -8,6 +8,7 @@ use crate::integrators::Integrator;
 #[cfg(doc)]
 use crate::network::Network;
 use crate::ode::OdeSystem;
+use crate::time_axis::time_resolution_s;
 
 /// An event as the driver handled it: which one, where it was located, and the state just
 /// before and just after the network acted on it.
@@ -68,7 +69,8 @@ impl Simulation {
         let n = self.network.layout.n_states;
         let kp = self.sensitivities.params.len();
         let t = self.t_s;
-        let record = self.last_event.get_or_insert_with(EventRecord::default);
+        let spare = &mut self.spare_event;
+        let record = self.last_event.get_or_insert_with(|| std::mem::take(spare));
         record.dt_dp.clear();
         if kp > 0 {
             // f⁻ into dy[..n] (dy has n·(1 + kp) entries).
@@ -203,7 +205,21 @@ impl Simulation {
                 continue;
             };
             if crosses(g0, g1) {
+                // Location leaves the state at the crossing in `y_new`: the step's end state is
+                // kept for a crossing that is passed over (below).
+                let n = self.y_new.len();
+                self.step_end[..n].copy_from_slice(&self.y_new);
+                self.step_end[n..].copy_from_slice(&self.compensation_new);
                 let hk = self.locate_event(k, t, h, g0, g1, inc, adaptive)?;
+                // A switch within the time axis's resolution of the step's start is the one the
+                // step starts on: the step taken again to the last one landed a rounding short
+                // of it (its g a hair below 0), and the integrator restarted there. No step can
+                // end on it (none is shorter than the resolution); past it the law is smooth.
+                if adaptive && hk <= time_resolution_s(t + h) && self.network.event_is_switch(k) {
+                    self.y_new.copy_from_slice(&self.step_end[..n]);
+                    self.compensation_new.copy_from_slice(&self.step_end[n..]);
+                    continue;
+                }
                 if event.is_none_or(|(_, he)| hk < he) {
                     event = Some((k, hk));
                 }

@@ -211,6 +211,13 @@ pub struct Simulation {
     /// The last event handled (not part of the stored state: observation only).
     #[serde(skip)]
     pub last_event: Option<EventRecord>,
+    /// The record's storage before the first event, sized with the scratch vectors: the first
+    /// event of a run allocates nothing in the step loop.
+    #[serde(skip)]
+    spare_event: EventRecord,
+    /// A step's end state and its compensation while an event in it is located (scratch).
+    #[serde(skip)]
+    step_end: Vec<f64>,
     /// The codes fired since the caller last opened a window (fmi2DoStep reports the
     /// warnings of its own step); observation only, not part of the stored state.
     #[serde(skip)]
@@ -296,6 +303,8 @@ impl Simulation {
             internal,
             sensitivities,
             last_event: None,
+            spare_event: EventRecord::default(),
+            step_end: Vec::new(),
             window: FiredWindow::default(),
             stability: StabilityWatch::default(),
             y_new: vec![0.0; n],
@@ -400,7 +409,7 @@ impl Simulation {
 
     #[inline]
     fn ensure_scratch(&mut self) {
-        if self.y_new.len() != self.y.len() {
+        if self.y_new.len() != self.y.len() || self.step_end.len() != 2 * self.y.len() {
             self.size_scratch();
         }
     }
@@ -413,6 +422,23 @@ impl Simulation {
         self.compensation_new = vec![0.0; n];
         self.increment = vec![0.0; n];
         self.dy = vec![0.0; n];
+        self.step_end = vec![0.0; 2 * n];
+        if self.last_event.is_none() {
+            let kp = self.sensitivities.params.len();
+            self.spare_event = EventRecord {
+                y_before: Vec::with_capacity(n),
+                y_after: Vec::with_capacity(n),
+                dt_dp: Vec::with_capacity(kp),
+                ..EventRecord::default()
+            };
+        }
+    }
+
+    /// No event handled yet (a restored state): the record's storage is kept for the next.
+    pub(crate) fn forget_last_event(&mut self) {
+        if let Some(r) = self.last_event.take() {
+            self.spare_event = r;
+        }
     }
 
     fn set_rc(&mut self, rc: u8) {

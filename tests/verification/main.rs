@@ -29,6 +29,7 @@ mod parts;
 mod pneumatics;
 mod projectile;
 mod sensitivities;
+mod switch_property;
 mod switches;
 mod valve_links;
 mod valves;
