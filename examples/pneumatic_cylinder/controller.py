@@ -65,6 +65,9 @@ def run(fmu, t_end=None):
                 valve = (1.0, 0.0) if phase == "extend" else (0.0, 1.0)
                 slave.setReal([vr["inlet.opening"], vr["exhaust.opening"]], list(valve))
                 switches.append((t, *valve))
+                # The row at a switch shows the outputs after it, as a table's breakpoint does
+                # in the command line's run (the flows change with the inputs at once).
+                rows[-1] = (t, *slave.getReal([vr[n] for n in outputs]))
             slave.doStep(currentCommunicationPoint=t, communicationStepSize=STEP)
             rows.append(((k + 1) * STEP, *slave.getReal([vr[n] for n in outputs])))
         slave.terminate()

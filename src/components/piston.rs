@@ -524,12 +524,26 @@ impl Element for Piston {
         out[VELOCITY] = self.v0.value;
     }
 
-    /// Its largest coordinate (its start, exit and stops) and 1 m/s.
-    fn nominals(&self, out: &mut [f64], _volume0: &dyn Fn(usize) -> Option<f64>) {
-        out[POSITION] = [Some(self.x0), self.x_exit, self.x_min, self.x_max]
+    /// Its largest coordinate (its start, exit and stops), else (a free piston starting at 0)
+    /// the longer of its chambers' initial gas columns V₀/A, the length over which it changes
+    /// their volumes by their own size; and 1 m/s.
+    fn nominals(&self, out: &mut [f64], volume0: &dyn Fn(usize) -> Option<f64>) {
+        let coordinate = [Some(self.x0), self.x_exit, self.x_min, self.x_max]
             .into_iter()
             .flatten()
             .fold(0.0_f64, |a, x| a.max(x.value.abs()));
+        out[POSITION] = if coordinate > 0.0 {
+            coordinate
+        } else {
+            [
+                (self.behind, self.area.value),
+                (self.ahead, self.ahead_area_m2()),
+            ]
+            .into_iter()
+            .filter(|&(_, a)| a > 0.0)
+            .filter_map(|(node, a)| volume0(node).map(|v| v / a))
+            .fold(0.0_f64, f64::max)
+        };
     }
 
     /// Behind: volume grows by area·x; ahead: shrinks by the annulus (area less the rod's).

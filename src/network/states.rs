@@ -15,10 +15,11 @@ use crate::param::ParamValue;
 impl Network {
     /// The scale of every state at the initial state `y0` (positive, finite), for a master's
     /// error weights (FMI's nominal values): a chamber's initial mass, energy and volume; every
-    /// other kind's as it says (`Element::nominals`: a piston's largest coordinate and 1 m/s, a
-    /// wall's swept volume the larger initial volume of its chambers, an inertance valve's flow
-    /// its start value or its open area times 1 m/s); the accumulators the initial totals of
-    /// mass and energy. A scale that comes out 0 (or not finite) is 1.
+    /// other kind's as it says (`Element::nominals`: a piston's largest coordinate, else its
+    /// chambers' longest initial gas column, and 1 m/s, a wall's swept volume the larger
+    /// initial volume of its chambers, an inertance valve's flow its start value or its open
+    /// area times 1 m/s); the accumulators the initial totals of mass and energy. A scale that
+    /// comes out 0 (or not finite) is 1.
     pub fn state_nominals(&self, y0: &[f64]) -> Vec<f64> {
         let l = &self.layout;
         let mut nominal = vec![1.0; l.n_states];

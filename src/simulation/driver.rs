@@ -487,13 +487,20 @@ impl Simulation {
     }
 
     /// The reported point catches up with the internal one, whose checks ran on its step
-    /// (`rc` holds their code).
+    /// (`rc` holds their code). At a table breakpoint the new segment starts now, not before
+    /// the next step: the state reported there shows the tables' values after it (a step
+    /// table reads right-continuous), as the fixed-step methods' and a Model Exchange time
+    /// event's do.
     fn report_internal(&mut self) {
         let i = &self.internal;
         self.t_s = i.t_s;
         self.y.copy_from_slice(&i.y);
         self.y_compensation.copy_from_slice(&i.compensation);
         self.note_fired(self.rc, self.t_s);
+        if self.internal.at_breakpoint {
+            self.internal.at_breakpoint = false;
+            self.start_segment(self.t_s);
+        }
     }
 
     /// Report the state at `target` in the last step (t_prev, t] by dense output.

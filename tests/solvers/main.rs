@@ -19,6 +19,7 @@ mod hostile_props;
 mod krylov_bdf;
 mod linear_solver_limit;
 mod no_alloc;
+mod nominals;
 mod patterns;
 mod run_time_checks;
 mod sparse_bdf;

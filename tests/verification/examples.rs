@@ -352,8 +352,9 @@ fn soft_actuator_inflates_to_the_static_balance() {
     );
     // Static balance: k·x = A·(p − p_atm) at p = p_source.
     let x_static = pis.area * (p_src - p_atm) / pis.spring_stiffness;
-    // Before the step the pressures balance up to the round-off of p = (γ−1)·U/V: |x| stays at
-    // the round-off level.
+    // Before the step the pressures balance: |x| stays within the adaptive method's absolute
+    // tolerance, 1e-10 of the static stroke (1e-12 m), where a wrong balance would move it to a
+    // fraction of the stroke.
     let x_before = time
         .iter()
         .zip(&x)
@@ -365,8 +366,9 @@ fn soft_actuator_inflates_to_the_static_balance() {
         .position(|&v| v > 0.632 * x_static)
         .expect("inflates")];
     println!(
-        "source steps at 0.01 s; |x| before it ≤ {x_before:.1e} m (limit 1e-15 m); x reaches 63 % of the static {x_static} m at t = {t63} s; \
+        "source steps at 0.01 s; |x| before it ≤ {x_before:.1e} m (limit 1e-10 of the static stroke, {:.0e} m); x reaches 63 % of the static {x_static} m at t = {t63} s; \
          final x = {:.9} m (rel. {:.1e}), p = {:.3} Pa (rel. {:.1e}), T range {:.1e} K (limit 1e-9 K)",
+        1e-10 * x_static,
         x.last().unwrap(),
         (x.last().unwrap() / x_static - 1.0).abs(),
         p.last().unwrap(),
@@ -374,7 +376,10 @@ fn soft_actuator_inflates_to_the_static_balance() {
         temp.iter().cloned().fold(f64::MIN, f64::max)
             - temp.iter().cloned().fold(f64::MAX, f64::min)
     );
-    assert!(x_before < 1e-15, "inflates before the source steps");
+    assert!(
+        x_before < 1e-10 * x_static,
+        "inflates before the source steps"
+    );
     assert!((x.last().unwrap() / x_static - 1.0).abs() < 1e-6);
     assert!((p.last().unwrap() / p_src - 1.0).abs() < 1e-6);
     let t_range = temp.iter().cloned().fold(f64::MIN, f64::max)

@@ -14,6 +14,7 @@ mod test_sink;
 mod adaptive;
 mod auto;
 mod bdf;
+mod breakpoints;
 mod circadapt;
 mod components;
 mod components2;
