@@ -28,7 +28,8 @@ What each run must show:
   outputs of its unit (a flow that stays near zero is judged against the model's flows).
 - Co-Simulation results equal the CLI's to round-off: every output within 1e-12 of its scale
   (CS_TOL) at every common time (the tools step time by repeated addition, so Plenum is given
-  steps a few ulps from the CLI's).
+  steps a few ulps from the CLI's: a ramp's slope times the clocks' difference does not count,
+  `clock_allowance`).
 - Model Exchange, OMSimulator: CVODE at the tolerance OMSimulator reports using (the FMU's
   DefaultExperiment tolerance, else its own default 1e-4). CVODE holds each step's local error to
   that relative tolerance; over a run the error accumulates to a small multiple of it. Every
@@ -107,11 +108,11 @@ MODELS = model_files()
 # Defects known and not yet fixed, by the case's id (both FMI versions where the tool reads both).
 # Each is strict: a case that starts to pass fails here until it is taken off this list.
 OPEN_DEFECTS = {
-    "oms-me-{fmi}-shipped-blowdown": "the kink at 1.36 s is the nozzle's laminar transition "
-    "(r = 0.999 at 1.359 s; it chokes off at 0.828 s): an event indicator now, where CVODE "
-    "restarts, but the CLI's own run, the reference, steps over it (the driver does not search "
-    "it): nozzle.mdot 1.78e-4 of its scale at 1.36 s (2.06e-4 before) against 100 × the "
-    "tolerance 1e-6",
+    "oms-me-{fmi}-shipped-blowdown": "nozzle.mdot 1.78e-4 of its scale at 1.36 s (limit 1e-4), "
+    "just past the nozzle's laminar ratio (1.359 s), which the CLI's run now locates: the tank "
+    "is 94 Pa above the atmosphere there, so the laminar flow ∝ Δp magnifies CVODE's error in "
+    "the pressure (3.7e-6 of it) about a thousandfold; the CLI's value is within 4e-10 of "
+    "dopri5's at rtol 1e-12",
     "oms-me-{fmi}-gallery-pneumatic_cylinder": "the relief valve's cracking and full-flow "
     "points and the orifices' choked and laminar transitions are event indicators, yet "
     "CVODE's run differs inside the relief valve's band (relief.mdot 8.56e-7 of its scale at "
@@ -133,6 +134,16 @@ OPEN_DEFECTS = {
     "(stopTime/500 = 2e-3 s) is unstable: the membrane is driven through its bore and the FMU "
     "discards the step (check 10; at -h 3e-4 too, at 0.017 s); the same run at -h 2e-4 is "
     "clean",
+    "oms-cs-{fmi}-gallery-double_acting": "2.0e-12 of its scale (line_b_t1.mdot at 2.179 s, "
+    "the limit 1e-12) in the 20 ms after the spool's switch at 2.15 s, beyond the clocks' "
+    "difference the comparison allows for: the FMU steps to a communication point a few ulps "
+    "from the CLI's row inside the switch's ramp (cause of the remainder not found)",
+    "oms-me-{fmi}-gallery-double_acting": "line_b_t1.mdot 2.2e-5 of its scale at 2.264 s "
+    "against 100 × the tolerance 1e-9: the hoses' tube flows into the 1 cm³ fittings, a stiff "
+    "pair CVODE follows within its local error only",
+    "fmuchecker-me-fmi2-gallery-double_acting": "forward Euler at the checker's step "
+    "(stopTime/500 = 5.6 ms) is unstable on this stiff circuit: a chamber's mass goes negative "
+    "at 0.028 s and the FMU discards the step (check 2)",
 }
 
 
@@ -405,9 +416,27 @@ def unit_scales(header, ref, md):
     return {n: by_unit[md.unit[n]] or 1.0 for n in md.outputs if n in header}
 
 
+def clock_allowance(ref, i, c, t_tool):
+    """What the clocks' difference can move output `c` of the CLI's row `i` by: the tools add the
+    step to their clock, so their time is a few ulps from the CLI's row, and a ramp's value
+    differs there by its slope times that, no difference of the results. The larger one-sided
+    slope of the CLI's rows around `i` times |t_tool − t_i|."""
+    dt = abs(t_tool - float(ref[i, 0]))
+    if dt == 0.0:
+        return 0.0
+    slope = 0.0
+    for k in (i - 1, i + 1):
+        if 0 <= k < len(ref) and ref[k, 0] != ref[i, 0]:
+            slope = max(slope, abs((float(ref[k, c]) - float(ref[i, c]))
+                                   / (float(ref[k, 0]) - float(ref[i, 0]))))
+    return slope * dt
+
+
 def deviations(header, ref, tool, names, pairs, scales, skip_rows=()):
-    """Per output: (max |tool − CLI| / its scale, where, pointwise max relative difference)."""
+    """Per output: (max |tool − CLI| / its scale, where, pointwise max relative difference),
+    beyond what the clocks' difference moves it by (`clock_allowance`)."""
     out = {}
+    tool_t = tool.get("time")
     for name in names:
         c = header.index(name)
         worst, where, point = 0.0, None, 0.0
@@ -416,6 +445,8 @@ def deviations(header, ref, tool, names, pairs, scales, skip_rows=()):
                 continue
             a, b = float(tool[name][j]), float(ref[i, c])
             d = abs(a - b)
+            if tool_t is not None:
+                d = max(0.0, d - clock_allowance(ref, i, c, float(tool_t[j])))
             if d / scales[name] > worst:
                 worst, where = d / scales[name], (float(ref[i, 0]), a, b)
             if d:
