@@ -86,6 +86,9 @@ def run(fmu, t_end=None):
                 position = 1.0 if phase == "extend" else 0.0
                 slave.setReal([vr["valve.position"]], [position])
                 switches.append((t, position))
+                # The row at a switch shows the outputs after it, as a table's breakpoint does
+                # in the command line's run (the valve's flows change with its input at once).
+                rows[-1] = (t, *slave.getReal([vr[n] for n in outputs]))
             slave.doStep(currentCommunicationPoint=t, communicationStepSize=STEP)
             rows.append(((k + 1) * STEP, *slave.getReal([vr[n] for n in outputs])))
         slave.terminate()
