@@ -14,9 +14,15 @@
 //!   step of size h: the right-hand sides of its Newton iterations and Jacobians since the
 //!   switch, plus 4 for its linear solves and bookkeeping (what makes a BDF step on a small
 //!   network cost about as much as a DP5 step with 2–3 times fewer evaluations, measured on
-//!   the 20-tank chain). Switch back when 1.2·6/h_e < c/h, after at least 20 BDF steps.
-//! - Each switch back doubles the stability-limited DP5 steps needed for the next switch to
-//!   BDF (15, 30, 60, … up to 15·2¹⁰), so a problem on the border cannot make `auto` thrash.
+//!   the 20-tank chain). Switch back when 1.2·6/h_e < c/h, after at least 20 BDF steps since
+//!   the switch or the BDF's last restart (an event or a table breakpoint), with c counted over
+//!   those steps: a restarted BDF is back at order 1 with a short step, which says nothing of
+//!   what it costs once it has grown the step again.
+//! - Each switch back doubles those BDF steps for the next one (20, 40, 80, … up to 20·2¹⁰),
+//!   so a problem on the border cannot make `auto` thrash. The backoff is on the BDF's side,
+//!   not on Hairer's 15 steps: a wrong switch back costs DP5 steps held by stability (a
+//!   switched circuit's stiff network stays stiff between its events), a wrong stay only BDF
+//!   steps a few times dearer than DP5's.
 //!
 //! A switch is decided at `commit` and made at the next `attempt`, so that `dense` keeps
 //! interpolating the committed step of the method that took it. Both methods' histories and the
@@ -40,9 +46,9 @@ const DP5_RHS_PER_STEP: f64 = 6.0;
 const SWITCH_BACK_MARGIN: f64 = 1.2;
 /// A BDF step's linear solves and Nordsieck updates, in right-hand-side equivalents.
 const BDF_OVERHEAD_RHS: f64 = 4.0;
-/// Largest doubling of `STIFF_STEPS` after switches back.
+/// Largest doubling of `MIN_BDF_STEPS` after switches back.
 const MAX_BACKOFF: u32 = 10;
-/// BDF steps before the switch back is considered.
+/// BDF steps since its start or last restart before the switch back is considered.
 const MIN_BDF_STEPS: u64 = 20;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -59,11 +65,13 @@ pub struct Auto {
     /// Hairer's counters: stability-limited steps in a row, and non-stiff ones since.
     stiff_count: u32,
     nonstiff_count: u32,
-    /// Stability-limited steps needed for the next switch (doubles after each switch back).
-    stiff_needed: u32,
+    /// BDF steps since its start or last restart needed before the switch back is considered
+    /// (doubles after each switch back).
+    bdf_needed: u64,
     /// DP5's step when it switched to BDF, s.
     h_dp5: f64,
-    /// BDF counters when it took over: steps, Newton iterations, Jacobian right-hand sides.
+    /// BDF counters when it took over or last restarted: steps, Newton iterations, Jacobian
+    /// right-hand sides.
     bdf_base: [u64; 3],
     /// ρ(J) bound of the BDF's saved Jacobian and that Jacobian's number (recomputed only when
     /// the BDF computes a new one).
@@ -85,7 +93,7 @@ impl Auto {
             initial_step,
             stiff_count,
             nonstiff_count,
-            stiff_needed,
+            bdf_needed,
             h_dp5,
             bdf_base,
             rho,
@@ -100,7 +108,7 @@ impl Auto {
         *initial_step = o.initial_step;
         *stiff_count = o.stiff_count;
         *nonstiff_count = o.nonstiff_count;
-        *stiff_needed = o.stiff_needed;
+        *bdf_needed = o.bdf_needed;
         *h_dp5 = o.h_dp5;
         *bdf_base = o.bdf_base;
         *rho = o.rho;
@@ -118,7 +126,7 @@ impl Auto {
             initial_step: None,
             stiff_count: 0,
             nonstiff_count: 0,
-            stiff_needed: STIFF_STEPS,
+            bdf_needed: MIN_BDF_STEPS,
             h_dp5: 0.0,
             bdf_base: [0; 3],
             rho: (0, 0.0),
@@ -157,7 +165,7 @@ impl Auto {
         if self.dp5.last_stiffness() > STIFF_H_LAMBDA {
             self.nonstiff_count = 0;
             self.stiff_count = self.stiff_count.saturating_add(1);
-            if self.stiff_count >= self.stiff_needed {
+            if self.stiff_count >= STIFF_STEPS {
                 self.switch_pending = true;
             }
         } else {
@@ -172,7 +180,7 @@ impl Auto {
     fn watch_bdf(&mut self) {
         let now = self.bdf_counts();
         let steps = now[0].saturating_sub(self.bdf_base[0]);
-        if steps < MIN_BDF_STEPS {
+        if steps < self.bdf_needed {
             return;
         }
         let id = self.bdf.jacobian_count();
@@ -212,7 +220,7 @@ impl Auto {
         if self.stiff {
             let h = self.bdf.step_size().max(self.h_dp5);
             self.dp5.restart_with_step(h);
-            self.stiff_needed = STIFF_STEPS << (self.switches_to_dp5 + 1).min(MAX_BACKOFF as u64);
+            self.bdf_needed = MIN_BDF_STEPS << (self.switches_to_dp5 + 1).min(MAX_BACKOFF as u64);
             self.stiff = false;
             self.switches_to_dp5 += 1;
         } else {
@@ -251,6 +259,9 @@ impl Integrator for Auto {
         // A discontinuity does not change the problem's stiffness: keep the method.
         if self.stiff {
             self.bdf.restart();
+            // The BDF starts again at order 1 with a short step: what it costs from here is
+            // judged once it has grown its step again, not on its start-up.
+            self.bdf_base = self.bdf_counts();
         } else {
             self.dp5.restart();
         }
@@ -314,8 +325,8 @@ impl Integrator for Auto {
         if self.bdf_base.iter().zip(now).any(|(b, n)| *b > n)
             || self.switches_to_bdf >= super::MAX_RESTORED_COUNT
             || self.switches_to_dp5 >= super::MAX_RESTORED_COUNT
-            || self.stiff_needed > STIFF_STEPS << MAX_BACKOFF
-            || self.stiff_count > self.stiff_needed
+            || !(MIN_BDF_STEPS..=MIN_BDF_STEPS << MAX_BACKOFF).contains(&self.bdf_needed)
+            || self.stiff_count > STIFF_STEPS
             || !(self.h_dp5.is_finite() && self.h_dp5 >= 0.0)
         {
             return Err("auto counters out of range".into());

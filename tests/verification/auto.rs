@@ -247,3 +247,102 @@ fn auto_work_stays_within_1_5x_of_the_better_fixed_method() {
     }
     println!("worst auto / better fixed method by work: {worst:.3}");
 }
+
+/// The gallery's double-acting cylinder circuit (examples/double_acting): a stiff network whose
+/// spool switches restart the integrator. `auto` must stay on its BDF across those restarts,
+/// within 2× the BDF's right-hand sides (it once switched back to DP5 after each restart and
+/// spent 58× them in stability-held DP5 steps), and agree with a BDF reference at rtol 1e-11.
+#[test]
+fn auto_on_a_switched_stiff_circuit_costs_at_most_2x_bdf() {
+    let path = common::repo_path("examples/double_acting/model.toml");
+    let spec = load_path(&path, &[]).expect("loads").spec;
+    let t_end = spec.solver.t_end;
+    let times: Vec<f64> = (1..=56).map(|k| t_end * k as f64 / 56.0).collect();
+    let run = |method: &str, rtol: Option<f64>| {
+        let mut spec = spec.clone();
+        spec.solver.method = method.to_string();
+        if rtol.is_some() {
+            spec.solver.rtol = rtol;
+        }
+        let mut sim = plenum::model::build_simulation(&spec, None).expect("builds");
+        let states: Vec<Vec<f64>> = times
+            .iter()
+            .map(|&t| {
+                sim.advance_to(t).expect("no failure");
+                sim.y.clone()
+            })
+            .collect();
+        let switches = match &sim.integrator {
+            Method::Auto(a) => (a.switches_to_bdf, a.switches_to_dp5, a.steps()),
+            _ => (0, 0, (0, 0)),
+        };
+        (states, sim.stats, switches)
+    };
+    let (auto, auto_stats, sw) = run("auto", None);
+    let (_, bdf_stats, _) = run("bdf", None);
+    let (reference, ..) = run("bdf", Some(1e-11));
+    let ratio = auto_stats.rhs_evaluations as f64 / bdf_stats.rhs_evaluations as f64;
+    // Every state relative to its largest magnitude over the run (the piston starts at 0).
+    let n = reference[0].len();
+    let mut worst: f64 = 0.0;
+    for i in 0..n {
+        let scale = reference.iter().map(|y| y[i].abs()).fold(0.0, f64::max);
+        if scale > 0.0 {
+            for (a, r) in auto.iter().zip(&reference) {
+                worst = worst.max((a[i] - r[i]).abs() / scale);
+            }
+        }
+    }
+    println!(
+        "double_acting: auto {} steps ({} DP5, {} BDF), {} rhs, switches to BDF {}, back {}; \
+         bdf {} steps, {} rhs; auto/bdf rhs = {ratio:.2} (asserted ≤ 2); worst state \
+         difference from bdf at rtol 1e-11: {worst:.3e} of its range (asserted ≤ 1e-5)",
+        auto_stats.steps,
+        sw.2.0,
+        sw.2.1,
+        auto_stats.rhs_evaluations,
+        sw.0,
+        sw.1,
+        bdf_stats.steps,
+        bdf_stats.rhs_evaluations
+    );
+    assert!(ratio <= 2.0, "auto/bdf right-hand sides {ratio}");
+    assert!(
+        worst <= 1e-5,
+        "auto differs from the reference by {worst:e}"
+    );
+}
+
+/// Snapshots of double_acting just after a spool switch restarted the BDF (0.76 s) and between
+/// switches (0.3 s), continued to 1 s: clone and bincode copy bit for bit with the original
+/// (the switch-back counters re-based at a restart are part of the stored state).
+#[test]
+fn auto_restored_after_a_restart_continues_bit_for_bit() {
+    let path = common::repo_path("examples/double_acting/model.toml");
+    let spec = load_path(&path, &[]).expect("loads").spec;
+    for t_snap in [0.3, 0.76] {
+        let mut sim = plenum::model::build_simulation(&spec, None).expect("builds");
+        sim.advance_to(t_snap).unwrap();
+        let stiff = match &sim.integrator {
+            Method::Auto(a) => a.is_stiff(),
+            _ => panic!("the model's method is auto"),
+        };
+        let bytes = bincode::serde::encode_to_vec(&sim, bincode::config::standard()).unwrap();
+        let mut restored = sim.clone();
+        sim.advance_to(1.0).unwrap();
+        let reference = bits(&sim);
+        restored.advance_to(1.0).unwrap();
+        let (mut decoded, _): (plenum::simulation::Simulation, usize) =
+            bincode::serde::decode_from_slice(&bytes, bincode::config::standard()).unwrap();
+        decoded.advance_to(1.0).unwrap();
+        println!(
+            "double_acting snapshot at {t_snap} s (BDF active: {stiff}), {} bytes; state \
+             bits at 1 s equal: restored {}, decoded {}",
+            bytes.len(),
+            bits(&restored) == reference,
+            bits(&decoded) == reference
+        );
+        assert_eq!(bits(&restored), reference, "clone at {t_snap} s");
+        assert_eq!(bits(&decoded), reference, "bincode at {t_snap} s");
+    }
+}
