@@ -15,16 +15,19 @@
 //! ports in proportion to its travel (Beater, *Pneumatic Drives*, ch. 5.2; Simscape's
 //! directional valves with a linear opening). The spool position is a parameter: a number, a
 //! table (a ramp between the switching instants is the catalogue's response time, ISO 12238),
-//! or an FMU input; s outside its range is taken at its end.
+//! or an FMU input; s outside its range is taken at its end. Each path's pressure-ratio kinks
+//! (b, where it chokes, and the laminar ratio) are events as an orifice's are, whatever its
+//! opening (`crate::components::ratio_kinks`).
 
 use serde::{Deserialize, Serialize};
 
 use crate::ad::{Scalar, c};
 use crate::components::NodeState;
-use crate::components::element::{Build, Element, Eval, Output, Reads, Slots, Variable};
+use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::components::orifice::{ISO_LAMINAR_RATIO, signed_iso6358_mass_flow_kg_per_s};
 use crate::components::rating::sonic_conductance_from_nominal_flow;
+use crate::components::ratio_kinks;
 use crate::gas::IdealGas;
 use crate::param::{Param, ParamValue};
 use crate::units::{Ratio, Unit};
@@ -247,6 +250,12 @@ impl DirectionalValve {
             (self.b, self.eb),
         ]
     }
+
+    /// The (from, to) ports of path `k` (p–a, p–b, a–ea, b–eb), if the valve has it.
+    fn path_nodes(&self, k: usize) -> Option<(usize, usize)> {
+        let (from, to) = *self.ports().get(k)?;
+        (from != NO_PORT && to != NO_PORT).then_some((from, to))
+    }
 }
 
 /// The index of a port the valve does not have.
@@ -342,12 +351,64 @@ impl Element for DirectionalValve {
             discrete: false,
         },
     ];
+    /// Its four paths' ratio kinks, [`ratio_kinks::EVENTS`] each, in the order of
+    /// [`DirectionalValve::ports`].
+    const EVENTS: usize = 4 * ratio_kinks::EVENTS;
+    const SWITCHES: bool = true;
     type Cache = ();
 
     fn nodes(&self) -> impl Iterator<Item = usize> {
         [self.p, self.a, self.b, self.ea, self.eb]
             .into_iter()
             .filter(|&n| n != NO_PORT)
+    }
+
+    fn has_events(&self) -> bool {
+        true
+    }
+
+    fn event_only_restarts(&self, _e: usize) -> bool {
+        true
+    }
+
+    fn event_is_indicator_only(&self, e: usize) -> bool {
+        ratio_kinks::is_indicator_only(e % ratio_kinks::EVENTS)
+    }
+
+    fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
+        let (i, j) = self.path_nodes(e / ratio_kinks::EVENTS)?;
+        let k = e % ratio_kinks::EVENTS;
+        Some(ratio_kinks::event_value(
+            k,
+            self.critical_pressure_ratio,
+            i,
+            j,
+            at,
+        ))
+    }
+
+    fn event_pressure_gradient(
+        &self,
+        e: usize,
+        at: &EventAt<'_>,
+        push: &mut dyn FnMut(usize, f64),
+    ) {
+        if let Some((i, j)) = self.path_nodes(e / ratio_kinks::EVENTS) {
+            let (k, b) = (e % ratio_kinks::EVENTS, self.critical_pressure_ratio);
+            ratio_kinks::event_pressure_gradient(k, b, i, j, at, push);
+        }
+    }
+
+    fn event_description(&self, e: usize) -> String {
+        let path = ["p–a", "p–b", "a–ea", "b–eb"]
+            .get(e / ratio_kinks::EVENTS)
+            .unwrap_or(&"?");
+        let k = e % ratio_kinks::EVENTS;
+        format!(
+            "directional valve `{}`: its path {path}'s {}",
+            self.name,
+            ratio_kinks::describe(k)
+        )
     }
 
     fn as_link(&self) -> Option<&dyn Link> {

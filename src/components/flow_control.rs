@@ -9,7 +9,9 @@
 //! [`Poppet`]). It is exactly an ISO 6358 orifice (the throttle) in parallel with a one-way ISO
 //! 6358 orifice with those pressures from `to` to `from` (the verification test). The check's
 //! kinks are events as the orifice's are: Δp_check through its cracking and full-flow points,
-//! each both ways.
+//! each both ways; so are the pressure-ratio kinks of its paths (b, where they choke, and the
+//! laminar ratio; `crate::components::ratio_kinks`), one set for both, as they join the same
+//! two nodes with the same b.
 
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +20,7 @@ use crate::components::NodeState;
 use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::components::orifice::{ISO_LAMINAR_RATIO, Poppet, signed_iso6358_mass_flow_kg_per_s};
+use crate::components::ratio_kinks;
 use crate::gas::IdealGas;
 use crate::param::{Param, ParamValue};
 use crate::units::{Ratio, Unit};
@@ -130,6 +133,9 @@ impl Link for FlowControl {
     }
 }
 
+/// Events of the check's switch points (the first of [`FlowControl`]'s).
+const CHECK_EVENTS: usize = 2 * Poppet::SWITCHES.len();
+
 impl Element for FlowControl {
     const KIND: &'static Kind = &KIND;
     const OUTPUTS: &'static [Output] = &[Output::Extra {
@@ -140,7 +146,8 @@ impl Element for FlowControl {
         },
         discrete: false,
     }];
-    const EVENTS: usize = 2 * Poppet::SWITCHES.len();
+    /// The check's switch points, then its paths' ratio kinks.
+    const EVENTS: usize = CHECK_EVENTS + ratio_kinks::EVENTS;
     const SWITCHES: bool = true;
     type Cache = ();
 
@@ -152,9 +159,22 @@ impl Element for FlowControl {
         true
     }
 
+    /// The ratio kinks change no state: the driver only restarts its integrator there.
+    fn event_only_restarts(&self, e: usize) -> bool {
+        e >= CHECK_EVENTS
+    }
+
+    fn event_is_indicator_only(&self, e: usize) -> bool {
+        e >= CHECK_EVENTS && ratio_kinks::is_indicator_only(e - CHECK_EVENTS)
+    }
+
     /// Event 2j: Δp_check = p_to − p_from rises through the check's switch j; 2j + 1: it
-    /// falls through it ([`Poppet::event_value`]).
+    /// falls through it ([`Poppet::event_value`]); then the ratio kinks.
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
+        if e >= CHECK_EVENTS {
+            let (k, b) = (e - CHECK_EVENTS, self.critical_pressure_ratio);
+            return Some(ratio_kinks::event_value(k, b, self.from, self.to, at));
+        }
         let dp = (at.node)(self.to).pressure_pa - (at.node)(self.from).pressure_pa;
         Some(self.check.event_value(e, dp))
     }
@@ -162,13 +182,22 @@ impl Element for FlowControl {
     fn event_pressure_gradient(
         &self,
         e: usize,
-        _at: &EventAt<'_>,
+        at: &EventAt<'_>,
         push: &mut dyn FnMut(usize, f64),
     ) {
-        Poppet::pair_gradient(e, self.to, self.from, push);
+        if e >= CHECK_EVENTS {
+            let (k, b) = (e - CHECK_EVENTS, self.critical_pressure_ratio);
+            ratio_kinks::event_pressure_gradient(k, b, self.from, self.to, at, push);
+        } else {
+            Poppet::pair_gradient(e, self.to, self.from, push);
+        }
     }
 
     fn event_description(&self, e: usize) -> String {
+        if e >= CHECK_EVENTS {
+            let k = e - CHECK_EVENTS;
+            return format!("flow control `{}`: {}", self.name, ratio_kinks::describe(k));
+        }
         format!(
             "flow control `{}`: the check's Δp {} through its {} point",
             self.name,

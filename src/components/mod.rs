@@ -17,6 +17,7 @@ pub mod pilot_check;
 pub mod piston;
 pub mod quick_exhaust;
 pub mod rating;
+pub mod ratio_kinks;
 pub mod regulator;
 pub mod reservoir;
 pub mod restrictor;

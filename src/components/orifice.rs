@@ -63,6 +63,7 @@ use crate::components::element::{
     Variable, transfer_at,
 };
 use crate::components::keys::{Component, Kind, Link, Problem};
+use crate::components::ratio_kinks;
 use crate::param::ParamSpec;
 use crate::units::Unit;
 
@@ -655,14 +656,13 @@ const OPEN_FRACTION: usize = 0;
 /// Its switch points, in events: each is two, rising (g ≥ 0 past the point) and falling (−g),
 /// as an event fires where its function crosses zero upward. The first three are points of
 /// Δp = p_from − p_to (g = Δp − point), the last two of the pressure ratio r = p_low/p_high,
-/// g = ratio·p_high − p_low (> 0 below the ratio: choked, or not laminar), continuous and
-/// linear in each pressure on either side of p_from = p_to, where it is (ratio − 1)·p < 0.
+/// a flow path's [`ratio_kinks`] (g = ratio·p_high − p_low).
 const SWITCHES: [&str; 5] = [
     "cracking",
     "full-flow",
     "one-way closing",
-    "choked",
-    "laminar",
+    ratio_kinks::SWITCHES[0],
+    ratio_kinks::SWITCHES[1],
 ];
 
 /// The first of [`SWITCHES`] that is a point of the pressure ratio.
@@ -680,39 +680,15 @@ impl Orifice {
         }
     }
 
-    /// Switch `j`'s pressure ratio p_low/p_high, if it is one: the critical ratio (the form's
-    /// r* or b), where the flow chokes, and the laminar one, where the law's slope jumps.
-    fn switch_ratio(
-        &self,
-        j: usize,
-        gas: &IdealGas,
-        pv: &dyn Fn(&ParamValue) -> f64,
-    ) -> Option<f64> {
-        match (j, &self.form) {
-            (3, OrificeForm::Isentropic { .. }) => Some(gas.critical_pressure_ratio),
-            (
-                3,
-                OrificeForm::Iso6358 {
-                    critical_pressure_ratio,
-                    ..
-                },
-            ) => Some(pv(critical_pressure_ratio)),
-            (4, _) => Some(ISO_LAMINAR_RATIO),
-            _ => None,
+    /// The critical pressure ratio of its form (r* or b), where the flow chokes.
+    fn critical_ratio(&self, gas: &IdealGas, pv: &dyn Fn(&ParamValue) -> f64) -> f64 {
+        match &self.form {
+            OrificeForm::Isentropic { .. } => gas.critical_pressure_ratio,
+            OrificeForm::Iso6358 {
+                critical_pressure_ratio,
+                ..
+            } => pv(critical_pressure_ratio),
         }
-    }
-
-    /// Whether p_from ≥ p_to at the event's instant (the high side is `from`), and the ratio
-    /// switch `j`'s g = ratio·p_high − p_low with its ratio.
-    fn ratio_event(&self, j: usize, at: &EventAt<'_>) -> Option<(bool, f64, f64)> {
-        let ratio = self.switch_ratio(j, at.gas, at.pv)?;
-        let (pf, pt) = (
-            (at.node)(self.from).pressure_pa,
-            (at.node)(self.to).pressure_pa,
-        );
-        let from_high = pf >= pt;
-        let (high, low) = if from_high { (pf, pt) } else { (pt, pf) };
-        Some((from_high, ratio, ratio * high - low))
     }
 }
 
@@ -759,15 +735,18 @@ impl Element for Orifice {
     /// of Model Exchange only (the flag `choked`; an importer's restart on the kink): the
     /// driver locates them with r rising only (docs/integrators.md, "Switches").
     fn event_is_indicator_only(&self, e: usize) -> bool {
-        e / 2 >= RATIO_SWITCHES && e % 2 == 0
+        e / 2 >= RATIO_SWITCHES && ratio_kinks::is_indicator_only(e - 2 * RATIO_SWITCHES)
     }
 
     /// Event 2j: switch j's g rises through 0; 2j + 1: it falls through it (see [`SWITCHES`]).
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
         let j = e / 2;
         if j >= RATIO_SWITCHES {
-            let (_, _, g) = self.ratio_event(j, at)?;
-            return Some(Poppet::pair(e, g));
+            let critical = self.critical_ratio(at.gas, at.pv);
+            let k = e - 2 * RATIO_SWITCHES;
+            return Some(ratio_kinks::event_value(
+                k, critical, self.from, self.to, at,
+            ));
         }
         let point = self.switch_point_pa(j)?;
         let dp = (at.node)(self.from).pressure_pa - (at.node)(self.to).pressure_pa;
@@ -782,17 +761,9 @@ impl Element for Orifice {
     ) {
         let j = e / 2;
         if j >= RATIO_SWITCHES {
-            if let Some((from_high, ratio, _)) = self.ratio_event(j, at) {
-                let (high, low) = if from_high {
-                    (self.from, self.to)
-                } else {
-                    (self.to, self.from)
-                };
-                // g = ratio·p_high − p_low.
-                let sign = Poppet::pair(e, 1.0);
-                push(high, sign * ratio);
-                push(low, -sign);
-            }
+            let critical = self.critical_ratio(at.gas, at.pv);
+            let k = e - 2 * RATIO_SWITCHES;
+            ratio_kinks::event_pressure_gradient(k, critical, self.from, self.to, at, push);
         } else if self.switch_point_pa(j).is_some() {
             Poppet::pair_gradient(e, self.from, self.to, push);
         }
@@ -801,12 +772,8 @@ impl Element for Orifice {
     fn event_description(&self, e: usize) -> String {
         let j = e / 2;
         if j >= RATIO_SWITCHES {
-            let way = if e % 2 == 0 { "falls" } else { "rises" };
-            return format!(
-                "orifice `{}`: p_low/p_high {way} through its {} ratio",
-                self.name,
-                SWITCHES.get(j).unwrap_or(&"?")
-            );
+            let k = e - 2 * RATIO_SWITCHES;
+            return format!("orifice `{}`: {}", self.name, ratio_kinks::describe(k));
         }
         format!(
             "orifice `{}`: Δp {} through its {} point",

@@ -10,7 +10,8 @@
 //! times x. A relieving regulator's secondary seat opens the same way above the set point,
 //!   x_r = clamp((p_o − p_set)/Δp_r, 0, 1),
 //! through the same C and b from `to` to `exhaust`. Both openings are continuous in p_o (kinks
-//! at their ends of travel, no jump), so the law needs no event to stay correct.
+//! at their ends of travel, no jump). Each path's pressure-ratio kinks (its b, where it chokes,
+//! and the laminar ratio) are events as an orifice's are (`crate::components::ratio_kinks`).
 //!
 //! Closed forms: with the main flow choked (p_o/p_from ≤ b) at a steady draw ṁ from the outlet,
 //! ṁ = x·C·p_from·ρ₀·sqrt(T₀/T_from), so the held pressure droops linearly with the flow,
@@ -22,10 +23,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::ad::{Scalar, c};
 use crate::components::NodeState;
-use crate::components::element::{Build, Element, Eval, Output, Reads, Slots, Variable};
+use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::components::orifice::{ISO_LAMINAR_RATIO, signed_iso6358_mass_flow_kg_per_s};
 use crate::components::rating::sonic_conductance_from_nominal_flow;
+use crate::components::ratio_kinks;
 use crate::gas::IdealGas;
 use crate::param::{Param, ParamValue};
 use crate::units::{Pressure, Unit};
@@ -138,6 +140,15 @@ impl Regulator {
         };
         (main, relief)
     }
+
+    /// The nodes of path `k` (0: the flow path `from` → `to`, 1: the relief path `to` →
+    /// `exhaust`), if it has it.
+    fn path_nodes(&self, k: usize) -> Option<(usize, usize)> {
+        match k {
+            0 => Some((self.from, self.to)),
+            _ => self.exhaust.map(|ex| (self.to, ex)),
+        }
+    }
 }
 
 impl Build for RegulatorSpec {
@@ -215,12 +226,65 @@ impl Element for Regulator {
             discrete: false,
         },
     ];
+    /// Its two paths' ratio kinks: events 0 … 3 of the flow path, 4 … 7 of the relief path.
+    const EVENTS: usize = 2 * ratio_kinks::EVENTS;
+    const SWITCHES: bool = true;
     type Cache = ();
 
     fn nodes(&self) -> impl Iterator<Item = usize> {
         [Some(self.from), Some(self.to), self.exhaust]
             .into_iter()
             .flatten()
+    }
+
+    fn has_events(&self) -> bool {
+        true
+    }
+
+    fn event_only_restarts(&self, _e: usize) -> bool {
+        true
+    }
+
+    fn event_is_indicator_only(&self, e: usize) -> bool {
+        ratio_kinks::is_indicator_only(e % ratio_kinks::EVENTS)
+    }
+
+    fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
+        let (i, j) = self.path_nodes(e / ratio_kinks::EVENTS)?;
+        let k = e % ratio_kinks::EVENTS;
+        Some(ratio_kinks::event_value(
+            k,
+            self.critical_pressure_ratio,
+            i,
+            j,
+            at,
+        ))
+    }
+
+    fn event_pressure_gradient(
+        &self,
+        e: usize,
+        at: &EventAt<'_>,
+        push: &mut dyn FnMut(usize, f64),
+    ) {
+        if let Some((i, j)) = self.path_nodes(e / ratio_kinks::EVENTS) {
+            let (k, b) = (e % ratio_kinks::EVENTS, self.critical_pressure_ratio);
+            ratio_kinks::event_pressure_gradient(k, b, i, j, at, push);
+        }
+    }
+
+    fn event_description(&self, e: usize) -> String {
+        let path = if e < ratio_kinks::EVENTS {
+            "flow"
+        } else {
+            "relief"
+        };
+        let k = e % ratio_kinks::EVENTS;
+        format!(
+            "regulator `{}`: its {path} path's {}",
+            self.name,
+            ratio_kinks::describe(k)
+        )
     }
 
     fn as_link(&self) -> Option<&dyn Link> {

@@ -152,10 +152,9 @@ fn open_regulator_is_the_orifice_of_its_flow_path() {
         }
     }
     println!("largest relative difference {worst:.1e}");
-    // The orifices' steps end on their choked and laminar ratios, which the part's own paths
-    // do not locate (docs/integrators.md, "Switches"): the two runs agree to their
-    // tolerance's error (rtol 1e-11: measured 5.9e-11), no longer to round-off.
-    assert!(worst < 1e-9, "{worst:e}");
+    // The flow path's choked and laminar ratios are events as the orifice's are, so both runs
+    // take the same steps.
+    assert!(worst < 1e-12, "{worst:e}");
 }
 
 /// A cylinder's two sides A and B (0.1 L each) behind a valve between a 7 bar supply and two
@@ -269,10 +268,9 @@ fn five_two_valve_is_four_orifices_switched_the_same_way() {
     );
     // The valve switched: A filled to near supply, then exhausted.
     assert!(swing.1 > 6.5e5 && swing.0 < 1.5e5, "{swing:?}");
-    // The orifices' steps end on their choked and laminar ratios, which the part's own paths
-    // do not locate (docs/integrators.md, "Switches"): the two runs agree to their
-    // tolerance's error (rtol 1e-10: measured 5.4e-9), no longer to round-off.
-    assert!(worst < 2e-8, "{worst:e}");
+    // Each path's choked and laminar ratios are events as its orifice's are, so both runs
+    // take the same steps.
+    assert!(worst < 1e-12, "{worst:e}");
 }
 
 /// A 5/3 valve's closed centre holds both sides to the bit; its exhausted centre vents both.
@@ -441,8 +439,7 @@ temperature = 293.15
     let (pb, pc) = (output(&mut x, "B.p"), output(&mut x, "C.p"));
     println!("largest relative difference {worst:.1e}; at 0.2 s p_B = {pb:.4e}, p_C = {pc:.4e}");
     assert!(pc > pb);
-    // The orifices' steps are cut at their choked and laminar ratios, which the part's own
-    // paths do not locate (docs/integrators.md, "Switches"): RK4's error over a step across
-    // such a kink, not round-off (measured 2.2e-12).
-    assert!(worst < 1e-10, "{worst:e}");
+    // The paths' choked and laminar ratios are events as the orifices' are, so both runs cut
+    // their steps at the same instants.
+    assert!(worst < 1e-12, "{worst:e}");
 }
