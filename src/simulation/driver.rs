@@ -89,6 +89,10 @@ impl Simulation {
                 message: format!("solver failure: {why}"),
             });
         }
+        // The steps fixed_step_work allowed (at most max_steps), and as many again cut short by
+        // events: beyond that, events keep cutting the steps without the time getting on (a
+        // law chattering at one point), which no number of further steps would end.
+        let (first_step, step_limit) = (self.stats.steps, 2 * self.settings.max_steps);
         loop {
             if let Some(f) = self.finished {
                 self.update_counters();
@@ -97,6 +101,27 @@ impl Simulation {
             if self.t_s >= t_target_s {
                 self.update_counters();
                 return Ok(Advance::Reached);
+            }
+            if self.stats.steps - first_step > step_limit {
+                self.update_counters();
+                let at = match &self.last_event {
+                    Some(r) => format!(
+                        "; the last: {} at t = {:?} s",
+                        self.network.event_description(r.k),
+                        r.t_s
+                    ),
+                    None => String::new(),
+                };
+                return Err(StepFailure {
+                    code: 0,
+                    last_good_t_s: self.t_s,
+                    message: format!(
+                        "solver failure: {} fixed steps in one advance without reaching t = \
+                         {t_target_s:?} s (the time is {:?} s): events cut the steps short{at}",
+                        self.stats.steps - first_step,
+                        self.t_s
+                    ),
+                });
             }
             let mut stop = t_target_s;
             let breakpoint = self.network.next_breakpoint(self.t_s);

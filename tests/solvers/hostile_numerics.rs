@@ -249,3 +249,38 @@ fn backward_euler_shrinks_its_step_where_newton_fails() {
     assert!((v_be - v_dp).abs() / v_dp < 0.3);
     assert!(rejected <= backward_euler_max_halvings());
 }
+
+/// A fixed-step run whose events cut every step short at one point (found by the fmi_calls
+/// fuzzer: a projectile of 1.2e161 kg with damping 1.8e243 N·s/m and a static friction of
+/// 2.2e-318 Pa, which sticks and breaks away again 5e-20 s later, each time) ends with a clear
+/// error after twice `max_steps` steps in one advance, instead of running on for ~10¹⁵ steps.
+#[test]
+fn events_that_cut_every_fixed_step_short_end_the_advance() {
+    let src = include_str!("../../models/projectile.toml")
+        .replacen("[solver]\n", "[solver]\nmax_steps = 2000\n", 1)
+        .replace(
+            "mass = 0.002",
+            "mass = 1.2217638442043777e161\ndamping = 1.755328752524461e243",
+        )
+        .replace(
+            "friction_static = 3000.0",
+            "friction_static = 2.228187e-318",
+        );
+    let m = parse_str(&src, "chatter.toml", &[]).expect("valid");
+    let mut sim = build_simulation(&m.spec, None).expect("builds");
+    let t0 = std::time::Instant::now();
+    let err = sim.advance_to(1e-4).expect_err("cannot reach 1e-4 s");
+    println!(
+        "{:.3} s, {} steps: {}",
+        t0.elapsed().as_secs_f64(),
+        sim.stats.steps,
+        err.message
+    );
+    assert!(
+        err.message.contains("events cut the steps short"),
+        "{}",
+        err.message
+    );
+    assert!(err.message.contains("sticks"), "{}", err.message);
+    assert!(sim.stats.steps <= 3 * 2000 + 1, "{}", sim.stats.steps);
+}
