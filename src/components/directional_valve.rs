@@ -251,10 +251,16 @@ impl DirectionalValve {
         ]
     }
 
-    /// The (from, to) ports of path `k` (p–a, p–b, a–ea, b–eb), if the valve has it.
-    fn path_nodes(&self, k: usize) -> Option<(usize, usize)> {
-        let (from, to) = *self.ports().get(k)?;
-        (from != NO_PORT && to != NO_PORT).then_some((from, to))
+    /// Its ISO 6358 paths p–a, p–b, a–ea, b–eb (in the order of [`DirectionalValve::ports`]),
+    /// those it has.
+    fn ratio_paths(&self) -> ratio_kinks::Paths<4> {
+        let [pa, pb, aea, beb] = self
+            .ports()
+            .map(|(from, to)| (from != NO_PORT && to != NO_PORT).then_some((from, to)));
+        ratio_kinks::Paths {
+            critical: self.critical_pressure_ratio,
+            paths: [("p–a", pa), ("p–b", pb), ("a–ea", aea), ("b–eb", beb)],
+        }
     }
 }
 
@@ -353,7 +359,7 @@ impl Element for DirectionalValve {
     ];
     /// Its four paths' ratio kinks, [`ratio_kinks::EVENTS`] each, in the order of
     /// [`DirectionalValve::ports`].
-    const EVENTS: usize = 4 * ratio_kinks::EVENTS;
+    const EVENTS: usize = ratio_kinks::Paths::<4>::EVENTS;
     const SWITCHES: bool = true;
     type Cache = ();
 
@@ -372,19 +378,11 @@ impl Element for DirectionalValve {
     }
 
     fn event_is_indicator_only(&self, e: usize) -> bool {
-        ratio_kinks::is_indicator_only(e % ratio_kinks::EVENTS)
+        ratio_kinks::Paths::<4>::is_indicator_only(e)
     }
 
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
-        let (i, j) = self.path_nodes(e / ratio_kinks::EVENTS)?;
-        let k = e % ratio_kinks::EVENTS;
-        Some(ratio_kinks::event_value(
-            k,
-            self.critical_pressure_ratio,
-            i,
-            j,
-            at,
-        ))
+        self.ratio_paths().event_value(e, at)
     }
 
     fn event_pressure_gradient(
@@ -393,22 +391,12 @@ impl Element for DirectionalValve {
         at: &EventAt<'_>,
         push: &mut dyn FnMut(usize, f64),
     ) {
-        if let Some((i, j)) = self.path_nodes(e / ratio_kinks::EVENTS) {
-            let (k, b) = (e % ratio_kinks::EVENTS, self.critical_pressure_ratio);
-            ratio_kinks::event_pressure_gradient(k, b, i, j, at, push);
-        }
+        self.ratio_paths().event_pressure_gradient(e, at, push);
     }
 
     fn event_description(&self, e: usize) -> String {
-        let path = ["p–a", "p–b", "a–ea", "b–eb"]
-            .get(e / ratio_kinks::EVENTS)
-            .unwrap_or(&"?");
-        let k = e % ratio_kinks::EVENTS;
-        format!(
-            "directional valve `{}`: its path {path}'s {}",
-            self.name,
-            ratio_kinks::describe(k)
-        )
+        let what = self.ratio_paths().describe(e);
+        format!("directional valve `{}`: {what}", self.name)
     }
 
     fn as_link(&self) -> Option<&dyn Link> {

@@ -10,7 +10,8 @@
 //! 1 at the full-flow pressure. The open valve passes the signed ISO 6358 flow (C or Q_N, and
 //! b) times its opening, from → to or back. With the pilot vented to ambient it is a plain
 //! one-way check valve. Δp_c through the cracking and full-flow points, each both ways, are
-//! events.
+//! events; so are its path's pressure-ratio kinks (b, where it chokes, and the laminar ratio;
+//! `crate::components::ratio_kinks`), whatever its opening, as an orifice's are.
 
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +20,7 @@ use crate::components::NodeState;
 use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::components::orifice::{ISO_LAMINAR_RATIO, Poppet, signed_iso6358_mass_flow_kg_per_s};
+use crate::components::ratio_kinks;
 use crate::components::shuttle_valve::{rated_conductance, rating_problems};
 use crate::gas::IdealGas;
 use crate::param::ParamValue;
@@ -99,7 +101,18 @@ impl PilotCheck {
             nodes[self.to],
         )
     }
+
+    /// Its ISO 6358 path from → to.
+    fn ratio_paths(&self) -> ratio_kinks::Paths<1> {
+        ratio_kinks::Paths {
+            critical: self.critical_pressure_ratio,
+            paths: [("flow", Some((self.from, self.to)))],
+        }
+    }
 }
+
+/// Events of the poppet's switch points (the first of [`PilotCheck`]'s).
+const POPPET_EVENTS: usize = 2 * Poppet::SWITCHES.len();
 
 impl Build for PilotCheckSpec {
     type Component = PilotCheck;
@@ -155,8 +168,9 @@ impl Element for PilotCheck {
         },
         discrete: false,
     }];
-    /// The poppet's switches ([`Poppet::SWITCHES`]) in Δp_c, each both ways.
-    const EVENTS: usize = 2 * Poppet::SWITCHES.len();
+    /// The poppet's switches ([`Poppet::SWITCHES`]) in Δp_c, each both ways, then its path's
+    /// ratio kinks.
+    const EVENTS: usize = POPPET_EVENTS + ratio_kinks::Paths::<1>::EVENTS;
     const SWITCHES: bool = true;
     type Cache = ();
 
@@ -168,8 +182,21 @@ impl Element for PilotCheck {
         Some(self)
     }
 
-    /// Event 2j: Δp_c rises through switch j's point; 2j + 1: it falls through it.
+    /// The ratio kinks change no state: the driver only restarts its integrator there.
+    fn event_only_restarts(&self, e: usize) -> bool {
+        e >= POPPET_EVENTS
+    }
+
+    fn event_is_indicator_only(&self, e: usize) -> bool {
+        e >= POPPET_EVENTS && ratio_kinks::Paths::<1>::is_indicator_only(e - POPPET_EVENTS)
+    }
+
+    /// Event 2j: Δp_c rises through switch j's point; 2j + 1: it falls through it; then the
+    /// ratio kinks.
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
+        if e >= POPPET_EVENTS {
+            return self.ratio_paths().event_value(e - POPPET_EVENTS, at);
+        }
         let p = |n: usize| (at.node)(n).pressure_pa;
         let dp = p(self.from) - p(self.to)
             + (p(self.pilot) - self.ambient_pressure_pa) * self.pilot_ratio;
@@ -179,14 +206,23 @@ impl Element for PilotCheck {
     fn event_pressure_gradient(
         &self,
         e: usize,
-        _at: &EventAt<'_>,
+        at: &EventAt<'_>,
         push: &mut dyn FnMut(usize, f64),
     ) {
+        if e >= POPPET_EVENTS {
+            return self
+                .ratio_paths()
+                .event_pressure_gradient(e - POPPET_EVENTS, at, push);
+        }
         Poppet::pair_gradient(e, self.from, self.to, push);
         push(self.pilot, Poppet::pair(e, self.pilot_ratio));
     }
 
     fn event_description(&self, e: usize) -> String {
+        if e >= POPPET_EVENTS {
+            let what = self.ratio_paths().describe(e - POPPET_EVENTS);
+            return format!("pilot-operated check valve `{}`: {what}", self.name);
+        }
         format!(
             "pilot-operated check valve `{}`: the control pressure {} through its {} point",
             self.name,

@@ -5,7 +5,9 @@
 //! the supply line and the directional valve, once the supply falls below it (Beater,
 //! *Pneumatic Drives*, 2007, ch. 5.5). Each path is the ISO 6358 law (C, b or Q_N, the exhaust
 //! path with a rating of its own as catalogues give it), signed, times its opening. The disc's
-//! ends of travel are events, each both ways.
+//! ends of travel are events, each both ways; so are each path's pressure-ratio kinks (b,
+//! where it chokes, and the laminar ratio; `crate::components::ratio_kinks`), whatever its
+//! opening, as an orifice's are.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +16,7 @@ use crate::components::NodeState;
 use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::components::orifice::{ISO_LAMINAR_RATIO, signed_iso6358_mass_flow_kg_per_s};
+use crate::components::ratio_kinks;
 use crate::components::shuttle_valve::{Disc, rated_conductance, rating_problems};
 use crate::gas::IdealGas;
 use crate::param::ParamValue;
@@ -85,6 +88,17 @@ impl QuickExhaust {
                 ),
         )
     }
+
+    /// Its ISO 6358 paths p–a and a–r (one b).
+    fn ratio_paths(&self) -> ratio_kinks::Paths<2> {
+        ratio_kinks::Paths {
+            critical: self.critical_pressure_ratio,
+            paths: [
+                ("p–a", Some((self.p, self.a))),
+                ("a–r", Some((self.a, self.r))),
+            ],
+        }
+    }
 }
 
 impl Build for QuickExhaustSpec {
@@ -140,7 +154,8 @@ impl Element for QuickExhaust {
         },
         discrete: false,
     }];
-    const EVENTS: usize = Disc::EVENTS;
+    /// The disc's ends of travel, then its paths' ratio kinks.
+    const EVENTS: usize = Disc::EVENTS + ratio_kinks::Paths::<2>::EVENTS;
     const SWITCHES: bool = true;
     type Cache = ();
 
@@ -148,11 +163,23 @@ impl Element for QuickExhaust {
         [self.p, self.a, self.r].into_iter()
     }
 
+    /// The ratio kinks change no state: the driver only restarts its integrator there.
+    fn event_only_restarts(&self, e: usize) -> bool {
+        e >= Disc::EVENTS
+    }
+
+    fn event_is_indicator_only(&self, e: usize) -> bool {
+        e >= Disc::EVENTS && ratio_kinks::Paths::<2>::is_indicator_only(e - Disc::EVENTS)
+    }
+
     fn as_link(&self) -> Option<&dyn Link> {
         Some(self)
     }
 
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
+        if e >= Disc::EVENTS {
+            return self.ratio_paths().event_value(e - Disc::EVENTS, at);
+        }
         let dp = (at.node)(self.p).pressure_pa - (at.node)(self.a).pressure_pa;
         Some(self.disc.event_value(e, dp))
     }
@@ -160,15 +187,24 @@ impl Element for QuickExhaust {
     fn event_pressure_gradient(
         &self,
         e: usize,
-        _at: &EventAt<'_>,
+        at: &EventAt<'_>,
         push: &mut dyn FnMut(usize, f64),
     ) {
+        if e >= Disc::EVENTS {
+            return self
+                .ratio_paths()
+                .event_pressure_gradient(e - Disc::EVENTS, at, push);
+        }
         let sign = Disc::event_sign(e);
         push(self.p, sign);
         push(self.a, -sign);
     }
 
     fn event_description(&self, e: usize) -> String {
+        if e >= Disc::EVENTS {
+            let what = self.ratio_paths().describe(e - Disc::EVENTS);
+            return format!("quick-exhaust valve `{}`: {what}", self.name);
+        }
         format!(
             "quick-exhaust valve `{}`: p_p − p_a {}",
             self.name,

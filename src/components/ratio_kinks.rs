@@ -77,3 +77,55 @@ pub fn describe(e: usize) -> String {
         SWITCHES.get(e / 2).unwrap_or(&"?")
     )
 }
+
+/// A part's ISO 6358 paths of one critical ratio, each named and `(i, j)` between its nodes
+/// (`None` where the part lacks it): path `p`'s events are p·[`EVENTS`] … (p + 1)·[`EVENTS`] − 1,
+/// so a kind lists its paths once and declares their events through these methods.
+pub struct Paths<const N: usize> {
+    /// b of every path.
+    pub critical: f64,
+    pub paths: [(&'static str, Option<(usize, usize)>); N],
+}
+
+impl<const N: usize> Paths<N> {
+    /// The events of its paths.
+    pub const EVENTS: usize = N * EVENTS;
+
+    /// Path `e`'s nodes and its event's index within the path, if the part has it.
+    #[inline]
+    fn locate(&self, e: usize) -> Option<((usize, usize), usize)> {
+        let ends = self.paths.get(e / EVENTS)?.1?;
+        Some((ends, e % EVENTS))
+    }
+
+    /// [`event_value`] of event `e`: `None` on a path the part lacks.
+    #[inline]
+    pub fn event_value(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
+        let ((i, j), k) = self.locate(e)?;
+        Some(event_value(k, self.critical, i, j, at))
+    }
+
+    /// [`event_pressure_gradient`] of event `e` (nothing on a path the part lacks).
+    pub fn event_pressure_gradient(
+        &self,
+        e: usize,
+        at: &EventAt<'_>,
+        push: &mut dyn FnMut(usize, f64),
+    ) {
+        if let Some(((i, j), k)) = self.locate(e) {
+            event_pressure_gradient(k, self.critical, i, j, at, push);
+        }
+    }
+
+    /// Whether event `e` is Model Exchange's only.
+    #[inline]
+    pub fn is_indicator_only(e: usize) -> bool {
+        is_indicator_only(e % EVENTS)
+    }
+
+    /// Event `e` in words: "its relief path's p_low/p_high rises through its laminar ratio".
+    pub fn describe(&self, e: usize) -> String {
+        let path = self.paths.get(e / EVENTS).map_or("?", |p| p.0);
+        format!("its {path} path's {}", describe(e % EVENTS))
+    }
+}

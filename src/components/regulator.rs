@@ -141,12 +141,15 @@ impl Regulator {
         (main, relief)
     }
 
-    /// The nodes of path `k` (0: the flow path `from` → `to`, 1: the relief path `to` →
-    /// `exhaust`), if it has it.
-    fn path_nodes(&self, k: usize) -> Option<(usize, usize)> {
-        match k {
-            0 => Some((self.from, self.to)),
-            _ => self.exhaust.map(|ex| (self.to, ex)),
+    /// Its ISO 6358 paths: the flow path `from` → `to`, and a relieving regulator's relief
+    /// path `to` → `exhaust`.
+    fn ratio_paths(&self) -> ratio_kinks::Paths<2> {
+        ratio_kinks::Paths {
+            critical: self.critical_pressure_ratio,
+            paths: [
+                ("flow", Some((self.from, self.to))),
+                ("relief", self.exhaust.map(|ex| (self.to, ex))),
+            ],
         }
     }
 }
@@ -227,7 +230,7 @@ impl Element for Regulator {
         },
     ];
     /// Its two paths' ratio kinks: events 0 … 3 of the flow path, 4 … 7 of the relief path.
-    const EVENTS: usize = 2 * ratio_kinks::EVENTS;
+    const EVENTS: usize = ratio_kinks::Paths::<2>::EVENTS;
     const SWITCHES: bool = true;
     type Cache = ();
 
@@ -246,19 +249,11 @@ impl Element for Regulator {
     }
 
     fn event_is_indicator_only(&self, e: usize) -> bool {
-        ratio_kinks::is_indicator_only(e % ratio_kinks::EVENTS)
+        ratio_kinks::Paths::<2>::is_indicator_only(e)
     }
 
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
-        let (i, j) = self.path_nodes(e / ratio_kinks::EVENTS)?;
-        let k = e % ratio_kinks::EVENTS;
-        Some(ratio_kinks::event_value(
-            k,
-            self.critical_pressure_ratio,
-            i,
-            j,
-            at,
-        ))
+        self.ratio_paths().event_value(e, at)
     }
 
     fn event_pressure_gradient(
@@ -267,24 +262,12 @@ impl Element for Regulator {
         at: &EventAt<'_>,
         push: &mut dyn FnMut(usize, f64),
     ) {
-        if let Some((i, j)) = self.path_nodes(e / ratio_kinks::EVENTS) {
-            let (k, b) = (e % ratio_kinks::EVENTS, self.critical_pressure_ratio);
-            ratio_kinks::event_pressure_gradient(k, b, i, j, at, push);
-        }
+        self.ratio_paths().event_pressure_gradient(e, at, push);
     }
 
     fn event_description(&self, e: usize) -> String {
-        let path = if e < ratio_kinks::EVENTS {
-            "flow"
-        } else {
-            "relief"
-        };
-        let k = e % ratio_kinks::EVENTS;
-        format!(
-            "regulator `{}`: its {path} path's {}",
-            self.name,
-            ratio_kinks::describe(k)
-        )
+        let what = self.ratio_paths().describe(e);
+        format!("regulator `{}`: {what}", self.name)
     }
 
     fn as_link(&self) -> Option<&dyn Link> {

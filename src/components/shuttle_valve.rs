@@ -11,7 +11,9 @@
 //! transition band in the pressure difference the same way).
 //!
 //! The disc's ends of travel are kinks of the law: Δp through ±Δp_s/2, each both ways, are
-//! events. [`Disc`] is that band; the quick-exhaust valve's disc is the same.
+//! events. [`Disc`] is that band; the quick-exhaust valve's disc is the same. So are each
+//! path's pressure-ratio kinks (b, where it chokes, and the laminar ratio;
+//! `crate::components::ratio_kinks`), whatever its opening, as an orifice's are.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +23,7 @@ use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, S
 use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::components::orifice::{ISO_LAMINAR_RATIO, signed_iso6358_mass_flow_kg_per_s};
 use crate::components::rating::sonic_conductance_from_nominal_flow;
+use crate::components::ratio_kinks;
 use crate::gas::IdealGas;
 use crate::param::ParamValue;
 use crate::units::Unit;
@@ -167,6 +170,17 @@ impl ShuttleValve {
             oy * signed_iso6358_mass_flow_kg_per_s(cond, b, ny, no),
         )
     }
+
+    /// Its ISO 6358 paths x–out and y–out (one b).
+    fn ratio_paths(&self) -> ratio_kinks::Paths<2> {
+        ratio_kinks::Paths {
+            critical: self.critical_pressure_ratio,
+            paths: [
+                ("x–out", Some((self.x, self.out))),
+                ("y–out", Some((self.y, self.out))),
+            ],
+        }
+    }
 }
 
 impl Build for ShuttleValveSpec {
@@ -232,7 +246,8 @@ impl Element for ShuttleValve {
             discrete: false,
         },
     ];
-    const EVENTS: usize = Disc::EVENTS;
+    /// The disc's ends of travel, then its paths' ratio kinks.
+    const EVENTS: usize = Disc::EVENTS + ratio_kinks::Paths::<2>::EVENTS;
     const SWITCHES: bool = true;
     type Cache = ();
 
@@ -240,11 +255,23 @@ impl Element for ShuttleValve {
         [self.x, self.y, self.out].into_iter()
     }
 
+    /// The ratio kinks change no state: the driver only restarts its integrator there.
+    fn event_only_restarts(&self, e: usize) -> bool {
+        e >= Disc::EVENTS
+    }
+
+    fn event_is_indicator_only(&self, e: usize) -> bool {
+        e >= Disc::EVENTS && ratio_kinks::Paths::<2>::is_indicator_only(e - Disc::EVENTS)
+    }
+
     fn as_link(&self) -> Option<&dyn Link> {
         Some(self)
     }
 
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
+        if e >= Disc::EVENTS {
+            return self.ratio_paths().event_value(e - Disc::EVENTS, at);
+        }
         let dp = (at.node)(self.x).pressure_pa - (at.node)(self.y).pressure_pa;
         Some(self.disc.event_value(e, dp))
     }
@@ -252,15 +279,24 @@ impl Element for ShuttleValve {
     fn event_pressure_gradient(
         &self,
         e: usize,
-        _at: &EventAt<'_>,
+        at: &EventAt<'_>,
         push: &mut dyn FnMut(usize, f64),
     ) {
+        if e >= Disc::EVENTS {
+            return self
+                .ratio_paths()
+                .event_pressure_gradient(e - Disc::EVENTS, at, push);
+        }
         let sign = Disc::event_sign(e);
         push(self.x, sign);
         push(self.y, -sign);
     }
 
     fn event_description(&self, e: usize) -> String {
+        if e >= Disc::EVENTS {
+            let what = self.ratio_paths().describe(e - Disc::EVENTS);
+            return format!("shuttle valve `{}`: {what}", self.name);
+        }
         format!(
             "shuttle valve `{}`: p_x − p_y {}",
             self.name,

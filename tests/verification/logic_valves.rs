@@ -1,12 +1,19 @@
 //! The logic valves against second formulations: a shuttle valve (OR) is the orifice from its
 //! higher inlet, a two-pressure valve (AND) the orifice from its lower one, a quick-exhaust
 //! valve the orifice from its supply while filling and the orifice to its exhaust while
-//! venting — to round-off while the disc is at an end of its travel; across the switch the
+//! venting — to round-off while the disc is at an end of its travel (each path's pressure-ratio
+//! kinks are events as an orifice's are, the closed path's too, so the peer lists the closed
+//! path as an orifice of opening 0 and both runs take the same steps); across the switch the
 //! total mass is conserved and the result meets the tolerance.
 
 use crate::common::{output, sim_of};
 
 const GAS: &str = "[gas]\nspecies = \"air\"\n";
+
+/// The method of the comparisons: adaptive, so that a switch one run locates and the other
+/// steps over parts their step sequences (and their results, by about rtol); a fixed RK4 step
+/// of 1e-5 s is too accurate to show it.
+const ADAPTIVE: &str = "method = \"auto\"\nrtol = 1e-6\natol = 1e-9\n";
 
 fn chamber(name: &str, litres: f64, bar: f64) -> String {
     format!(
@@ -22,8 +29,9 @@ fn orifice(name: &str, from: &str, to: &str, c: f64, opening: &str) -> String {
     )
 }
 
-/// The largest relative difference of `names` between two runs at 20 outputs to `t_end`.
-fn compare(a: &str, b: &str, t_end: f64, names: &[&str]) -> f64 {
+/// The largest relative difference of `names` between two runs at 20 outputs to `t_end`, and
+/// the events each run handled.
+fn compare(a: &str, b: &str, t_end: f64, names: &[&str]) -> (f64, u64, u64) {
     let (mut x, mut y) = (sim_of(a), sim_of(b));
     let mut worst: f64 = 0.0;
     for k in 1..=20 {
@@ -35,19 +43,19 @@ fn compare(a: &str, b: &str, t_end: f64, names: &[&str]) -> f64 {
             worst = worst.max((u / v - 1.0).abs());
         }
     }
-    worst
+    (worst, x.stats.events, y.stats.events)
 }
 
 #[test]
 fn shuttle_passes_its_higher_inlet_and_two_pressure_its_lower() {
-    let solver = "[solver]\nmethod = \"rk4\"\nstep = 1e-5\nt_end = 0.2\n";
+    let solver = format!("[solver]\n{ADAPTIVE}t_end = 0.2\n");
     let nodes = format!(
         "{}{}{}",
         chamber("X", 1.0, 6.0),
         chamber("Y", 1.0, 4.0),
         chamber("O", 0.1, 1.0)
     );
-    for (two_pressure, from) in [(false, "X"), (true, "Y")] {
+    for (two_pressure, from, closed_inlet) in [(false, "X", "Y"), (true, "Y", "X")] {
         let head = format!("[model]\nname = \"logic\"\n{GAS}{solver}{nodes}");
         let valve = format!(
             "[[shuttle_valve]]\nname = \"v\"\nx = \"X\"\ny = \"Y\"\nout = \"O\"\n\
@@ -55,8 +63,16 @@ fn shuttle_passes_its_higher_inlet_and_two_pressure_its_lower() {
              two_pressure = {two_pressure}\n"
         );
         let one = format!("{head}{valve}");
-        let two = format!("{head}{}", orifice("v", from, "O", 3e-9, "1.0"));
-        let worst = compare(&one, &two, 0.2, &["X.p", "Y.p", "O.p"]);
+        let two = format!(
+            "{head}{}{}",
+            orifice("v", from, "O", 3e-9, "1.0"),
+            orifice("closed", closed_inlet, "O", 3e-9, "0.0")
+        );
+        let (worst, events, peer_events) = compare(&one, &two, 0.2, &["X.p", "Y.p", "O.p"]);
+        // Without the closed path's orifice the peer lacks its ratio events (O crosses b·p_Y
+        // and 0.999·p_Y rising) and steps otherwise: the comparison sees events.
+        let lone = format!("{head}{}", orifice("v", from, "O", 3e-9, "1.0"));
+        let (apart, _, lone_events) = compare(&one, &lone, 0.2, &["X.p", "Y.p", "O.p"]);
         let mut sim = sim_of(&one);
         sim.advance_to(0.2).expect("runs");
         let (px, py, po) = (
@@ -66,14 +82,25 @@ fn shuttle_passes_its_higher_inlet_and_two_pressure_its_lower() {
         );
         let disc = output(&mut sim, "v.disc");
         println!(
-            "two_pressure = {two_pressure}: fed from {from}; against the orifice {from} → O: \
-             largest relative difference {worst:.1e}; at 0.2 s p_X = {px:.6e}, p_Y = {py:.6e}, \
+            "two_pressure = {two_pressure}: fed from {from}; against the orifice {from} → O \
+             (and a closed one {closed_inlet} → O): largest relative difference {worst:.1e}, \
+             events {events} / {peer_events}; without the closed one {apart:.1e}, \
+             {lone_events} events; at 0.2 s p_X = {px:.6e}, p_Y = {py:.6e}, \
              p_O = {po:.6e} Pa, disc {disc}"
         );
         // The disc stays at its end: p_X − p_Y is far outside the 5 kPa band throughout.
         assert!(px - py > 1e5, "{px} {py}");
         assert_eq!(disc, 1.0);
         assert!(worst < 1e-12, "{worst:e}");
+        // O fills past b·p_X and to the laminar band of its open path: ratio events fired.
+        assert!(
+            events > 0 && events == peer_events,
+            "{events} {peer_events}"
+        );
+        assert!(
+            lone_events < events && apart > 1e3 * worst.max(1e-16),
+            "{apart:e}"
+        );
         // The closed inlet loses nothing.
         let closed = if two_pressure { px / 6e5 } else { py / 4e5 };
         assert!((closed - 1.0).abs() < 1e-13, "{closed}");
@@ -152,7 +179,7 @@ fn quick_exhaust_fills_from_its_supply_and_vents_to_its_exhaust() {
     // The supply is 6 bar until 0.05 s, then atmospheric: the cylinder A fills through p–a,
     // then vents through a–r (C 1.5 times the inlet's) as the valve's exhaust would.
     let head = format!(
-        "[model]\nname = \"qev\"\n{GAS}[solver]\nmethod = \"rk4\"\nstep = 1e-5\nt_end = 0.09\n\
+        "[model]\nname = \"qev\"\n{GAS}[solver]\n{ADAPTIVE}t_end = 0.09\n\
          [[reservoir]]\nname = \"P\"\npressure = {{ table = [[0.0, 6e5], [0.05, 101325.0]], \
          interpolation = \"step\" }}\ntemperature = 293.15\n\
          [[reservoir]]\nname = \"R\"\npressure = 101325.0\ntemperature = 293.15\n{}",
@@ -171,7 +198,7 @@ fn quick_exhaust_fills_from_its_supply_and_vents_to_its_exhaust() {
         orifice("q", "P", "A", 3e-8, &step(1.0, 0.0)),
         orifice("vent", "A", "R", 4.5e-8, &step(0.0, 1.0))
     );
-    let worst = compare(&one, &two, 0.09, &["A.p"]);
+    let (worst, events, peer_events) = compare(&one, &two, 0.09, &["A.p"]);
     let mut sim = sim_of(&one);
     let mut low = f64::INFINITY;
     let mut peak: f64 = 0.0;
@@ -186,13 +213,17 @@ fn quick_exhaust_fills_from_its_supply_and_vents_to_its_exhaust() {
     let vented = output(&mut sim, "q.exhaust_mdot");
     println!(
         "quick exhaust against an inlet and a vent orifice: largest relative difference \
-         {worst:.1e}; p_A peaks at {peak:.6e} Pa and ends at {:.6e} Pa venting {vented:.4e} kg/s; \
+         {worst:.1e}, events {events} / {peer_events}; p_A peaks at {peak:.6e} Pa and ends at {:.6e} Pa venting {vented:.4e} kg/s; \
          |p_P − p_A| ≥ {low:.0} Pa (half the band: 2500 Pa)",
         output(&mut sim, "A.p")
     );
     assert!(low > 2500.0, "the disc entered its band: {low}");
     assert!(peak > 2e5 && vented > 0.0);
     assert!(worst < 1e-12, "{worst:e}");
+    assert!(
+        events > 0 && events == peer_events,
+        "{events} {peer_events}"
+    );
 }
 
 #[test]
@@ -236,7 +267,7 @@ fn logic_valves_refuse_a_missing_or_doubled_rating() {
 /// pilot is raised to 6 bar gauge at 0.05 s.
 fn held_cylinder(valve: &str) -> String {
     format!(
-        "[model]\nname = \"pilot_check\"\n{GAS}[solver]\nmethod = \"rk4\"\nstep = 1e-5\n\
+        "[model]\nname = \"pilot_check\"\n{GAS}[solver]\n{ADAPTIVE}\
          t_end = 0.1\n{}\
          [[reservoir]]\nname = \"line\"\npressure = 101325.0\ntemperature = 293.15\n\
          [[reservoir]]\nname = \"X\"\npressure = {{ table = [[0.0, 101325.0], [0.05, 701325.0]], \
@@ -259,7 +290,7 @@ fn pilot_check_holds_until_piloted_then_is_an_open_orifice() {
         5e-8,
         "{ table = [[0.0, 0.0], [0.05, 1.0]], interpolation = \"step\" }",
     ));
-    let worst = compare(&one, &two, 0.1, &["cyl.p"]);
+    let (worst, events, peer_events) = compare(&one, &two, 0.1, &["cyl.p"]);
     let mut sim = sim_of(&one);
     sim.advance_to(0.049).expect("runs");
     let held = output(&mut sim, "cyl.p");
@@ -275,18 +306,23 @@ fn pilot_check_holds_until_piloted_then_is_an_open_orifice() {
     println!(
         "held at {held:.6} Pa (open fraction {closed}) until the pilot; released to \
          {released:.6e} Pa at 0.1 s; control pressure ≥ {lowest_control:.4e} Pa (full flow at \
-         5e4); against an orifice opened by a step: largest relative difference {worst:.1e}"
+         5e4); against an orifice opened by a step: largest relative difference {worst:.1e}, \
+         events {events} / {peer_events}"
     );
     assert_eq!(closed, 0.0);
     assert!((held / 6e5 - 1.0).abs() < 1e-13, "{held}");
     assert!(lowest_control > 5e4 && released < 4e5, "{released}");
     assert!(worst < 1e-12, "{worst:e}");
+    assert!(
+        events > 0 && events == peer_events,
+        "{events} {peer_events}"
+    );
 }
 
 #[test]
 fn pilot_check_with_its_pilot_vented_is_a_one_way_check_orifice() {
     let head = format!(
-        "[model]\nname = \"pc\"\n{GAS}[solver]\nmethod = \"rk4\"\nstep = 1e-5\nt_end = 0.3\n\
+        "[model]\nname = \"pc\"\n{GAS}[solver]\n{ADAPTIVE}t_end = 0.3\n\
          {}{}[[reservoir]]\nname = \"atm\"\npressure = 101325.0\ntemperature = 293.15\n",
         chamber("A", 0.2, 6.0),
         chamber("B", 0.2, 1.0)
@@ -301,16 +337,21 @@ fn pilot_check_with_its_pilot_vented_is_a_one_way_check_orifice() {
          critical_pressure_ratio = 0.3\none_way = true\ncracking_pressure = 2e4\n\
          full_flow_pressure = 8e4\n"
     );
-    let worst = compare(&one, &two, 0.3, &["A.p", "B.p"]);
+    let (worst, events, peer_events) = compare(&one, &two, 0.3, &["A.p", "B.p"]);
     let mut sim = sim_of(&one);
     sim.advance_to(0.3).expect("runs");
     let (pa, pb) = (output(&mut sim, "A.p"), output(&mut sim, "B.p"));
     println!(
         "pilot vented: against a one-way check orifice, largest relative difference \
-         {worst:.1e}; at 0.3 s p_A − p_B = {:.1} Pa (cracking 2e4)",
+         {worst:.1e}, events {events} / {peer_events}; at 0.3 s p_A − p_B = {:.1} Pa \
+         (cracking 2e4)",
         pa - pb
     );
     assert!(worst < 1e-12, "{worst:e}");
+    assert!(
+        events > 0 && events == peer_events,
+        "{events} {peer_events}"
+    );
     // It closes at its cracking pressure.
     assert!(pa - pb > 2e4 - 1e-6 && pa - pb < 2.1e4, "{}", pa - pb);
 }

@@ -15,6 +15,7 @@ mod adaptive;
 mod auto;
 mod bdf;
 mod breakpoints;
+mod chattering;
 mod circadapt;
 mod components;
 mod components2;

@@ -1,0 +1,150 @@
+//! A law that chatters, solved at the method's order: a receiver fed at a constant mass flow and
+//! relieved through a relief valve of a 1 Pa band hovers inside the band (an explicit step
+//! would cross it back and forth: its stiffness there, ṁ_open/1 Pa·γRT/V ≈ 7e5 /s, is far past
+//! any explicit step here). Its pressure is then held by the band, while its temperature (and
+//! with it its mass) relaxes to the feed's: a slow manifold the implicit methods follow at
+//! their order, the band's switches located as events.
+//!
+//! - `bdf1` (backward Euler, order 1) at h, h/2, h/4 against a `bdf` run at rtol 1e-11, at a
+//!   time well inside the hover but before steady state: the observed order log2(e(h)/e(h/2))
+//!   is 1 within 0.5.
+//! - `bdf2` cannot show its order on this band: after every located switch it restarts with
+//!   explicit RK4 steps, and one RK4 step inside the band is past its stability limit (h·λ ≈ 70
+//!   at h = 1e-4 s), so its run chatters on the band (docs/integrators.md, "Switches").
+//! - `auto` at rtol 1e-4, 1e-6, 1e-8: its error at that time shrinks with rtol, within a bounded
+//!   multiple of it.
+
+use crate::common::{output, sim_of};
+
+/// The receiver of `tests/verification/switches.rs` (1 L, fed 2 g/s at 320 K, relieved to
+/// 1e5 Pa through an ISO 6358 valve cracking at 4 bar with a 1 Pa band to full flow), with
+/// `solver`'s lines.
+fn receiver(solver: &str) -> String {
+    format!(
+        r#"
+[model]
+name = "receiver"
+[gas]
+R = 287.0
+cp = 1004.5
+[solver]
+{solver}
+t_end = 20.0
+[[chamber]]
+name = "vessel"
+volume = 1e-3
+pressure = 1e5
+temperature = 300.0
+[[reservoir]]
+name = "supply"
+pressure = 8e5
+temperature = 320.0
+[[reservoir]]
+name = "atm"
+pressure = 1e5
+temperature = 293.15
+[[mass_flow]]
+name = "feed"
+from = "supply"
+to = "vessel"
+rate = 2e-3
+[[orifice]]
+name = "relief"
+from = "vessel"
+to = "atm"
+sonic_conductance = 1e-8
+critical_pressure_ratio = 0.3
+cracking_pressure = 4e5
+full_flow_pressure = 400001.0
+"#
+    )
+}
+
+/// The time the runs are compared at, s: the valve has cracked and hovers in its band, and the
+/// vessel's temperature is still relaxing to the feed's (checked on the reference).
+const T_CMP: f64 = 4.0;
+
+/// The vessel's (p, T, m) at [`T_CMP`], the events and steps taken.
+fn state_at(solver: &str) -> ([f64; 3], u64, u64) {
+    let mut sim = sim_of(&receiver(solver));
+    sim.advance_to(T_CMP)
+        .unwrap_or_else(|e| panic!("{solver}: {}", e.message));
+    let x = ["vessel.p", "vessel.T", "vessel.m"].map(|n| output(&mut sim, n));
+    (x, sim.stats.events, sim.stats.steps)
+}
+
+/// The largest relative difference of two states.
+fn error(x: &[f64; 3], reference: &[f64; 3]) -> f64 {
+    x.iter()
+        .zip(reference)
+        .map(|(a, b)| (a / b - 1.0).abs())
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn hovering_relief_valve_converges_at_the_methods_order() {
+    let (reference, ref_events, ref_steps) =
+        state_at("method = \"bdf\"\nrtol = 1e-11\natol = 1e-16");
+    let [p, temp, m] = reference;
+    println!(
+        "reference (bdf, rtol 1e-11) at {T_CMP} s: p = {p:.6} Pa, T = {temp:.9} K, \
+         m = {m:.12e} kg; {ref_events} events, {ref_steps} steps"
+    );
+    // Inside the band: cracking at p_atm + 4e5, fully open 1 Pa above.
+    assert!(p > 5e5 && p < 500001.0 + 1e-3, "{p}");
+    // Not yet steady: the temperature is still away from the feed's.
+    assert!((temp - 320.0).abs() > 1.0, "{temp}");
+
+    // bdf1 at h, h/2, h/4: first order.
+    let mut errors = Vec::new();
+    let mut states = Vec::new();
+    for h in [4e-4, 2e-4, 1e-4] {
+        let (x, events, steps) = state_at(&format!("method = \"bdf1\"\nstep = {h:e}"));
+        let e = error(&x, &reference);
+        println!("bdf1 h = {h:e} s: error {e:.3e} ({events} events, {steps} steps)");
+        assert!(events < 100, "bdf1 at {h:e} chattered: {events} events");
+        errors.push(e);
+        states.push(x);
+    }
+    // The reference is not the method's own limit by chance: Richardson's extrapolation of
+    // the two finest bdf1 runs (2·x(h/4) − x(h/2), the first-order term removed) meets it far
+    // closer than either run.
+    let richardson: [f64; 3] = std::array::from_fn(|i| 2.0 * states[2][i] - states[1][i]);
+    let r = error(&richardson, &reference);
+    println!("bdf1 Richardson extrapolation: {r:.3e} from the reference");
+    assert!(r < 0.01 * errors[2], "{r:e}");
+    for w in errors.windows(2) {
+        let order = (w[0] / w[1]).log2();
+        println!("bdf1 observed order {order:.3} (method's order 1)");
+        assert!((order - 1.0).abs() < 0.5, "observed order {order}");
+    }
+
+    // bdf2 at the smallest h, for the record (see the module's comment): its RK4 restarts
+    // chatter on the band.
+    let (x, events, steps) = state_at("method = \"bdf2\"\nstep = 1e-4");
+    println!(
+        "bdf2 h = 1e-4 s: error {:.3e}, p = {:.6} Pa ({events} events, {steps} steps)",
+        error(&x, &reference),
+        x[0]
+    );
+
+    // auto: error in proportion to rtol.
+    let mut last = f64::INFINITY;
+    for rtol in [1e-4, 1e-6, 1e-8] {
+        let (x, events, steps) = state_at(&format!(
+            "method = \"auto\"\nrtol = {rtol:e}\natol = {:e}",
+            rtol * 1e-6
+        ));
+        let e = error(&x, &reference);
+        println!(
+            "auto rtol {rtol:e}: error {e:.3e} = {:.2} × rtol ({events} events, {steps} steps)",
+            e / rtol
+        );
+        assert!(e < 20.0 * rtol, "auto rtol {rtol:e}: error {e:e}");
+        assert!(
+            e < last,
+            "auto rtol {rtol:e}: error {e:e} not below {last:e}"
+        );
+        last = e;
+    }
+}
