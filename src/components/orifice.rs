@@ -63,6 +63,7 @@ use crate::components::element::{
     Variable, transfer_at,
 };
 use crate::components::keys::{Component, Kind, Link, Problem};
+use crate::components::rating::sonic_conductance_from_nominal_flow;
 use crate::components::ratio_kinks;
 use crate::param::ParamSpec;
 use crate::units::Unit;
@@ -80,6 +81,9 @@ crate::declare_kind! {
     discharge_coefficient: Param, dimensionless, Implied(1.0), PositiveFraction;
     /// C, m³/(s·Pa) (ISO 6358 form, instead of `area`); 0 is a closed orifice.
     sonic_conductance: Param, sonic_conductance, RequiredIn("ISO form"), NonNegative;
+    /// Q_N, kg/s (ISO 6358 form, instead of `sonic_conductance`): the flow at 6 bar gauge inlet
+    /// and 1 bar drop, as catalogues rate valves; C follows from it and a constant b.
+    nominal_flow: Number, mass_rate, None, Positive;
     /// b (ISO 6358 form): below the laminar ratio.
     critical_pressure_ratio: Param, dimensionless, RequiredIn("ISO form"), Below(ISO_LAMINAR_RATIO);
     /// Fraction open, 0..1 (0: no flow): a number, a table or `{ cubic = { t_open, duration } }`.
@@ -116,6 +120,42 @@ fn orifice_problems(x: &OrificeSpec) -> Vec<Problem> {
             "a check or relief valve (with `full_flow_pressure`) needs `cracking_pressure` too",
         )),
         _ => {}
+    }
+    if x.nominal_flow.is_some() {
+        if x.sonic_conductance.is_some() {
+            out.push(problem(
+                Some("nominal_flow"),
+                "give either `sonic_conductance` (C) or `nominal_flow` (Q_N), not both",
+            ));
+        }
+        if x.area.is_some() {
+            out.push(problem(
+                Some("nominal_flow"),
+                "`nominal_flow` rates the ISO 6358 form; the isentropic form is given by `area`: \
+                 give one of them",
+            ));
+            return out;
+        }
+        match &x.critical_pressure_ratio {
+            None => out.push(problem(
+                None,
+                "an ISO 6358 orifice (with `nominal_flow`) needs `critical_pressure_ratio` too",
+            )),
+            Some(b) if b.as_const().is_none() => out.push(problem(
+                Some("critical_pressure_ratio"),
+                "with `nominal_flow`, `critical_pressure_ratio` must be a number: C is \
+                 converted from Q_N at that b once (give `sonic_conductance` to vary b)",
+            )),
+            Some(_) => {}
+        }
+        if x.discharge_coefficient.is_some() {
+            out.push(problem(
+                Some("discharge_coefficient"),
+                "`discharge_coefficient` belongs to the `area` form; the ISO 6358 form \
+                 (`nominal_flow`) has none",
+            ));
+        }
+        return out;
     }
     match (&x.area, &x.sonic_conductance) {
         (Some(_), None) => {
@@ -477,15 +517,29 @@ impl Build for OrificeSpec {
             name: self.name.clone(),
             from: node(&self.from),
             to: node(&self.to),
-            form: match &self.sonic_conductance {
-                Some(c) => OrificeForm::Iso6358 {
+            form: match (&self.sonic_conductance, self.nominal_flow) {
+                (Some(c), _) => OrificeForm::Iso6358 {
                     sonic_conductance_m3_per_s_pa: c.to_param(),
                     critical_pressure_ratio: param(
                         &self.critical_pressure_ratio,
                         "critical_pressure_ratio",
                     ),
                 },
-                None => OrificeForm::Isentropic {
+                // b is a number with Q_N (validated).
+                (None, Some(q_n)) => {
+                    let b = self
+                        .critical_pressure_ratio
+                        .as_ref()
+                        .and_then(ParamSpec::as_const)
+                        .unwrap_or(0.0);
+                    OrificeForm::Iso6358 {
+                        sonic_conductance_m3_per_s_pa: Param::from(
+                            sonic_conductance_from_nominal_flow(q_n, b),
+                        ),
+                        critical_pressure_ratio: Param::from(b),
+                    }
+                }
+                (None, None) => OrificeForm::Isentropic {
                     area_m2: param(&self.area, "area"),
                     discharge_coefficient: param(
                         &self.discharge_coefficient,

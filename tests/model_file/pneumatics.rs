@@ -107,3 +107,58 @@ fn a_directional_valves_ports_make_its_function() {
         "for a 2/2 or 3/2",
     );
 }
+
+/// An orifice's Q_N: instead of C (not with it, nor with `area`), and with a constant b (C is
+/// converted from Q_N at b once).
+#[test]
+fn an_orifice_takes_nominal_flow_instead_of_c_at_a_constant_b() {
+    let orifice = |keys: &str| {
+        parse_str(
+            &format!(
+                "[model]\nname = \"o\"\n[gas]\nspecies = \"air\"\n[solver]\nt_end = 0.1\n\
+                 [[chamber]]\nname = \"c\"\nvolume = \"1 L\"\npressure = \"5 bar\"\n\
+                 temperature = 293.15\n[[reservoir]]\nname = \"atm\"\npressure = 1e5\n\
+                 temperature = 293.15\n[[orifice]]\nname = \"o\"\nfrom = \"c\"\nto = \"atm\"\n\
+                 {keys}"
+            ),
+            "o.toml",
+            &[],
+        )
+    };
+    let refused = |keys: &str, says: &str| {
+        let errs = orifice(keys).expect_err("refused");
+        for e in &errs {
+            println!("{keys:?}: {e}");
+        }
+        assert!(
+            errs.iter().any(|e| e.to_string().contains(says)),
+            "{keys:?}: {errs:#?}"
+        );
+    };
+    let m =
+        orifice("nominal_flow = \"300 Nl/min\"\ncritical_pressure_ratio = 0.3\n").expect("valid");
+    println!(
+        "nominal_flow = \"300 Nl/min\" -> {:e} kg/s",
+        m.spec.orifice[0].nominal_flow.unwrap()
+    );
+    refused(
+        "nominal_flow = \"300 Nl/min\"\nsonic_conductance = 1e-8\ncritical_pressure_ratio = 0.3\n",
+        "either `sonic_conductance` (C) or `nominal_flow` (Q_N), not both",
+    );
+    refused(
+        "nominal_flow = \"300 Nl/min\"\narea = 1e-6\n",
+        "`nominal_flow` rates the ISO 6358 form",
+    );
+    refused(
+        "nominal_flow = \"300 Nl/min\"\n",
+        "needs `critical_pressure_ratio` too",
+    );
+    refused(
+        "nominal_flow = \"300 Nl/min\"\ncritical_pressure_ratio = { table = [[0, 0.3], [1, 0.4]] }\n",
+        "`critical_pressure_ratio` must be a number",
+    );
+    refused(
+        "nominal_flow = \"300 l/min\"\ncritical_pressure_ratio = 0.3\n",
+        "Nl/min",
+    );
+}

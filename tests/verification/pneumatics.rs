@@ -443,3 +443,26 @@ temperature = 293.15
     // their steps at the same instants.
     assert!(worst < 1e-12, "{worst:e}");
 }
+
+/// An `[[orifice]]` rated by `nominal_flow` passes that flow at the rating's pressures (ISO
+/// 6358's Q_N: 6 bar gauge inlet, 1 bar drop: 700 kPa absolute at 293.15 K into 600 kPa),
+/// subsonic there (b = 0.3) and choked (b = 0.9); Nl/min are ISO 8778's (ρ₀ = 1.185 kg/m³).
+#[test]
+fn an_orifice_rated_by_nominal_flow_passes_it_at_the_rating() {
+    let q_n = 600e-3 / 60.0 * ISO_RHO0_KG_PER_M3;
+    for b in [0.3, 0.9] {
+        let src = format!(
+            "[model]\nname = \"qn\"\n[gas]\nspecies = \"air\"\n[solver]\nt_end = 0.01\n\
+             [[reservoir]]\nname = \"in\"\npressure = \"700 kPa\"\ntemperature = 293.15\n\
+             [[chamber]]\nname = \"out\"\nvolume = \"1 m^3\"\npressure = \"600 kPa\"\n\
+             temperature = 293.15\n\
+             [[orifice]]\nname = \"v\"\nfrom = \"in\"\nto = \"out\"\n\
+             nominal_flow = \"600 Nl/min\"\ncritical_pressure_ratio = {b}\n"
+        );
+        let mut sim = sim_of(&src);
+        let mdot = output(&mut sim, "v.mdot");
+        let rel = (mdot / q_n - 1.0).abs();
+        println!("b = {b}: {mdot:.15e} kg/s at the rating, Q_N {q_n:.15e} kg/s: {rel:.1e}");
+        assert!(rel < 1e-14, "b = {b}: {mdot} against {q_n}");
+    }
+}
