@@ -45,7 +45,7 @@ crate::declare_kind! {
     /// Exhaust of `a` (3): a 3/2, 5/2 or 5/3.
     ea: Node, dimensionless, None;
     /// Exhaust of `b` (5): a 5/2 or 5/3.
-    eb: Node, dimensionless, None;
+    eb: Node, dimensionless, None, MayShare("ea");
     /// Spool position: 0 … 1 (−1 … 1 for a 5/3): a number, a table or an FMU input.
     position: Param, dimensionless, Number(0.0), Any;
     /// C of each flow path, m³/(s·Pa) (or `nominal_flow`).

@@ -80,6 +80,9 @@ pub enum Rule {
     /// v > 0, an absolute pressure (a chamber's). [`Rule::Positive`] on a pressure is a
     /// difference (a relief valve's `full_flow_pressure`).
     Absolute,
+    /// A node key that may name the same node as the key given (two exhausts into one
+    /// silencer or the atmosphere); a component's other node keys name different nodes.
+    MayShare(&'static str),
 }
 
 impl Rule {
@@ -94,6 +97,8 @@ impl Rule {
                 Rule::Fraction => (0.0..=1.0).contains(&v),
                 Rule::PositiveFraction => v > 0.0 && v <= 1.0,
                 Rule::Below(b) => (0.0..b).contains(&v),
+                // A node key's rule: no number obeys it.
+                Rule::MayShare(_) => false,
             }
     }
 
@@ -112,6 +117,7 @@ impl Rule {
                 "greater than 0{u} (absolute; only a reservoir that feeds nothing but inertance \
                  valves may have a gauge pressure)"
             ),
+            Rule::MayShare(other) => format!("a node (it may be `{other}`'s)"),
         }
     }
 }

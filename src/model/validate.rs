@@ -362,8 +362,16 @@ fn links(c: &mut Check, spec: &ModelFile, names: &HashMap<&str, (&'static str, u
                 Some(_) => {}
             }
         }
+        let may_share = |k1: &str, k2: &str| {
+            [(k1, k2), (k2, k1)].iter().any(|&(a, b)| {
+                kind.key(a)
+                    .is_some_and(|k| matches!(k.rule, Rule::MayShare(o) if o == b))
+            })
+        };
         for (j, &(k2, b)) in ends.iter().enumerate() {
-            if let Some(&(k1, _)) = ends[..j].iter().find(|(_, a)| *a == b)
+            if let Some(&(k1, _)) = ends[..j]
+                .iter()
+                .find(|&&(k1, a)| a == b && !may_share(k1, k2))
                 && ok
             {
                 c.err(

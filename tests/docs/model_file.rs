@@ -247,6 +247,7 @@ fn every_component_key_row_states_its_declaration() {
                 Rule::Fraction => vec!["0 … 1".to_string()],
                 Rule::PositiveFraction => vec!["0 <".to_string(), "≤ 1".to_string()],
                 Rule::Below(b) => vec![format!("< {b}")],
+                Rule::MayShare(other) => vec![format!("`{other}`'s node")],
             };
             println!(
                 "{title} `{}`: {ty} | {unit} | {default} | rule {:?}",

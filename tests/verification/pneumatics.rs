@@ -466,3 +466,88 @@ fn an_orifice_rated_by_nominal_flow_passes_it_at_the_rating() {
         assert!(rel < 1e-14, "b = {b}: {mdot} against {q_n}");
     }
 }
+
+/// A 5/2 valve's two exhausts into one node: into the atmosphere, the valve with its exhausts
+/// into two reservoirs at that pressure (the same run); into one silencer chamber (vented by
+/// an orifice), the four orifices it equals into that chamber: `auto` to round-off, `bdf`
+/// within its Newton tolerance.
+#[test]
+fn a_five_two_valve_may_exhaust_both_ports_into_one_node() {
+    let valve = |ea: &str, eb: &str| {
+        format!(
+            "[[directional_valve]]\nname = \"v\"\np = \"P\"\na = \"A\"\nb = \"B\"\n\
+             ea = \"{ea}\"\neb = \"{eb}\"\nposition = {{ table = {SPOOL} }}\n\
+             sonic_conductance = 2e-8\ncritical_pressure_ratio = 0.3\n"
+        )
+    };
+    let orifice = |name: &str, from: &str, to: &str, table: &str| {
+        format!(
+            "[[orifice]]\nname = \"{name}\"\nfrom = \"{from}\"\nto = \"{to}\"\n\
+             sonic_conductance = 2e-8\ncritical_pressure_ratio = 0.3\n\
+             opening = {{ table = {table} }}\n"
+        )
+    };
+    let silencer = "[[chamber]]\nname = \"S\"\nvolume = \"0.02 L\"\npressure = \"1 bar\"\n\
+                    temperature = 293.15\n[[orifice]]\nname = \"vent\"\nfrom = \"S\"\n\
+                    to = \"EA\"\nsonic_conductance = 1e-8\ncritical_pressure_ratio = 0.3\n";
+    let four = [
+        orifice("pa", "P", "A", SPOOL),
+        orifice("pb", "P", "B", SPOOL_REST),
+        orifice("aea", "A", "S", SPOOL_REST),
+        orifice("beb", "B", "S", SPOOL),
+    ]
+    .concat();
+    for method in ["auto", "bdf"] {
+        let circuit = |parts: &str| {
+            valve_circuit(parts).replace("method = \"auto\"", &format!("method = \"{method}\""))
+        };
+        let pairs = [
+            (
+                "atmosphere",
+                circuit(&valve("EA", "EA")),
+                circuit(&valve("EA", "EB")),
+                ["A", "B"],
+            ),
+            (
+                "silencer",
+                circuit(&format!("{}{silencer}", valve("S", "S"))),
+                circuit(&format!("{four}{silencer}")),
+                ["A", "S"],
+            ),
+        ];
+        for (into, one, peer, nodes) in pairs {
+            let (mut one, mut peer) = (sim_of(&one), sim_of(&peer));
+            let mut worst: f64 = 0.0;
+            let mut swing = (f64::MAX, 0.0f64);
+            for k in 1..=50 {
+                let t = 2e-3 * k as f64;
+                one.advance_to(t).expect("runs");
+                peer.advance_to(t).expect("runs");
+                for node in nodes {
+                    let (p1, p2) = (
+                        output(&mut one, &format!("{node}.p")),
+                        output(&mut peer, &format!("{node}.p")),
+                    );
+                    worst = worst.max((p1 / p2 - 1.0).abs());
+                }
+                let p_s = output(&mut one, &format!("{}.p", nodes[1]));
+                swing = (swing.0.min(p_s), swing.1.max(p_s));
+            }
+            println!(
+                "{method}, both exhausts into the {into}: largest relative difference from its \
+                 peer {worst:.1e}; p_{} {:.4e} … {:.4e} Pa",
+                nodes[1], swing.0, swing.1
+            );
+            if into == "silencer" {
+                // The silencer was blown up by both exhausts in turn.
+                assert!(swing.1 > 2e5, "{swing:?}");
+            }
+            // `bdf` ends each Newton iteration within its tolerance, so the sums' round-off
+            // (the valve adds its paths in another order than the network adds orifices) moves
+            // its steps by up to that: 5.7e-10 at rtol 1e-10. The Jacobian of one exhaust node
+            // is checked exactly in tests/fixtures/models/shared_exhaust.toml.
+            let bound = if method == "bdf" { 1e-8 } else { 1e-12 };
+            assert!(worst < bound, "{method}, {into}: {worst:e}");
+        }
+    }
+}
