@@ -66,6 +66,10 @@ impl Simulation {
         }
         let n = self.network.layout.n_states;
         let i = &self.internal;
+        if self.y.len() < n || i.y.len() < n {
+            // A forged state (restored unchecked) is refused by the step that reads it.
+            return;
+        }
         if self.integrator.fixed_step() || i.t_s == self.t_s {
             // (After an event the integrator's own point is set from the reported one.)
             self.network.hold_modes(self.t_s, &self.y[..n]);
