@@ -207,6 +207,14 @@ pub trait Element:
         false
     }
 
+    /// The mode its law holds through the steps from the point `at` until its next event,
+    /// read by its terms as `Eval::modes[Slots::first_mode + i]`: derived from the state where
+    /// the integrator stands (after [`Element::settle`]), so that it is never saved. 0: none
+    /// (the law reads its mode from the state at every instant).
+    fn held_mode(&self, _at: &EventAt<'_>) -> i8 {
+        0
+    }
+
     /// Whether event `e` only restarts the integrator: a kink of a continuous law whose handler
     /// changes no state and no mode (an orifice's choked and laminar ratios). The driver then
     /// restarts at its own point before its next step, without moving the reported state to the
@@ -498,18 +506,23 @@ pub struct Eval<'a, T> {
     pub y: &'a [T],
     /// The network's discrete flags (a kind's start at `Slots::first_flag`).
     pub flags: &'a [bool],
+    /// The modes the components' laws hold through the step ([`Element::held_mode`]; a
+    /// kind's start at `Slots::first_mode`); may be empty (a restored network before its
+    /// modes are put in line): read as 0 then.
+    pub modes: &'a [i8],
     /// Chambers (the first nodes).
     pub nc: usize,
     /// The accumulators (mass_left, energy_left).
     pub acc: usize,
 }
 
-/// A kind's own places in one evaluation: its first state, its flow slots (from its first)
-/// and its first flag.
+/// A kind's own places in one evaluation: its first state, its flow slots (from its first),
+/// its first flag and its first held mode (one per component, at its first event's number).
 pub struct Slots<'a, T> {
     pub first_state: usize,
     pub flows: &'a mut [T],
     pub first_flag: usize,
+    pub first_mode: usize,
 }
 
 impl<T: Scalar> Eval<'_, T> {

@@ -4,9 +4,10 @@
 //!   m·dv/dt = A·(p_behind − p_ahead) − k·(x − x_spring) − c·v + F_friction,   dx/dt = v
 //! Friction is given as pressures on the area (BlasterSim's convention): while moving,
 //! F_friction = −sign(v)·A·p_f,dynamic; at rest the piston stays put unless the driving force
-//! exceeds A·p_f,static. With static friction the stuck mode (v exactly 0) is held by the law
-//! and its breakaway and sticking are events (docs/integrators.md, "Static friction"); without
-//! it a piston at rest breaks free in the right-hand side.
+//! exceeds A·p_f,static. With static friction the stuck mode (v exactly 0) is held by the law,
+//! so is the sliding direction through a step (sign(v) above is then the direction's, not the
+//! stage's v), and its breakaway and sticking are events (docs/integrators.md, "Static
+//! friction"); without it a piston at rest breaks free in the right-hand side.
 //!
 //! A piston rod (optional `rod_area` A_r, through the node ahead to `rod_vent`, a double-acting
 //! cylinder's): the node ahead acts on the annulus A − A_r and shrinks by (A − A_r)·x, the
@@ -241,8 +242,9 @@ impl Piston {
         ]
     }
 
-    /// The forces with each parameter's value given by `param`, and the pressures' force
-    /// ([`Self::pressure_force_n`]).
+    /// The forces with each parameter's value given by `param`, the pressures' force
+    /// ([`Self::pressure_force_n`]) and the sliding direction its mode holds (`held`: +1
+    /// forward, −1 backward, 0 none; [`Element::held_mode`]).
     #[inline]
     pub fn forces_with<T: Scalar>(
         &self,
@@ -250,14 +252,28 @@ impl Piston {
         x_m: T,
         v_m_per_s: T,
         pressure_force_n: T,
+        held: i8,
     ) -> Forces<T> {
         let damping = param(&self.damping_n_s_per_m);
         let area_m2 = self.area.value;
         let drive = pressure_force_n + self.spring_force_n(x_m) - v_m_per_s * damping;
         let v_re = v_m_per_s.re();
-        let friction = if v_re > 0.0 {
-            -(param(&self.friction_dynamic_pa) * area_m2)
+        // Sliding in a held direction, dynamic friction opposes that direction whatever v's
+        // sign within the step: the law stays smooth up to the stick event, which ends the
+        // step where v crosses 0. The direction is held only while there is static friction
+        // (only then is the stick an event).
+        let way = if held != 0 && param(&self.friction_static_pa).re() > 0.0 {
+            f64::from(held)
+        } else if v_re > 0.0 {
+            1.0
         } else if v_re < 0.0 {
+            -1.0
+        } else {
+            0.0
+        };
+        let friction = if way > 0.0 {
+            -(param(&self.friction_dynamic_pa) * area_m2)
+        } else if way < 0.0 {
             param(&self.friction_dynamic_pa) * area_m2
         } else {
             let stat = param(&self.friction_static_pa) * area_m2;
@@ -341,7 +357,8 @@ const STICK_FORWARD: usize = 4;
 const STICK_BACKWARD: usize = 5;
 
 /// The velocity a piston with static friction is given when it breaks away, m/s, signed by the
-/// direction it slides: its mode is the sign of v (0: stuck, held exactly by its law), so
+/// direction it slides: its mode is the sign of v where the integrator stands (0: stuck, held
+/// exactly by its law; the direction held through the steps, [`Element::held_mode`]), so
 /// sliding is a velocity off 0 by the least normal number, which no force or energy can see.
 pub const BREAKAWAY_SPEED_M_PER_S: f64 = f64::MIN_POSITIVE;
 
@@ -481,6 +498,7 @@ impl Element for Piston {
     #[inline(always)]
     fn terms<T: Scalar>(items: &[Self], _: &(), e: &Eval<'_, T>, dy: &mut [T], at: Slots<'_, T>) {
         let flags = &e.flags[at.first_flag..];
+        let modes = e.modes.get(at.first_mode..).unwrap_or(&[]);
         for (j, (p, out)) in items.iter().zip(at.flows.iter_mut()).enumerate() {
             let o = at.first_state + j * STATES;
             let (behind, ahead, area) = (p.behind, p.ahead, p.area.value);
@@ -501,7 +519,8 @@ impl Element for Piston {
             } else {
                 e.nodes[p.rod_vent].pressure_pa
             };
-            let f = p.forces_with(pv, x, v, p.pressure_force_n(pb, pa, p_vent));
+            let held = modes.get(j).copied().unwrap_or(0);
+            let f = p.forces_with(pv, x, v, p.pressure_force_n(pb, pa, p_vent), held);
             let damping_power = v * e.pv(&p.damping_n_s_per_m) * v;
             dy[o + POSITION] = v;
             dy[o + VELOCITY] = f.acceleration_m_per_s2;
@@ -679,6 +698,25 @@ impl Element for Piston {
             exit: false,
             state_changed: s[VELOCITY].to_bits() != v.to_bits(),
         }
+    }
+
+    /// With static friction, the direction it slides in (v's sign where the integrator
+    /// stands; 0 stuck): held by its law until the next event (a stick, a turn-round or an
+    /// impact), so that a step whose v crosses 0 integrates no reversal of the friction.
+    /// Not while it rests on a stop (slower than [`REST_SPEED_M_PER_S`] there): the stop's
+    /// contact holds it then ([`Piston::forces_with`]), and an implicit method's round-off
+    /// in v there is no direction.
+    fn held_mode(&self, at: &EventAt<'_>) -> i8 {
+        if self.static_friction_n(at).is_none() {
+            return 0;
+        }
+        let (x, v) = (at.s[POSITION], at.s[VELOCITY]);
+        let on_stop =
+            self.x_max.is_some_and(|m| x >= m.value) || self.x_min.is_some_and(|m| x <= m.value);
+        if on_stop && v.abs() < REST_SPEED_M_PER_S {
+            return 0;
+        }
+        i8::from(v > 0.0) - i8::from(v < 0.0)
     }
 
     /// A stuck piston whose drive already breaks it free (at the start, or after an impact

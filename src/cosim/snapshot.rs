@@ -150,6 +150,8 @@ pub(super) fn put_dynamic(sim: &mut Simulation, s: &Snapshot) {
     }
     dynamic_fields!(put);
     sim.forget_last_event();
+    // The held modes are not saved: they follow from the restored integrator's point.
+    sim.hold_modes();
 }
 
 /// Serialized FMU state: `PLNMSTAT`, format version (u32), GUID length (u32) and bytes, body

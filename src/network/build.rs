@@ -46,6 +46,7 @@ impl Network {
             kinds,
             isothermal,
             exited: vec![false; flags],
+            modes: Vec::new(),
             boundaries,
             boundary_start,
             layout,

@@ -116,6 +116,37 @@ impl Network {
         changed
     }
 
+    /// Every component's held mode ([`Element::held_mode`]) from the state `y` at `t`, where
+    /// the integrator stands: the mode its law holds through the steps until its next event.
+    /// Allocates only the first time (a built or restored network has no modes yet).
+    pub fn hold_modes(&mut self, t: f64, y: &[f64]) {
+        let n = self.n_events();
+        let mut modes = std::mem::take(&mut self.modes);
+        if modes.len() != n {
+            modes.clear();
+            modes.resize(n, 0);
+        }
+        let seg = self.segment_start_s;
+        each_kind!(K => {
+            if K::EVENTS != 0 {
+                let first = self.layout.first.event[K::INDEX];
+                for (i, x) in K::list(&self.kinds).iter().enumerate() {
+                    let (s, flag) = self.own_states::<K>(i);
+                    let at = EventAt {
+                        t,
+                        s: &y[s],
+                        flag: flag.is_some_and(|f| self.exited[f]),
+                        gas: &self.gas,
+                        node: &|n| self.node_state_at(n, t, y),
+                        pv: &|p| p.value(t, seg),
+                    };
+                    modes[first + i] = x.held_mode(&at);
+                }
+            }
+        });
+        self.modes = modes;
+    }
+
     /// Whether event `k` is a switch of a law ([`Element::SWITCHES`]).
     pub fn event_is_switch(&self, k: usize) -> bool {
         each_kind!(K => {

@@ -114,6 +114,11 @@ pub struct Network {
     /// The discrete flags of the kinds that have them (`Element::FLAGS`): the pistons' exit
     /// flags.
     pub exited: Vec<bool>,
+    /// The modes the laws hold through a step (`Element::held_mode`), one per component of
+    /// a kind with events, at its first event's number. Not serialized: derived from the state
+    /// where the integrator stands ([`Self::hold_modes`]).
+    #[serde(skip)]
+    pub modes: Vec<i8>,
     /// Moving boundaries sorted by chamber; those of chamber i are
     /// `boundaries[boundary_start[i]..boundary_start[i + 1]]`.
     pub boundaries: Vec<Boundary>,

@@ -247,6 +247,7 @@ impl Network {
             nodes: &sc.nodes,
             y,
             flags: &self.exited,
+            modes: &self.modes,
             nc: self.kinds.chamber.len(),
             acc: self.layout.accumulator_offset,
         };
@@ -266,6 +267,7 @@ impl Network {
                     first_state: self.layout.first.state[$K::INDEX],
                     flows: &mut flows[link..],
                     first_flag: self.layout.first.flag[$K::INDEX],
+                    first_mode: self.layout.first.event[$K::INDEX],
                 };
                 $K::terms(items, $K::cache(&self.caches), &e, dy, at);
                 link += items.len() * $K::FLOWS;

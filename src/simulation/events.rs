@@ -37,18 +37,45 @@ impl Simulation {
     /// stands there too (`Network::settle`): at the start of an advance and after an event.
     /// The integrator restarts if a state changed; whether one did.
     pub(super) fn settle_modes(&mut self) -> bool {
-        if !self.network.has_events() || self.internal.t_s != self.t_s {
+        if !self.network.has_events() {
+            return false;
+        }
+        if self.internal.t_s != self.t_s {
+            self.hold_modes();
             return false;
         }
         let n = self.network.layout.n_states;
-        if self.network.settle(self.t_s, &mut self.y[..n]) {
+        let changed = self.network.settle(self.t_s, &mut self.y[..n]);
+        if changed {
             let i = &mut self.internal;
             i.y[..n].copy_from_slice(&self.y[..n]);
             i.y_prev[..n].copy_from_slice(&self.y[..n]);
             self.integrator.restart();
-            return true;
         }
-        false
+        self.hold_modes();
+        changed
+    }
+
+    /// The modes the network's laws hold through the next steps (`Network::hold_modes`),
+    /// from the integrator's own point (the reported one where it stands there too): its
+    /// steps go on from there. At the start of an
+    /// advance, after an event and after a state is restored.
+    pub(crate) fn hold_modes(&mut self) {
+        if !self.network.has_events() {
+            return;
+        }
+        let n = self.network.layout.n_states;
+        let i = &self.internal;
+        if self.y.len() < n || i.y.len() < n {
+            // A forged state (restored unchecked) is refused by the step that reads it.
+            return;
+        }
+        if self.integrator.fixed_step() || i.t_s == self.t_s {
+            // (After an event the integrator's own point is set from the reported one.)
+            self.network.hold_modes(self.t_s, &self.y[..n]);
+        } else {
+            self.network.hold_modes(i.t_s, &i.y[..n]);
+        }
     }
 
     /// Handle event `k` at the reported state (the step has ended at its time): the network
