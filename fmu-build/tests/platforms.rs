@@ -40,7 +40,18 @@ fn shipped(p: Platform) -> Option<Library> {
 }
 
 fn run(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    // A copied executable is busy (ETXTBSY) while another test thread's child, forked during
+    // the copy, still holds it open for writing: until that child execs, a moment.
+    let mut tries = 0;
+    let out = loop {
+        match cmd.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            r => break r.unwrap_or_else(|e| panic!("{cmd:?}: {e}")),
+        }
+    };
     println!(
         "$ {cmd:?} → {}\n{}{}",
         out.status,
