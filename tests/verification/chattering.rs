@@ -15,50 +15,7 @@
 //!   multiple of it.
 
 use crate::common::{output, sim_of};
-
-/// The receiver of `tests/verification/switches.rs` (1 L, fed 2 g/s at 320 K, relieved to
-/// 1e5 Pa through an ISO 6358 valve cracking at 4 bar with a 1 Pa band to full flow), with
-/// `solver`'s lines.
-fn receiver(solver: &str) -> String {
-    format!(
-        r#"
-[model]
-name = "receiver"
-[gas]
-R = 287.0
-cp = 1004.5
-[solver]
-{solver}
-t_end = 20.0
-[[chamber]]
-name = "vessel"
-volume = 1e-3
-pressure = 1e5
-temperature = 300.0
-[[reservoir]]
-name = "supply"
-pressure = 8e5
-temperature = 320.0
-[[reservoir]]
-name = "atm"
-pressure = 1e5
-temperature = 293.15
-[[mass_flow]]
-name = "feed"
-from = "supply"
-to = "vessel"
-rate = 2e-3
-[[orifice]]
-name = "relief"
-from = "vessel"
-to = "atm"
-sonic_conductance = 1e-8
-critical_pressure_ratio = 0.3
-cracking_pressure = 4e5
-full_flow_pressure = 400001.0
-"#
-    )
-}
+use crate::switches::receiver;
 
 /// The time the runs are compared at, s: the valve has cracked and hovers in its band, and the
 /// vessel's temperature is still relaxing to the feed's (checked on the reference).

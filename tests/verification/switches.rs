@@ -83,8 +83,9 @@ fn relief_valve_vents_to_its_closing_pressure_with_every_method_and_band() {
 }
 
 /// A 1 L receiver fed 2 g/s from a supply at 320 K and relieved to the atmosphere through an
-/// ISO 6358 relief valve cracking at 4 bar with a 1 Pa band: it settles inside the band.
-fn receiver_model(method: &str) -> String {
+/// ISO 6358 relief valve cracking at 4 bar with a 1 Pa band: it settles inside the band;
+/// `solver`'s lines (the method, its step or tolerances).
+pub(crate) fn receiver(solver: &str) -> String {
     format!(
         r#"
 [model]
@@ -93,9 +94,8 @@ name = "receiver"
 R = 287.0
 cp = 1004.5
 [solver]
-method = "{method}"
+{solver}
 t_end = 20.0
-step = 1e-4
 [[chamber]]
 name = "vessel"
 volume = 1e-3
@@ -124,6 +124,11 @@ cracking_pressure = 4e5
 full_flow_pressure = 400001.0
 "#
     )
+}
+
+/// The receiver with `method` at a fixed step of 1e-4 s (the adaptive methods' first step).
+fn receiver_model(method: &str) -> String {
+    receiver(&format!("method = \"{method}\"\nstep = 1e-4"))
 }
 
 #[test]
