@@ -17,15 +17,19 @@
 //! The flow reversing (ṁ through 0) changes the upstream end, whose enthalpy the flow carries:
 //! the enthalpy flow ṁ·h is 0 from both sides there, a kink only where the ends' temperatures
 //! differ, as through the plain tube. It is no event: faces the wave has not reached yet sit at
-//! ṁ = 0 within round-off, where an event function would fire at every step.
+//! ṁ = 0 within round-off, where an event function would fire at every step. The friction
+//! law's blend has its slope jump at Re = 2300 and 4000, points of the state itself,
+//! |ṁ| = Re·π·d·μ/4: each is an event both ways (g = |ṁ| − ṁ_Re), restarting the integrator
+//! only.
 
 use serde::{Deserialize, Serialize};
 
 use crate::ad::Scalar;
-use crate::components::element::{Build, Element, Eval, Slots, Variable};
+use crate::components::element::{Build, Element, Eval, EventAt, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link};
+use crate::components::orifice::Poppet;
 use crate::components::restrictor::mean_density_kg_per_m3;
-use crate::components::tube::TubeAt;
+use crate::components::tube::{RE_LAMINAR, RE_TURBULENT, SWITCHES, TubeAt};
 use crate::param::{Param, ParamValue};
 use crate::units::{DynamicViscosity, Length, MassRate, Unit, from_si};
 
@@ -140,10 +144,45 @@ impl Element for InertialTube {
         unit: Unit::mass_rate,
         description: "mass flow through {} (from → to)",
     }];
+    /// The friction law's switches ([`SWITCHES`]): 2j where Re rises through switch j, 2j + 1
+    /// where it falls through it.
+    const EVENTS: usize = 2 * SWITCHES.len();
+    const SWITCHES: bool = true;
     type Cache = ();
 
     fn nodes(&self) -> impl Iterator<Item = usize> {
         [self.from, self.to].into_iter()
+    }
+
+    fn has_events(&self) -> bool {
+        true
+    }
+
+    /// Kinks of a continuous law: no state changes there.
+    fn event_only_restarts(&self, _e: usize) -> bool {
+        true
+    }
+
+    /// g = |ṁ| − ṁ_j, ṁ_j = Re_j·π·d·μ/4.
+    fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
+        let re = if e / 2 == 0 { RE_LAMINAR } else { RE_TURBULENT };
+        let (d, mu) = ((at.pv)(&self.diameter_m), (at.pv)(&self.viscosity_pa_s));
+        let mdot_j = re * std::f64::consts::PI * d * mu / 4.0;
+        Some(Poppet::pair(e, at.s[0].abs() - mdot_j))
+    }
+
+    fn event_gradient_at(&self, e: usize, at: &EventAt<'_>, w: &[f64]) -> f64 {
+        let sign = if at.s[0] >= 0.0 { 1.0 } else { -1.0 };
+        Poppet::pair(e, sign * w[0])
+    }
+
+    fn event_description(&self, e: usize) -> String {
+        format!(
+            "inertial tube `{}`: Re {} through its {} point",
+            self.name,
+            Poppet::way(e),
+            SWITCHES.get(e / 2).unwrap_or(&"?")
+        )
     }
 
     fn as_link(&self) -> Option<&dyn Link> {

@@ -9,9 +9,14 @@
 //! and its flow is the ISO 6358 law (C, b; `crate::components::orifice`) from `from` to `to`
 //! times x. A relieving regulator's secondary seat opens the same way above the set point,
 //!   x_r = clamp((p_o − p_set)/Δp_r, 0, 1),
-//! through the same C and b from `to` to `exhaust`. Both openings are continuous in p_o (kinks
-//! at their ends of travel, no jump). Each path's pressure-ratio kinks (its b, where it chokes,
-//! and the laminar ratio) are events as an orifice's are (`crate::components::ratio_kinks`).
+//! through the same C and b from `to` to `exhaust`. Both openings are continuous in p_o, their
+//! slopes jump at their ends of travel: p_o through p_set (the main seat closes, the relief
+//! seat cracks: one point of both), p_set − Δp_r (the main seat fully open) and, relieving,
+//! p_set + Δp_r (the relief seat fully open). Each is an event both ways, as a poppet's
+//! cracking and full-flow points are, of the current set point (a table's or an input's; the
+//! set point's a hair past it, [`SET_POINT_MARGIN`]), and only restarts the integrator (no
+//! state changes there). Each path's pressure-ratio kinks (its b, where it chokes, and the
+//! laminar ratio) are events as an orifice's are (`crate::components::ratio_kinks`).
 //!
 //! Closed forms: with the main flow choked (p_o/p_from ≤ b) at a steady draw ṁ from the outlet,
 //! ṁ = x·C·p_from·ρ₀·sqrt(T₀/T_from), so the held pressure droops linearly with the flow,
@@ -25,7 +30,7 @@ use crate::ad::{Scalar, c};
 use crate::components::NodeState;
 use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem};
-use crate::components::orifice::{ISO_LAMINAR_RATIO, signed_iso6358_mass_flow_kg_per_s};
+use crate::components::orifice::{ISO_LAMINAR_RATIO, Poppet, signed_iso6358_mass_flow_kg_per_s};
 use crate::components::rating::sonic_conductance_from_nominal_flow;
 use crate::components::ratio_kinks;
 use crate::gas::IdealGas;
@@ -141,6 +146,19 @@ impl Regulator {
         (main, relief)
     }
 
+    /// Opening switch `j`'s outlet pressure, Pa absolute, at gauge set point `set_pa`, if the
+    /// regulator has it (see [`OPENING_SWITCHES`]).
+    #[inline]
+    fn switch_point_pa(&self, j: usize, set_pa: f64) -> Option<f64> {
+        let set_abs = set_pa + self.ambient_pressure_pa;
+        match j {
+            0 => Some(set_abs),
+            1 => Some(set_abs - self.regulation_range_pa),
+            2 if self.exhaust.is_some() => Some(set_abs + self.regulation_range_pa),
+            _ => None,
+        }
+    }
+
     /// Its ISO 6358 paths: the flow path `from` → `to`, and a relieving regulator's relief
     /// path `to` → `exhaust`.
     fn ratio_paths(&self) -> ratio_kinks::Paths<2> {
@@ -197,6 +215,24 @@ impl Link for Regulator {
     }
 }
 
+/// The ends of travel of its seats' openings, points of the outlet pressure p_o, each two
+/// events after the paths' ratio kinks: 2j where p_o rises through point j (g = p_o − point),
+/// 2j + 1 where it falls through it (−g; the set point's with [`SET_POINT_MARGIN`]). The set
+/// point is where the main seat closes and the relief seat cracks: one switch of both (two
+/// events of one function would fire together).
+const OPENING_SWITCHES: [&str; 3] = ["set", "main seat's fully open", "relief seat's fully open"];
+
+/// The set point's events are located this far past it (relative to the absolute set point),
+/// either way. A regulator without draw converges onto the set point itself (no flow there)
+/// and holds its outlet on it to round-off, where exact events fire on that round-off:
+/// `examples/double_acting`'s regulator fired 143 times holding its line, each a restart of
+/// the integrator. 1e-9·p is millions of ulps of the pressure, and the step that ends there
+/// integrates across the kink over a change of p_o of 1e-9·p only.
+const SET_POINT_MARGIN: f64 = 1e-9;
+
+/// Its first opening event (the paths' ratio events come first).
+const FIRST_OPENING_EVENT: usize = ratio_kinks::Paths::<2>::EVENTS;
+
 /// Which of [`Regulator`]'s outputs.
 const OPEN_FRACTION: usize = 0;
 const RELIEF_OPEN_FRACTION: usize = 1;
@@ -229,8 +265,9 @@ impl Element for Regulator {
             discrete: false,
         },
     ];
-    /// Its two paths' ratio kinks: events 0 … 3 of the flow path, 4 … 7 of the relief path.
-    const EVENTS: usize = ratio_kinks::Paths::<2>::EVENTS;
+    /// Its two paths' ratio kinks: events 0 … 3 of the flow path, 4 … 7 of the relief path;
+    /// then its openings' ends of travel, 8 … 13 ([`OPENING_SWITCHES`]).
+    const EVENTS: usize = FIRST_OPENING_EVENT + 2 * OPENING_SWITCHES.len();
     const SWITCHES: bool = true;
     type Cache = ();
 
@@ -244,16 +281,32 @@ impl Element for Regulator {
         true
     }
 
+    /// Ratio kinks and ends of travel alike are kinks of a continuous law: no state changes.
     fn event_only_restarts(&self, _e: usize) -> bool {
         true
     }
 
+    /// The ratio kinks with r falling are Model Exchange's only; the openings' ends of travel
+    /// are located both ways.
     fn event_is_indicator_only(&self, e: usize) -> bool {
-        ratio_kinks::Paths::<2>::is_indicator_only(e)
+        e < FIRST_OPENING_EVENT && ratio_kinks::Paths::<2>::is_indicator_only(e)
     }
 
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
-        self.ratio_paths().event_value(e, at)
+        if e < FIRST_OPENING_EVENT {
+            return self.ratio_paths().event_value(e, at);
+        }
+        let k = e - FIRST_OPENING_EVENT;
+        let set_pa = (at.pv)(&self.set_pressure_pa);
+        let point = self.switch_point_pa(k / 2, set_pa)?;
+        // Past the set point by its margin, rising (g ≥ 0 above it) and falling alike.
+        let margin = if k / 2 == 0 {
+            SET_POINT_MARGIN * (set_pa + self.ambient_pressure_pa)
+        } else {
+            0.0
+        };
+        let p_out = (at.node)(self.to).pressure_pa;
+        Some(Poppet::pair(k, p_out - point - Poppet::pair(k, margin)))
     }
 
     fn event_pressure_gradient(
@@ -262,12 +315,29 @@ impl Element for Regulator {
         at: &EventAt<'_>,
         push: &mut dyn FnMut(usize, f64),
     ) {
-        self.ratio_paths().event_pressure_gradient(e, at, push);
+        if e < FIRST_OPENING_EVENT {
+            self.ratio_paths().event_pressure_gradient(e, at, push);
+            return;
+        }
+        let k = e - FIRST_OPENING_EVENT;
+        if self.switch_point_pa(k / 2, 0.0).is_some() {
+            // g = p_o − point (the set point reads no pressure).
+            push(self.to, Poppet::pair(k, 1.0));
+        }
     }
 
     fn event_description(&self, e: usize) -> String {
-        let what = self.ratio_paths().describe(e);
-        format!("regulator `{}`: {what}", self.name)
+        if e < FIRST_OPENING_EVENT {
+            let what = self.ratio_paths().describe(e);
+            return format!("regulator `{}`: {what}", self.name);
+        }
+        let k = e - FIRST_OPENING_EVENT;
+        format!(
+            "regulator `{}`: its outlet pressure {} through its {} point",
+            self.name,
+            Poppet::way(k),
+            OPENING_SWITCHES.get(k / 2).unwrap_or(&"?")
+        )
     }
 
     fn as_link(&self) -> Option<&dyn Link> {

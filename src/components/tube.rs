@@ -10,6 +10,14 @@
 //! |ṁ| at each right-hand-side evaluation (Δp is monotone in |ṁ|: the turbulent loss exceeds the
 //! laminar one above Re = 2300, so the laminar flow brackets the root), by Newton's method
 //! safeguarded with bisection, to round-off.
+//!
+//! The blend's weight a has its slope jump at Re = 2300 and 4000 (so has Δp(ṁ)): each is an
+//! event both ways, restarting the integrator only. At a given mean density Δp is monotone in
+//! |ṁ|, so Re passes Re_k exactly where |Δp| passes Δp_k = Δp(ṁ_k), ṁ_k = Re_k·π·d·μ/4: the
+//! event function is g = |Δp| − Δp_k(ρ̄), which needs no solve. Pressures that equalize pass
+//! Re = 2300 once, falling, and stay laminar (g = −Δp_k < 0 at Δp = 0); only a steady flow at
+//! Re = 2300 or 4000 itself (a flow held there by reservoirs, to round-off) would sit on a
+//! switch, a point no transient settles onto.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,9 +25,10 @@ use crate::ad::{Scalar, c, copysign, max0};
 use crate::param::{Param, ParamValue};
 use crate::units::{DynamicViscosity, Length};
 
-use crate::components::element::{Build, Element, Eval, Slots};
+use crate::components::element::{Build, Element, Eval, EventAt, Slots};
 use crate::components::keys::{Component, Kind, Link};
-use crate::components::restrictor::mean_density_kg_per_m3;
+use crate::components::orifice::Poppet;
+use crate::components::restrictor::{FONSIM_P_ATM_PA, mean_density_kg_per_m3};
 
 crate::declare_kind! {
     /// `[[tube]]`: FONSim's CircularTube (a major loss).
@@ -77,6 +86,14 @@ impl<T: Scalar> TubeAt<T> {
     /// derivative with respect to `mdot`: FONSim's relation above.
     pub fn pressure_drop_pa(&self, mdot: T, rho: T) -> (T, T) {
         TubeRelation::new(self, rho).pressure_drop_pa(mdot)
+    }
+
+    /// The pressure drop (Pa) at which the flow's Re is switch `j`'s ([`SWITCHES`]), at mean
+    /// density `rho`.
+    pub fn switch_pressure_drop_pa(&self, j: usize, rho: T) -> T {
+        let k = TubeRelation::new(self, rho);
+        let re = if j == 0 { RE_LAMINAR } else { RE_TURBULENT };
+        k.pressure_drop_pa(k.re_den * (re / 4.0)).0
     }
 
     /// The signed mass flow (kg/s) at pressure drop `dp` (Pa, positive along the tube). At
@@ -330,12 +347,79 @@ impl Link for Tube {
     }
 }
 
+/// Its switches, the ends of the blend: each two events, 2j where Re rises through switch j
+/// (g = |Δp| − Δp_j ≥ 0 past it), 2j + 1 where it falls through it (−g).
+pub const SWITCHES: [&str; 2] = ["laminar (Re 2300)", "turbulent (Re 4000)"];
+
+impl Tube {
+    /// Switch `j`'s g = |Δp| − Δp_j(ρ̄) at the event's instant, with Δp_j.
+    fn switch_at(&self, j: usize, at: &EventAt<'_>) -> (f64, f64) {
+        let (nf, nt) = ((at.node)(self.from), (at.node)(self.to));
+        let rho = mean_density_kg_per_m3(at.gas, nf, nt);
+        let dp_j = self.at_with(at.pv).switch_pressure_drop_pa(j, rho);
+        let dp = nf.pressure_pa - nt.pressure_pa;
+        (dp.abs() - dp_j, dp_j)
+    }
+}
+
 impl Element for Tube {
     const KIND: &'static Kind = &KIND;
+    const EVENTS: usize = 2 * SWITCHES.len();
+    const SWITCHES: bool = true;
     type Cache = ();
 
     fn nodes(&self) -> impl Iterator<Item = usize> {
         [self.from, self.to].into_iter()
+    }
+
+    fn has_events(&self) -> bool {
+        true
+    }
+
+    /// Kinks of a continuous law: no state changes there.
+    fn event_only_restarts(&self, _e: usize) -> bool {
+        true
+    }
+
+    fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
+        Some(Poppet::pair(e, self.switch_at(e / 2, at).0))
+    }
+
+    /// ∂g/∂p of g = |Δp| − Δp_j(ρ̄): Δp_j ∝ 1/ρ̄ (both of the relation's coefficients are), and
+    /// ρ̄ = p̄/(R·T_up) with p̄ the ends' mean (unless held at its floor). The upstream
+    /// temperature's part is left out: at a kink the right-hand side is continuous, so the
+    /// sensitivities do not jump whatever the event time's derivative.
+    fn event_pressure_gradient(
+        &self,
+        e: usize,
+        at: &EventAt<'_>,
+        push: &mut dyn FnMut(usize, f64),
+    ) {
+        let (_, dp_j) = self.switch_at(e / 2, at);
+        let (pf, pt) = (
+            (at.node)(self.from).pressure_pa,
+            (at.node)(self.to).pressure_pa,
+        );
+        let sign = if pf >= pt { 1.0 } else { -1.0 };
+        // ∂Δp_j/∂p_end = −Δp_j/ρ̄ · ρ̄/(2·p̄), p̄ above its floor.
+        let p_mean = 0.5 * (pf + pt);
+        let d_switch = if p_mean > FONSIM_P_ATM_PA / 10.0 {
+            -dp_j / (2.0 * p_mean)
+        } else {
+            0.0
+        };
+        let way = Poppet::pair(e, 1.0);
+        push(self.from, way * (sign - d_switch));
+        push(self.to, way * (-sign - d_switch));
+    }
+
+    fn event_description(&self, e: usize) -> String {
+        format!(
+            "tube `{}`: Re {} through its {} point",
+            self.name,
+            Poppet::way(e),
+            SWITCHES.get(e / 2).unwrap_or(&"?")
+        )
     }
 
     fn as_link(&self) -> Option<&dyn Link> {

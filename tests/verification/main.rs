@@ -25,6 +25,7 @@ mod examples;
 mod friction;
 mod inertial_tube;
 mod kinks;
+mod law_kinks;
 mod linear_invariants;
 mod logic_valves;
 mod parts;
