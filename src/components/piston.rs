@@ -288,15 +288,14 @@ impl Piston {
         };
         let mut acceleration = (drive + friction) / self.mass.value;
         // Resting on a stop and pushed into it: the contact force holds the piston. Resting
-        // means v below the rest speed, into the stop or 0: an implicit method's Newton iterate
-        // may leave v off 0 by round-off there, and the stop's event, whose function is then 0,
-        // would not fire again to stop it.
+        // means v below the rest speed, of either sign: an implicit method's Newton iterate
+        // may leave v off 0 by round-off there, into the stop (whose event, its function then
+        // 0, would not fire again to stop it) or away from it (the contact released for that
+        // iterate only: v then settled off 0 and grew, and BDF at rtol 1e-11 failed).
         let (x_re, a_re) = (x_m.re(), acceleration.re());
         let resting = v_re.abs() < REST_SPEED_M_PER_S;
-        let on_max =
-            resting && v_re >= 0.0 && self.x_max.is_some_and(|x| x_re >= x.value) && a_re > 0.0;
-        let on_min =
-            resting && v_re <= 0.0 && self.x_min.is_some_and(|x| x_re <= x.value) && a_re < 0.0;
+        let on_max = resting && self.x_max.is_some_and(|x| x_re >= x.value) && a_re > 0.0;
+        let on_min = resting && self.x_min.is_some_and(|x| x_re <= x.value) && a_re < 0.0;
         if on_max || on_min {
             acceleration = T::zero();
         }
