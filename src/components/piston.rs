@@ -4,10 +4,11 @@
 //!   m·dv/dt = A·(p_behind − p_ahead) − k·(x − x_spring) − c·v + F_friction,   dx/dt = v
 //! Friction is given as pressures on the area (BlasterSim's convention): while moving,
 //! F_friction = −sign(v)·A·p_f,dynamic; at rest the piston stays put unless the driving force
-//! exceeds A·p_f,static. With static friction the stuck mode (v exactly 0) is held by the law,
-//! so is the sliding direction through a step (sign(v) above is then the direction's, not the
-//! stage's v), and its breakaway and sticking are events (docs/integrators.md, "Static
-//! friction"); without it a piston at rest breaks free in the right-hand side.
+//! exceeds A·p_f,static. With static friction the stuck mode (v 0, or off it by round-off) is
+//! held by the law, so is the sliding direction through a step (sign(v) above is then the
+//! direction's, not the stage's v), and its breakaway and sticking are events
+//! (docs/integrators.md, "Static friction"); without it a piston at rest breaks free in the
+//! right-hand side.
 //!
 //! A piston rod (optional `rod_area` A_r, through the node ahead to `rod_vent`, a double-acting
 //! cylinder's): the node ahead acts on the annulus A − A_r and shrinks by (A − A_r)·x, the
@@ -262,8 +263,13 @@ impl Piston {
         // sign within the step: the law stays smooth up to the stick event, which ends the
         // step where v crosses 0. The direction is held only while there is static friction
         // (only then is the stick an event).
-        let way = if held != 0 && param(&self.friction_static_pa).re() > 0.0 {
+        let has_static = param(&self.friction_static_pa).re() > 0.0;
+        let way = if has_static && held != 0 {
             f64::from(held)
+        } else if has_static && v_re.abs() < REST_SPEED_M_PER_S {
+            // Stuck (or resting on a stop), held so: an implicit method's Newton iterate a hair
+            // off v = 0 must not slide it.
+            0.0
         } else if v_re > 0.0 {
             1.0
         } else if v_re < 0.0 {
@@ -356,9 +362,10 @@ const STICK_FORWARD: usize = 4;
 const STICK_BACKWARD: usize = 5;
 
 /// The velocity a piston with static friction is given when it breaks away, m/s, signed by the
-/// direction it slides: its mode is the sign of v where the integrator stands (0: stuck, held
-/// exactly by its law; the direction held through the steps, [`Element::held_mode`]), so
-/// sliding is a velocity off 0 by the least normal number, which no force or energy can see.
+/// direction it slides: its next mode is the sign of v where the integrator stands
+/// ([`Element::held_mode`]; this speed exactly, unlike a stuck piston's round-off, ends the
+/// stuck mode), so sliding is a velocity off 0 by the least normal number, which no force or
+/// energy can see.
 pub const BREAKAWAY_SPEED_M_PER_S: f64 = f64::MIN_POSITIVE;
 
 impl Piston {
@@ -407,11 +414,19 @@ impl Piston {
     /// that breaks it free.
     fn breakaway_value(&self, at: &EventAt<'_>) -> Option<f64> {
         let stat = self.static_friction_n(at)?;
-        if at.s[VELOCITY] != 0.0 {
+        if !self.stuck(at) {
             return None;
         }
         let (drive, way) = self.drive_at_rest(at);
         Some(way * drive - self.breakaway_force_n(at, stat))
+    }
+
+    /// Whether it is stuck: v is 0 (where an impact or its sticking left it), or the mode it
+    /// holds says so (its v, which an implicit method's Newton iterations may leave off 0 by
+    /// round-off while it is stuck, is no test of it).
+    fn stuck(&self, at: &EventAt<'_>) -> bool {
+        let v = at.s[VELOCITY];
+        v == 0.0 || (at.mode == Some(0) && v.abs() < REST_SPEED_M_PER_S)
     }
 
     /// The velocity a stuck piston takes at the point (±[`BREAKAWAY_SPEED_M_PER_S`]) if the
@@ -626,8 +641,16 @@ impl Element for Piston {
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
         match e {
             BREAKAWAY => self.breakaway_value(at),
-            STICK_FORWARD => self.static_friction_n(at).map(|_| -at.s[VELOCITY]),
-            STICK_BACKWARD => self.static_friction_n(at).map(|_| at.s[VELOCITY]),
+            // Only while sliding that way (or before a mode is held): a stuck piston's v off 0
+            // by round-off is no sticking.
+            STICK_FORWARD => self
+                .static_friction_n(at)
+                .filter(|_| at.mode.is_none_or(|m| m > 0))
+                .map(|_| -at.s[VELOCITY]),
+            STICK_BACKWARD => self
+                .static_friction_n(at)
+                .filter(|_| at.mode.is_none_or(|m| m < 0))
+                .map(|_| at.s[VELOCITY]),
             _ => self.event_value(e, at.s, at.flag),
         }
     }
@@ -683,7 +706,11 @@ impl Element for Piston {
         *energy_left += 0.5 * self.mass.value * v * v;
         s[VELOCITY] = 0.0;
         let rest = [s[POSITION], 0.0];
-        let at_rest = EventAt { s: &rest, ..*at };
+        let at_rest = EventAt {
+            s: &rest,
+            mode: Some(0),
+            ..*at
+        };
         let breaks = if e == BREAKAWAY {
             // Fired: it breaks free even where round-off left g a hair below 0.
             Some(self.drive_at_rest(&at_rest).1 * BREAKAWAY_SPEED_M_PER_S)
@@ -700,8 +727,10 @@ impl Element for Piston {
     }
 
     /// With static friction, the direction it slides in (v's sign where the integrator
-    /// stands; 0 stuck): held by its law until the next event (a stick, a turn-round or an
-    /// impact), so that a step whose v crosses 0 integrates no reversal of the friction.
+    /// stands; 0 stuck, which a held stuck mode stays below the rest speed until its breakaway
+    /// sets v to ±[`BREAKAWAY_SPEED_M_PER_S`]): held by its law until the next event (a stick, a
+    /// turn-round or an impact), so that a step whose v crosses 0 integrates no reversal of the
+    /// friction.
     /// Not while it rests on a stop (slower than [`REST_SPEED_M_PER_S`] there): the stop's
     /// contact holds it then ([`Piston::forces_with`]), and an implicit method's round-off
     /// in v there is no direction.
@@ -712,7 +741,14 @@ impl Element for Piston {
         let (x, v) = (at.s[POSITION], at.s[VELOCITY]);
         let on_stop =
             self.x_max.is_some_and(|m| x >= m.value) || self.x_min.is_some_and(|m| x <= m.value);
-        if on_stop && v.abs() < REST_SPEED_M_PER_S {
+        let broke_away = v.abs() == BREAKAWAY_SPEED_M_PER_S;
+        if on_stop && v.abs() < REST_SPEED_M_PER_S && !broke_away {
+            return 0;
+        }
+        // Stuck, it stays stuck until its breakaway moves it (to the breakaway's speed exactly):
+        // a v off 0 by an implicit method's round-off is no direction (taken as one, the piston
+        // slid off with the drive below its static friction).
+        if at.mode == Some(0) && v.abs() < REST_SPEED_M_PER_S && !broke_away {
             return 0;
         }
         i8::from(v > 0.0) - i8::from(v < 0.0)

@@ -151,6 +151,7 @@ pub(super) fn put_dynamic(sim: &mut Simulation, s: &Snapshot) {
     dynamic_fields!(put);
     sim.forget_last_event();
     // The held modes are not saved: they follow from the restored integrator's point.
+    sim.network.forget_modes();
     sim.hold_modes();
 }
 

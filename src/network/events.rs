@@ -58,6 +58,19 @@ impl Network {
         (o..o + K::STATES, flag)
     }
 
+    /// The mode component `i` of kind `K` holds (`None` before any is held).
+    fn mode_of<K: Registered>(&self, i: usize) -> Option<i8> {
+        self.modes
+            .get(self.layout.first.event[K::INDEX] + i)
+            .copied()
+    }
+
+    /// Forget the held modes: the next [`Self::hold_modes`] derives them from the state alone
+    /// (a restored state is another lineage than the one they were held in).
+    pub fn forget_modes(&mut self) {
+        self.modes.clear();
+    }
+
     /// Whether any event function of the network can ever fire: the driver's event search is
     /// skipped where none can (a network whose orifices have no valve switch).
     #[inline]
@@ -102,6 +115,7 @@ impl Network {
                         t,
                         s: &before[..m],
                         flag: flag.is_some_and(|f| self.exited[f]),
+                        mode: self.mode_of::<K>(i),
                         gas: &self.gas,
                         node: &|n| self.node_state_at(n, t, y),
                         pv: &|p| p.value(t, seg),
@@ -117,12 +131,14 @@ impl Network {
     }
 
     /// Every component's held mode ([`Element::held_mode`]) from the state `y` at `t`, where
-    /// the integrator stands: the mode its law holds through the steps until its next event.
-    /// Allocates only the first time (a built or restored network has no modes yet).
+    /// the integrator stands, and the mode it held before: the mode its law holds through the
+    /// steps until its next event. Allocates only the first time (a built or restored network
+    /// has no modes yet).
     pub fn hold_modes(&mut self, t: f64, y: &[f64]) {
         let n = self.n_events();
         let mut modes = std::mem::take(&mut self.modes);
-        if modes.len() != n {
+        let held = modes.len() == n;
+        if !held {
             modes.clear();
             modes.resize(n, 0);
         }
@@ -136,6 +152,7 @@ impl Network {
                         t,
                         s: &y[s],
                         flag: flag.is_some_and(|f| self.exited[f]),
+                        mode: held.then_some(modes[first + i]),
                         gas: &self.gas,
                         node: &|n| self.node_state_at(n, t, y),
                         pv: &|p| p.value(t, seg),
@@ -212,6 +229,7 @@ impl Network {
                     t,
                     s: &y[s],
                     flag,
+                    mode: self.mode_of::<K>(i),
                     gas: &self.gas,
                     node: &|n| self.node_state_at(n, t, y),
                     pv: &|p| p.value(t, seg),
@@ -246,6 +264,7 @@ impl Network {
                     t,
                     s: &own[..m],
                     flag: f,
+                    mode: self.mode_of::<K>(i),
                     gas: &self.gas,
                     node: &|n| {
                         nodes
@@ -319,6 +338,7 @@ impl Network {
                     t,
                     s: &y[s.clone()],
                     flag: flag.is_some_and(|f| self.exited[f]),
+                    mode: self.mode_of::<K>(i),
                     gas: &self.gas,
                     node: &|n| self.node_state_at(n, t, y),
                     pv: &|p| p.value(t, seg),

@@ -32,6 +32,7 @@ mod parts;
 mod pneumatics;
 mod projectile;
 mod sensitivities;
+mod stuck_piston;
 mod switch_property;
 mod switches;
 mod valve_links;

@@ -1,0 +1,76 @@
+//! A piston held by static friction through an implicit method's steps: its stuck mode is held
+//! from its sticking to its breakaway, whatever an implicit method's Newton iterations leave
+//! of its velocity (round-off off 0), on its stop as mid-stroke.
+
+use crate::common::{output, sim_of};
+
+/// A draw of the switching property (tests/verification/switch_property.rs) with a piston:
+/// three chambers, a relief valve with a 3 Pa band between two of them, and a piston with
+/// static friction (6.9 N) between the first two, which strikes its `x_min` stop, rests there,
+/// breaks away, slides, sticks mid-stroke and breaks away again. With its stuck mode read off
+/// the sign of v, `bdf` at rtol 1e-11 slid off mid-stroke with the drive at 5.6 N (its v off 0
+/// by 1e-26 from the Newton solve, so held as sliding at the next output) and at 1e-9 and 1e-8
+/// failed on the stop ("Newton's iteration did not converge"). Now every tolerance ends with
+/// `dopri5`'s rtol 1e-13 run: its pressures within 27, 19 and 13 × rtol at rtol 1e-11, 1e-9
+/// and 1e-8 (the relief valve's chamber; bound 50), where the slid-off run was 5.4e-4 away.
+#[test]
+fn a_stuck_piston_stays_stuck_through_bdf_newton_round_off() {
+    let model = |method: &str, rtol: f64| {
+        format!(
+            "[model]\nname = \"stuck\"\n[gas]\nspecies = \"air\"\n[solver]\nmethod = \"{method}\"\n\
+             rtol = {rtol:e}\natol = 1e-12\nt_end = 0.2\n\
+             [[reservoir]]\nname = \"atm\"\npressure = 101325.0\ntemperature = 293.15\n\
+             [[chamber]]\nname = \"c0\"\nvolume = \"1 L\"\npressure = \"8.808992160251517 bar\"\n\
+             temperature = 293.15\n\
+             [[chamber]]\nname = \"c1\"\nvolume = \"0.566503367144932 L\"\n\
+             pressure = \"9.08558075446203 bar\"\ntemperature = 293.15\n\
+             [[chamber]]\nname = \"c2\"\nvolume = \"0.16157526480594261 L\"\n\
+             pressure = \"5.933464973269798 bar\"\ntemperature = 293.15\n\
+             [[orifice]]\nname = \"v0\"\nfrom = \"c1\"\nto = \"atm\"\n\
+             sonic_conductance = 2.4011598562965906e-9\ncritical_pressure_ratio = 0.3\n\
+             one_way = true\n\
+             [[orifice]]\nname = \"v1\"\nfrom = \"c0\"\nto = \"c2\"\n\
+             sonic_conductance = 1.414675407935957e-8\ncritical_pressure_ratio = 0.3\n\
+             one_way = true\ncracking_pressure = 6.544033918266479e4\n\
+             full_flow_pressure = 6.544344398259303e4\n\
+             [[piston]]\nname = \"p\"\nbehind = \"c0\"\nahead = \"c1\"\narea = 1e-3\n\
+             mass = 0.25064816638444015\nx0 = 0.0\nx_min = -0.007583748613661692\n\
+             x_max = 0.007583748613661692\nfriction_static = 6.894442646774805e3\n\
+             friction_dynamic = 2.2715999894341608e3\ndamping = 1.0\n"
+        )
+    };
+    let names = ["c0.p", "c1.p", "c2.p"];
+    let times: Vec<f64> = (1..=80).map(|k| 0.0025 * k as f64).collect();
+    let mut reference = sim_of(&model("dopri5", 1e-13));
+    let truth: Vec<[f64; 3]> = times
+        .iter()
+        .map(|&t| {
+            reference.advance_to(t).expect("dopri5 runs");
+            names.map(|n| output(&mut reference, n))
+        })
+        .collect();
+    let scale = names.map(|_| 0.0f64);
+    let scale = truth.iter().fold(scale, |mut s, row| {
+        for (m, v) in s.iter_mut().zip(row) {
+            *m = m.max(v.abs());
+        }
+        s
+    });
+    for rtol in [1e-11, 1e-9, 1e-8] {
+        let mut sim = sim_of(&model("bdf", rtol));
+        let mut worst: f64 = 0.0;
+        for (&t, want) in times.iter().zip(&truth) {
+            sim.advance_to(t)
+                .unwrap_or_else(|e| panic!("bdf {rtol:e} at {t} s: {}", e.message));
+            for ((n, w), s) in names.iter().zip(want).zip(&scale) {
+                worst = worst.max((output(&mut sim, n) - w).abs() / s);
+            }
+        }
+        println!(
+            "bdf at rtol {rtol:e}: largest pressure difference from dopri5 at 1e-13 {:.1} × rtol \
+             (bound 50)",
+            worst / rtol
+        );
+        assert!(worst <= 50.0 * rtol, "bdf {rtol:e}: {worst:e}");
+    }
+}
