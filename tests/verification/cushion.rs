@@ -360,3 +360,50 @@ fn cushioned_strokes_converge_with_rtol() {
         assert!((30.0..300.0).contains(&ratio), "{method}: {ratio}");
     }
 }
+
+/// A sealed cushioned cylinder (no port connected: each port a closed chamber) keeps its mass
+/// and its energy through a stroke into its rod end's cushion: the cushion's flows only move gas and
+/// its enthalpy between a bore and its port.
+#[test]
+fn a_sealed_cushioned_cylinder_keeps_its_mass_and_energy() {
+    let src = format!(
+        r#"
+[model]
+name = "sealed"
+[gas]
+species = "air"
+[solver]
+method = "dopri5"
+rtol = 1e-10
+t_end = 0.5
+[[reservoir]]
+name = "atm"
+pressure = 1e5
+temperature = 293.15
+{}rod_pressure = 1e5
+"#,
+        cylinder(0.05).replace("pressure = 1e5\n", "pressure = 4e5\n")
+    );
+    let mut sim = sim_of(&src);
+    let o = outputs(&mut sim);
+    let (m0, e0) = (value(&o, "mass_total"), value(&o, "energy_total"));
+    let (mut worst_m, mut worst_e, mut lo, mut hi) = (0.0_f64, 0.0_f64, 1.0_f64, 0.0_f64);
+    for k in 1..=100 {
+        sim.advance_to(0.005 * k as f64).expect("runs");
+        let o = outputs(&mut sim);
+        worst_m = worst_m.max((value(&o, "mass_total") / m0 - 1.0).abs());
+        worst_e = worst_e.max((value(&o, "energy_total") / e0 - 1.0).abs());
+        let x = value(&o, "cyl.x");
+        (lo, hi) = (lo.min(x), hi.max(x));
+    }
+    println!(
+        "sealed, cap at 4 bar: x between {lo:.5} and {hi:.5} m; mass drift {worst_m:.1e}, \
+         energy drift {worst_e:.1e}"
+    );
+    assert!(
+        hi > STROKE_M - CUSHION_M,
+        "it entered the rod cushion: {hi}"
+    );
+    assert!(worst_m < 1e-12, "{worst_m:e}");
+    assert!(worst_e < 1e-8, "{worst_e:e}");
+}
