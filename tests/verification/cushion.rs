@@ -362,8 +362,8 @@ fn cushioned_strokes_converge_with_rtol() {
 }
 
 /// A sealed cushioned cylinder (no port connected: each port a closed chamber) keeps its mass
-/// and its energy through a stroke into its rod end's cushion: the cushion's flows only move gas and
-/// its enthalpy between a bore and its port.
+/// and its energy through a stroke into its rod end's cushion: the cushion's flows only move
+/// gas and its enthalpy between a bore and its port.
 #[test]
 fn a_sealed_cushioned_cylinder_keeps_its_mass_and_energy() {
     let src = format!(
