@@ -5,6 +5,7 @@
 
 pub mod ambient_heat;
 pub mod chamber;
+pub mod cushion;
 pub mod directional_valve;
 pub mod element;
 pub mod flow_control;

@@ -16,6 +16,10 @@
 //! p_behind·A − p_ahead·(A − A_r) − p_vent·A_r; the work p_vent·A_r·v it does on the vent
 //! leaves the system (`energy_left`).
 //!
+//! End cushioning (optional, at either stop: `cushion_length`, `cushion_port_min`, …): near a
+//! cushioned stop the gas it compresses leaves to its port through a needle only; the law and
+//! its events are `crate::components::cushion`'s, which the piston calls with its position.
+//!
 //! End stops (optional `x_min`, `x_max`, `restitution` e in 0..1): reaching a stop is an event
 //! (x − x_max or x_min − x crossing zero upward, located by the driver); there the velocity
 //! becomes −e·v (Newton's impact law) and the kinetic energy lost, ½·m·v²·(1 − e²), is counted as
@@ -31,6 +35,7 @@ use crate::param::{Param, ParamValue};
 use crate::units::{Damping, Pressure};
 use crate::units::{Length, Mass, Stiffness, Velocity};
 
+use crate::components::cushion::{self, Cushion};
 use crate::components::element::{
     Boundary, Build, Element, Eval, EventAt, Handled, Output, Slots, Variable,
 };
@@ -79,6 +84,21 @@ crate::declare_kind! {
     rod_area: Number, area, Number(0.0), NonNegative;
     /// The node whose pressure acts on the rod's end (the atmosphere): needed with a rod.
     rod_vent: Node, dimensionless, None;
+    /// End cushioning (`crate::components::cushion`): the cushion length, m, at each
+    /// cushioned stop.
+    cushion_length: Number, length, None, Positive;
+    /// The port the gas behind exhausts to, through the needle alone within `cushion_length`
+    /// of `x_min`.
+    cushion_port_min: Node, dimensionless, None;
+    /// The port the gas ahead exhausts to, cushioned near `x_max`.
+    cushion_port_max: Node, dimensionless, None;
+    /// The needle's area at the `x_min` end, m² (0: closed).
+    cushion_needle_area_min: Number, area, None, NonNegative;
+    /// The needle's area at the `x_max` end, m².
+    cushion_needle_area_max: Number, area, None, NonNegative;
+    /// The main passage's area to a port (open outside the cushion, the check valve's inside),
+    /// m².
+    cushion_port_area: Number, area, None, Positive;
 }
 
 /// The stops in order, and the start inside them and before the exit.
@@ -156,6 +176,7 @@ fn piston_problems(x: &PistonSpec) -> Vec<Problem> {
             ),
         );
     }
+    out.extend(cushion::problems(x));
     out
 }
 
@@ -187,6 +208,8 @@ pub struct Piston {
     /// The rod's cross-section, m² (0: none), and the node at its end (`NO_ROD` without).
     pub rod_area_m2: f64,
     pub rod_vent: usize,
+    /// Its cushioned ends, at `x_min` and at `x_max`.
+    pub cushions: [Option<Cushion>; 2],
 }
 
 /// `rod_vent` of a piston without a rod (never read then).
@@ -334,6 +357,7 @@ impl Build for PistonSpec {
             restitution: self.restitution,
             rod_area_m2: self.rod_area,
             rod_vent: self.rod_vent.as_deref().map_or(NO_ROD, node),
+            cushions: cushion::of_spec(self, node),
         }
     }
 }
@@ -353,13 +377,16 @@ impl Component for Piston {
 }
 
 /// Its event functions, per piston: its exit, its `x_max` stop, its `x_min` stop; with static
-/// friction its breakaway and its sticking while sliding forward or backward.
+/// friction its breakaway and its sticking while sliding forward or backward; then its
+/// cushions' (`cushion::EVENTS`).
 const EXIT: usize = 0;
 const STOP_MAX: usize = 1;
 const STOP_MIN: usize = 2;
 const BREAKAWAY: usize = 3;
 const STICK_FORWARD: usize = 4;
 const STICK_BACKWARD: usize = 5;
+/// Its cushions' events follow (`cushion::EVENTS` of them).
+const CUSHION: usize = 6;
 
 /// The velocity a piston with static friction is given when it breaks away, m/s, signed by the
 /// direction it slides: its next mode is the sign of v where the integrator stands
@@ -475,7 +502,7 @@ impl Element for Piston {
     const FLOWS: usize = 1;
     /// `exited`.
     const FLAGS: usize = 1;
-    const EVENTS: usize = 6;
+    const EVENTS: usize = CUSHION + cushion::EVENTS;
     /// Through its bore once it has left it. Every piston counts, with an `x_exit` or without:
     /// a restored FMU state may hold any exit flags (they are checked for their count only).
     const MOVES_MASS: bool = true;
@@ -504,7 +531,11 @@ impl Element for Piston {
     type Cache = ();
 
     fn nodes(&self) -> impl Iterator<Item = usize> {
-        [self.behind, self.ahead, self.rod_vent]
+        let ports = self
+            .cushions
+            .each_ref()
+            .map(|c| c.as_ref().map_or(NO_ROD, |c| c.port));
+        [self.behind, self.ahead, self.rod_vent, ports[0], ports[1]]
             .into_iter()
             .filter(|&n| n != NO_ROD)
     }
@@ -548,6 +579,9 @@ impl Element for Piston {
                 p_vent * p.rod_area_m2 * v
             };
             e.dissipate(-f.friction_n * v + damping_power + rod_power, dy);
+            for cushion in p.cushions.iter().flatten() {
+                cushion.terms(e, x, dy);
+            }
             *out = T::zero();
         }
     }
@@ -632,6 +666,7 @@ impl Element for Piston {
             EXIT | STOP_MAX => w[POSITION],
             STICK_FORWARD => -w[VELOCITY],
             STICK_BACKWARD => w[VELOCITY],
+            _ if e >= CUSHION => cushion::event_gradient(e - CUSHION, w[POSITION]),
             _ => -w[POSITION],
         }
     }
@@ -651,6 +686,9 @@ impl Element for Piston {
                 .static_friction_n(at)
                 .filter(|_| at.mode.is_none_or(|m| m < 0))
                 .map(|_| at.s[VELOCITY]),
+            _ if e >= CUSHION => (!at.flag)
+                .then(|| cushion::event_value(&self.cushions, e - CUSHION, at.s[POSITION], at))
+                .flatten(),
             _ => self.event_value(e, at.s, at.flag),
         }
     }
@@ -671,6 +709,9 @@ impl Element for Piston {
         at: &EventAt<'_>,
         push: &mut dyn FnMut(usize, f64),
     ) {
+        if e >= CUSHION {
+            return cushion::event_pressure_gradient(&self.cushions, e - CUSHION, at, push);
+        }
         if e == BREAKAWAY && self.static_friction_n(at).is_some() {
             let way = self.drive_at_rest(at).1;
             // ∂(pressure force)/∂p: A behind, −(A − A_r) ahead, −A_r at the rod's vent.
@@ -688,6 +729,14 @@ impl Element for Piston {
         e >= BREAKAWAY
     }
 
+    fn event_only_restarts(&self, e: usize) -> bool {
+        e >= CUSHION && cushion::event_only_restarts(e - CUSHION)
+    }
+
+    fn event_is_indicator_only(&self, e: usize) -> bool {
+        e >= CUSHION && cushion::event_is_indicator_only(e - CUSHION)
+    }
+
     /// Breakaway: sliding in the way the drive pushes. Sticking: v = 0 exactly (it crossed 0
     /// to within the event location's round-off; that kinetic energy goes to `energy_left`),
     /// then sliding on at once where the drive breaks it free again (turning round).
@@ -699,6 +748,10 @@ impl Element for Piston {
         flag: &mut bool,
         energy_left: &mut f64,
     ) -> Handled {
+        if e >= CUSHION {
+            // A switch of the law alone: nothing jumps.
+            return Handled::default();
+        }
         if e < BREAKAWAY {
             return self.handle_event(e, s, flag, energy_left);
         }
@@ -832,6 +885,7 @@ impl Element for Piston {
             STOP_MIN => format!("piston `{}` at its stop x_min", self.name),
             BREAKAWAY => format!("piston `{}` breaks away from static friction", self.name),
             STICK_FORWARD => format!("piston `{}` sticks, sliding forward", self.name),
+            _ if e >= CUSHION => cushion::event_description(&self.name, e - CUSHION),
             _ => format!("piston `{}` sticks, sliding backward", self.name),
         }
     }

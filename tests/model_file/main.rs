@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod cushion;
 mod error_wording;
 mod errors;
 mod key_rules;

@@ -20,6 +20,7 @@ mod circadapt;
 mod components;
 mod components2;
 mod conservation;
+mod cushion;
 mod events;
 mod examples;
 mod friction;

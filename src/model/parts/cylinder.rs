@@ -8,6 +8,14 @@
 //! Double-acting (`rod_diameter` d_r), a second chamber `<name>_rod` is the rod port: its dead
 //! volume plus the annulus (A − A_r)·(stroke − x), A_r = π·d_r²/4; the piston's rod passes
 //! through it to `vent`, so the force is p_cap·A − p_rod·(A − A_r) − p_vent·A_r.
+//!
+//! End cushioning (`cushion_length` l_c; `crate::components::cushion`): each cushioned end's
+//! port is then a chamber of its own (`<name>_cap`, `<name>_rod`: the passage behind the
+//! cushion, `port_volume`), and the gas in the bore is `<name>_cap_bore` (`<name>_rod_bore`),
+//! which the piston joins to the port through the passage (`port_diameter`) and the needle;
+//! within l_c of an end the spear closes the passage: the needle alone lets gas out, a check
+//! valve lets it in. Both ends of a double-acting cylinder are cushioned, the cap end of a
+//! single-acting one.
 
 use super::Part;
 use crate::components::chamber::ChamberSpec;
@@ -53,6 +61,18 @@ crate::declare_kind! {
     damping: Number, damping, Number(0.0), NonNegative;
     /// Coefficient of restitution at the end stops.
     restitution: Number, dimensionless, Number(0.0), Fraction;
+    /// End cushioning: the cushion length at each end, m.
+    cushion_length: Number, length, None, Positive;
+    /// The cap end's cushion needle, its area, m² (0: closed).
+    cushion_needle_area: Number, area, None, NonNegative;
+    /// The rod end's cushion needle, m² (default: `cushion_needle_area`).
+    rod_cushion_needle_area: Number, area, None, NonNegative;
+    /// The diameter of a cushioned port's passage (open outside the cushion), m.
+    port_diameter: Number, length, None, Positive;
+    /// The volume of a cushioned port (the passage behind the cushion), m³.
+    port_volume: Number, volume, None, Positive;
+    /// The rod port's volume, m³ (default: `port_volume`).
+    rod_port_volume: Number, volume, None, Positive;
 }
 
 fn cylinder_problems(x: &CylinderSpec) -> Vec<Problem> {
@@ -78,6 +98,7 @@ fn cylinder_problems(x: &CylinderSpec) -> Vec<Problem> {
                 .to_string(),
         });
     }
+    out.extend(cushion_problems(x));
     if x.x0.is_finite() && x.stroke.is_finite() && x.x0 > x.stroke {
         out.push(Problem {
             key: Some("x0"),
@@ -87,7 +108,98 @@ fn cylinder_problems(x: &CylinderSpec) -> Vec<Problem> {
     out
 }
 
+/// A cushion needs its length, needle, passage and port volume; the rod end's keys need a rod;
+/// the zones fit in the stroke and the passage in the bore.
+fn cushion_problems(x: &CylinderSpec) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let mut problem = |key, message: String| {
+        out.push(Problem {
+            key: Some(key),
+            message,
+        })
+    };
+    let keys = [
+        ("cushion_needle_area", x.cushion_needle_area),
+        ("port_diameter", x.port_diameter),
+        ("port_volume", x.port_volume),
+    ];
+    let Some(length) = x.cushion_length else {
+        let given = keys.iter().map(|(k, v)| (*k, *v)).chain([
+            ("rod_cushion_needle_area", x.rod_cushion_needle_area),
+            ("rod_port_volume", x.rod_port_volume),
+        ]);
+        for (key, v) in given {
+            if v.is_some() {
+                problem(
+                    key,
+                    format!("`{key}` is for a cushioned cylinder: give its `cushion_length`"),
+                );
+            }
+        }
+        return out;
+    };
+    for (key, v) in keys {
+        if v.is_none() {
+            problem(key, format!("a cushioned cylinder needs its `{key}`"));
+        }
+    }
+    if x.rod_diameter.is_none() {
+        for (key, v) in [
+            ("rod_cushion_needle_area", x.rod_cushion_needle_area),
+            ("rod_port_volume", x.rod_port_volume),
+        ] {
+            if v.is_some() {
+                problem(
+                    key,
+                    format!(
+                        "`{key}` is for the rod end of a double-acting cylinder: give its \
+                         `rod_diameter`"
+                    ),
+                );
+            }
+        }
+    }
+    let ends = if x.rod_diameter.is_some() { 2.0 } else { 1.0 };
+    if length.is_finite() && x.stroke.is_finite() && ends * length > x.stroke {
+        problem(
+            "cushion_length",
+            format!(
+                "`cushion_length` = {length} m at {ends} end(s) does not fit in the `stroke` = \
+                 {} m",
+                x.stroke
+            ),
+        );
+    }
+    if let Some(d) = x.port_diameter
+        && d.is_finite()
+        && x.bore.is_finite()
+        && d >= x.bore
+    {
+        problem(
+            "port_diameter",
+            format!(
+                "`port_diameter` = {d} m must be below the `bore` = {} m",
+                x.bore
+            ),
+        );
+    }
+    out
+}
+
 impl CylinderSpec {
+    fn cushioned(&self) -> bool {
+        self.cushion_length.is_some()
+    }
+
+    /// The chamber of the gas in the bore on one side: the port itself without a cushion.
+    fn bore_chamber(&self, port: String) -> String {
+        if self.cushioned() {
+            format!("{port}_bore")
+        } else {
+            port
+        }
+    }
+
     fn cap(&self) -> String {
         format!("{}_cap", self.name)
     }
@@ -109,8 +221,14 @@ impl Part for CylinderSpec {
     fn generated(&self) -> Vec<(&'static str, String)> {
         // The piston takes the cylinder's own name.
         let mut out = vec![("chamber", self.cap())];
+        if self.cushioned() {
+            out.push(("chamber", self.bore_chamber(self.cap())));
+        }
         if self.rod_diameter.is_some() {
             out.push(("chamber", self.rod()));
+            if self.cushioned() {
+                out.push(("chamber", self.bore_chamber(self.rod())));
+            }
         }
         out.push(("piston", self.name.clone()));
         out
@@ -122,30 +240,49 @@ impl Part for CylinderSpec {
 
     fn expand(&self, model: &mut ModelFile) {
         let area = self.bore_area_m2();
+        let port_volume = self.port_volume.unwrap_or(self.dead_volume);
+        let mut push = |name: String, volume: f64, pressure: f64| {
+            model.chamber.push(ChamberSpec {
+                name,
+                volume,
+                pressure,
+                temperature: self.temperature,
+            })
+        };
         // A chamber's `volume` is its volume at x = 0 (the piston adds its swept volume).
-        model.chamber.push(ChamberSpec {
-            name: self.cap(),
-            volume: self.dead_volume,
-            pressure: self.pressure,
-            temperature: self.temperature,
-        });
+        if self.cushioned() {
+            push(self.cap(), port_volume, self.pressure);
+        }
+        push(
+            self.bore_chamber(self.cap()),
+            self.dead_volume,
+            self.pressure,
+        );
         let rod_area = self
             .rod_diameter
             .map_or(0.0, |d| std::f64::consts::PI / 4.0 * d * d);
         if self.rod_diameter.is_some() {
-            model.chamber.push(ChamberSpec {
-                name: self.rod(),
-                volume: self.rod_dead_volume.unwrap_or(self.dead_volume)
-                    + (area - rod_area) * self.stroke,
-                pressure: self.rod_pressure.unwrap_or(self.pressure),
-                temperature: self.temperature,
-            });
+            let rod_pressure = self.rod_pressure.unwrap_or(self.pressure);
+            if self.cushioned() {
+                push(
+                    self.rod(),
+                    self.rod_port_volume.unwrap_or(port_volume),
+                    rod_pressure,
+                );
+            }
+            push(
+                self.bore_chamber(self.rod()),
+                self.rod_dead_volume.unwrap_or(self.dead_volume) + (area - rod_area) * self.stroke,
+                rod_pressure,
+            );
         }
+        let double = self.rod_diameter.is_some();
+        let cushion_port_max = (self.cushioned() && double).then(|| self.rod());
         model.piston.push(PistonSpec {
             name: self.name.clone(),
-            behind: self.cap(),
-            ahead: if self.rod_diameter.is_some() {
-                self.rod()
+            behind: self.bore_chamber(self.cap()),
+            ahead: if double {
+                self.bore_chamber(self.rod())
             } else {
                 self.vent.clone()
             },
@@ -164,6 +301,17 @@ impl Part for CylinderSpec {
             restitution: self.restitution,
             rod_area,
             rod_vent: self.rod_diameter.map(|_| self.vent.clone()),
+            cushion_length: self.cushion_length,
+            cushion_port_min: self.cushioned().then(|| self.cap()),
+            cushion_needle_area_max: cushion_port_max
+                .as_ref()
+                .and(self.rod_cushion_needle_area.or(self.cushion_needle_area)),
+            cushion_port_max,
+            cushion_needle_area_min: self.cushion_needle_area.filter(|_| self.cushioned()),
+            cushion_port_area: self
+                .port_diameter
+                .filter(|_| self.cushioned())
+                .map(|d| std::f64::consts::PI / 4.0 * d * d),
         });
     }
 }
