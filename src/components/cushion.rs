@@ -111,6 +111,12 @@ pub fn event_pressure_gradient(
     }
 }
 
+/// Whether event `e` belongs to an end without a cushion (it never fires).
+#[inline]
+pub fn never_fires(cushions: &[Option<Cushion>; 2], e: usize) -> bool {
+    locate(cushions, e).is_none()
+}
+
 /// The ratio kinks change no state and no mode: the driver only restarts there.
 #[inline]
 pub fn event_only_restarts(e: usize) -> bool {

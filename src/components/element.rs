@@ -178,6 +178,13 @@ pub trait Element:
         Self::SWITCHES
     }
 
+    /// Whether event `e` can never fire in this component, by its structure (a piston's
+    /// cushion events at an end without a cushion): the driver's event search leaves it out
+    /// (Model Exchange still reports it, as an indicator that stays 1).
+    fn event_never_fires(&self, _e: usize) -> bool {
+        false
+    }
+
     /// Whether event `e` is an event indicator of Model Exchange only, which the driver's own
     /// steps do not search: a point where the law is smooth enough for an integrator's error
     /// estimate (C¹) but a discrete output flips, which in Model Exchange may happen only at an

@@ -737,6 +737,10 @@ impl Element for Piston {
         e >= CUSHION && cushion::event_is_indicator_only(e - CUSHION)
     }
 
+    fn event_never_fires(&self, e: usize) -> bool {
+        e >= CUSHION && cushion::never_fires(&self.cushions, e - CUSHION)
+    }
+
     /// Breakaway: sliding in the way the drive pushes. Sticking: v = 0 exactly (it crossed 0
     /// to within the event location's round-off; that kinetic energy goes to `energy_left`),
     /// then sliding on at once where the drive breaks it free again (turning round).

@@ -59,7 +59,9 @@ impl Network {
             caches: Caches::default(),
             mass_moves_scratch: RefCell::default(),
             live_events: Default::default(),
+            searched_events: None,
         };
+        net.searched_events = Some(net.events_to_search());
         net.ensure_scratch();
         net.refresh_caches(true);
         net

@@ -86,6 +86,36 @@ impl Network {
         }
     }
 
+    /// The events the driver's steps search, in order: every event but Model Exchange's
+    /// only ([`Element::event_is_indicator_only`]) and those that can never fire
+    /// ([`Element::event_never_fires`]). Computed once (at build).
+    pub fn searched_events(&mut self) -> &[u32] {
+        if self.searched_events.is_none() {
+            self.searched_events = Some(self.events_to_search());
+        }
+        self.searched_events.as_deref().unwrap_or(&[])
+    }
+
+    #[cold]
+    pub(super) fn events_to_search(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        each_kind!(K => {
+            if K::EVENTS != 0 {
+                // Event k = first + e·n + i of component i (`event_of`), in k's order.
+                let (first, list) = (self.layout.first.event[K::INDEX], K::list(&self.kinds));
+                let events = K::EVENTS;
+                for e in 0..events {
+                    for (i, x) in list.iter().enumerate() {
+                        if !x.event_is_indicator_only(e) && !x.event_never_fires(e) {
+                            out.push((first + e * list.len() + i) as u32);
+                        }
+                    }
+                }
+            }
+        });
+        out
+    }
+
     #[cold]
     fn any_live_event(&self) -> bool {
         let mut any = false;

@@ -156,6 +156,11 @@ pub struct Network {
     /// poppet, a one-way flag), which no run-time write changes.
     #[serde(skip)]
     live_events: std::cell::Cell<u8>,
+    /// The events the driver's steps search (`searched_events`): neither Model Exchange's
+    /// only nor ones the structure keeps from firing. Set at build; `None` after a
+    /// deserialization until first asked for.
+    #[serde(skip)]
+    searched_events: Option<Vec<u32>>,
 }
 
 impl Network {

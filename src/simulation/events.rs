@@ -220,10 +220,9 @@ impl Simulation {
         adaptive: bool,
     ) -> Result<Option<(usize, f64)>, StepFailure> {
         let mut event: Option<(usize, f64)> = None;
-        for k in 0..self.network.n_events() {
-            if self.network.event_is_indicator_only(k) {
-                continue;
-            }
+        let searched = self.network.searched_events().len();
+        for j in 0..searched {
+            let k = self.network.searched_events()[j] as usize;
             let y0 = if adaptive { &self.internal.y } else { &self.y };
             let (Some(g0), Some(g1)) = (
                 self.network.event_value(k, t, y0),
