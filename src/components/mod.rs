@@ -8,6 +8,7 @@ pub mod chamber;
 pub mod directional_valve;
 pub mod element;
 pub mod flow_control;
+pub mod flow_table;
 pub mod inertance_valve;
 pub mod inertial_tube;
 pub mod keys;

@@ -22,6 +22,7 @@ mod components2;
 mod conservation;
 mod events;
 mod examples;
+mod flow_tables;
 mod friction;
 mod inertial_tube;
 mod kinks;
