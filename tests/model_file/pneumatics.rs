@@ -254,3 +254,63 @@ fn an_orifice_flow_table_is_a_valid_curve_or_refused_naming_the_row() {
         &["`flow_table_inlet_pressure` rates a `flow_table`"],
     );
 }
+
+/// A directional valve's `opening_table`: from [0, 0] to travel 1, travels increasing,
+/// openings 0 … 1 not decreasing; refused naming the row (or the cell, for its own rule).
+#[test]
+fn a_directional_valve_opening_table_is_refused_naming_the_row() {
+    let valve = |keys: &str| {
+        parse_str(
+            &format!(
+                "[model]\nname = \"v\"\n[gas]\nspecies = \"air\"\n[solver]\nt_end = 0.1\n\
+                 [[chamber]]\nname = \"c\"\nvolume = \"1 L\"\npressure = \"1 bar\"\n\
+                 temperature = 293.15\n[[reservoir]]\nname = \"s\"\npressure = \"6 bar\"\n\
+                 temperature = 293.15\n[[directional_valve]]\nname = \"v\"\np = \"s\"\n\
+                 a = \"c\"\nsonic_conductance = 1e-8\ncritical_pressure_ratio = 0.3\n{keys}"
+            ),
+            "v.toml",
+            &[],
+        )
+    };
+    valve("opening_table = [[0, 0], [0.3, 0], [1, 1]]\n").expect("valid");
+    for (keys, says) in [
+        (
+            "opening_table = [[0, 0]]\n",
+            &["at least two rows", "it has 1"][..],
+        ),
+        (
+            "opening_table = [[0, 0], [0.6, 0.5], [0.4, 0.6], [1, 1]]\n",
+            &["row 3", "travel must increase"],
+        ),
+        (
+            "opening_table = [[0, 0], [0.5, 0.6], [0.8, 0.4], [1, 1]]\n",
+            &["row 3", "must not decrease"],
+        ),
+        (
+            "opening_table = [[0, 0], [0.5, 1.5], [1, 1]]\n",
+            &["opening_table[1][1]", "between 0 and 1"],
+        ),
+        (
+            "opening_table = [[0, 0], [nan, 0.5], [1, 1]]\n",
+            &["opening_table[1][0]", "finite"],
+        ),
+        (
+            "opening_table = [[0, 0.1], [1, 1]]\n",
+            &["row 1", "start at [0, 0]"],
+        ),
+        (
+            "opening_table = [[0, 0], [0.9, 1]]\n",
+            &["row 2", "end at travel 1"],
+        ),
+    ] {
+        let errs = valve(keys).expect_err("refused");
+        for e in &errs {
+            println!("{keys:?}: {e}");
+        }
+        assert_eq!(errs.len(), 1, "{keys:?}: {errs:#?}");
+        assert!(
+            says.iter().all(|s| errs[0].to_string().contains(s)),
+            "{keys:?} should say {says:?}"
+        );
+    }
+}

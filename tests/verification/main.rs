@@ -29,6 +29,7 @@ mod kinks;
 mod law_kinks;
 mod linear_invariants;
 mod logic_valves;
+mod opening_tables;
 mod parts;
 mod pneumatics;
 mod projectile;
