@@ -308,3 +308,144 @@ flow_table_inlet_temperature = {t_ref}
         assert!((got - want).abs() <= 1e-14 * want.abs().max(1e-3), "{what}");
     }
 }
+
+/// Model Exchange: an importer's loop (forward Euler at 1e-4 s, the event indicators read
+/// after each step, a change of domain located by bisection, then event mode) on a tank
+/// blowing down through the curve [[0, F], [0.4, F], [0.7, 0.8F], [0.95, 0.3F], [1, 0]]:
+/// event modes fall on the rows' ratios 0.4, 0.7 and 0.95 and nowhere else, and `choked`
+/// (r below 0.4, the end of the curve's flat run) changes only in event mode, at 0.4.
+#[test]
+fn a_curves_rows_are_event_indicators_in_model_exchange() {
+    use plenum::cosim::{Instance, Interface};
+    let (p_atm, t_end, f) = (1e5, 3.0, 2e-2);
+    let src = format!(
+        r#"
+[model]
+name = "table_me"
+[gas]
+R = 287.0
+cp = 1004.5
+[solver]
+t_end = {t_end}
+[[chamber]]
+name = "tank"
+volume = "1 L"
+pressure = "10 bar"
+temperature = 293.15
+[[reservoir]]
+name = "atm"
+pressure = {p_atm:e}
+temperature = 293.15
+[[orifice]]
+name = "nozzle"
+from = "tank"
+to = "atm"
+flow_table = [[0, {f:e}], [0.4, {f:e}], [0.7, {:e}], [0.95, {:e}], [1, 0]]
+flow_table_inlet_pressure = 7e5
+"#,
+        0.8 * f,
+        0.3 * f
+    );
+    let mut inst =
+        Instance::with_interface(&src, "model.toml", Interface::ModelExchange).expect("loads");
+    inst.setup_experiment(0.0, None).expect("setup");
+    inst.enter_initialization_mode().expect("enter");
+    inst.exit_initialization_mode().expect("exit");
+    inst.update_discrete_states().expect("event update");
+    inst.enter_continuous_time_mode().expect("continuous");
+    let (n, nz) = (inst.n_states(), inst.n_event_indicators());
+    let vr = |inst: &Instance, name: &str| {
+        inst.description()
+            .variables
+            .iter()
+            .find(|v| v.name == name)
+            .unwrap_or_else(|| panic!("{name}"))
+            .value_reference
+    };
+    let vrs = [vr(&inst, "nozzle.choked"), vr(&inst, "tank.p")];
+    let read = |inst: &mut Instance| {
+        let mut v = [0.0; 2];
+        inst.get_real(&vrs, &mut v).expect("get");
+        v
+    };
+    let (mut x, mut dx, mut x1) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let (mut z0, mut z1) = (vec![0.0; nz], vec![0.0; nz]);
+    inst.continuous_states(&mut x).expect("x");
+    inst.event_indicators(&mut z0).expect("z");
+    let crossed = |a: &[f64], b: &[f64]| a.iter().zip(b).any(|(&g0, &g1)| (g0 > 0.0) != (g1 > 0.0));
+    let mut held = read(&mut inst)[0];
+    assert_eq!(held, 1.0, "choked at 10 bar into 1 bar");
+    let (h, mut t) = (1e-4, 0.0);
+    let mut events: Vec<(f64, f64, f64)> = Vec::new(); // (ratio, choked before, after)
+    while t < t_end - 0.5 * h {
+        inst.derivatives(&mut dx).expect("dx");
+        let at = |theta: f64, inst: &mut Instance, x1: &mut [f64], z: &mut [f64]| {
+            for i in 0..n {
+                x1[i] = x[i] + theta * h * dx[i];
+            }
+            inst.set_time(t + theta * h).expect("time");
+            inst.set_continuous_states(x1).expect("x");
+            inst.event_indicators(z).expect("z");
+        };
+        at(1.0, &mut inst, &mut x1, &mut z1);
+        let mut theta = 1.0;
+        let event = crossed(&z0, &z1);
+        if event {
+            let (mut lo, mut hi) = (0.0, 1.0);
+            for _ in 0..60 {
+                let mid = 0.5 * (lo + hi);
+                at(mid, &mut inst, &mut x1, &mut z1);
+                if crossed(&z0, &z1) {
+                    hi = mid
+                } else {
+                    lo = mid
+                }
+            }
+            at(lo, &mut inst, &mut x1, &mut z1);
+            assert_eq!(
+                read(&mut inst)[0],
+                held,
+                "choked before the event at t = {t}"
+            );
+            at(hi, &mut inst, &mut x1, &mut z1);
+            theta = hi;
+        } else {
+            assert_eq!(
+                read(&mut inst)[0],
+                held,
+                "choked changed without an event, t = {t}"
+            );
+        }
+        t += theta * h;
+        let step = inst.completed_integrator_step().expect("completed");
+        if event || step.enter_event_mode {
+            inst.enter_event_mode().expect("event mode");
+            inst.update_discrete_states().expect("event update");
+            inst.enter_continuous_time_mode().expect("continuous");
+            let v = read(&mut inst);
+            events.push((p_atm / v[1], held, v[0]));
+            held = v[0];
+        }
+        inst.continuous_states(&mut x).expect("x");
+        inst.event_indicators(&mut z0).expect("z");
+    }
+    for (ratio, before, after) in &events {
+        println!("event mode at p_atm/p_tank = {ratio:.12}, choked {before} -> {after}");
+    }
+    // Each row is a pair of indicators, h and −h: a root located exactly on h = 0 is in the
+    // domain z ≤ 0 of both, so the second enters event mode once more at the next step.
+    let near = |r: f64| events.iter().filter(|e| (e.0 - r).abs() <= 1e-9).count();
+    let at_rows = [near(0.4), near(0.7), near(0.95)];
+    println!("{nz} indicators; event modes at the rows 0.4, 0.7, 0.95: {at_rows:?}");
+    for k in at_rows {
+        assert!((1..=2).contains(&k), "{events:?}");
+    }
+    assert_eq!(
+        at_rows.iter().sum::<usize>(),
+        events.len(),
+        "no other event"
+    );
+    let flips: Vec<_> = events.iter().filter(|e| e.1 != e.2).collect();
+    assert_eq!(flips.len(), 1, "choked flips once");
+    assert!((flips[0].0 - 0.4).abs() <= 1e-9 && flips[0].2 == 0.0);
+}
