@@ -75,8 +75,9 @@ use crate::param::ParamSpec;
 use crate::units::Unit;
 
 crate::declare_kind! {
-    /// `[[orifice]]`: isentropic compressible flow (`area`, `discharge_coefficient`), or the
-    /// ISO 6358 form (`sonic_conductance`, `critical_pressure_ratio`).
+    /// `[[orifice]]`: isentropic compressible flow (`area`, `discharge_coefficient`), the
+    /// ISO 6358 form (`sonic_conductance`, `critical_pressure_ratio`), or a catalogue curve
+    /// (`flow_table`).
     kind OrificeSpec = "orifice", Link, gas, check = orifice_problems;
     name: Name;
     from: Node;
@@ -110,8 +111,8 @@ crate::declare_kind! {
     flow_table_inlet_temperature: Number, temperature, None, Positive;
 }
 
-/// An orifice has one of two forms: `area` (and `discharge_coefficient`), or ISO 6358's
-/// `sonic_conductance` and `critical_pressure_ratio`.
+/// An orifice has one of three forms: `area` (and `discharge_coefficient`), ISO 6358's
+/// `sonic_conductance` and `critical_pressure_ratio`, or a `flow_table`.
 fn orifice_problems(x: &OrificeSpec) -> Vec<Problem> {
     let problem = |key, message: &str| Problem {
         key,
