@@ -15,7 +15,10 @@
 //! ports in proportion to its travel (Beater, *Pneumatic Drives*, ch. 5.2; Simscape's
 //! directional valves with a linear opening). The spool position is a parameter: a number, a
 //! table (a ramp between the switching instants is the catalogue's response time, ISO 12238),
-//! or an FMU input; s outside its range is taken at its end. Each path's pressure-ratio kinks
+//! or an FMU input; s outside its range is taken at its end. An `opening_table` maps each
+//! path's travel to its opening, piecewise linear (an overlapped or underlapped spool); a linear
+//! time table of s gets a knot wherever it crosses a row's travel, so that each kink of the
+//! opening in time is a time-table breakpoint. Each path's pressure-ratio kinks
 //! (b, where it chokes, and the laminar ratio) are events as an orifice's are, whatever its
 //! opening (`crate::components::ratio_kinks`).
 
@@ -29,7 +32,7 @@ use crate::components::orifice::{ISO_LAMINAR_RATIO, signed_iso6358_mass_flow_kg_
 use crate::components::rating::sonic_conductance_from_nominal_flow;
 use crate::components::ratio_kinks;
 use crate::gas::IdealGas;
-use crate::param::{Param, ParamValue};
+use crate::param::{Interpolation, Param, ParamSpec, ParamValue};
 use crate::units::{Ratio, Unit};
 
 crate::declare_kind! {
@@ -62,6 +65,9 @@ crate::declare_kind! {
     centre_exhausted: Flag, dimensionless, Flag(false);
     /// A 5/3 whose centre connects p–a and p–b.
     centre_pressurized: Flag, dimensionless, Flag(false);
+    /// A path's opening against the spool's travel towards it: rows `[travel, opening]`, from
+    /// `[0, 0]` to travel 1, openings 0 … 1 not decreasing (linear when absent).
+    opening_table: Curve, dimensionless, None, Fraction;
 }
 
 fn valve_problems(x: &DirectionalValveSpec) -> Vec<Problem> {
@@ -102,7 +108,62 @@ fn valve_problems(x: &DirectionalValveSpec) -> Vec<Problem> {
     if x.normally_open && five {
         problem("`normally_open` is for a 2/2 or 3/2; a 5/2's rest position is p–b, a–ea");
     }
+    // Cells that break the key's rule are reported at the cell; the shape on valid cells.
+    if let Some(rows) = &x.opening_table
+        && rows
+            .iter()
+            .all(|[s, o]| s.is_finite() && (0.0..=1.0).contains(o))
+        && let Some(message) = opening_table_problem(rows)
+    {
+        out.push(Problem {
+            key: Some("opening_table"),
+            message,
+        });
+    }
     out
+}
+
+/// What is wrong with an opening table's rows `[travel, opening]` (rows named 1-based), if
+/// anything.
+fn opening_table_problem(rows: &[[f64; 2]]) -> Option<String> {
+    if rows.len() < 2 {
+        return Some(format!(
+            "an opening table needs at least two rows [travel, opening], from [0, 0] to travel \
+             1; it has {}",
+            rows.len()
+        ));
+    }
+    for (i, w) in rows.windows(2).enumerate() {
+        let ([s0, o0], [s1, o1]) = (w[0], w[1]);
+        if s1 <= s0 {
+            return Some(format!(
+                "row {}: the spool travel must increase row by row ({s1} after {s0})",
+                i + 2
+            ));
+        }
+        if o1 < o0 {
+            return Some(format!(
+                "row {}: the opening must not decrease as the spool travels towards the path \
+                 ({o1} after {o0})",
+                i + 2
+            ));
+        }
+    }
+    if rows[0] != [0.0, 0.0] {
+        return Some(format!(
+            "row 1: the table must start at [0, 0] (a path is closed with the spool away from \
+             it); it starts at [{}, {}]",
+            rows[0][0], rows[0][1]
+        ));
+    }
+    let last = rows[rows.len() - 1][0];
+    if last != 1.0 {
+        return Some(format!(
+            "row {}: the table must end at travel 1 (it ends at {last})",
+            rows.len()
+        ));
+    }
+    None
 }
 
 /// The valve's function, from its ports and flags.
@@ -137,6 +198,9 @@ pub struct DirectionalValve {
     pub position: Param<Ratio>,
     pub sonic_conductance_m3_per_s_pa: f64,
     pub critical_pressure_ratio: f64,
+    /// A path's opening against the spool's travel towards it, rows `[travel, opening]`
+    /// (validated); `None`: the opening is the travel.
+    pub opening_table: Option<Vec<[f64; 2]>>,
 }
 
 /// The openings of the paths p–a, p–b, a–ea, b–eb at spool position s.
@@ -160,9 +224,26 @@ fn clamp<T: Scalar>(v: T, lo: f64, hi: f64) -> T {
 }
 
 impl DirectionalValve {
-    /// The paths' openings at spool position `s` (taken at its end outside its range).
+    /// The paths' openings at spool position `s` (taken at its end outside its range): each
+    /// path's travel, through the opening table if the valve has one.
     #[inline(always)]
     pub fn openings<T: Scalar>(&self, s: T) -> Openings<T> {
+        let x = self.travels(s);
+        match &self.opening_table {
+            None => x,
+            Some(rows) => Openings {
+                pa: table_opening(rows, x.pa),
+                pb: table_opening(rows, x.pb),
+                aea: table_opening(rows, x.aea),
+                beb: table_opening(rows, x.beb),
+            },
+        }
+    }
+
+    /// Each path's travel towards it, 0 … 1, at spool position `s`: its opening under the
+    /// linear law.
+    #[inline(always)]
+    fn travels<T: Scalar>(&self, s: T) -> Openings<T> {
         let z = T::zero();
         let one = c::<T>(1.0);
         match self.function {
@@ -264,6 +345,55 @@ impl DirectionalValve {
     }
 }
 
+/// The opening at travel `x` (0 … 1) of a validated table: linear between its rows.
+#[inline]
+fn table_opening<T: Scalar>(rows: &[[f64; 2]], x: T) -> T {
+    let n = rows.len();
+    // The piece k: rows[k][0] ≤ x ≤ rows[k + 1][0].
+    let k = rows[1..n - 1].partition_point(|r| r[0] <= x.re());
+    let ([s0, o0], [s1, o1]) = (rows[k], rows[k + 1]);
+    (x - s0) * ((o1 - o0) / (s1 - s0)) + o0
+}
+
+/// The spool positions where an opening table's kinks lie: each row's travel as the travel
+/// towards a path (s) and away from it (1 − s), and for a 5/3 both of them on either side.
+fn kink_positions(rows: &[[f64; 2]], five_three: bool) -> Vec<f64> {
+    let mut out: Vec<f64> = rows.iter().flat_map(|r| [r[0], 1.0 - r[0]]).collect();
+    if five_three {
+        let neg: Vec<f64> = out.iter().map(|v| -v).collect();
+        out.extend(neg);
+    }
+    out.sort_by(f64::total_cmp);
+    out.dedup();
+    out
+}
+
+/// A linear time table of the spool position with a knot added wherever it crosses one of
+/// `kinks` inside a piece: the same ramp, whose crossings of the opening table's kinks are
+/// then time-table breakpoints, where the driver stops and restarts its integrator.
+fn with_kink_knots(table: &crate::param::TableSpec, kinks: &[f64]) -> crate::param::TableSpec {
+    let mut rows = Vec::with_capacity(table.table.len());
+    for w in table.table.windows(2) {
+        let ([t0, v0], [t1, v1]) = (w[0], w[1]);
+        rows.push(w[0]);
+        let (lo, hi) = (v0.min(v1), v0.max(v1));
+        let mut inside: Vec<[f64; 2]> = kinks
+            .iter()
+            .filter(|&&k| k > lo && k < hi)
+            .map(|&k| [t0 + (k - v0) / (v1 - v0) * (t1 - t0), k])
+            // A crossing within the time axis's resolution of a knot is that knot's.
+            .filter(|r| r[0] > t0 + 1e-9 * (t1 - t0) && r[0] < t1 - 1e-9 * (t1 - t0))
+            .collect();
+        inside.sort_by(|a, b| a[0].total_cmp(&b[0]));
+        rows.extend(inside);
+    }
+    rows.extend(table.table.last().copied());
+    crate::param::TableSpec {
+        table: rows,
+        interpolation: table.interpolation,
+    }
+}
+
 /// The index of a port the valve does not have.
 const NO_PORT: usize = usize::MAX;
 
@@ -292,9 +422,17 @@ impl Build for DirectionalValveSpec {
             eb: port(&self.eb),
             function,
             normally_open: self.normally_open,
-            position: self.position.to_param(),
+            position: match (&self.position, &self.opening_table) {
+                (ParamSpec::Table(t), Some(rows)) if t.interpolation == Interpolation::Linear => {
+                    let five_three = matches!(function, Function::FiveThree(_));
+                    ParamSpec::Table(with_kink_knots(t, &kink_positions(rows, five_three)))
+                        .to_param()
+                }
+                (p, _) => p.to_param(),
+            },
             sonic_conductance_m3_per_s_pa: cond,
             critical_pressure_ratio: b,
+            opening_table: self.opening_table.clone(),
         }
     }
 }

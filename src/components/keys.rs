@@ -36,6 +36,10 @@ pub enum Form {
     Opening,
     /// `true` or `false`.
     Flag,
+    /// A catalogue curve: rows `[x, y]`, y of the key's quantity against an abscissa the kind
+    /// names (an orifice's flow against its pressure ratio). Fixed for the run: no FMU
+    /// parameter, no `--set`.
+    Curve,
 }
 
 /// A key's default: what an absent key means.
@@ -259,6 +263,8 @@ pub enum Value<'a> {
     Number(f64),
     Param(&'a ParamSpec),
     Flag(bool),
+    /// A catalogue curve's rows `[x, y]` ([`Form::Curve`]).
+    Curve(&'a [[f64; 2]]),
 }
 
 /// A field of a generated spec struct as a [`Value`] (`None`: absent).
@@ -287,6 +293,12 @@ impl AsValue for bool {
 impl AsValue for ParamSpec {
     fn as_value(&self) -> Option<Value<'_>> {
         Some(Value::Param(self))
+    }
+}
+
+impl AsValue for Vec<[f64; 2]> {
+    fn as_value(&self) -> Option<Value<'_>> {
+        Some(Value::Curve(self))
     }
 }
 
@@ -388,6 +400,7 @@ macro_rules! key_field_type {
     (Param Implied $($d:tt)*) => { Option<$crate::param::ParamSpec> };
     (Param $($d:tt)*) => { $crate::param::ParamSpec };
     (Opening $($d:tt)*) => { $crate::param::ParamSpec };
+    (Curve None) => { Option<Vec<[f64; 2]>> };
 }
 
 /// The value a spec struct's field starts from before deserializing: the declared default, or
@@ -434,6 +447,9 @@ macro_rules! key_field_default {
     };
     (Opening Number($v:expr)) => {
         $crate::param::ParamSpec::Const($v)
+    };
+    (Curve None) => {
+        None
     };
 }
 

@@ -9,6 +9,7 @@ pub mod cushion;
 pub mod directional_valve;
 pub mod element;
 pub mod flow_control;
+pub mod flow_table;
 pub mod inertance_valve;
 pub mod inertial_tube;
 pub mod keys;

@@ -25,7 +25,12 @@
 //! (k1·Δp·sqrt(T0/T_u)), so the flow is continuous at b and at β_lam, and Lipschitz through
 //! Δp = 0 in either direction.
 //!
-//! Closing, cracking and relieving: either form's flow is proportional to its area (or its
+//! Catalogue curve (`flow_table`): the flow against the pressure ratio at a rated inlet state,
+//! interpolated and carried to other inlet states as the ISO 6358 law is
+//! (`crate::components::flow_table`); its interior rows are kinks, located as events in the
+//! slots of the ratio kinks, which a curve does not have.
+//!
+//! Closing, cracking and relieving: every form's flow is proportional to its area (or its
 //! sonic conductance), so a valve's opening x scales it, ṁ = x·ṁ_open: x = 0 is exactly no flow,
 //! with finite derivatives. x is the product of the `opening` (0..1, a number, a table, the
 //! cubic schedule of [`crate::param::Cubic`] or an FMU input) and, when the orifice has a
@@ -62,6 +67,7 @@ use crate::components::element::{
     Build, CacheContext, Compact, CompactState, Element, Eval, EventAt, Output, Reads, Slots,
     Variable, transfer_at,
 };
+use crate::components::flow_table::{self, FlowTable};
 use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::components::rating::sonic_conductance_from_nominal_flow;
 use crate::components::ratio_kinks;
@@ -69,8 +75,9 @@ use crate::param::ParamSpec;
 use crate::units::Unit;
 
 crate::declare_kind! {
-    /// `[[orifice]]`: isentropic compressible flow (`area`, `discharge_coefficient`), or the
-    /// ISO 6358 form (`sonic_conductance`, `critical_pressure_ratio`).
+    /// `[[orifice]]`: isentropic compressible flow (`area`, `discharge_coefficient`), the
+    /// ISO 6358 form (`sonic_conductance`, `critical_pressure_ratio`), or a catalogue curve
+    /// (`flow_table`).
     kind OrificeSpec = "orifice", Link, gas, check = orifice_problems;
     name: Name;
     from: Node;
@@ -94,16 +101,43 @@ crate::declare_kind! {
     cracking_pressure: Number, pressure, None, NonNegative;
     /// Check or relief valve: fully open from this p_from − p_to on, Pa (above the cracking one).
     full_flow_pressure: Number, pressure, None, Positive;
+    /// A catalogue curve instead of `area` or C: rows `[p_down/p_up, mass flow kg/s]` at the
+    /// rated inlet state, from ratio 0 to `[1, 0]`, flows not increasing.
+    flow_table: Curve, mass_rate, None, NonNegative;
+    /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
+    flow_table_inlet_pressure: Number, pressure, None, Positive;
+    /// The curve's rated inlet temperature, K (with `flow_table`; ISO 8778's 293.15 K when
+    /// absent).
+    flow_table_inlet_temperature: Number, temperature, None, Positive;
 }
 
-/// An orifice has one of two forms: `area` (and `discharge_coefficient`), or ISO 6358's
-/// `sonic_conductance` and `critical_pressure_ratio`.
+/// An orifice has one of three forms: `area` (and `discharge_coefficient`), ISO 6358's
+/// `sonic_conductance` and `critical_pressure_ratio`, or a `flow_table`.
 fn orifice_problems(x: &OrificeSpec) -> Vec<Problem> {
     let problem = |key, message: &str| Problem {
         key,
         message: message.to_string(),
     };
     let mut out = Vec::new();
+    if x.flow_table.is_none() {
+        for (given, key) in [
+            (
+                x.flow_table_inlet_pressure.is_some(),
+                "flow_table_inlet_pressure",
+            ),
+            (
+                x.flow_table_inlet_temperature.is_some(),
+                "flow_table_inlet_temperature",
+            ),
+        ] {
+            if given {
+                out.push(problem(
+                    Some(key),
+                    &format!("`{key}` rates a `flow_table`, which this orifice does not have"),
+                ));
+            }
+        }
+    }
     match (x.cracking_pressure, x.full_flow_pressure) {
         (Some(crack), Some(full)) if full <= crack => out.push(problem(
             Some("full_flow_pressure"),
@@ -120,6 +154,10 @@ fn orifice_problems(x: &OrificeSpec) -> Vec<Problem> {
             "a check or relief valve (with `full_flow_pressure`) needs `cracking_pressure` too",
         )),
         _ => {}
+    }
+    if let Some(rows) = &x.flow_table {
+        flow_table_problems(x, rows, &mut out);
+        return out;
     }
     if x.nominal_flow.is_some() {
         if x.sonic_conductance.is_some() {
@@ -196,6 +234,50 @@ fn orifice_problems(x: &OrificeSpec) -> Vec<Problem> {
     out
 }
 
+/// An orifice given by its catalogue curve: the curve's own shape, its rated inlet pressure,
+/// and none of the other forms' keys.
+fn flow_table_problems(x: &OrificeSpec, rows: &[[f64; 2]], out: &mut Vec<Problem>) {
+    // A cell that breaks the key's own rule (not finite, a negative flow) is reported at the
+    // cell by validation; the curve's shape is judged on valid cells only.
+    let cells_ok = rows
+        .iter()
+        .all(|[r, f]| r.is_finite() && f.is_finite() && *f >= 0.0);
+    if let Some(message) = flow_table::table_problem(rows).filter(|_| cells_ok) {
+        out.push(Problem {
+            key: Some("flow_table"),
+            message,
+        });
+    }
+    if x.flow_table_inlet_pressure.is_none() {
+        out.push(Problem {
+            key: None,
+            message: "an orifice with `flow_table` needs `flow_table_inlet_pressure` too: the \
+                      inlet pressure (absolute) its curve was measured at"
+                .to_string(),
+        });
+    }
+    for (given, key) in [
+        (x.area.is_some(), "area"),
+        (x.discharge_coefficient.is_some(), "discharge_coefficient"),
+        (x.sonic_conductance.is_some(), "sonic_conductance"),
+        (x.nominal_flow.is_some(), "nominal_flow"),
+        (
+            x.critical_pressure_ratio.is_some(),
+            "critical_pressure_ratio",
+        ),
+    ] {
+        if given {
+            out.push(Problem {
+                key: Some(key),
+                message: format!(
+                    "give either `flow_table` (a catalogue curve) or `{key}` (the isentropic or \
+                     ISO 6358 form), not both"
+                ),
+            });
+        }
+    }
+}
+
 /// ISO 8778 reference atmosphere: density, kg/m³, and temperature, K.
 pub const ISO_RHO0_KG_PER_M3: f64 = 1.185;
 pub const ISO_T0_K: f64 = 293.15;
@@ -215,6 +297,8 @@ pub enum OrificeForm {
         sonic_conductance_m3_per_s_pa: Param<SonicConductance>,
         critical_pressure_ratio: Param<Ratio>,
     },
+    /// A catalogue curve: flow against the pressure ratio at a rated inlet state.
+    Table(FlowTable),
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -454,6 +538,7 @@ impl Orifice {
                 let b = param(critical_pressure_ratio);
                 signed_iso6358_mass_flow_kg_per_s(cond, b, from, to)
             }
+            OrificeForm::Table(table) => table.signed_mass_flow_kg_per_s(from, to),
         }
     }
 
@@ -471,6 +556,8 @@ impl Orifice {
                 critical_pressure_ratio,
                 &self.opening,
             ],
+            // The curve is fixed for the run: the opening is its only parameter.
+            OrificeForm::Table(_) => [&self.opening, &self.opening, &self.opening],
         }
     }
 
@@ -518,6 +605,12 @@ impl Build for OrificeSpec {
             from: node(&self.from),
             to: node(&self.to),
             form: match (&self.sonic_conductance, self.nominal_flow) {
+                // A curve excludes the other forms' keys (validated).
+                _ if self.flow_table.is_some() => OrificeForm::Table(FlowTable::new(
+                    self.flow_table.as_deref().unwrap_or_default(),
+                    self.flow_table_inlet_pressure.unwrap_or(f64::NAN),
+                    self.flow_table_inlet_temperature.unwrap_or(ISO_T0_K),
+                )),
                 (Some(c), _) => OrificeForm::Iso6358 {
                     sonic_conductance_m3_per_s_pa: c.to_param(),
                     critical_pressure_ratio: param(
@@ -734,7 +827,8 @@ impl Orifice {
         }
     }
 
-    /// The critical pressure ratio of its form (r* or b), where the flow chokes.
+    /// The critical pressure ratio of its form (r* or b), where the flow chokes: a curve's is
+    /// the end of its leading run of equal flows (0: never choked).
     fn critical_ratio(&self, gas: &IdealGas, pv: &dyn Fn(&ParamValue) -> f64) -> f64 {
         match &self.form {
             OrificeForm::Isentropic { .. } => gas.critical_pressure_ratio,
@@ -742,7 +836,26 @@ impl Orifice {
                 critical_pressure_ratio,
                 ..
             } => pv(critical_pressure_ratio),
+            OrificeForm::Table(table) => table.choked_ratio().unwrap_or(0.0),
         }
+    }
+
+    /// A curve's breakpoint event (ratio switch `q` of [`SWITCHES`]: h_q of
+    /// [`FlowTable::breakpoint_event`]) with its gradient, and the (high, low) nodes.
+    fn table_event(&self, q: usize, at: &EventAt<'_>) -> Option<([f64; 3], usize, usize)> {
+        let OrificeForm::Table(table) = &self.form else {
+            return None;
+        };
+        let (pf, pt) = (
+            (at.node)(self.from).pressure_pa,
+            (at.node)(self.to).pressure_pa,
+        );
+        let (high, low, p_high, p_low) = if pf >= pt {
+            (self.from, self.to, pf, pt)
+        } else {
+            (self.to, self.from, pt, pf)
+        };
+        Some((table.breakpoint_event(q, p_high, p_low)?, high, low))
     }
 }
 
@@ -788,13 +901,22 @@ impl Element for Orifice {
     /// The ratio points crossed with r falling (choking, leaving the laminar band) are events
     /// of Model Exchange only (the flag `choked`; an importer's restart on the kink): the
     /// driver locates them with r rising only (docs/integrators.md, "Switches").
+    /// A curve's breakpoints are located both ways: each h_q changes sign at every other
+    /// breakpoint, so the two directions of one switch are not one kink's (module notes of
+    /// `flow_table`).
     fn event_is_indicator_only(&self, e: usize) -> bool {
-        e / 2 >= RATIO_SWITCHES && ratio_kinks::is_indicator_only(e - 2 * RATIO_SWITCHES)
+        e / 2 >= RATIO_SWITCHES
+            && !matches!(self.form, OrificeForm::Table(_))
+            && ratio_kinks::is_indicator_only(e - 2 * RATIO_SWITCHES)
     }
 
     /// Event 2j: switch j's g rises through 0; 2j + 1: it falls through it (see [`SWITCHES`]).
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
         let j = e / 2;
+        if j >= RATIO_SWITCHES && matches!(self.form, OrificeForm::Table(_)) {
+            let (h, _, _) = self.table_event(j - RATIO_SWITCHES, at)?;
+            return Some(Poppet::pair(e, h[0]));
+        }
         if j >= RATIO_SWITCHES {
             let critical = self.critical_ratio(at.gas, at.pv);
             let k = e - 2 * RATIO_SWITCHES;
@@ -814,7 +936,13 @@ impl Element for Orifice {
         push: &mut dyn FnMut(usize, f64),
     ) {
         let j = e / 2;
-        if j >= RATIO_SWITCHES {
+        if j >= RATIO_SWITCHES && matches!(self.form, OrificeForm::Table(_)) {
+            if let Some((h, high, low)) = self.table_event(j - RATIO_SWITCHES, at) {
+                let sign = Poppet::pair(e, 1.0);
+                push(high, sign * h[1]);
+                push(low, sign * h[2]);
+            }
+        } else if j >= RATIO_SWITCHES {
             let critical = self.critical_ratio(at.gas, at.pv);
             let k = e - 2 * RATIO_SWITCHES;
             ratio_kinks::event_pressure_gradient(k, critical, self.from, self.to, at, push);
@@ -825,6 +953,15 @@ impl Element for Orifice {
 
     fn event_description(&self, e: usize) -> String {
         let j = e / 2;
+        if j >= RATIO_SWITCHES && matches!(self.form, OrificeForm::Table(_)) {
+            let parity = ["3, 5, …", "2, 4, …"][(j - RATIO_SWITCHES) % 2];
+            let way = ["h", "−h"][e % 2];
+            return format!(
+                "orifice `{}`: p_low/p_high through one of its flow table's rows {parity} \
+                 ({way} rising)",
+                self.name
+            );
+        }
         if j >= RATIO_SWITCHES {
             let k = e - 2 * RATIO_SWITCHES;
             return format!("orifice `{}`: {}", self.name, ratio_kinks::describe(k));
@@ -897,6 +1034,7 @@ impl Element for Orifice {
                     (Some(cond), Some(b)) => ConstLaw::Iso6358(cond, b),
                     _ => return,
                 },
+                OrificeForm::Table(_) => return,
             };
             cache.links.push(OrificeLink {
                 from: o.from as u32,
@@ -928,6 +1066,7 @@ impl Element for Orifice {
                 critical_pressure_ratio,
                 ..
             } => pv(critical_pressure_ratio).re(),
+            OrificeForm::Table(table) => table.choked_ratio().unwrap_or(0.0),
         };
         let open = self.opening_with(pv, from, to).re() > 0.0;
         // p_low/p_high below critical as the choked switch's event function g writes it, with

@@ -10,7 +10,7 @@ use toml::Spanned;
 use toml::de::DeValue;
 
 use super::locate::{Path, Seg, key};
-use crate::components::keys::Kind;
+use crate::components::keys::{Form, Kind};
 use crate::units::Unit;
 use crate::units::parse::{QuantityError, quantity_si};
 
@@ -165,6 +165,31 @@ fn component_value(found: &mut Vec<Found>, path: &mut Path, v: &Spanned<DeValue<
     }
 }
 
+/// A catalogue curve's rows `[x, y]`: y of the key's quantity, x a ratio (dimensionless).
+fn curve_rows(found: &mut Vec<Found>, path: &mut Path, v: &Spanned<DeValue<'_>>, unit: &Unit) {
+    let name = match path.last() {
+        Some(Seg::Key(k)) => k.clone(),
+        _ => String::new(),
+    };
+    let DeValue::Array(rows) = v.get_ref() else {
+        return;
+    };
+    let ratio = Unit::dimensionless();
+    for (r, row) in rows.iter().enumerate() {
+        if let DeValue::Array(cells) = row.get_ref()
+            && cells.len() == 2
+        {
+            path.push(Seg::Index(r));
+            for (c, u) in [(0, &ratio), (1, unit)] {
+                path.push(Seg::Index(c));
+                convert_string(found, path, &name, &cells[c], u);
+                path.pop();
+            }
+            path.pop();
+        }
+    }
+}
+
 /// Every string with a unit where a number goes, converted (or why not).
 pub(crate) fn find(root: &Spanned<DeValue<'_>>) -> Vec<Found> {
     let mut found = Vec::new();
@@ -201,9 +226,11 @@ pub(crate) fn find(root: &Spanned<DeValue<'_>>) -> Vec<Found> {
 fn component(found: &mut Vec<Found>, kind: &Kind, name: &str, i: usize, t: &toml::de::DeTable<'_>) {
     for (k, x) in t.iter() {
         let k: &str = k.get_ref();
-        if let Some(spec) = kind.key(k).filter(|s| s.is_numeric()) {
-            let mut path = vec![key(name), Seg::Index(i), key(k)];
-            component_value(found, &mut path, x, &spec.unit());
+        let mut path = vec![key(name), Seg::Index(i), key(k)];
+        match kind.key(k) {
+            Some(spec) if spec.is_numeric() => component_value(found, &mut path, x, &spec.unit()),
+            Some(spec) if spec.form == Form::Curve => curve_rows(found, &mut path, x, &spec.unit()),
+            _ => {}
         }
     }
 }

@@ -603,6 +603,18 @@ fn key_rules(
                     c.positive(&d, cu.cubic.duration, " s");
                 }
                 Value::Param(p) => c.param(&path, p, |v| rule.holds(v), text),
+                Value::Curve(rows) => {
+                    // Each flow obeys the key's rule; the shape of the curve (order, ends) is
+                    // the kind's own check, which names the row.
+                    for (r, row) in rows.iter().enumerate() {
+                        let mut d = path.clone();
+                        d.extend([Seg::Index(r), Seg::Index(1)]);
+                        c.require_with(&d, row[1], rule.holds(row[1]), text);
+                        d.pop();
+                        d.push(Seg::Index(0));
+                        c.require_with(&d, row[0], row[0].is_finite(), || "finite".to_string());
+                    }
+                }
                 Value::Text(_) | Value::Flag(_) => {}
             }
         }

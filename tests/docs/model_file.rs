@@ -115,6 +115,7 @@ fn minimal_model() -> String {
                 Form::Name => format!("\"{}\"", kind.name),
                 Form::Node => "\"c\"".to_string(),
                 Form::Flag => "false".to_string(),
+                Form::Curve => "[[0.0, 1.0], [1.0, 0.0]]".to_string(),
                 Form::Number | Form::Param | Form::Opening => "1.0".to_string(),
             };
             s += &format!("{} = {value}\n", key.name);
@@ -223,6 +224,7 @@ fn every_component_key_row_states_its_declaration() {
                 Form::Param => "param",
                 Form::Opening => "param or cubic",
                 Form::Flag => "bool",
+                Form::Curve => "table",
             };
             let want_unit = match key.form {
                 Form::Name | Form::Node | Form::Flag => "—".to_string(),

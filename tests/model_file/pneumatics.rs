@@ -162,3 +162,155 @@ fn an_orifice_takes_nominal_flow_instead_of_c_at_a_constant_b() {
         "Nl/min",
     );
 }
+
+/// An orifice's catalogue curve (`flow_table`): flows with units, its rated inlet state, and
+/// hostile tables refused with a message naming the row.
+#[test]
+fn an_orifice_flow_table_is_a_valid_curve_or_refused_naming_the_row() {
+    let orifice = |keys: &str| {
+        parse_str(
+            &format!(
+                "[model]\nname = \"o\"\n[gas]\nspecies = \"air\"\n[solver]\nt_end = 0.1\n\
+                 [[chamber]]\nname = \"c\"\nvolume = \"1 L\"\npressure = \"5 bar\"\n\
+                 temperature = 293.15\n[[reservoir]]\nname = \"atm\"\npressure = 1e5\n\
+                 temperature = 293.15\n[[orifice]]\nname = \"o\"\nfrom = \"c\"\nto = \"atm\"\n\
+                 {keys}"
+            ),
+            "o.toml",
+            &[],
+        )
+    };
+    let refused = |keys: &str, says: &[&str]| {
+        let errs = orifice(keys).expect_err("refused");
+        for e in &errs {
+            println!("{keys:?}: {e}");
+        }
+        assert!(
+            errs.iter()
+                .any(|e| says.iter().all(|s| e.to_string().contains(s))),
+            "{keys:?} should say {says:?}: {errs:#?}"
+        );
+    };
+    let ok = "flow_table_inlet_pressure = \"7 bar\"\n";
+    let m = orifice(&format!(
+        "flow_table = [[0, \"600 Nl/min\"], [0.4, \"600 Nl/min\"], [0.9, \"300 Nl/min\"], [1, 0]]\n{ok}"
+    ))
+    .expect("valid");
+    let rows = m.spec.orifice[0].flow_table.clone().unwrap();
+    // ISO 8778's ρ₀ = 1.185 kg/m³: 600 Nl/min = 0.01 m³/s · 1.185 kg/m³.
+    let want = 600e-3 / 60.0 * 1.185;
+    println!("600 Nl/min -> {:e} kg/s (ρ₀·Q: {want:e})", rows[0][1]);
+    assert!((rows[0][1] - want).abs() < 1e-15);
+    refused(
+        &format!("flow_table = [[0, \"600 l/min\"], [1, 0]]\n{ok}"),
+        &["flow_table", "Nl/min"],
+    );
+    refused(
+        &format!("flow_table = [[0, 1e-3], [0.8, 5e-4], [0.5, 4e-4], [1, 0]]\n{ok}"),
+        &["row 3", "ratios must increase"],
+    );
+    refused(
+        &format!("flow_table = [[0, 1e-3], [0.5, nan], [1, 0]]\n{ok}"),
+        &["flow_table[1][1]", "finite"],
+    );
+    refused(
+        &format!("flow_table = [[0, 1e-3], [nan, 5e-4], [1, 0]]\n{ok}"),
+        &["flow_table[1][0]", "finite"],
+    );
+    refused(
+        &format!("flow_table = [[0, 1e-3]]\n{ok}"),
+        &["at least two rows", "it has 1"],
+    );
+    refused(
+        &format!("flow_table = [[0, 1e-3], [0.5, -1e-4], [1, 0]]\n{ok}"),
+        &["flow_table[1][1]", "0 kg/s or more"],
+    );
+    refused(
+        &format!("flow_table = [[0, 1e-3], [0.5, 2e-3], [1, 0]]\n{ok}"),
+        &["row 2", "must not increase"],
+    );
+    refused(
+        &format!("flow_table = [[0.2, 1e-3], [1, 0]]\n{ok}"),
+        &["row 1", "start at ratio 0"],
+    );
+    refused(
+        &format!("flow_table = [[0, 1e-3], [0.9, 1e-4]]\n{ok}"),
+        &["row 2", "end at ratio 1 with flow 0"],
+    );
+    refused(
+        &format!("flow_table = [[0, 1e-3], [1.5, 0]]\n{ok}"),
+        &["row 2", "between 0 and 1"],
+    );
+    refused(
+        "flow_table = [[0, 1e-3], [1, 0]]\n",
+        &["needs `flow_table_inlet_pressure`"],
+    );
+    refused(
+        &format!("flow_table = [[0, 1e-3], [1, 0]]\nsonic_conductance = 1e-8\n{ok}"),
+        &["either `flow_table`", "`sonic_conductance`"],
+    );
+    refused(
+        "area = 1e-6\nflow_table_inlet_pressure = 7e5\n",
+        &["`flow_table_inlet_pressure` rates a `flow_table`"],
+    );
+}
+
+/// A directional valve's `opening_table`: from [0, 0] to travel 1, travels increasing,
+/// openings 0 … 1 not decreasing; refused naming the row (or the cell, for its own rule).
+#[test]
+fn a_directional_valve_opening_table_is_refused_naming_the_row() {
+    let valve = |keys: &str| {
+        parse_str(
+            &format!(
+                "[model]\nname = \"v\"\n[gas]\nspecies = \"air\"\n[solver]\nt_end = 0.1\n\
+                 [[chamber]]\nname = \"c\"\nvolume = \"1 L\"\npressure = \"1 bar\"\n\
+                 temperature = 293.15\n[[reservoir]]\nname = \"s\"\npressure = \"6 bar\"\n\
+                 temperature = 293.15\n[[directional_valve]]\nname = \"v\"\np = \"s\"\n\
+                 a = \"c\"\nsonic_conductance = 1e-8\ncritical_pressure_ratio = 0.3\n{keys}"
+            ),
+            "v.toml",
+            &[],
+        )
+    };
+    valve("opening_table = [[0, 0], [0.3, 0], [1, 1]]\n").expect("valid");
+    for (keys, says) in [
+        (
+            "opening_table = [[0, 0]]\n",
+            &["at least two rows", "it has 1"][..],
+        ),
+        (
+            "opening_table = [[0, 0], [0.6, 0.5], [0.4, 0.6], [1, 1]]\n",
+            &["row 3", "travel must increase"],
+        ),
+        (
+            "opening_table = [[0, 0], [0.5, 0.6], [0.8, 0.4], [1, 1]]\n",
+            &["row 3", "must not decrease"],
+        ),
+        (
+            "opening_table = [[0, 0], [0.5, 1.5], [1, 1]]\n",
+            &["opening_table[1][1]", "between 0 and 1"],
+        ),
+        (
+            "opening_table = [[0, 0], [nan, 0.5], [1, 1]]\n",
+            &["opening_table[1][0]", "finite"],
+        ),
+        (
+            "opening_table = [[0, 0.1], [1, 1]]\n",
+            &["row 1", "start at [0, 0]"],
+        ),
+        (
+            "opening_table = [[0, 0], [0.9, 1]]\n",
+            &["row 2", "end at travel 1"],
+        ),
+    ] {
+        let errs = valve(keys).expect_err("refused");
+        for e in &errs {
+            println!("{keys:?}: {e}");
+        }
+        assert_eq!(errs.len(), 1, "{keys:?}: {errs:#?}");
+        assert!(
+            says.iter().all(|s| errs[0].to_string().contains(s)),
+            "{keys:?} should say {says:?}"
+        );
+    }
+}

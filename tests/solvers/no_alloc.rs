@@ -447,3 +447,35 @@ fn sparse_bdf_steps_allocate_nothing_after_warm_up() {
         }
     }
 }
+
+/// The catalogue curves' laws and their breakpoint events (an orifice's `flow_table`, a
+/// directional valve's `opening_table`): the right-hand side and the driver's step loop with
+/// its event search allocate nothing after the warm-up.
+#[test]
+fn curve_laws_and_their_events_allocate_nothing() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/models/flow_table.toml");
+    let mut spec = load_path(&path, &[]).expect("loads").spec;
+    spec.solver.method = "rk4".to_string();
+    spec.solver.step = Some(1e-4);
+    let mut sim = build_simulation(&spec, None).expect("builds");
+    let y = sim.y.clone();
+    let mut dydt = vec![0.0; y.len()];
+    sim.network.rhs(0.0, &y, &mut dydt);
+    let rhs = allocations_in(|| {
+        for k in 0..1000 {
+            sim.network.rhs(k as f64 * 1e-6, &y, &mut dydt);
+        }
+    });
+    sim.advance_to(8e-4).expect("warm-up");
+    let steps = allocations_in(|| {
+        sim.advance_to(1.0).expect("steps");
+    });
+    println!(
+        "{rhs} allocations in 1000 right-hand sides, {steps} in advance_to over {} steps with \
+         {} events",
+        sim.stats.steps, sim.stats.events
+    );
+    assert!(sim.stats.events > 0, "the run crosses rows of its curves");
+    assert_eq!((rhs, steps), (0, 0));
+}
