@@ -15,6 +15,8 @@ pub mod inertial_tube;
 pub mod keys;
 pub mod mass_flow;
 pub mod orifice;
+mod orifice_checks;
+mod orifice_link;
 pub mod pilot_check;
 pub mod piston;
 pub mod quick_exhaust;

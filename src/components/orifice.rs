@@ -65,10 +65,13 @@ use crate::units::{Area, Ratio, SonicConductance};
 
 use crate::components::element::{
     Build, CacheContext, Compact, CompactState, Element, Eval, EventAt, Output, Reads, Slots,
-    Variable, transfer_at,
+    Variable,
 };
-use crate::components::flow_table::{self, FlowTable};
-use crate::components::keys::{Component, Kind, Link, Problem};
+use crate::components::flow_table::FlowTable;
+use crate::components::keys::{Component, Kind, Link};
+use crate::components::orifice_checks::orifice_problems;
+use crate::components::orifice_link::link_flows;
+pub use crate::components::orifice_link::{ConstLaw, OrificeLink, const_orifice_flow};
 use crate::components::rating::sonic_conductance_from_nominal_flow;
 use crate::components::ratio_kinks;
 use crate::param::ParamSpec;
@@ -109,173 +112,6 @@ crate::declare_kind! {
     /// The curve's rated inlet temperature, K (with `flow_table`; ISO 8778's 293.15 K when
     /// absent).
     flow_table_inlet_temperature: Number, temperature, None, Positive;
-}
-
-/// An orifice has one of three forms: `area` (and `discharge_coefficient`), ISO 6358's
-/// `sonic_conductance` and `critical_pressure_ratio`, or a `flow_table`.
-fn orifice_problems(x: &OrificeSpec) -> Vec<Problem> {
-    let problem = |key, message: &str| Problem {
-        key,
-        message: message.to_string(),
-    };
-    let mut out = Vec::new();
-    if x.flow_table.is_none() {
-        for (given, key) in [
-            (
-                x.flow_table_inlet_pressure.is_some(),
-                "flow_table_inlet_pressure",
-            ),
-            (
-                x.flow_table_inlet_temperature.is_some(),
-                "flow_table_inlet_temperature",
-            ),
-        ] {
-            if given {
-                out.push(problem(
-                    Some(key),
-                    &format!("`{key}` rates a `flow_table`, which this orifice does not have"),
-                ));
-            }
-        }
-    }
-    match (x.cracking_pressure, x.full_flow_pressure) {
-        (Some(crack), Some(full)) if full <= crack => out.push(problem(
-            Some("full_flow_pressure"),
-            &format!(
-                "`full_flow_pressure` ({full} Pa) must be above `cracking_pressure` ({crack} Pa)"
-            ),
-        )),
-        (Some(_), None) => out.push(problem(
-            None,
-            "a check or relief valve (with `cracking_pressure`) needs `full_flow_pressure` too",
-        )),
-        (None, Some(_)) => out.push(problem(
-            None,
-            "a check or relief valve (with `full_flow_pressure`) needs `cracking_pressure` too",
-        )),
-        _ => {}
-    }
-    if let Some(rows) = &x.flow_table {
-        flow_table_problems(x, rows, &mut out);
-        return out;
-    }
-    if x.nominal_flow.is_some() {
-        if x.sonic_conductance.is_some() {
-            out.push(problem(
-                Some("nominal_flow"),
-                "give either `sonic_conductance` (C) or `nominal_flow` (Q_N), not both",
-            ));
-        }
-        if x.area.is_some() {
-            out.push(problem(
-                Some("nominal_flow"),
-                "`nominal_flow` rates the ISO 6358 form; the isentropic form is given by `area`: \
-                 give one of them",
-            ));
-            return out;
-        }
-        match &x.critical_pressure_ratio {
-            None => out.push(problem(
-                None,
-                "an ISO 6358 orifice (with `nominal_flow`) needs `critical_pressure_ratio` too",
-            )),
-            Some(b) if b.as_const().is_none() => out.push(problem(
-                Some("critical_pressure_ratio"),
-                "with `nominal_flow`, `critical_pressure_ratio` must be a number: C is \
-                 converted from Q_N at that b once (give `sonic_conductance` to vary b)",
-            )),
-            Some(_) => {}
-        }
-        if x.discharge_coefficient.is_some() {
-            out.push(problem(
-                Some("discharge_coefficient"),
-                "`discharge_coefficient` belongs to the `area` form; the ISO 6358 form \
-                 (`nominal_flow`) has none",
-            ));
-        }
-        return out;
-    }
-    match (&x.area, &x.sonic_conductance) {
-        (Some(_), None) => {
-            if x.critical_pressure_ratio.is_some() {
-                out.push(problem(
-                    Some("critical_pressure_ratio"),
-                    "`critical_pressure_ratio` belongs to the ISO 6358 form, which is given by \
-                     `sonic_conductance` instead of `area`",
-                ));
-            }
-        }
-        (None, Some(_)) => {
-            if x.critical_pressure_ratio.is_none() {
-                out.push(problem(
-                    None,
-                    "an ISO 6358 orifice (with `sonic_conductance`) needs \
-                     `critical_pressure_ratio` too",
-                ));
-            }
-            if x.discharge_coefficient.is_some() {
-                out.push(problem(
-                    Some("discharge_coefficient"),
-                    "`discharge_coefficient` belongs to the `area` form; the ISO 6358 form \
-                     (`sonic_conductance`) has none",
-                ));
-            }
-        }
-        (Some(_), Some(_)) => out.push(problem(
-            Some("sonic_conductance"),
-            "give either `area` (isentropic orifice) or `sonic_conductance` (ISO 6358), not both",
-        )),
-        (None, None) => out.push(problem(
-            None,
-            "missing required key `area` in orifice (or, for the ISO 6358 form, \
-             `sonic_conductance` and `critical_pressure_ratio`)",
-        )),
-    }
-    out
-}
-
-/// An orifice given by its catalogue curve: the curve's own shape, its rated inlet pressure,
-/// and none of the other forms' keys.
-fn flow_table_problems(x: &OrificeSpec, rows: &[[f64; 2]], out: &mut Vec<Problem>) {
-    // A cell that breaks the key's own rule (not finite, a negative flow) is reported at the
-    // cell by validation; the curve's shape is judged on valid cells only.
-    let cells_ok = rows
-        .iter()
-        .all(|[r, f]| r.is_finite() && f.is_finite() && *f >= 0.0);
-    if let Some(message) = flow_table::table_problem(rows).filter(|_| cells_ok) {
-        out.push(Problem {
-            key: Some("flow_table"),
-            message,
-        });
-    }
-    if x.flow_table_inlet_pressure.is_none() {
-        out.push(Problem {
-            key: None,
-            message: "an orifice with `flow_table` needs `flow_table_inlet_pressure` too: the \
-                      inlet pressure (absolute) its curve was measured at"
-                .to_string(),
-        });
-    }
-    for (given, key) in [
-        (x.area.is_some(), "area"),
-        (x.discharge_coefficient.is_some(), "discharge_coefficient"),
-        (x.sonic_conductance.is_some(), "sonic_conductance"),
-        (x.nominal_flow.is_some(), "nominal_flow"),
-        (
-            x.critical_pressure_ratio.is_some(),
-            "critical_pressure_ratio",
-        ),
-    ] {
-        if given {
-            out.push(Problem {
-                key: Some(key),
-                message: format!(
-                    "give either `flow_table` (a catalogue curve) or `{key}` (the isentropic or \
-                     ISO 6358 form), not both"
-                ),
-            });
-        }
-    }
 }
 
 /// ISO 8778 reference atmosphere: density, kg/m³, and temperature, K.
@@ -725,75 +561,6 @@ impl Link for Orifice {
     }
     fn reads_upstream_temperature(&self) -> bool {
         true
-    }
-}
-
-/// An orifice's flow law with its constant parameters (see [`OrificeLink`]).
-#[derive(Clone, Copy, Debug)]
-pub enum ConstLaw {
-    /// C_d·A, m²: the product [`Orifice::mass_flow_with`] forms, so the same bits.
-    Isentropic(f64),
-    /// Sonic conductance (m³/(s·Pa)) and critical pressure ratio.
-    Iso6358(f64, f64),
-}
-
-/// One orifice as the right-hand side reads it: its nodes, the offsets of its ends in dy and
-/// its constant law, 40 bytes against an [`Orifice`]'s 88 (its name, `usize` nodes, parameters
-/// that may be tables): the right-hand side reads every orifice, which on large networks is
-/// most of the bytes it streams (at 100k components the orifices alone outgrow L2). The dy
-/// offsets spare each end its chamber-or-accumulator test (scale bench's rhs −5 %). The kind's
-/// cache ([`Compact`]): built with the network, and again by the right-hand side after a
-/// parameter write. Only plain orifices ([`Orifice::is_plain`]) with constant parameters.
-#[derive(Clone, Copy, Debug)]
-pub struct OrificeLink {
-    pub from: u32,
-    pub to: u32,
-    /// Index in dy of each end's (mass, energy) pair.
-    pub dy_from: u32,
-    pub dy_to: u32,
-    pub law: ConstLaw,
-}
-
-/// Mass flow of an orifice with constant parameters: [`Orifice::mass_flow_with`]'s arithmetic.
-#[inline(always)]
-pub fn const_orifice_flow<T: Scalar>(
-    gas: &IdealGas,
-    law: ConstLaw,
-    from: NodeState<T>,
-    to: NodeState<T>,
-) -> T {
-    match law {
-        ConstLaw::Isentropic(k) => signed_mass_flow_kg_per_s(gas, c(k), from, to),
-        ConstLaw::Iso6358(cond, b) => signed_iso6358_mass_flow_kg_per_s(c(cond), c(b), from, to),
-    }
-}
-
-/// The orifices' flows from their links (usable) into `dy` and `flows` (from its start), at the
-/// node states `nodes` (the plain parameters `items` for the test builds' check). Out of line:
-/// its registers stay out of the networks without orifices; given the evaluation's parts
-/// rather than the evaluation, which would then have to be built in memory.
-#[inline(never)]
-fn link_flows<T: Scalar>(
-    items: &[Orifice],
-    links: &[OrificeLink],
-    gas: &IdealGas,
-    nodes: &[NodeState<T>],
-    dy: &mut [T],
-    flows: &mut [T],
-) {
-    for (k, (o, out)) in links.iter().zip(flows.iter_mut()).enumerate() {
-        let (nf, nt) = (nodes[o.from as usize], nodes[o.to as usize]);
-        let mdot = const_orifice_flow(gas, o.law, nf, nt);
-        // The links hold constants only (no seed replaces them): any t gives their values.
-        debug_assert_eq!(
-            mdot.re().to_bits(),
-            items[k]
-                .mass_flow_with(gas, |p: &ParamValue| c(p.value(0.0, 0.0)), nf, nt)
-                .re()
-                .to_bits()
-        );
-        transfer_at(gas, nf, nt, o.dy_from as usize, o.dy_to as usize, mdot, dy);
-        *out = mdot;
     }
 }
 
