@@ -296,8 +296,8 @@ pub struct EventAt<'a> {
     pub t: f64,
     pub s: &'a [f64],
     pub flag: bool,
-    /// The mode its law holds ([`Element::held_mode`]): `None` before one is held (a built or
-    /// restored network), where a law falls back on its state alone.
+    /// The mode its law holds ([`Element::held_mode`]): `None` before one is held (a built
+    /// network), where a law falls back on its state alone.
     pub mode: Option<i8>,
     pub gas: &'a IdealGas,
     /// A node's pressure and temperature at the instant (chambers from the state).

@@ -66,6 +66,16 @@ pub(super) fn check_fits(
             network.pistons().len()
         ));
     }
+    let slots = network.n_events();
+    if !(a.modes.is_empty() || a.modes.len() == slots) {
+        return Err(format!(
+            "{} held modes for {slots} event slots",
+            a.modes.len()
+        ));
+    }
+    if let Some(m) = a.modes.iter().find(|m| !(-1..=1).contains(*m)) {
+        return Err(format!("held mode {m} is not -1, 0 or 1"));
+    }
     if !a.segment_start_s.is_finite() {
         return Err(format!(
             "segment start {:?} s is not finite",

@@ -39,6 +39,9 @@ pub struct Snapshot {
     pub(super) integrator: Method,
     /// The network's discrete state: piston exit flags, the segment start, the counter.
     pub(super) exited: Vec<bool>,
+    /// The modes its laws hold (`Network::modes`: a stuck piston's; empty before any is held),
+    /// which its state alone does not give (a stuck piston's v off 0 by round-off).
+    pub(super) modes: Vec<i8>,
     pub(super) segment_start_s: f64,
     pub(super) rhs_evaluations: u64,
     /// A Model Exchange instance's own part (`None`: a Co-Simulation state). Encoded after the
@@ -97,6 +100,7 @@ macro_rules! dynamic_fields {
             (internal, internal, internal),
             (integrator, integrator, integrator),
             (vec, exited, network.exited),
+            (vec, modes, network.modes),
             (value, segment_start_s, network.segment_start_s),
             (value, rhs_evaluations, network.rhs_evaluations),
         }
@@ -150,8 +154,8 @@ pub(super) fn put_dynamic(sim: &mut Simulation, s: &Snapshot) {
     }
     dynamic_fields!(put);
     sim.forget_last_event();
-    // The held modes are not saved: they follow from the restored integrator's point.
-    sim.network.forget_modes();
+    // The held modes are saved with the state; held again from the restored integrator's
+    // point (the ones saved are the modes held before).
     sim.hold_modes();
 }
 
@@ -161,8 +165,8 @@ pub const STATE_MAGIC: &[u8; 8] = b"PLNMSTAT";
 /// Version 2: the body carries the dynamic part of the simulation only (version 1 carried the
 /// whole network). Version 3: a BDF history's saved Jacobian is its values over the model's
 /// pattern of I − γJ (version 2: n² dense values). Version 4: the first firings of run-time
-/// checks 0..=11 (version 3: 0..=9).
-pub const STATE_FORMAT_VERSION: u32 = 4;
+/// checks 0..=11 (version 3: 0..=9). Version 5: the modes the laws hold.
+pub const STATE_FORMAT_VERSION: u32 = 5;
 /// Longest GUID a header may carry (ours are 38 characters).
 const MAX_GUID_LEN: usize = 256;
 /// Largest body the decoder accepts (a guard against absurd length claims), bytes.

@@ -31,6 +31,7 @@ impl Instance {
             internal: sim.internal.clone(),
             integrator: sim.integrator.clone(),
             exited: sim.network.exited.clone(),
+            modes: sim.network.modes.clone(),
             segment_start_s: sim.network.segment_start_s,
             rhs_evaluations: sim.network.rhs_evaluations,
             exchange: self.exchange.as_ref().map(|x| x.snapshot()),

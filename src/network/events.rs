@@ -65,12 +65,6 @@ impl Network {
             .copied()
     }
 
-    /// Forget the held modes: the next [`Self::hold_modes`] derives them from the state alone
-    /// (a restored state is another lineage than the one they were held in).
-    pub fn forget_modes(&mut self) {
-        self.modes.clear();
-    }
-
     /// Whether any event function of the network can ever fire: the driver's event search is
     /// skipped where none can (a network whose orifices have no valve switch).
     #[inline]
@@ -162,8 +156,8 @@ impl Network {
 
     /// Every component's held mode ([`Element::held_mode`]) from the state `y` at `t`, where
     /// the integrator stands, and the mode it held before: the mode its law holds through the
-    /// steps until its next event. Allocates only the first time (a built or restored network
-    /// has no modes yet).
+    /// steps until its next event. Allocates only the first time (a built network, or a state
+    /// saved before any mode was held, has none yet).
     pub fn hold_modes(&mut self, t: f64, y: &[f64]) {
         let n = self.n_events();
         let mut modes = std::mem::take(&mut self.modes);

@@ -620,18 +620,35 @@ fn states_of_the_other_interface_and_damaged_exchange_parts_are_refused() {
         out
     };
     let body = me_blob[header + 12..].to_vec();
-    // The part is a bincode Vec<Option<f64>>: length (1 byte), then per entry a tag byte and
-    // for Some the 8 value bytes. The projectile has 6 event functions: its exit Some(x −
-    // x_exit), its two stops None, its breakaway None (it slides), its sticks Some(∓v).
-    let part = 1 + 6 * 9 - 3 * 8;
-    let cut = body.len() - part;
-    // The last one (9 bytes) left off, the length one less.
-    let mut fewer = body[..body.len() - 9].to_vec();
-    fewer[cut] = 5;
+    // The part is a bincode Vec<Option<f64>> at the body's end: its length (1 byte), then per
+    // entry a tag byte and for Some the 8 value bytes, one entry per event function (the
+    // projectile's piston: its exit, its stops, its friction's and its cushions' events).
+    let events = description(&model).event_indicators;
+    // Where entry by entry a part starting at c ends on the body's end: its last entry's start.
+    let last_entry = |c: usize| {
+        let (mut i, mut last) = (c + 1, None);
+        for _ in 0..body[c] {
+            last = Some(i);
+            match body.get(i) {
+                Some(0) => i += 1,
+                Some(1) => i += 9,
+                _ => return None,
+            }
+        }
+        last.filter(|_| i == body.len())
+    };
+    let (cut, last) = (0..body.len())
+        .rev()
+        .filter(|&c| body[c] as usize == events)
+        .find_map(|c| last_entry(c).map(|l| (c, l)))
+        .expect("the Model Exchange part");
+    // The last one left off, the length one less.
+    let mut fewer = body[..last].to_vec();
+    fewer[cut] = (events - 1) as u8;
     refused(
         &me,
         me.deserialize(&repaired(fewer), &mut s),
-        "5 event function values for 6",
+        &format!("{} event function values for {events}", events - 1),
         "ME part with an event value too few",
     );
     let mut nan = body.clone();

@@ -20,8 +20,10 @@
 //! rebuilds each regression input from its seed: of the body bytes holding the field's old value,
 //! the one whose change to the new value makes fmi2DeSerializeFMUstate name that field (`Case::
 //! refusal`) is changed, and the header repaired. The FMU says which byte is the field, so no
-//! offset is written down here. regress_bdf_dense_order0.bin, a fuzzer's input with many bytes
-//! changed rather than one field, is not rebuilt: convert it or drop it.
+//! offset is written down here. A fuzzer's input with many bytes changed rather than one field
+//! is not rebuilt: convert it or drop it (regress_bdf_dense_order0.bin, a BDF order outside
+//! 1..=5 before its history started, was dropped at format 5; the BDF's own tests refuse that
+//! state).
 //! `every_corpus_blob_is_in_the_current_state_format` fails while any blob of the corpus is in
 //! another format or no longer decodes.
 
