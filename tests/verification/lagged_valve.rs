@@ -39,10 +39,11 @@ critical_pressure_ratio = 0.3
     )
 }
 
-/// A step of the command 0 → 1 at t₀ = 10 ms (a step table: a breakpoint there), τ = 5 ms,
-/// the valve between two reservoirs at a fixed ratio (6 : 1, choked), so that its flow is the
-/// fully open valve's (a peer run with `position = 1`) times its opening s: the spool output
-/// is 1 − exp(−(t − t₀)/τ) and the flow that times the full flow, at 100 instants over 10 τ.
+/// A step of the command 0 → 1 at t₀ = 10 ms (a step table: its time a breakpoint of the
+/// network), τ = 5 ms, the valve between two reservoirs at a fixed ratio (6 : 1, choked), so
+/// that its flow is the fully open valve's (a peer run with `position = 1`) times its opening
+/// s: the spool output is 1 − exp(−(t − t₀)/τ) and the flow that times the full flow, at every
+/// 1 ms up to 120 ms (22 τ after the step).
 #[test]
 fn the_spool_follows_a_step_as_the_first_order_lag() {
     let (t0, tau) = (0.01, 0.005);
@@ -53,6 +54,10 @@ fn the_spool_follows_a_step_as_the_first_order_lag() {
         &format!("response_time = {tau}"),
         "",
     ));
+    // The step is a breakpoint, where the driver restarts: ds/dt jumps there.
+    let first = lagged.network.next_breakpoint_after(0.0);
+    println!("the lagged valve's first breakpoint: {first:?}");
+    assert_eq!(first, Some(t0));
     let mut open = sim_of(&circuit("ATM", "1.0", "", ""));
     open.advance_to(1e-3).expect("runs");
     let full = output(&mut open, "v.mdot");
