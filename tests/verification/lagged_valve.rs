@@ -120,3 +120,55 @@ fn a_vanishing_lag_is_the_valve_without_one() {
     assert!(worst > 0.0, "the lag changes nothing: not the lagged kind?");
     assert!(worst <= bound, "{worst:e} > {bound:e}");
 }
+
+/// The command as an FMU input (Co-Simulation): set to 0.4 in initialization mode, the spool
+/// starts there; set to 1 at t₁ = 10 ms, it follows 1 − 0.6·exp(−(t − t₁)/τ) at every
+/// communication point of 1 ms.
+#[test]
+fn the_spool_follows_its_command_as_an_fmu_input() {
+    use plenum::cosim::Instance;
+    let tau = 0.005;
+    let src = circuit(
+        "ATM",
+        "0.0",
+        &format!("response_time = {tau}"),
+        "[inputs]\nnames = [\"v.position\"]",
+    );
+    let mut inst = Instance::new(&src, "model.toml").expect("model loads");
+    let vr = |inst: &Instance, name: &str| {
+        inst.description()
+            .variables
+            .iter()
+            .find(|v| v.name == name)
+            .unwrap_or_else(|| panic!("no variable {name}"))
+            .value_reference
+    };
+    let (pos, spool) = (vr(&inst, "v.position"), vr(&inst, "v.spool"));
+    inst.setup_experiment(0.0, None).expect("setup");
+    inst.enter_initialization_mode().expect("enter");
+    inst.set_real(&[pos], &[0.4]).expect("set");
+    inst.exit_initialization_mode().expect("exit");
+    let mut s = [0.0];
+    inst.get_real(&[spool], &mut s).expect("get");
+    println!("spool after the input 0.4 set in initialization: {}", s[0]);
+    assert_eq!(s[0], 0.4);
+    let (t1, h) = (0.01, 1e-3);
+    let mut worst = 0.0f64;
+    for k in 0..40 {
+        let t = h * k as f64;
+        if k == 10 {
+            inst.set_real(&[pos], &[1.0]).expect("set");
+        }
+        inst.do_step(t, h).expect("step");
+        inst.get_real(&[spool], &mut s).expect("get");
+        let t = t + h;
+        let want = if t <= t1 {
+            0.4
+        } else {
+            1.0 - 0.6 * (-(t - t1) / tau).exp()
+        };
+        worst = worst.max((s[0] - want).abs());
+    }
+    println!("spool against its closed form through the input's step: largest error {worst:e}");
+    assert!(worst < 1e-6, "{worst:e}");
+}
