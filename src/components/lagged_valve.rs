@@ -6,7 +6,7 @@
 //! number, a table or an FMU input), s(t₀) = s_cmd(t₀) (its constant or first table value), so
 //! that a step of the command opens and closes the paths continuously as
 //! s = s_cmd + (s₀ − s_cmd)·exp(−t/τ) (the first-order actuator of Simscape's valve actuators;
-//! τ is the time to 63 % of the travel; ISO 12238's response time to 90 % is 2.3·τ). The flows
+//! τ is the time to 63 % of the travel, ln 10·τ ≈ 2.3·τ to 90 %). The flows
 //! are the directional valve's at s ([`DirectionalValve::transfer_at`]), its ratio kinks its
 //! events. A step of a time-table command is a breakpoint of the table, where the driver stops
 //! and restarts its integrator, so the jump of ds/dt there is never stepped across.
@@ -73,6 +73,7 @@ impl Build for LaggedValveSpec {
     fn build(&self, node: &dyn Fn(&str) -> usize) -> LaggedValve {
         LaggedValve {
             valve: self.0.build(node),
+            // Validated: present and within the range (`LaggedValveSpec::problems`).
             response_time_s: self.0.response_time.unwrap_or(f64::NAN),
         }
     }
