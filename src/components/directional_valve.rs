@@ -68,7 +68,14 @@ crate::declare_kind! {
     /// A path's opening against the spool's travel towards it: rows `[travel, opening]`, from
     /// `[0, 0]` to travel 1, openings 0 … 1 not decreasing (linear when absent).
     opening_table: Curve, dimensionless, None, Fraction;
+    /// The spool's first-order lag τ, s: it follows `position` as ds/dt = (position − s)/τ
+    /// (`crate::components::lagged_valve`); absent: the spool is at `position`.
+    response_time: Number, time, None, Positive;
 }
+
+/// The range of a spool's lag τ, s: below it 1/τ nears the doubles' end and no step resolves
+/// it; above it the spool never moves within a run (a slow command is a ramp table).
+pub const RESPONSE_TIME_RANGE_S: (f64, f64) = (1e-9, 1e3);
 
 fn valve_problems(x: &DirectionalValveSpec) -> Vec<Problem> {
     let mut out = Vec::new();
@@ -107,6 +114,25 @@ fn valve_problems(x: &DirectionalValveSpec) -> Vec<Problem> {
     }
     if x.normally_open && five {
         problem("`normally_open` is for a 2/2 or 3/2; a 5/2's rest position is p–b, a–ea");
+    }
+    let (lo, hi) = RESPONSE_TIME_RANGE_S;
+    if let Some(tau) = x.response_time
+        && tau.is_finite()
+        && tau > 0.0
+        && !(lo..=hi).contains(&tau)
+    {
+        out.push(Problem {
+            key: Some("response_time"),
+            message: format!(
+                "the spool's response time must be within {lo:e} s … {hi:e} s (it is {tau:e} \
+                 s){}",
+                if tau > hi {
+                    "; a slower switching is a ramp of `position` as a time table"
+                } else {
+                    ""
+                }
+            ),
+        });
     }
     // Cells that break the key's rule are reported at the cell; the shape on valid cells.
     if let Some(rows) = &x.opening_table
@@ -320,6 +346,19 @@ impl DirectionalValve {
             self.path(x.aea, aea.0, aea.1, nodes),
             self.path(x.beb, beb.0, beb.1, nodes),
         ]
+    }
+
+    /// The valve's terms at spool position `s`: each path's flow moved between its ports in
+    /// `dy`; its flows (p→a, p→b, a→ea, b→eb), kg/s, signed.
+    #[inline(always)]
+    pub fn transfer_at<T: Scalar>(&self, s: T, e: &Eval<'_, T>, dy: &mut [T]) -> [T; 4] {
+        let flows = self.flows(s, e.nodes);
+        for (&(from, to), &mdot) in self.ports().iter().zip(&flows) {
+            if from != NO_PORT && to != NO_PORT {
+                e.transfer(from, to, mdot, dy);
+            }
+        }
+        flows
     }
 
     /// The (from, to) ports of the paths p–a, p–b, a–ea, b–eb.
@@ -544,12 +583,7 @@ impl Element for DirectionalValve {
     #[inline(always)]
     fn terms<T: Scalar>(items: &[Self], _: &(), e: &Eval<'_, T>, dy: &mut [T], at: Slots<'_, T>) {
         for (v, out) in items.iter().zip(at.flows.iter_mut()) {
-            let flows = v.flows(e.pv(&v.position), e.nodes);
-            for (&(from, to), &mdot) in v.ports().iter().zip(&flows) {
-                if from != NO_PORT && to != NO_PORT {
-                    e.transfer(from, to, mdot, dy);
-                }
-            }
+            let flows = v.transfer_at(e.pv(&v.position), e, dy);
             // Its `mdot`: the flow of its path p → a (its `Link` ends).
             *out = flows[0];
         }

@@ -13,6 +13,7 @@ pub mod flow_table;
 pub mod inertance_valve;
 pub mod inertial_tube;
 pub mod keys;
+pub mod lagged_valve;
 pub mod mass_flow;
 pub mod orifice;
 mod orifice_checks;
@@ -57,6 +58,7 @@ macro_rules! with_kinds {
             inertance_valve => InertanceValveSpec,
             regulator => RegulatorSpec,
             directional_valve => DirectionalValveSpec,
+            lagged_valve => LaggedValveSpec,
             ambient_heat => AmbientHeatSpec,
             flow_control => FlowControlSpec,
             shuttle_valve => ShuttleValveSpec,
@@ -189,9 +191,9 @@ mod tests {
                 type K = <$kind::$Spec as element::Build>::Component;
                 let link = matches!(K::KIND.role, Role::Link | Role::LiquidLink);
                 for x in net.of::<K>() {
-                    println!("{} `{}`: role {:?}, a link: {}", K::KIND.name, x.name, K::KIND.role,
+                    println!("{} `{}`: role {:?}, a link: {}", K::KIND.name, keys::Component::name(x), K::KIND.role,
                         x.as_link().is_some());
-                    assert_eq!(x.as_link().is_some(), link, "{}", x.name);
+                    assert_eq!(x.as_link().is_some(), link, "{}", keys::Component::name(x));
                 }
             })*};
         }

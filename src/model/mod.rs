@@ -163,6 +163,8 @@ fn check_tree(
             }
             if errors.is_empty() {
                 let warnings = plausible::warnings(&spec, loc, found);
+                // After everything that locates a component in the file by its list.
+                file_lagged_valves(&mut spec);
                 return Ok(LoadedModel {
                     spec,
                     source,
@@ -199,6 +201,21 @@ fn spec_of_text(text: &str) -> Option<ModelFile> {
         parts::expand(&mut spec);
         Some(spec)
     })
+}
+
+/// Moves each directional valve with a `response_time` to the lagged valves
+/// (`crate::components::lagged_valve`), whose spool position is a state: the others keep
+/// their kind, states and FMU state.
+fn file_lagged_valves(spec: &mut ModelFile) {
+    let (lagged, plain) = std::mem::take(&mut spec.directional_valve)
+        .into_iter()
+        .partition(|v| v.response_time.is_some());
+    spec.directional_valve = plain;
+    spec.lagged_valve.extend(
+        lagged
+            .into_iter()
+            .map(crate::components::lagged_valve::LaggedValveSpec),
+    );
 }
 
 /// Overrides first (in the order given), then by position in the file.

@@ -173,7 +173,7 @@ fn unknown_component_kind() {
         &errs,
         pos(&src, "[[chambr]]"),
         "chambr",
-        "unknown component kind `chambr` (known: chamber, reservoir, orifice, valve, piston, wall, mass_flow, restrictor, tube, inertial_tube, inertance_valve, regulator, directional_valve, ambient_heat, flow_control, shuttle_valve, quick_exhaust, pilot_check, hose, cylinder)",
+        "unknown component kind `chambr` (known: chamber, reservoir, orifice, valve, piston, wall, mass_flow, restrictor, tube, inertial_tube, inertance_valve, regulator, directional_valve, lagged_valve, ambient_heat, flow_control, shuttle_valve, quick_exhaust, pilot_check, hose, cylinder)",
     );
     assert!(errs[0].message.contains("did you mean `chamber`"));
 }

@@ -314,3 +314,87 @@ fn a_directional_valve_opening_table_is_refused_naming_the_row() {
         );
     }
 }
+
+/// A directional valve's spool lag `response_time`: 0, negative, NaN, infinite, subnormal and
+/// huge values are refused at the key with what it must be; a valid one files the valve as a
+/// lagged valve (its spool a state), and a `[[lagged_valve]]` written without one is refused.
+#[test]
+fn a_hostile_response_time_is_refused_at_the_key() {
+    let valve = |keys: &str| {
+        parse_str(
+            &format!(
+                "[model]\nname = \"v\"\n[gas]\nspecies = \"air\"\n[solver]\nt_end = 0.1\n\
+                 [[chamber]]\nname = \"c\"\nvolume = \"1 L\"\npressure = \"1 bar\"\n\
+                 temperature = 293.15\n[[reservoir]]\nname = \"s\"\npressure = \"6 bar\"\n\
+                 temperature = 293.15\n[[directional_valve]]\nname = \"v\"\np = \"s\"\n\
+                 a = \"c\"\nsonic_conductance = 1e-8\ncritical_pressure_ratio = 0.3\n{keys}"
+            ),
+            "v.toml",
+            &[],
+        )
+    };
+    let m = valve("response_time = \"10 ms\"\n").expect("valid");
+    assert!(m.spec.directional_valve.is_empty());
+    assert_eq!(m.spec.lagged_valve.len(), 1);
+    assert_eq!(m.spec.lagged_valve[0].0.response_time, Some(0.01));
+    let m = valve("").expect("valid");
+    assert_eq!(
+        (m.spec.directional_valve.len(), m.spec.lagged_valve.len()),
+        (1, 0)
+    );
+    for (value, says) in [
+        (
+            "0.0",
+            &["directional_valve.v.response_time", "greater than 0 s"][..],
+        ),
+        (
+            "-0.01",
+            &["directional_valve.v.response_time", "greater than 0 s"],
+        ),
+        ("nan", &["directional_valve.v.response_time"]),
+        ("inf", &["directional_valve.v.response_time"]),
+        (
+            "1e-300",
+            &[
+                "directional_valve.v.response_time",
+                "within 1e-9 s … 1e3 s (it is 1e-300 s)",
+            ],
+        ),
+        (
+            "1e30",
+            &[
+                "directional_valve.v.response_time",
+                "(it is 1e30 s)",
+                "ramp of `position`",
+            ],
+        ),
+        ("\"3 kg\"", &["response_time", "time"]),
+    ] {
+        let errs = valve(&format!("response_time = {value}\n")).expect_err("refused");
+        for e in &errs {
+            println!("response_time = {value}: {e}");
+        }
+        assert_eq!(errs.len(), 1, "{value}: {errs:#?}");
+        let text = errs[0].to_string();
+        assert!(
+            says.iter().all(|s| text.contains(s)),
+            "{value}: `{text}` should say {says:?}"
+        );
+    }
+    let direct = parse_str(
+        "[model]\nname = \"v\"\n[gas]\nspecies = \"air\"\n[solver]\nt_end = 0.1\n\
+         [[chamber]]\nname = \"c\"\nvolume = \"1 L\"\npressure = \"1 bar\"\n\
+         temperature = 293.15\n[[reservoir]]\nname = \"s\"\npressure = \"6 bar\"\n\
+         temperature = 293.15\n[[lagged_valve]]\nname = \"v\"\np = \"s\"\n\
+         a = \"c\"\nsonic_conductance = 1e-8\ncritical_pressure_ratio = 0.3\n",
+        "v.toml",
+        &[],
+    )
+    .expect_err("a lagged valve needs its response time");
+    println!("[[lagged_valve]] without response_time: {}", direct[0]);
+    assert!(
+        direct[0]
+            .to_string()
+            .contains("missing the spool's `response_time`")
+    );
+}

@@ -27,6 +27,7 @@ mod flow_tables;
 mod friction;
 mod inertial_tube;
 mod kinks;
+mod lagged_valve;
 mod law_kinks;
 mod linear_invariants;
 mod logic_valves;
