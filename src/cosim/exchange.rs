@@ -8,8 +8,9 @@
 //!   wall swept volumes; inertance valve flows; the two accumulators). Their variables are the
 //!   outputs of the same name where there is one, else locals; every state has a derivative
 //!   variable `der(<state>)`.
-//! - Event indicators: the network's event functions ([`crate::network::Network::event_value`]),
-//!   +1 while one cannot fire. An event fires as in the driver's steps, when its function
+//! - Event indicators: the network's event functions ([`crate::network::Network::event_value`])
+//!   but those its structure keeps from ever firing (`Network::reported_events`), +1 while one
+//!   cannot fire. An event fires as in the driver's steps, when its function
 //!   crosses zero upward between the last accepted point (the end of the last event iteration
 //!   or the last completed integrator step) and the point of event mode; a completed step that
 //!   finds such a crossing asks for event mode itself. Time events: table breakpoints (a new
@@ -135,7 +136,7 @@ pub(super) fn extend_description(d: &mut Description, sim: &Simulation) {
     let net = &sim.network;
     let n = net.layout.n_states;
     d.model_exchange = true;
-    d.event_indicators = net.n_events();
+    d.event_indicators = net.n_reported_events();
     let nominals = net.state_nominals(&sim.y[..n]);
     let states = state_variables(net);
     let local = |name: String, unit, description: String, derivative_of| Variable {
@@ -567,8 +568,9 @@ impl Instance {
         Ok(ok_report())
     }
 
-    /// The event indicators: the network's event functions at the time and states set; +1
-    /// for one that cannot fire now (a piston out of its bore, a stop that does not exist).
+    /// The event indicators: the network's reported event functions at the time and states
+    /// set; +1 for one that cannot fire now (a piston out of its bore, a stop that does not
+    /// exist).
     pub fn event_indicators(&mut self, z: &mut [f64]) -> Result<(), CallError> {
         self.require(Call::GetEventIndicators)?;
         self.no_pending_parameters()?;
@@ -592,11 +594,11 @@ impl Instance {
     fn fill_event_indicators(&mut self, z: &mut [f64]) -> Result<(), CallError> {
         let mut now = match self.exchange.as_deref_mut() {
             Some(x) => std::mem::take(&mut x.now),
-            None => vec![None; z.len()],
+            None => vec![None; self.sim.network.n_events()],
         };
         self.sim.event_values_at_reported(&mut now);
-        for (z, g) in z.iter_mut().zip(&now) {
-            *z = g.unwrap_or(1.0);
+        for (z, &k) in z.iter_mut().zip(self.sim.network.reported_events()) {
+            *z = now[k as usize].unwrap_or(1.0);
         }
         if let Some(x) = self.exchange.as_deref_mut() {
             x.now = now;

@@ -161,6 +161,10 @@ pub struct Network {
     /// deserialization until first asked for.
     #[serde(skip)]
     searched_events: Option<Vec<u32>>,
+    /// The events Model Exchange reports as indicators (`reported_events`): all but those the
+    /// structure keeps from firing. As `searched_events`.
+    #[serde(skip)]
+    reported_events: Option<Vec<u32>>,
 }
 
 impl Network {

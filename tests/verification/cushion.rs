@@ -407,3 +407,63 @@ temperature = 293.15
     assert!(worst_m < 1e-12, "{worst_m:e}");
     assert!(worst_e < 1e-8, "{worst_e:e}");
 }
+
+/// Model Exchange reports as indicators only the events a network's structure lets fire: a
+/// piston without cushions carries its kind's cushion event slots, which can never fire, and
+/// which would be indicators that stay 1. The gallery fixture's cushions at both ends add their
+/// events (`cushion::EVENTS`) to its indicators; without cushions, every event left out is
+/// `None` (cannot fire) at every instant of the run, and the ones reported are the same
+/// functions with the same values in both counts' order.
+#[test]
+fn model_exchange_indicators_are_the_events_that_can_fire() {
+    use plenum::components::cushion;
+    use plenum::cosim::{Instance, Interface};
+    let path = crate::common::repo_path("tests/fixtures/models/cushioned_cylinder.toml");
+    let cushioned = std::fs::read_to_string(&path).expect("the fixture");
+    let plain: String = cushioned
+        .lines()
+        .filter(|l| {
+            !["cushion_", "port_diameter", "port_volume"]
+                .iter()
+                .any(|k| l.starts_with(k))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let indicators = |src: &str| {
+        Instance::with_interface(src, "model.toml", Interface::ModelExchange)
+            .expect("loads")
+            .n_event_indicators()
+    };
+    let (with, without) = (indicators(&cushioned), indicators(&plain));
+    let slots = sim_of(&plain).network.n_events();
+    println!(
+        "indicators: {with} with cushions, {without} without; {slots} event slots; \
+         {} cushion events",
+        cushion::EVENTS
+    );
+    assert_eq!(with - without, cushion::EVENTS);
+    assert_eq!(
+        slots - without,
+        cushion::EVENTS,
+        "every cushion slot left out"
+    );
+    // Without cushions, the events left out never can fire along the run.
+    let mut sim = sim_of(&plain);
+    let reported = sim.network.reported_events().to_vec();
+    let (mut t, mut checked) = (0.0, 0);
+    while t < 0.3 {
+        t += 1e-3;
+        sim.advance_to(t).expect("runs");
+        for k in (0..slots).filter(|&k| !reported.contains(&(k as u32))) {
+            let g = sim.network.event_value(k, sim.t_s, &sim.y);
+            assert!(
+                g.is_none(),
+                "event {k} ({}) is {g:?} at t = {t}",
+                sim.network.event_description(k)
+            );
+            checked += 1;
+        }
+    }
+    println!("{checked} values of events left out, all None");
+    assert!(checked >= 300 * cushion::EVENTS);
+}

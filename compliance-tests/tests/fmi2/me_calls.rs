@@ -622,8 +622,14 @@ fn states_of_the_other_interface_and_damaged_exchange_parts_are_refused() {
     let body = me_blob[header + 12..].to_vec();
     // The part is a bincode Vec<Option<f64>> at the body's end: its length (1 byte), then per
     // entry a tag byte and for Some the 8 value bytes, one entry per event function (the
-    // projectile's piston: its exit, its stops, its friction's and its cushions' events).
-    let events = description(&model).event_indicators;
+    // projectile's piston: its exit, its stops, its friction's and its cushions' events, the
+    // indicators and the ones its structure keeps from firing).
+    let events = {
+        let loaded = plenum::model::parse_str(&model.text, "m.toml", &[]).expect("model");
+        let sim = plenum::model::build_simulation(&loaded.spec, None).expect("sim");
+        sim.network.n_events()
+    };
+    assert!(events > description(&model).event_indicators);
     // Where entry by entry a part starting at c ends on the body's end: its last entry's start.
     let last_entry = |c: usize| {
         let (mut i, mut last) = (c + 1, None);
