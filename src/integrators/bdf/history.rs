@@ -115,6 +115,19 @@ impl PartialEq for CoefKey {
 }
 
 impl History {
+    /// The second step after a restart (not the first start: a Jacobian was evaluated before
+    /// this start's). A restart stands where an event stopped the steps, on a switch of a
+    /// law within round-off, where the first step's J may have the branch the state leaves (a
+    /// relief valve's band at its closing point; the plain and the dual-number evaluations
+    /// may even round to different sides). Modified Newton with that J, kept while the state
+    /// moves off the switch, damps the corrections across it and passes its test on their
+    /// size with the residual large; one step on, the state is off it, so J is evaluated
+    /// again there.
+    #[inline]
+    pub(super) fn second_step_of_restart(&self) -> bool {
+        self.nst == 1 && self.jac_count > 1
+    }
+
     /// `self = other` without allocating once the vectors have their sizes.
     pub(super) fn assign(&mut self, o: &History) {
         self.assign_copy(o, None, true);
