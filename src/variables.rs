@@ -269,7 +269,7 @@ pub fn write_outputs(sim: &mut Simulation, out: &mut [f64]) {
     put(sim.network.mass_total_kg(&sim.y));
     put(sim.network.energy_total_j(&sim.y));
     put(sim.rc as f64);
-    sim.network.write_extra_outputs(sim.t_s, &mut put);
+    sim.network.write_extra_outputs(sim.t_s, &sim.y, &mut put);
     if !sim.sensitivities.params.is_empty() {
         let n = sim.network.layout.n_states;
         let (ys, ss) = sim.y.split_at(n);

@@ -693,6 +693,58 @@ fn derivative_dependencies_are_the_networks_sparsity_pattern() {
     }
 }
 
+/// ModelStructure/Outputs: a lagged directional valve's flows through its ports (`a_mdot`,
+/// `b_mdot`, `exhaust_mdot`) are the valve's at its spool, so they list its spool state among
+/// their dependencies; the plain directional valve's (whose spool is its `position`) and the
+/// spool's own output list no spool of another valve. Read back from the generated XML of the
+/// fixture with every kind.
+#[test]
+fn lagged_valve_port_flows_depend_on_its_spool() {
+    let path = workspace().join("tests/fixtures/models/every_kind.toml");
+    let model = fmu_build::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let xml = fmu_build::model_description(&model).unwrap();
+    let els = elements(&xml);
+    let vars: Vec<&str> = els
+        .iter()
+        .filter(|e| e.0 == "ScalarVariable")
+        .map(|e| e.1["name"].as_str())
+        .collect();
+    let index = |name: &str| {
+        1 + vars
+            .iter()
+            .position(|v| *v == name)
+            .unwrap_or_else(|| panic!("no variable {name}"))
+    };
+    let start = els.iter().position(|e| e.0 == "Outputs").unwrap();
+    let deps = |name: &str| -> Vec<usize> {
+        let i = index(name).to_string();
+        let u = els[start + 1..]
+            .iter()
+            .take_while(|e| e.0 == "Unknown")
+            .find(|e| e.1["index"] == i)
+            .unwrap_or_else(|| panic!("{name} is not in ModelStructure/Outputs"));
+        u.1["dependencies"]
+            .split_whitespace()
+            .map(|k| k.parse().unwrap())
+            .collect()
+    };
+    let spool = index("lv.spool");
+    for port in ["a_mdot", "b_mdot", "exhaust_mdot"] {
+        let lagged = deps(&format!("lv.{port}"));
+        let plain = deps(&format!("dv.{port}"));
+        println!("lv.{port} depends on {lagged:?} (lv.spool is {spool}); dv.{port} on {plain:?}");
+        assert!(lagged.contains(&spool), "lv.{port}: {lagged:?}");
+        assert!(!plain.contains(&spool), "dv.{port}: {plain:?}");
+        // Both read their ports' chambers alike: the lagged valve's list is the plain one's
+        // (the same ports in the fixture) and its spool.
+        let mut want = plain.clone();
+        want.push(spool);
+        want.sort_unstable();
+        assert_eq!(lagged, want, "lv.{port}");
+    }
+    assert_eq!(deps("lv.spool"), vec![spool]);
+}
+
 /// DisplayUnits: Pa shows as bar and K as degC, declared in the `Unit` after its `BaseUnit`
 /// with FMI 2.0's factor and offset (§2.2.2: display = factor·value + offset), and every
 /// pressure and temperature variable names its display unit. Checked against the definitions

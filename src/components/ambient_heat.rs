@@ -122,6 +122,7 @@ impl Element for AmbientHeat {
     fn extra_output<T: Scalar>(
         &self,
         _k: usize,
+        _s: &[T],
         _gas: &IdealGas,
         nodes: &[NodeState<T>],
         pv: &impl Fn(&ParamValue) -> T,
@@ -137,6 +138,7 @@ impl Element for AmbientHeat {
     fn extra_output_reads(&self, _k: usize) -> Reads {
         Reads {
             keys: &["heat_transfer_coefficient", "area", "ambient_temperature"],
+            states: &[],
             pressures: false,
             temperatures: true,
         }

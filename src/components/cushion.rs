@@ -17,12 +17,18 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ad::{Scalar, c, max0};
+use crate::ad::{Scalar, max0};
 use crate::components::element::{Eval, EventAt};
 use crate::components::keys::Problem;
 use crate::components::orifice::{self, Poppet};
 use crate::components::piston::PistonSpec;
 use crate::components::ratio_kinks;
+use crate::param::{Param, ParamSpec, ParamValue};
+use crate::units::Area;
+
+/// The keys of the needles' areas, at the `x_min` end and at the `x_max` end: run-time
+/// parameters (a number, a table or an FMU input).
+pub const NEEDLE_KEYS: [&str; 2] = ["cushion_needle_area_min", "cushion_needle_area_max"];
 
 /// Its events per end: entering and leaving the zone, the check valve's Δp = p_port −
 /// p_chamber rising and falling through 0 (inside the zone), then the ratio kinks.
@@ -149,35 +155,93 @@ pub fn event_description(piston: &str, e: usize) -> String {
 
 /// Its cushions from a piston's keys, ports as node indices (validated: [`problems`]).
 pub fn of_spec(x: &PistonSpec, node: &dyn Fn(&str) -> usize) -> [Option<Cushion>; 2] {
-    let end = |port: &Option<String>, stop: Option<f64>, needle: Option<f64>, at_max: bool| {
-        let (port, stop, length) = (port.as_deref()?, stop?, x.cushion_length?);
-        Some(Cushion {
-            chamber: node(if at_max { &x.ahead } else { &x.behind }),
-            port: node(port),
-            edge_m: if at_max { stop - length } else { stop + length },
-            at_max,
-            needle_area_m2: needle.unwrap_or(0.0),
-            port_area_m2: x.cushion_port_area.unwrap_or(0.0),
-        })
-    };
+    let end =
+        |port: &Option<String>, stop: Option<f64>, needle: &Option<ParamSpec>, at_max: bool| {
+            let (port, stop, length) = (port.as_deref()?, stop?, x.cushion_length?);
+            Some(Cushion {
+                chamber: node(if at_max { &x.ahead } else { &x.behind }),
+                port: node(port),
+                edge_m: if at_max { stop - length } else { stop + length },
+                at_max,
+                needle_area_m2: needle
+                    .as_ref()
+                    .map_or_else(|| Param::from(0.0), ParamSpec::to_param),
+                port_area_m2: x.cushion_port_area.unwrap_or(0.0),
+            })
+        };
     [
         end(
             &x.cushion_port_min,
             x.x_min,
-            x.cushion_needle_area_min,
+            &x.cushion_needle_area_min,
             false,
         ),
         end(
             &x.cushion_port_max,
             x.x_max,
-            x.cushion_needle_area_max,
+            &x.cushion_needle_area_max,
             true,
         ),
     ]
 }
 
+/// The needle of key `key` ([`NEEDLE_KEYS`]) as a run-time parameter, if that end has a
+/// cushion.
+pub fn needle<'a>(cushions: &'a [Option<Cushion>; 2], key: &str) -> Option<&'a ParamValue> {
+    let end = NEEDLE_KEYS.iter().position(|k| *k == key)?;
+    cushions[end].as_ref().map(|c| &*c.needle_area_m2)
+}
+
+/// [`needle`], to change it.
+pub fn needle_mut<'a>(
+    cushions: &'a mut [Option<Cushion>; 2],
+    key: &str,
+) -> Option<&'a mut ParamValue> {
+    let end = NEEDLE_KEYS.iter().position(|k| *k == key)?;
+    cushions[end].as_mut().map(|c| &mut *c.needle_area_m2)
+}
+
+/// What is wrong with a needle's area `value` (key `key`, m²) for a bore of area
+/// `bore_area_m2`: the needle is a hole in the piston's end, narrower than its bore.
+pub fn needle_value_problem(key: &str, value: f64, bore_area_m2: f64) -> Option<String> {
+    (NEEDLE_KEYS.contains(&key) && value > bore_area_m2).then(|| {
+        format!(
+            "must be at most the bore's area {bore_area_m2:e} m^2 (a needle narrower than the \
+             bore), got {value:e} m^2"
+        )
+    })
+}
+
+/// The needles' areas against the bore's `bore_area_m2`, as problems of their keys (each of a
+/// table's values): `keys` are the keys as the model file names them (a cylinder's or a
+/// piston's) with their values.
+pub fn needle_problems(
+    keys: [(&'static str, &Option<ParamSpec>); 2],
+    bore_area_m2: f64,
+) -> Vec<Problem> {
+    let mut out = Vec::new();
+    if !(bore_area_m2.is_finite() && bore_area_m2 > 0.0) {
+        return out;
+    }
+    for (key, spec) in keys {
+        let Some(spec) = spec else { continue };
+        let widest = spec.values().into_iter().fold(f64::NEG_INFINITY, f64::max);
+        if widest > bore_area_m2 {
+            out.push(Problem {
+                key: Some(key),
+                message: format!(
+                    "`{key}` = {widest:e} m^2 is wider than the bore ({bore_area_m2:e} m^2): \
+                     the needle must be at most the bore's area"
+                ),
+            });
+        }
+    }
+    out
+}
+
 /// A cushioned end needs its stop, its needle, the cushion length and the passage's area; the
-/// zones fit between the stops; a piston that may leave its bore has none.
+/// zones fit between the stops; a needle is narrower than the bore; a piston that may leave
+/// its bore has none.
 pub fn problems(x: &PistonSpec) -> Vec<Problem> {
     let mut out = Vec::new();
     let mut problem = |key, message: String| {
@@ -191,7 +255,7 @@ pub fn problems(x: &PistonSpec) -> Vec<Problem> {
             "cushion_port_min",
             &x.cushion_port_min,
             "cushion_needle_area_min",
-            x.cushion_needle_area_min,
+            &x.cushion_needle_area_min,
             "x_min",
             x.x_min,
         ),
@@ -199,7 +263,7 @@ pub fn problems(x: &PistonSpec) -> Vec<Problem> {
             "cushion_port_max",
             &x.cushion_port_max,
             "cushion_needle_area_max",
-            x.cushion_needle_area_max,
+            &x.cushion_needle_area_max,
             "x_max",
             x.x_max,
         ),
@@ -267,6 +331,13 @@ pub fn problems(x: &PistonSpec) -> Vec<Problem> {
             ),
         );
     }
+    out.extend(needle_problems(
+        [
+            (NEEDLE_KEYS[0], &x.cushion_needle_area_min),
+            (NEEDLE_KEYS[1], &x.cushion_needle_area_max),
+        ],
+        x.area,
+    ));
     out
 }
 
@@ -282,8 +353,8 @@ pub struct Cushion {
     /// The zone lies above the edge (the `x_max` end, the gas ahead), else below it (`x_min`,
     /// the gas behind).
     pub at_max: bool,
-    /// The needle's area, m² (0: closed).
-    pub needle_area_m2: f64,
+    /// The needle's area, m² (0: closed): a constant, a table or an FMU input.
+    pub needle_area_m2: Param<Area>,
     /// The main passage's area (open outside the zone; the check valve's inside it), m².
     pub port_area_m2: f64,
 }
@@ -312,9 +383,9 @@ impl Cushion {
     pub fn terms<T: Scalar>(&self, e: &Eval<'_, T>, x_m: T, dy: &mut [T]) {
         let (gas, chamber, port) = (e.gas, self.chamber, self.port);
         let (nc, np) = (e.nodes[chamber], e.nodes[port]);
-        let needle = orifice::signed_mass_flow_kg_per_s(gas, c(self.needle_area_m2), nc, np);
+        let needle = orifice::signed_mass_flow_kg_per_s(gas, e.pv(&self.needle_area_m2), nc, np);
         e.transfer(chamber, port, needle, dy);
-        let area = c(self.port_area_m2);
+        let area = crate::ad::c(self.port_area_m2);
         if self.inside(x_m.re()) {
             let check = max0(orifice::signed_mass_flow_kg_per_s(gas, area, np, nc));
             e.transfer(port, chamber, check, dy);
@@ -336,7 +407,7 @@ mod tests {
             port: 0,
             edge_m: 0.02,
             at_max: false,
-            needle_area_m2: 1e-7,
+            needle_area_m2: Param::from(1e-7),
             port_area_m2: 1e-5,
         };
         let high = Cushion {

@@ -348,6 +348,14 @@ impl DirectionalValve {
         ]
     }
 
+    /// The flows out of the valve through a, through b and through its exhausts, kg/s, at spool
+    /// position `s` (the outputs [`PORT_FLOW_OUTPUTS`]).
+    #[inline]
+    pub fn port_flows<T: Scalar>(&self, s: T, nodes: &[NodeState<T>]) -> [T; 3] {
+        let [pa, pb, aea, beb] = self.flows(s, nodes);
+        [pa - aea, pb - beb, aea + beb]
+    }
+
     /// The valve's terms at spool position `s`: each path's flow moved between its ports in
     /// `dy`; its flows (p→a, p→b, a→ea, b→eb), kg/s, signed.
     #[inline(always)]
@@ -506,34 +514,38 @@ impl Link for DirectionalValve {
     }
 }
 
+/// The flows through its ports as outputs (a lagged valve's too, after its spool), in the order
+/// of [`DirectionalValve::port_flows`].
+pub const PORT_FLOW_OUTPUTS: [Output; 3] = [
+    Output::Extra {
+        variable: Variable {
+            suffix: "a_mdot",
+            unit: Unit::mass_rate,
+            description: "mass flow out of {} through its port a (2), kg/s",
+        },
+        discrete: false,
+    },
+    Output::Extra {
+        variable: Variable {
+            suffix: "b_mdot",
+            unit: Unit::mass_rate,
+            description: "mass flow out of {} through its port b (4), kg/s",
+        },
+        discrete: false,
+    },
+    Output::Extra {
+        variable: Variable {
+            suffix: "exhaust_mdot",
+            unit: Unit::mass_rate,
+            description: "mass flow out of {} through its exhausts ea (3) and eb (5), kg/s",
+        },
+        discrete: false,
+    },
+];
+
 impl Element for DirectionalValve {
     const KIND: &'static Kind = &KIND;
-    const OUTPUTS: &'static [Output] = &[
-        Output::Extra {
-            variable: Variable {
-                suffix: "a_mdot",
-                unit: Unit::mass_rate,
-                description: "mass flow out of {} through its port a (2), kg/s",
-            },
-            discrete: false,
-        },
-        Output::Extra {
-            variable: Variable {
-                suffix: "b_mdot",
-                unit: Unit::mass_rate,
-                description: "mass flow out of {} through its port b (4), kg/s",
-            },
-            discrete: false,
-        },
-        Output::Extra {
-            variable: Variable {
-                suffix: "exhaust_mdot",
-                unit: Unit::mass_rate,
-                description: "mass flow out of {} through its exhausts ea (3) and eb (5), kg/s",
-            },
-            discrete: false,
-        },
-    ];
+    const OUTPUTS: &'static [Output] = &PORT_FLOW_OUTPUTS;
     /// Its four paths' ratio kinks, [`ratio_kinks::EVENTS`] each, in the order of
     /// [`DirectionalValve::ports`].
     const EVENTS: usize = ratio_kinks::Paths::<4>::EVENTS;
@@ -592,21 +604,18 @@ impl Element for DirectionalValve {
     fn extra_output<T: Scalar>(
         &self,
         k: usize,
+        _s: &[T],
         _gas: &IdealGas,
         nodes: &[NodeState<T>],
         pv: &impl Fn(&ParamValue) -> T,
     ) -> T {
-        let [pa, pb, aea, beb] = self.flows(pv(&self.position), nodes);
-        match k {
-            0 => pa - aea,
-            1 => pb - beb,
-            _ => aea + beb,
-        }
+        self.port_flows(pv(&self.position), nodes)[k]
     }
 
     fn extra_output_reads(&self, _k: usize) -> Reads {
         Reads {
             keys: &["position"],
+            states: &[],
             pressures: true,
             temperatures: true,
         }

@@ -271,11 +271,12 @@ pub trait Element:
         format!("{} `{}`: event {e}", Self::KIND.name, self.name())
     }
 
-    /// The value of output `k` (an [`Output::Extra`] of `OUTPUTS`) from the node states and
-    /// the parameters `pv`.
+    /// The value of output `k` (an [`Output::Extra`] of `OUTPUTS`) from its own states `s`
+    /// (`STATES` of them: a lagged spool's position), the node states and the parameters `pv`.
     fn extra_output<T: Scalar>(
         &self,
         _k: usize,
+        _s: &[T],
         _gas: &IdealGas,
         _nodes: &[NodeState<T>],
         _pv: &impl Fn(&ParamValue) -> T,
@@ -283,8 +284,8 @@ pub trait Element:
         T::zero()
     }
 
-    /// What output `k` (an [`Output::Extra`]) reads directly: its keys and its nodes'
-    /// pressures or temperatures (the FMU's dependencies).
+    /// What output `k` (an [`Output::Extra`]) reads directly: its keys, its own states and its
+    /// nodes' pressures or temperatures (the FMU's dependencies).
     fn extra_output_reads(&self, _k: usize) -> Reads {
         Reads::NOTHING
     }
@@ -343,11 +344,13 @@ pub enum Output {
 }
 
 /// What an output reads directly (the state held fixed): run-time parameters of its own, by
-/// key, and the pressures or temperatures of its nodes (a reservoir's parameters, a chamber's
-/// states).
+/// key, its own states, by index among them, and the pressures or temperatures of its nodes (a
+/// reservoir's parameters, a chamber's states).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reads {
     pub keys: &'static [&'static str],
+    /// Its own states it reads (indices < `STATES`).
+    pub states: &'static [usize],
     pub pressures: bool,
     pub temperatures: bool,
 }
@@ -355,6 +358,7 @@ pub struct Reads {
 impl Reads {
     pub const NOTHING: Reads = Reads {
         keys: &[],
+        states: &[],
         pressures: false,
         temperatures: false,
     };

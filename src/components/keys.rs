@@ -344,6 +344,12 @@ pub trait Component {
     /// that cannot change during a run, or one of a form this component does not use).
     fn param(&self, key: &str) -> Option<&ParamValue>;
     fn param_mut(&mut self, key: &str) -> Option<&mut ParamValue>;
+    /// What is wrong with `value` for its run-time parameter `key` beyond the key's own rule,
+    /// against the component's other keys (a cushion needle wider than its piston), if
+    /// anything: an FMU input set during a run is refused with it.
+    fn value_problem(&self, _key: &str, _value: f64) -> Option<String> {
+        None
+    }
 }
 
 /// A component that carries a flow from one node to another (a `<name>.mdot` output): what the

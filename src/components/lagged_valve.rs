@@ -14,9 +14,13 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ad::{Scalar, c};
-use crate::components::directional_valve::{self, DirectionalValve, DirectionalValveSpec};
-use crate::components::element::{Build, Element, Eval, EventAt, Output, Slots, Variable};
+use crate::components::NodeState;
+use crate::components::directional_valve::{
+    self, DirectionalValve, DirectionalValveSpec, PORT_FLOW_OUTPUTS,
+};
+use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem, Role, Spec, Value};
+use crate::gas::IdealGas;
 use crate::param::ParamValue;
 use crate::units::Unit;
 
@@ -59,6 +63,9 @@ impl Spec for LaggedValveSpec {
         out
     }
 }
+
+/// Its one state, the spool position s.
+const SPOOL: usize = 0;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LaggedValve {
@@ -111,7 +118,13 @@ impl Element for LaggedValve {
         unit: Unit::dimensionless,
         description: "spool position of {}, lagging its command `position`",
     }];
-    const OUTPUTS: &'static [Output] = &[Output::State(0)];
+    /// Its spool, then the directional valve's flows through its ports at the spool.
+    const OUTPUTS: &'static [Output] = &[
+        Output::State(SPOOL),
+        PORT_FLOW_OUTPUTS[0],
+        PORT_FLOW_OUTPUTS[1],
+        PORT_FLOW_OUTPUTS[2],
+    ];
     const EVENTS: usize = DirectionalValve::EVENTS;
     const SWITCHES: bool = DirectionalValve::SWITCHES;
     type Cache = ();
@@ -127,7 +140,7 @@ impl Element for LaggedValve {
     #[inline(always)]
     fn terms<T: Scalar>(items: &[Self], _: &(), e: &Eval<'_, T>, dy: &mut [T], at: Slots<'_, T>) {
         for (k, (v, out)) in items.iter().zip(at.flows.iter_mut()).enumerate() {
-            let i = at.first_state + k;
+            let i = at.first_state + k * Self::STATES + SPOOL;
             let s = e.y[i];
             dy[i] = (e.pv(&v.valve.position) - s) * c::<T>(1.0 / v.response_time_s);
             // Its `mdot`: the flow of its path p → a (its `Link` ends).
@@ -138,7 +151,7 @@ impl Element for LaggedValve {
     /// The command's value at the start: its constant or first table value (0 for a cubic
     /// opening, closed before it opens).
     fn initial_state(&self, out: &mut [f64]) {
-        out[0] = self.valve.position.raw().initial();
+        out[SPOOL] = self.valve.position.raw().initial();
     }
 
     fn has_events(&self) -> bool {
@@ -168,5 +181,28 @@ impl Element for LaggedValve {
 
     fn event_description(&self, e: usize) -> String {
         self.valve.event_description(e)
+    }
+
+    /// Output `k` (1 … 3: a_mdot, b_mdot, exhaust_mdot) at its spool position `s[SPOOL]`.
+    fn extra_output<T: Scalar>(
+        &self,
+        k: usize,
+        s: &[T],
+        _gas: &IdealGas,
+        nodes: &[NodeState<T>],
+        _pv: &impl Fn(&ParamValue) -> T,
+    ) -> T {
+        self.valve.port_flows(s[SPOOL], nodes)[k - 1]
+    }
+
+    /// The flows read the spool and the ports' pressures and temperatures, not the command
+    /// (the spool holds it back).
+    fn extra_output_reads(&self, _k: usize) -> Reads {
+        Reads {
+            keys: &[],
+            states: &[SPOOL],
+            pressures: true,
+            temperatures: true,
+        }
     }
 }

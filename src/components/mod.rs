@@ -147,7 +147,10 @@ mod tests {
                     "iso" => ["area", "discharge_coefficient"].contains(&key.name),
                     _ => false,
                 };
-                let want = key.settable_during_run() && !other_form;
+                // A cushion's needle is a parameter of a cushioned end only.
+                let no_cushion =
+                    cushion::NEEDLE_KEYS.contains(&key.name) && spec.value(key.name).is_none();
+                let want = key.settable_during_run() && !other_form && !no_cushion;
                 let shared = net
                     .component(&name)
                     .unwrap()

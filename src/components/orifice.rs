@@ -818,6 +818,7 @@ impl Element for Orifice {
     fn extra_output<T: Scalar>(
         &self,
         k: usize,
+        _s: &[T],
         gas: &IdealGas,
         nodes: &[NodeState<T>],
         pv: &impl Fn(&ParamValue) -> T,
@@ -850,6 +851,7 @@ impl Element for Orifice {
         }
         Reads {
             keys: &["opening"],
+            states: &[],
             pressures: self.poppet.is_some(),
             temperatures: false,
         }

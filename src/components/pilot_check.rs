@@ -243,6 +243,7 @@ impl Element for PilotCheck {
     fn extra_output<T: Scalar>(
         &self,
         _k: usize,
+        _s: &[T],
         _gas: &IdealGas,
         nodes: &[NodeState<T>],
         _pv: &impl Fn(&ParamValue) -> T,
@@ -253,6 +254,7 @@ impl Element for PilotCheck {
     fn extra_output_reads(&self, _k: usize) -> Reads {
         Reads {
             keys: &[],
+            states: &[],
             pressures: true,
             temperatures: false,
         }

@@ -92,10 +92,11 @@ crate::declare_kind! {
     cushion_port_min: Node, dimensionless, None;
     /// The port the gas ahead exhausts to, cushioned near `x_max`.
     cushion_port_max: Node, dimensionless, None;
-    /// The needle's area at the `x_min` end, m² (0: closed).
-    cushion_needle_area_min: Number, area, None, NonNegative;
-    /// The needle's area at the `x_max` end, m².
-    cushion_needle_area_max: Number, area, None, NonNegative;
+    /// The needle's area at the `x_min` end, m² (0: closed): a number, a table or an FMU
+    /// input.
+    cushion_needle_area_min: Param, area, None, NonNegative;
+    /// The needle's area at the `x_max` end, m²: a number, a table or an FMU input.
+    cushion_needle_area_max: Param, area, None, NonNegative;
     /// The main passage's area to a port (open outside the cushion, the check valve's inside),
     /// m².
     cushion_port_area: Number, area, None, Positive;
@@ -369,11 +370,25 @@ impl Component for Piston {
     fn name(&self) -> &str {
         &self.name
     }
-    crate::run_params!(
-        "friction_static" => friction_static_pa,
-        "friction_dynamic" => friction_dynamic_pa,
-        "damping" => damping_n_s_per_m,
-    );
+    fn param(&self, key: &str) -> Option<&ParamValue> {
+        match key {
+            "friction_static" => Some(&*self.friction_static_pa),
+            "friction_dynamic" => Some(&*self.friction_dynamic_pa),
+            "damping" => Some(&*self.damping_n_s_per_m),
+            _ => cushion::needle(&self.cushions, key),
+        }
+    }
+    fn param_mut(&mut self, key: &str) -> Option<&mut ParamValue> {
+        match key {
+            "friction_static" => Some(&mut *self.friction_static_pa),
+            "friction_dynamic" => Some(&mut *self.friction_dynamic_pa),
+            "damping" => Some(&mut *self.damping_n_s_per_m),
+            _ => cushion::needle_mut(&mut self.cushions, key),
+        }
+    }
+    fn value_problem(&self, key: &str, value: f64) -> Option<String> {
+        cushion::needle_value_problem(key, value, self.area.value)
+    }
 }
 
 /// Its event functions, per piston: its exit, its `x_max` stop, its `x_min` stop; with static

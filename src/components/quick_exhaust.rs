@@ -225,6 +225,7 @@ impl Element for QuickExhaust {
     fn extra_output<T: Scalar>(
         &self,
         _k: usize,
+        _s: &[T],
         _gas: &IdealGas,
         nodes: &[NodeState<T>],
         _pv: &impl Fn(&ParamValue) -> T,
@@ -235,6 +236,7 @@ impl Element for QuickExhaust {
     fn extra_output_reads(&self, _k: usize) -> Reads {
         Reads {
             keys: &[],
+            states: &[],
             pressures: true,
             temperatures: true,
         }

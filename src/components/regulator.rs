@@ -359,6 +359,7 @@ impl Element for Regulator {
     fn extra_output<T: Scalar>(
         &self,
         k: usize,
+        _s: &[T],
         _gas: &IdealGas,
         nodes: &[NodeState<T>],
         pv: &impl Fn(&ParamValue) -> T,
@@ -375,6 +376,7 @@ impl Element for Regulator {
     fn extra_output_reads(&self, k: usize) -> Reads {
         Reads {
             keys: &["set_pressure"],
+            states: &[],
             pressures: true,
             temperatures: k > RELIEF_OPEN_FRACTION,
         }

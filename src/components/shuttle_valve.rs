@@ -317,6 +317,7 @@ impl Element for ShuttleValve {
     fn extra_output<T: Scalar>(
         &self,
         k: usize,
+        _s: &[T],
         _gas: &IdealGas,
         nodes: &[NodeState<T>],
         _pv: &impl Fn(&ParamValue) -> T,
@@ -332,6 +333,7 @@ impl Element for ShuttleValve {
     fn extra_output_reads(&self, k: usize) -> Reads {
         Reads {
             keys: &[],
+            states: &[],
             pressures: true,
             temperatures: k == 0,
         }

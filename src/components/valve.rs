@@ -238,6 +238,7 @@ impl Element for Valve {
     fn extra_output<T: Scalar>(
         &self,
         _k: usize,
+        _s: &[T],
         _gas: &IdealGas,
         _nodes: &[NodeState<T>],
         pv: &impl Fn(&ParamValue) -> T,
@@ -248,6 +249,7 @@ impl Element for Valve {
     fn extra_output_reads(&self, _k: usize) -> Reads {
         Reads {
             keys: &["opening"],
+            states: &[],
             pressures: false,
             temperatures: false,
         }

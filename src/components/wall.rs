@@ -197,6 +197,7 @@ impl Element for Wall {
     fn extra_output<T: Scalar>(
         &self,
         _k: usize,
+        _s: &[T],
         _gas: &IdealGas,
         nodes: &[NodeState<T>],
         pv: &impl Fn(&ParamValue) -> T,
@@ -212,6 +213,7 @@ impl Element for Wall {
     fn extra_output_reads(&self, _k: usize) -> Reads {
         Reads {
             keys: &["heat_transfer_coefficient", "area"],
+            states: &[],
             pressures: false,
             temperatures: true,
         }

@@ -162,7 +162,13 @@ impl Network {
                     crate::units::text::number(value)
                 ))
             }
-            _ => Ok(()),
+            _ => match self
+                .component(component)
+                .and_then(|c| c.value_problem(key, value))
+            {
+                Some(why) => Err(format!("`{component}.{key}` {why}")),
+                None => Ok(()),
+            },
         }
     }
 

@@ -125,18 +125,21 @@ impl Network {
         });
     }
 
-    /// The extra outputs at time `t` from the node states of the last evaluation (after
+    /// The extra outputs at time `t` and state `y` (its first `n_states`), from the node
+    /// states of the last evaluation at `y` (after
     /// [`crate::simulation::Simulation::refresh_flows`]), in order, without allocating.
-    pub fn write_extra_outputs(&self, t: f64, put: &mut impl FnMut(f64)) {
+    pub fn write_extra_outputs(&self, t: f64, y: &[f64], put: &mut impl FnMut(f64)) {
         let seg = self.segment_start_s;
         let pv = |p: &ParamValue| p.value(t, seg);
         let sc = self.scratch.borrow();
         each_kind_by_role!(K => {
             if const { has_extra_outputs(K::OUTPUTS) } {
-                for x in K::list(&self.kinds) {
+                let first = self.layout.first::<K>();
+                for (i, x) in K::list(&self.kinds).iter().enumerate() {
+                    let s = &y[first + i * K::STATES..first + (i + 1) * K::STATES];
                     for (k, o) in K::OUTPUTS.iter().enumerate() {
                         if matches!(o, Output::Extra { .. }) {
-                            put(x.extra_output(k, &self.gas, &sc.nodes, &pv));
+                            put(x.extra_output(k, s, &self.gas, &sc.nodes, &pv));
                         }
                     }
                 }
@@ -144,8 +147,8 @@ impl Network {
         });
     }
 
-    /// The tangents of the extra outputs, in order, from the node states of the last
-    /// [`Network::tangent`] at time `t` with the same `seeds`; a discrete output's is 0.
+    /// The tangents of the extra outputs, in order, from the states and node states of the
+    /// last [`Network::tangent`] at time `t` with the same `seeds`; a discrete output's is 0.
     pub fn write_extra_output_tangents(
         &self,
         t: f64,
@@ -155,13 +158,15 @@ impl Network {
         let seg = self.segment_start_s;
         let dual_seeds = self.dual_seeds(t, seeds)?;
         let pv = |p: &ParamValue| param_value::<Dual64>(p, &dual_seeds, t, seg);
-        let nodes = &self.dual.sc.nodes;
+        let (y, nodes) = (&self.dual.y, &self.dual.sc.nodes);
         each_kind_by_role!(K => {
             if const { has_extra_outputs(K::OUTPUTS) } {
-                for x in K::list(&self.kinds) {
+                let first = self.layout.first::<K>();
+                for (i, x) in K::list(&self.kinds).iter().enumerate() {
+                    let s = &y[first + i * K::STATES..first + (i + 1) * K::STATES];
                     for (k, o) in K::OUTPUTS.iter().enumerate() {
                         if let Output::Extra { discrete, .. } = o {
-                            let v = x.extra_output(k, &self.gas, nodes, &pv);
+                            let v = x.extra_output(k, s, &self.gas, nodes, &pv);
                             put(if *discrete { 0.0 } else { v.eps });
                         }
                     }
@@ -202,18 +207,24 @@ impl Network {
     }
 
     /// The states output `o` reads directly, increasing: a state output its state; an extra
-    /// output the pressures (energy and volume) or temperatures (mass and energy) of its
-    /// chambers as it reads them; a flag none.
+    /// output the own states it reads and the pressures (energy and volume) or temperatures
+    /// (mass and energy) of its chambers as it reads them; a flag none.
     pub fn output_state_dependencies(&self, o: ComponentOutput) -> Vec<usize> {
         let mut d = Vec::new();
+        let (reads, nodes) = self.output_reads(o);
         each_kind!(K => {
             if o.kind == K::INDEX {
+                let first = self.layout.first::<K>() + o.component * K::STATES;
                 if let Output::State(s) = K::OUTPUTS[o.output] {
-                    d.push(self.layout.first::<K>() + o.component * K::STATES + s);
+                    d.push(first + s);
                 }
+                let own = first..first + K::STATES;
+                d.extend(reads.states.iter().map(|s| {
+                    debug_assert!(own.contains(&(first + s)), "{}: own state {s}", K::KIND.name);
+                    first + s
+                }));
             }
         });
-        let (reads, nodes) = self.output_reads(o);
         let nc = self.chambers().len();
         for node in nodes.into_iter().filter(|&n| n < nc) {
             let at = node * chamber::STATES;

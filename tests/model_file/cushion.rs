@@ -130,3 +130,64 @@ fn a_pistons_cushion_needs_its_stop_and_needle() {
     ))
     .expect("valid");
 }
+
+/// A cushion needle is a parameter (a number, a table or an FMU input): a table of areas is
+/// valid; a hostile one (negative, NaN in a table, wider than the bore: π·(32 mm)²/4 ≈ 8.04e-4
+/// m² for the cylinder, `area` = 8e-4 m² for the piston) is refused at its key. The
+/// cylinder's rod end takes the cap's needle (its table too) unless given its own.
+#[test]
+fn a_hostile_cushion_needle_is_refused_at_its_key() {
+    let table = "{ table = [[0.0, 3e-7], [0.05, 1e-7]], interpolation = \"step\" }";
+    let with_needle = |needle: &str| {
+        format!("{CYLINDER}{CUSHION}rod_diameter = \"12 mm\"\n").replace("\"0.3 mm^2\"", needle)
+    };
+    let m = load(&with_needle(table)).expect("a table is valid");
+    let p = &m.spec.piston[0];
+    println!(
+        "the cylinder's piston's needles: {:?}, {:?}",
+        p.cushion_needle_area_min, p.cushion_needle_area_max
+    );
+    assert_eq!(p.cushion_needle_area_min, p.cushion_needle_area_max);
+    assert!(matches!(
+        p.cushion_needle_area_min,
+        Some(plenum::param::ParamSpec::Table(_))
+    ));
+    for (needle, key, says) in [
+        ("-1e-7", "cylinder.cyl.cushion_needle_area", "or more"),
+        (
+            "{ table = [[0.0, 3e-7], [0.05, nan]] }",
+            "cylinder.cyl.cushion_needle_area",
+            "finite",
+        ),
+        (
+            "1e-3",
+            "cylinder.cyl.cushion_needle_area",
+            "wider than the bore",
+        ),
+        (
+            "{ table = [[0.0, 3e-7], [0.05, 9e-4]] }",
+            "cylinder.cyl.cushion_needle_area",
+            "wider than the bore",
+        ),
+    ] {
+        let e = one_error(&with_needle(needle));
+        assert!(e.key.starts_with(key), "{needle}: {e}");
+        assert!(e.message.contains(says), "{needle}: {e}");
+    }
+    let e = one_error(&format!(
+        "{}rod_cushion_needle_area = 2e-3\n",
+        with_needle("3e-7")
+    ));
+    assert_eq!(e.key, "cylinder.cyl.rod_cushion_needle_area");
+    assert!(e.message.contains("wider than the bore"), "{e}");
+    let piston = |needle: &str| {
+        format!(
+            "{PISTON}x_min = 0.0\ncushion_port_min = \"exhaust\"\ncushion_needle_area_min = \
+             {needle}\n"
+        )
+    };
+    load(&piston(table)).expect("a table is valid");
+    let e = one_error(&piston("8.5e-4"));
+    assert_eq!(e.key, "piston.p.cushion_needle_area_min");
+    assert!(e.message.contains("wider than the bore"), "{e}");
+}

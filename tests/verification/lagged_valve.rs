@@ -1,6 +1,11 @@
 //! A directional valve's spool lag (`response_time` τ): the spool follows a step of its command
 //! as the first-order lag's closed form, the flow of a path between two reservoirs follows it
 //! in proportion, and a lag of τ → 0 is the valve without one, within the gas the lag holds back.
+//! Its flows through its ports (`a_mdot`, `b_mdot`, `exhaust_mdot`) are the valve's at the
+//! spool: the plain valve's once the spool has settled, the ISO 6358 law at the spool's
+//! openings while it moves, and their tangents and FMU dependencies read the spool.
+
+use plenum::components::orifice::iso6358_mass_flow_kg_per_s;
 
 use crate::common::{output, sim_of};
 
@@ -171,4 +176,219 @@ fn the_spool_follows_its_command_as_an_fmu_input() {
     }
     println!("spool against its closed form through the input's step: largest error {worst:e}");
     assert!(worst < 1e-6, "{worst:e}");
+}
+
+/// A 5/2 valve `v` (C = 1e-8 m³/(s·Pa), b = 0.3) from a 6 bar supply `P` to the working ports
+/// `A`, `B` and the exhaust `ATM` (1 bar), its spool commanded by `position`, with the keys
+/// `lag`; `nodes`: the components `A` and `B`.
+fn five_two(nodes: &str, position: &str, lag: &str) -> String {
+    format!(
+        r#"
+[model]
+name = "lagged_five_two"
+[gas]
+species = "air"
+[solver]
+method = "auto"
+rtol = 1e-10
+atol = 1e-12
+t_end = 0.3
+[[reservoir]]
+name = "P"
+pressure = "6 bar"
+temperature = 293.15
+[[reservoir]]
+name = "ATM"
+pressure = "1 bar"
+temperature = 293.15
+{nodes}
+[[directional_valve]]
+name = "v"
+p = "P"
+a = "A"
+b = "B"
+ea = "ATM"
+eb = "ATM"
+position = {position}
+sonic_conductance = 1e-8
+critical_pressure_ratio = 0.3
+{lag}
+"#
+    )
+}
+
+const PORT_FLOWS: [&str; 3] = ["v.a_mdot", "v.b_mdot", "v.exhaust_mdot"];
+
+/// The working ports as reservoirs at 4 bar (`A`: p–a subsonic, a–ea choked) and 2 bar (`B`),
+/// so that the flows are functions of the spool alone. The command steps 0 → 1 at 10 ms,
+/// τ = 2 ms; at 5 ms (before the step) and from 150 ms (70 τ after it: exp(−70) ≈ 4e-31) to
+/// 250 ms, each of `a_mdot`, `b_mdot`, `exhaust_mdot` and `mdot` of the lagged valve equals,
+/// to round-off, the same valve without `response_time` whose position is the lagged spool's
+/// value; and the valve at the command's value within what the spool's residual |s − s_cmd|
+/// (the integrator's error, rtol 1e-10) moves the flows: |s − s_cmd| times the sum of the
+/// paths' full flows (a 5/2's flows are linear in s at fixed ports).
+#[test]
+fn settled_port_flows_are_the_valve_without_a_lag() {
+    let ports = "[[reservoir]]\nname = \"A\"\npressure = \"4 bar\"\ntemperature = 293.15\n\
+                 [[reservoir]]\nname = \"B\"\npressure = \"2 bar\"\ntemperature = 293.15";
+    let step = "{ table = [[0.0, 0.0], [0.01, 1.0]], interpolation = \"step\" }";
+    let mut lagged = sim_of(&five_two(ports, step, "response_time = 0.002"));
+    let (mut at_spool, mut at_command, mut largest) = (0.0f64, 0.0f64, 0.0f64);
+    for (t, command) in [(0.005, 0.0), (0.15, 1.0), (0.2, 1.0), (0.25, 1.0)] {
+        lagged.advance_to(t).expect("runs");
+        let spool = output(&mut lagged, "v.spool");
+        let residual = (spool - command).abs();
+        let mut plain_at_spool = sim_of(&five_two(ports, &format!("{spool:e}"), ""));
+        let mut plain = sim_of(&five_two(ports, &format!("{command:e}"), ""));
+        plain_at_spool.advance_to(t).expect("runs");
+        plain.advance_to(t).expect("runs");
+        // The sum of the four paths' flows at full opening: |∂(flow)/∂s| ≤ it.
+        let q = |p1: f64, p2: f64| iso6358_mass_flow_kg_per_s(1e-8, 0.3, p1, 293.15, p2);
+        let slope = q(6e5, 4e5) + q(4e5, 1e5) + q(6e5, 2e5) + q(2e5, 1e5);
+        for name in PORT_FLOWS.iter().chain(&["v.mdot"]) {
+            let l = output(&mut lagged, name);
+            let (s, p) = (output(&mut plain_at_spool, name), output(&mut plain, name));
+            println!(
+                "t = {t} s, {name}: lagged {l:e} kg/s; without a lag, at the spool {s:e} \
+                 (difference {:e}), at the command {p:e} (difference {:e}; spool residual \
+                 {residual:e})",
+                l - s,
+                l - p
+            );
+            at_spool = at_spool.max((l - s).abs());
+            largest = largest.max(p.abs());
+            let bound = residual * slope + 1e-15 * p.abs();
+            assert!(
+                (l - p).abs() <= bound,
+                "{name}: {:e} > {bound:e}",
+                (l - p).abs()
+            );
+            at_command = at_command.max((l - p).abs());
+        }
+    }
+    println!(
+        "largest difference from the valve without a lag: at the spool {at_spool:e} kg/s, at \
+         the command {at_command:e} kg/s (largest flow {largest:e} kg/s)"
+    );
+    assert!(
+        largest > 1e-3,
+        "the flows are too small to compare: {largest:e} kg/s"
+    );
+    assert!(at_spool <= 1e-15 * largest, "{at_spool:e} kg/s");
+}
+
+/// While the spool moves (τ = 5 ms after a step of the command 0 → 1 at 10 ms), filling a
+/// 0.2 L chamber `A` from 1 bar and emptying `B` from 6 bar: at every 0.25 ms from 9 ms to
+/// 40 ms, each port flow equals the ISO 6358 law of each path at the spool's opening (s for
+/// p–a and b–eb, 1 − s for p–b and a–ea, s the `v.spool` output) between the chambers' states
+/// read from their outputs, computed here from the law alone: a_mdot = s·q(P→A) − (1 − s)·q(A→ATM),
+/// b_mdot = (1 − s)·q(P→B) − s·q(B→ATM), exhaust_mdot = (1 − s)·q(A→ATM) + s·q(B→ATM).
+#[test]
+fn port_flows_follow_the_spool_during_the_lag() {
+    let chambers = "[[chamber]]\nname = \"A\"\nvolume = \"0.2 L\"\npressure = \"1 bar\"\n\
+                    temperature = 293.15\n[[chamber]]\nname = \"B\"\nvolume = \"0.2 L\"\n\
+                    pressure = \"6 bar\"\ntemperature = 293.15";
+    let step = "{ table = [[0.0, 0.0], [0.01, 1.0]], interpolation = \"step\" }";
+    let mut sim = sim_of(&five_two(chambers, step, "response_time = 0.005"));
+    let (cond, b, p_supply, p_atm, t_supply) = (1e-8, 0.3, 6e5, 1e5, 293.15);
+    // q(from → to), signed: the law from the higher pressure's side.
+    let q = |p1: f64, t1: f64, p2: f64, t2: f64| {
+        if p1 >= p2 {
+            iso6358_mass_flow_kg_per_s(cond, b, p1, t1, p2)
+        } else {
+            -iso6358_mass_flow_kg_per_s(cond, b, p2, t2, p1)
+        }
+    };
+    let (mut worst, mut largest, mut mid_spool) = (0.0f64, 0.0f64, 0);
+    for k in 36..=160 {
+        let t = 0.25e-3 * k as f64;
+        sim.advance_to(t).expect("runs");
+        let s = output(&mut sim, "v.spool");
+        let (pa, ta) = (output(&mut sim, "A.p"), output(&mut sim, "A.T"));
+        let (pb, tb) = (output(&mut sim, "B.p"), output(&mut sim, "B.T"));
+        let (p_a, a_ea) = (q(p_supply, t_supply, pa, ta), q(pa, ta, p_atm, 293.15));
+        let (p_b, b_eb) = (q(p_supply, t_supply, pb, tb), q(pb, tb, p_atm, 293.15));
+        let want = [
+            s * p_a - (1.0 - s) * a_ea,
+            (1.0 - s) * p_b - s * b_eb,
+            (1.0 - s) * a_ea + s * b_eb,
+        ];
+        for (name, want) in PORT_FLOWS.iter().zip(want) {
+            let got = output(&mut sim, name);
+            worst = worst.max((got - want).abs());
+            largest = largest.max(want.abs());
+        }
+        if s > 0.05 && s < 0.95 {
+            mid_spool += 1;
+        }
+        if k % 20 == 0 {
+            println!(
+                "t = {t} s: s = {s:.6}, p_A = {pa:.0} Pa, p_B = {pb:.0} Pa, a_mdot = {:e} kg/s \
+                 (law {:e})",
+                output(&mut sim, "v.a_mdot"),
+                want[0]
+            );
+        }
+    }
+    println!(
+        "port flows against the ISO 6358 law at the spool's openings: largest difference \
+         {worst:e} kg/s (largest flow {largest:e} kg/s; {mid_spool} samples with 0.05 < s < 0.95)"
+    );
+    assert!(
+        mid_spool >= 20,
+        "the spool was seldom between its ends: {mid_spool}"
+    );
+    assert!(largest > 1e-3);
+    assert!(worst <= 1e-13 * largest, "{worst:e} kg/s");
+}
+
+/// The tangent of the port flows along the spool state alone, at the node states held fixed
+/// (reservoirs at every port), is the derivative of the law at the openings:
+/// ∂a_mdot/∂s = q(P→A) + q(A→ATM), ∂b_mdot/∂s = −q(P→B) − q(B→ATM),
+/// ∂exhaust_mdot/∂s = q(B→ATM) − q(A→ATM); a 5/2's openings are linear in s.
+#[test]
+fn port_flow_tangents_read_the_spool() {
+    use plenum::variables::{output_variables, state_variables, write_output_tangents};
+    let ports = "[[reservoir]]\nname = \"A\"\npressure = \"4 bar\"\ntemperature = 293.15\n\
+                 [[reservoir]]\nname = \"B\"\npressure = \"2 bar\"\ntemperature = 293.15";
+    let step = "{ table = [[0.0, 0.0], [0.01, 1.0]], interpolation = \"step\" }";
+    let mut sim = sim_of(&five_two(ports, step, "response_time = 0.005"));
+    sim.advance_to(0.013).expect("runs");
+    let net = &mut sim.network;
+    let n = net.layout.n_states;
+    let spool = state_variables(net)
+        .iter()
+        .position(|v| v.variable.name == "v.spool")
+        .expect("a spool state");
+    let mut v = vec![0.0; n];
+    v[spool] = 1.0;
+    let names: Vec<String> = output_variables(&sim).into_iter().map(|v| v.name).collect();
+    let y = sim.y[..n].to_vec();
+    let (mut dydt, mut df) = (vec![0.0; n], vec![0.0; n]);
+    let mut out = vec![0.0; names.len()];
+    write_output_tangents(
+        &mut sim.network,
+        sim.t_s,
+        &y,
+        &v,
+        &[],
+        &mut dydt,
+        &mut df,
+        &mut out,
+    )
+    .expect("tangents");
+    let q = |p1: f64, p2: f64| iso6358_mass_flow_kg_per_s(1e-8, 0.3, p1, 293.15, p2);
+    let (p_a, a_ea, p_b, b_eb) = (q(6e5, 4e5), q(4e5, 1e5), q(6e5, 2e5), q(2e5, 1e5));
+    let want = [p_a + a_ea, -p_b - b_eb, b_eb - a_ea];
+    for (name, want) in PORT_FLOWS.iter().zip(want) {
+        let got = out[names.iter().position(|x| x == name).expect("an output")];
+        println!(
+            "∂{name}/∂s = {got:e} kg/s, from the law {want:e}, difference {:e}",
+            got - want
+        );
+        assert!(
+            (got - want).abs() <= 1e-14 * want.abs(),
+            "{name}: {got:e} against {want:e}"
+        );
+    }
 }

@@ -21,6 +21,7 @@ mod components;
 mod components2;
 mod conservation;
 mod cushion;
+mod cushion_needle;
 mod events;
 mod examples;
 mod flow_tables;

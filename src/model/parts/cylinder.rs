@@ -63,10 +63,12 @@ crate::declare_kind! {
     restitution: Number, dimensionless, Number(0.0), Fraction;
     /// End cushioning: the cushion length at each end, m.
     cushion_length: Number, length, None, Positive;
-    /// The cap end's cushion needle, its area, m² (0: closed).
-    cushion_needle_area: Number, area, None, NonNegative;
-    /// The rod end's cushion needle, m² (default: `cushion_needle_area`).
-    rod_cushion_needle_area: Number, area, None, NonNegative;
+    /// The cap end's cushion needle, its area, m² (0: closed): a number, a table or an FMU
+    /// input (the piston's `cushion_needle_area_min`).
+    cushion_needle_area: Param, area, None, NonNegative;
+    /// The rod end's cushion needle, m² (default: `cushion_needle_area`; the piston's
+    /// `cushion_needle_area_max`).
+    rod_cushion_needle_area: Param, area, None, NonNegative;
     /// The diameter of a cushioned port's passage (open outside the cushion), m.
     port_diameter: Number, length, None, Positive;
     /// The volume of a cushioned port (the passage behind the cushion), m³.
@@ -109,7 +111,7 @@ fn cylinder_problems(x: &CylinderSpec) -> Vec<Problem> {
 }
 
 /// A cushion needs its length, needle, passage and port volume; the rod end's keys need a rod;
-/// the zones fit in the stroke and the passage in the bore.
+/// the zones fit in the stroke, the passage and the needles in the bore.
 fn cushion_problems(x: &CylinderSpec) -> Vec<Problem> {
     let mut out = Vec::new();
     let mut problem = |key, message: String| {
@@ -119,17 +121,20 @@ fn cushion_problems(x: &CylinderSpec) -> Vec<Problem> {
         })
     };
     let keys = [
-        ("cushion_needle_area", x.cushion_needle_area),
-        ("port_diameter", x.port_diameter),
-        ("port_volume", x.port_volume),
+        ("cushion_needle_area", x.cushion_needle_area.is_some()),
+        ("port_diameter", x.port_diameter.is_some()),
+        ("port_volume", x.port_volume.is_some()),
     ];
     let Some(length) = x.cushion_length else {
-        let given = keys.iter().map(|(k, v)| (*k, *v)).chain([
-            ("rod_cushion_needle_area", x.rod_cushion_needle_area),
-            ("rod_port_volume", x.rod_port_volume),
+        let given = keys.iter().copied().chain([
+            (
+                "rod_cushion_needle_area",
+                x.rod_cushion_needle_area.is_some(),
+            ),
+            ("rod_port_volume", x.rod_port_volume.is_some()),
         ]);
-        for (key, v) in given {
-            if v.is_some() {
+        for (key, given) in given {
+            if given {
                 problem(
                     key,
                     format!("`{key}` is for a cushioned cylinder: give its `cushion_length`"),
@@ -138,17 +143,20 @@ fn cushion_problems(x: &CylinderSpec) -> Vec<Problem> {
         }
         return out;
     };
-    for (key, v) in keys {
-        if v.is_none() {
+    for (key, given) in keys {
+        if !given {
             problem(key, format!("a cushioned cylinder needs its `{key}`"));
         }
     }
     if x.rod_diameter.is_none() {
-        for (key, v) in [
-            ("rod_cushion_needle_area", x.rod_cushion_needle_area),
-            ("rod_port_volume", x.rod_port_volume),
+        for (key, given) in [
+            (
+                "rod_cushion_needle_area",
+                x.rod_cushion_needle_area.is_some(),
+            ),
+            ("rod_port_volume", x.rod_port_volume.is_some()),
         ] {
-            if v.is_some() {
+            if given {
                 problem(
                     key,
                     format!(
@@ -183,6 +191,13 @@ fn cushion_problems(x: &CylinderSpec) -> Vec<Problem> {
             ),
         );
     }
+    out.extend(crate::components::cushion::needle_problems(
+        [
+            ("cushion_needle_area", &x.cushion_needle_area),
+            ("rod_cushion_needle_area", &x.rod_cushion_needle_area),
+        ],
+        x.bore_area_m2(),
+    ));
     out
 }
 
@@ -303,11 +318,16 @@ impl Part for CylinderSpec {
             rod_vent: self.rod_diameter.map(|_| self.vent.clone()),
             cushion_length: self.cushion_length,
             cushion_port_min: self.cushioned().then(|| self.cap()),
-            cushion_needle_area_max: cushion_port_max
-                .as_ref()
-                .and(self.rod_cushion_needle_area.or(self.cushion_needle_area)),
+            cushion_needle_area_max: cushion_port_max.as_ref().and(
+                self.rod_cushion_needle_area
+                    .clone()
+                    .or_else(|| self.cushion_needle_area.clone()),
+            ),
             cushion_port_max,
-            cushion_needle_area_min: self.cushion_needle_area.filter(|_| self.cushioned()),
+            cushion_needle_area_min: self
+                .cushion_needle_area
+                .clone()
+                .filter(|_| self.cushioned()),
             cushion_port_area: self
                 .port_diameter
                 .filter(|_| self.cushioned())
