@@ -115,6 +115,42 @@ def stroke_hand(extend):
     return v, v_c, t, p_fill, p_out
 
 
+# Two adaptive runs of the circuit at rtol 1e-9 (the FMU stepping between communication points,
+# the CLI between breakpoints) start each in-stroke a few 1e-8 s apart: the piston leaves the
+# rod-end stop, inside its cushion, when the net force on it has risen through the static
+# friction, and that instant carries the runs' global errors (README.md, "Peer runs"). The
+# difference converges with the tolerance (5.9e-8 s at rtol 1e-9, 2.2e-9 s at 1e-10, under
+# 1e-9 s at 1e-11) and then stays through the stroke; where a pressure moves fast, such as the
+# 1 cm³ port falling once the cushion closes it (5.3e7 Pa/s), it shows as a difference of
+# value. The peers are compared allowing their strokes this shift, SHIFT_S, and measure it.
+SHIFT_S = 1e-7
+MID = 0.05  # m: the stroke's middle, where each stroke's shift is measured
+
+
+def crossings(t, x, level):
+    """The times x(t) crosses `level` (rows interpolated linearly)."""
+    return [t[i - 1] + (level - x[i - 1]) / (x[i] - x[i - 1]) * (t[i] - t[i - 1])
+            for i in range(1, len(x)) if (x[i - 1] - level) * (x[i] - level) < 0]
+
+
+def stroke_shift(t, x_a, x_b):
+    """The largest difference of two runs' times through the stroke's middle."""
+    a, b = crossings(t, x_a, MID), crossings(t, x_b, MID)
+    assert len(a) == len(b) >= 4, (a, b)
+    return max(abs(u - v) for u, v in zip(a, b))
+
+
+def shifted_error(t, a, b, shift=SHIFT_S):
+    """|a − b| / max|b| at each row less what b moves in `shift` seconds there (its steeper
+    neighbouring secant): the two runs' difference of value beyond their difference of time."""
+    scale = max(abs(v) for v in b)
+    err = []
+    for i in range(len(t)):
+        slopes = [abs(b[j] - b[j - 1]) / (t[j] - t[j - 1]) for j in (i, i + 1) if 0 < j < len(t)]
+        err.append(max(abs(a[i] - b[i]) - shift * max(slopes), 0.0) / scale)
+    return err
+
+
 def cli(text, tmp_path):
     model = tmp_path / "schedule.toml"
     model.write_text(text)
@@ -164,24 +200,31 @@ def test_controller_cycles_the_cylinder_as_the_cli_does_and_as_the_hand_calculat
     # the final time.
     ref = cli(controller.schedule_model(text, switches), tmp_path)
     assert len(ref["time"]) == len(t) and max(abs(a - b) for a, b in zip(ref["time"], t)) < 1e-12
+    shift = stroke_shift(t, col["cyl.x"], ref["cyl.x"])
+    print(f"strokes through the middle: FMU and CLI at most {shift:.1e} s apart "
+          f"(allowed {SHIFT_S:g} s)")
+    assert shift <= SHIFT_S
     worst = {}
     for name in ("cyl_cap_bore.p", "cyl_rod_bore.p", "cyl_cap.p", "cyl_rod.p", "frl_out.p",
                  "valve_a.p", "line_b_1.p", "cyl.x", "cyl_cap_bore.m", "cyl.v", "fc_a.mdot",
                  "fc_b.mdot", "valve.a_mdot", "frl.mdot"):
         scale = max(abs(v) for v in ref[name])
-        err = [abs(a - b) / scale for a, b in zip(col[name], ref[name])]
+        plain = [abs(a - b) / scale for a, b in zip(col[name], ref[name])]
+        err = shifted_error(t, col[name], ref[name])
+        i_p = max(range(len(t)), key=plain.__getitem__)
         i_w = max(range(len(t)), key=err.__getitem__)
-        print(f"{name}: worst |FMU - CLI| / max|CLI| = {err[i_w]:.2e} at {t[i_w]:.3f} s "
-              f"(final time {err[-1]:.2e})")
+        print(f"{name}: worst |FMU - CLI| / max|CLI| = {plain[i_p]:.2e} at {t[i_p]:.3f} s, "
+              f"beyond the shift {err[i_w]:.2e} at {t[i_w]:.3f} s (final time {plain[-1]:.2e})")
         kind = "flow" if name.endswith(("mdot", ".v")) else "state"
         worst[kind] = max(worst.get(kind, 0.0), err[i_w])
-    print(f"worst: states {worst['state']:.2e}, flows and speed {worst['flow']:.2e}")
+    print(f"worst beyond the shift: states {worst['state']:.2e}, flows and speed "
+          f"{worst['flow']:.2e}")
     # Both are adaptive solutions at rtol 1e-9 that restart at a switch each in its own way
     # (an input set at a communication point, a table's breakpoint): equal to the tolerance,
-    # not to the bit. The states within 100·rtol. A flow control's check valve opens linearly
-    # over 0.2 bar and fills the cylinder 0.05–0.09 bar past its cracking pressure, so its
-    # flow magnifies an error in the pressures by p/(Δp − Δp_c) ≈ 100: the flows (and the
-    # speed, which follows them) within 1e4·rtol.
+    # not to the bit. The states within 100·rtol beyond the strokes' shift. A flow control's
+    # check valve opens linearly over 0.2 bar and fills the cylinder 0.05–0.09 bar past its
+    # cracking pressure, so its flow magnifies an error in the pressures by
+    # p/(Δp − Δp_c) ≈ 100: the flows (and the speed, which follows them) within 1e4·rtol.
     assert worst["state"] <= 1e-7
     assert worst["flow"] <= 1e-5
 
@@ -255,12 +298,20 @@ def test_the_schedule_runs_two_cycles_under_every_method_auto_uses(tmp_path):
         print(f"{method}: arrivals at the stops {arrivals}, final rc {runs[method]['rc'][-1]:g}")
         assert arrivals == [STROKE, 0.0, STROKE, 0.0]
         assert runs[method]["rc"][-1] == 0.0
+    t = runs["auto"]["time"]
     for method in ("dopri5", "bdf"):
-        for name in ("cyl_cap.p", "cyl_rod.p", "cyl.x", "cyl_cap.m"):
+        shift = stroke_shift(t, runs[method]["cyl.x"], runs["auto"]["cyl.x"])
+        print(f"{method} against auto: strokes through the middle at most {shift:.1e} s apart "
+              f"(allowed {SHIFT_S:g} s)")
+        assert shift <= SHIFT_S
+        for name in ("cyl_cap_bore.p", "cyl_rod_bore.p", "cyl_cap.p", "cyl_rod.p", "cyl.x",
+                     "cyl_cap_bore.m"):
             ref = runs["auto"][name]
             scale = max(abs(v) for v in ref)
-            err = max(abs(a - b) for a, b in zip(runs[method][name], ref)) / scale
-            print(f"{method} against auto, {name}: worst {err:.2e} of its range")
+            plain = max(abs(a - b) for a, b in zip(runs[method][name], ref)) / scale
+            err = max(shifted_error(t, runs[method][name], ref))
+            print(f"{method} against auto, {name}: worst {plain:.2e} of its range, beyond the "
+                  f"shift {err:.2e}")
             # Different methods at rtol 1e-9: each holds its local error to the tolerance, and
             # their global errors, accumulated over thousands of steps, differ by a multiple of
             # it.
