@@ -116,9 +116,9 @@ def stroke_hand(extend):
 
 
 # Two adaptive runs of the circuit at rtol 1e-9 (the FMU stepping between communication points,
-# the CLI between breakpoints) start each in-stroke a few 1e-8 s apart: the piston leaves the
-# rod-end stop, inside its cushion, when the net force on it has risen through the static
-# friction, and that instant carries the runs' global errors (README.md, "Peer runs"). The
+# the CLI between breakpoints) start each in-stroke a few 1e-8 s apart, where the piston leaves
+# the rod-end stop inside its cushion: instants that carry each run's global error (README.md,
+# "Peer runs"). The
 # difference converges with the tolerance (5.9e-8 s at rtol 1e-9, 2.2e-9 s at 1e-10, under
 # 1e-9 s at 1e-11) and then stays through the stroke; where a pressure moves fast, such as the
 # 1 cm³ port falling once the cushion closes it (5.3e7 Pa/s), it shows as a difference of
