@@ -107,11 +107,14 @@ def plot(names, rows, switches, path):
     col = {n: i for i, n in enumerate(names)}
     t = [r[0] for r in rows]
     fig, (ax1, ax2) = plt.subplots(2, 1, sharex=True, figsize=(8, 6))
-    for name, label in (("cyl_cap.p", "cap end"), ("cyl_rod.p", "rod end"),
-                        ("frl_out.p", "regulator outlet")):
-        ax1.plot(t, [r[col[name]] * 1e-5 for r in rows], label=label)
+    for name, label, style in (("cyl_cap_bore.p", "cap bore", "-C0"),
+                               ("cyl_rod_bore.p", "rod bore", "-C1"),
+                               ("cyl_cap.p", "cap port (behind the cushion)", ":C0"),
+                               ("cyl_rod.p", "rod port", ":C1"),
+                               ("frl_out.p", "regulator outlet", "-C2")):
+        ax1.plot(t, [r[col[name]] * 1e-5 for r in rows], style, label=label)
     ax1.set_ylabel("pressure, bar abs")
-    ax1.legend(loc="lower right")
+    ax1.legend(loc="lower right", fontsize="small")
     ax2.plot(t, [r[col["cyl.x"]] * 1e3 for r in rows], color="C3", label="stroke")
     for s in switches[1:]:
         for ax in (ax1, ax2):

@@ -471,7 +471,9 @@ impl Simulation {
         i.t_prev_s = t;
         i.t_s = t_new;
         i.pending_event = event.map(|(k, _)| k);
-        i.at_breakpoint = event.is_none() && breakpoint == Some(t_new);
+        // A step that ends on a breakpoint starts the new segment there even when an event was
+        // located at the same instant (handled first): the next breakpoint is sought after it.
+        i.at_breakpoint = breakpoint == Some(t_new);
         if self.network.has_events() {
             let switch = event.is_some_and(|(k, _)| self.network.event_is_switch(k));
             self.watch_chatter(switch);

@@ -313,14 +313,14 @@ fn auto_on_a_switched_stiff_circuit_costs_at_most_2x_bdf() {
     );
 }
 
-/// Snapshots of double_acting just after a spool switch restarted the BDF (0.76 s) and between
+/// Snapshots of double_acting just after a spool switch restarted the BDF (0.86 s) and between
 /// switches (0.3 s), continued to 1 s: clone and bincode copy bit for bit with the original
 /// (the switch-back counters re-based at a restart are part of the stored state).
 #[test]
 fn auto_restored_after_a_restart_continues_bit_for_bit() {
     let path = common::repo_path("examples/double_acting/model.toml");
     let spec = load_path(&path, &[]).expect("loads").spec;
-    for t_snap in [0.3, 0.76] {
+    for t_snap in [0.3, 0.86] {
         let mut sim = plenum::model::build_simulation(&spec, None).expect("builds");
         sim.advance_to(t_snap).unwrap();
         let stiff = match &sim.integrator {

@@ -25,7 +25,7 @@ fn the_linear_default_as_a_two_point_table_is_the_default() {
     let vars = plenum::variables::output_variables(&a);
     let (mut wa, mut wb) = (vec![0.0; vars.len()], vec![0.0; vars.len()]);
     let mut worst = (0.0f64, String::new());
-    for k in 1..=280 {
+    for k in 1..=360 {
         let t = 0.01 * k as f64;
         a.advance_to(t).expect("runs");
         b.advance_to(t).expect("runs");
@@ -39,7 +39,7 @@ fn the_linear_default_as_a_two_point_table_is_the_default() {
         }
     }
     println!(
-        "{} outputs at 280 instants: largest difference {:e} ({}); events {} and {}",
+        "{} outputs at 360 instants: largest difference {:e} ({}); events {} and {}",
         vars.len(),
         worst.0,
         worst.1,
