@@ -26,9 +26,10 @@
 //!   `dopri5` 19.2 and `bdf` 46.5 × rtol, and one draw `bdf` 1.0e4 × rtol: a relief valve with
 //!   a 3 Pa band closes where the chamber behind it has fallen to its cracking pressure, and a
 //!   stuck piston holds that state until it breaks away and moves the chamber. The state sits
-//!   on the valve's kink within round-off (Δp − p_crack ≈ 1e-10 Pa, an ulp of the pressures),
-//!   so the Jacobian evaluated there at the restart has the band's derivative (3.7e11 in
-//!   ∂U̇/∂U), where the valve is closed. `bdf` keeps that Jacobian while the piston moves Δp
+//!   on the valve's kink within round-off (Δp − p_crack = −3.6e-11 Pa, below an ulp of the
+//!   pressures): closed in the plain evaluation, but the dual numbers (num-dual divides as
+//!   a·(1/b)) round to the band, so the Jacobian evaluated there at the restart has the band's
+//!   derivative (3.7e11 in ∂U̇/∂U), where the valve is closed. `bdf` keeps that Jacobian while the piston moves Δp
 //!   thousands of Pa below the kink; its modified Newton then damps every correction of Δp by
 //!   γ·3.7e11, so the iteration passes its test on the corrections' size while the residual is
 //!   not small, and the closed valve's downstream chamber follows the other (c2 ends 7.7 kPa,
