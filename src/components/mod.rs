@@ -20,6 +20,7 @@ mod orifice_checks;
 mod orifice_link;
 pub mod pilot_check;
 pub mod piston;
+pub mod poppet_table;
 pub mod quick_exhaust;
 pub mod rating;
 pub mod ratio_kinks;

@@ -39,8 +39,11 @@
 //!   x_p = 0 for Δp ≤ Δp_c,  (Δp − Δp_c)/(Δp_f − Δp_c) between,  1 for Δp ≥ Δp_f
 //! (the static characteristic of a spring-loaded poppet valve whose flow area grows with its
 //! lift, and its lift linearly with the pressure force above the spring's preload). x_p is
-//! continuous in Δp but its slope jumps at Δp_c and Δp_f; it has no hysteresis. `one_way` keeps
-//! only flow from `from` to `to`: ṁ = max(ṁ, 0), a kink at Δp = 0.
+//! continuous in Δp but its slope jumps at Δp_c and Δp_f; it has no hysteresis. A
+//! `poppet_table` gives x_p as a catalogue curve instead, interpolated between its rows
+//! (`crate::components::poppet_table`); its rows are kinks, located as events in the cracking
+//! and full-flow slots (two event functions of Δp, each changing sign at every other row).
+//! `one_way` keeps only flow from `from` to `to`: ṁ = max(ṁ, 0), a kink at Δp = 0.
 //!
 //! Each kink is an event (`SWITCHES`), in both directions: Δp through Δp_c and through Δp_f,
 //! and a one-way orifice's Δp through 0 (a valve's closed region already covers it). An
@@ -72,6 +75,7 @@ use crate::components::keys::{Component, Kind, Link};
 use crate::components::orifice_checks::orifice_problems;
 use crate::components::orifice_link::link_flows;
 pub use crate::components::orifice_link::{ConstLaw, OrificeLink, const_orifice_flow};
+use crate::components::poppet_table::PoppetTable;
 use crate::components::rating::sonic_conductance_from_nominal_flow;
 use crate::components::ratio_kinks;
 use crate::param::ParamSpec;
@@ -104,6 +108,9 @@ crate::declare_kind! {
     cracking_pressure: Number, pressure, None, NonNegative;
     /// Check or relief valve: fully open from this p_from − p_to on, Pa (above the cracking one).
     full_flow_pressure: Number, pressure, None, Positive;
+    /// Check or relief valve, instead of the two pressures: rows `[p_from − p_to, opening]`,
+    /// from opening 0 (the cracking pressure) to opening 1, Δp increasing.
+    poppet_table: Curve, dimensionless, None, Fraction;
     /// A catalogue curve instead of `area` or C: rows `[p_down/p_up, mass flow kg/s]` at the
     /// rated inlet state, from ratio 0 to `[1, 0]`, flows not increasing.
     flow_table: Curve, mass_rate, None, NonNegative;
@@ -146,8 +153,10 @@ pub struct Orifice {
     /// Fraction open, 0..1: a constant, a table, the cubic schedule or an FMU input.
     pub opening: Param<Ratio>,
     pub one_way: bool,
-    /// A check or relief valve's pressure-actuated opening, if it is one.
+    /// A check or relief valve's pressure-actuated opening, if it is one (linear).
     pub poppet: Option<Poppet>,
+    /// A check or relief valve's opening as a catalogue curve, if it is one so given.
+    pub poppet_table: Option<PoppetTable>,
 }
 
 /// The pressure-actuated opening of a check or relief valve: closed up to the cracking
@@ -341,9 +350,10 @@ impl Orifice {
         to: NodeState<T>,
     ) -> T {
         let x = param(&self.opening);
-        match &self.poppet {
-            None => x,
-            Some(p) => x * p.opening(from.pressure_pa - to.pressure_pa),
+        match (&self.poppet, &self.poppet_table) {
+            (Some(p), _) => x * p.opening(from.pressure_pa - to.pressure_pa),
+            (None, Some(t)) => x * t.opening(from.pressure_pa - to.pressure_pa),
+            (None, None) => x,
         }
     }
 
@@ -400,7 +410,10 @@ impl Orifice {
     /// Whether the orifice is the plain open law (`opening` 1, two-way, no poppet): the
     /// network's compact orifice links hold only such orifices.
     pub fn is_plain(&self) -> bool {
-        *self.opening == ParamValue::Const(1.0) && !self.one_way && self.poppet.is_none()
+        *self.opening == ParamValue::Const(1.0)
+            && !self.one_way
+            && self.poppet.is_none()
+            && self.poppet_table.is_none()
     }
 }
 
@@ -485,6 +498,7 @@ impl Build for OrificeSpec {
                 }),
                 _ => None,
             },
+            poppet_table: self.poppet_table.as_deref().map(PoppetTable::new),
         }
     }
 }
@@ -589,7 +603,7 @@ impl Orifice {
             (0, Some(p)) => Some(p.cracking_pressure_pa),
             (1, Some(p)) => Some(p.full_flow_pressure_pa),
             // Below its cracking pressure (≥ 0) a valve is closed: Δp = 0 is no kink of it.
-            (2, None) if self.one_way => Some(0.0),
+            (2, None) if self.one_way && self.poppet_table.is_none() => Some(0.0),
             _ => None,
         }
     }
@@ -691,8 +705,11 @@ impl Element for Orifice {
                 k, critical, self.from, self.to, at,
             ));
         }
-        let point = self.switch_point_pa(j)?;
         let dp = (at.node)(self.from).pressure_pa - (at.node)(self.to).pressure_pa;
+        if let (Some(table), 0 | 1) = (&self.poppet_table, j) {
+            return Some(Poppet::pair(e, table.event_value(j, dp)?));
+        }
+        let point = self.switch_point_pa(j)?;
         Some(Poppet::pair(e, dp - point))
     }
 
@@ -713,6 +730,11 @@ impl Element for Orifice {
             let critical = self.critical_ratio(at.gas, at.pv);
             let k = e - 2 * RATIO_SWITCHES;
             ratio_kinks::event_pressure_gradient(k, critical, self.from, self.to, at, push);
+        } else if let (Some(table), 0 | 1) = (&self.poppet_table, j) {
+            let dp = (at.node)(self.from).pressure_pa - (at.node)(self.to).pressure_pa;
+            let sign = Poppet::pair(e, table.event_slope(j, dp));
+            push(self.from, sign);
+            push(self.to, -sign);
         } else if self.switch_point_pa(j).is_some() {
             Poppet::pair_gradient(e, self.from, self.to, push);
         }
@@ -732,6 +754,14 @@ impl Element for Orifice {
         if j >= RATIO_SWITCHES {
             let k = e - 2 * RATIO_SWITCHES;
             return format!("orifice `{}`: {}", self.name, ratio_kinks::describe(k));
+        }
+        if let (Some(_), 0 | 1) = (&self.poppet_table, j) {
+            let parity = ["1, 3, …", "2, 4, …"][j];
+            let way = ["h", "−h"][e % 2];
+            return format!(
+                "orifice `{}`: Δp through one of its poppet table's rows {parity} ({way} rising)",
+                self.name
+            );
         }
         format!(
             "orifice `{}`: Δp {} through its {} point",
@@ -852,7 +882,7 @@ impl Element for Orifice {
         Reads {
             keys: &["opening"],
             states: &[],
-            pressures: self.poppet.is_some(),
+            pressures: self.poppet.is_some() || self.poppet_table.is_some(),
             temperatures: false,
         }
     }

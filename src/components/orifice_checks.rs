@@ -4,6 +4,7 @@
 use crate::components::flow_table;
 use crate::components::keys::Problem;
 use crate::components::orifice::OrificeSpec;
+use crate::components::poppet_table;
 
 /// An orifice has one of three forms: `area` (and `discharge_coefficient`), ISO 6358's
 /// `sonic_conductance` and `critical_pressure_ratio`, or a `flow_table`.
@@ -48,6 +49,9 @@ pub(super) fn orifice_problems(x: &OrificeSpec) -> Vec<Problem> {
             "a check or relief valve (with `full_flow_pressure`) needs `cracking_pressure` too",
         )),
         _ => {}
+    }
+    if let Some(rows) = &x.poppet_table {
+        poppet_table_problems(x, rows, &mut out);
     }
     if let Some(rows) = &x.flow_table {
         flow_table_problems(x, rows, &mut out);
@@ -166,6 +170,35 @@ fn flow_table_problems(x: &OrificeSpec, rows: &[[f64; 2]], out: &mut Vec<Problem
                 message: format!(
                     "give either `flow_table` (a catalogue curve) or `{key}` (the isentropic or \
                      ISO 6358 form), not both"
+                ),
+            });
+        }
+    }
+}
+
+/// A poppet given by its curve: the curve's own shape, and not the linear poppet's keys too.
+fn poppet_table_problems(x: &OrificeSpec, rows: &[[f64; 2]], out: &mut Vec<Problem>) {
+    // Cells that break the key's rule (Δp not finite, an opening outside 0..1) are reported
+    // at the cell by validation; the curve's shape is judged on valid cells only.
+    let cells_ok = rows
+        .iter()
+        .all(|[p, o]| p.is_finite() && (0.0..=1.0).contains(o));
+    if let Some(message) = poppet_table::table_problem(rows).filter(|_| cells_ok) {
+        out.push(Problem {
+            key: Some("poppet_table"),
+            message,
+        });
+    }
+    for (given, key) in [
+        (x.cracking_pressure.is_some(), "cracking_pressure"),
+        (x.full_flow_pressure.is_some(), "full_flow_pressure"),
+    ] {
+        if given {
+            out.push(Problem {
+                key: Some(key),
+                message: format!(
+                    "give either `poppet_table` (the opening as a curve) or `{key}` (the \
+                     linear opening), not both"
                 ),
             });
         }

@@ -174,13 +174,18 @@ fn curve_rows(found: &mut Vec<Found>, path: &mut Path, v: &Spanned<DeValue<'_>>,
     let DeValue::Array(rows) = v.get_ref() else {
         return;
     };
-    let ratio = Unit::dimensionless();
+    // A curve's argument is a ratio or a travel (dimensionless), except a poppet's Δp.
+    let argument = if name == "poppet_table" {
+        Unit::pressure()
+    } else {
+        Unit::dimensionless()
+    };
     for (r, row) in rows.iter().enumerate() {
         if let DeValue::Array(cells) = row.get_ref()
             && cells.len() == 2
         {
             path.push(Seg::Index(r));
-            for (c, u) in [(0, &ratio), (1, unit)] {
+            for (c, u) in [(0, &argument), (1, unit)] {
                 path.push(Seg::Index(c));
                 convert_string(found, path, &name, &cells[c], u);
                 path.pop();

@@ -398,3 +398,76 @@ fn a_hostile_response_time_is_refused_at_the_key() {
             .contains("missing the spool's `response_time`")
     );
 }
+
+/// A check or relief valve's `poppet_table`: Δp strictly increasing (with units per cell),
+/// openings from 0 to 1 not decreasing; refused naming the row (or the cell, for its own
+/// rule), and with the linear poppet's keys too.
+#[test]
+fn a_poppet_table_is_refused_naming_the_row() {
+    let valve = |keys: &str| {
+        parse_str(
+            &format!(
+                "[model]\nname = \"v\"\n[gas]\nspecies = \"air\"\n[solver]\nt_end = 0.1\n\
+                 [[chamber]]\nname = \"c\"\nvolume = \"1 L\"\npressure = \"1 bar\"\n\
+                 temperature = 293.15\n[[reservoir]]\nname = \"s\"\npressure = \"6 bar\"\n\
+                 temperature = 293.15\n[[orifice]]\nname = \"v\"\nfrom = \"s\"\n\
+                 to = \"c\"\nsonic_conductance = 1e-8\ncritical_pressure_ratio = 0.3\n{keys}"
+            ),
+            "v.toml",
+            &[],
+        )
+    };
+    valve("poppet_table = [[\"1 bar\", 0], [\"1.5 bar\", 0.2], [3e5, 1]]\n").expect("valid");
+    for (keys, says) in [
+        (
+            "poppet_table = [[1e5, 0]]\n",
+            &["at least two rows", "it has 1"][..],
+        ),
+        (
+            "poppet_table = [[1e5, 0], [2e5, 0.5], [2e5, 0.6], [3e5, 1]]\n",
+            &["row 3", "must increase"],
+        ),
+        (
+            "poppet_table = [[1e5, 0], [2e5, 0.6], [2.5e5, 0.4], [3e5, 1]]\n",
+            &["row 3", "must not decrease"],
+        ),
+        (
+            "poppet_table = [[1e5, 0], [2e5, 1.5], [3e5, 1]]\n",
+            &["poppet_table[1][1]", "between 0 and 1"],
+        ),
+        (
+            "poppet_table = [[1e5, 0], [nan, 0.5], [3e5, 1]]\n",
+            &["poppet_table[1][0]", "finite"],
+        ),
+        (
+            "poppet_table = [[1e5, 0], [inf, 1]]\n",
+            &["poppet_table[1][0]", "finite"],
+        ),
+        (
+            "poppet_table = [[\"1 bar\", 0], [\"2 m\", 1]]\n",
+            &["poppet_table[1][0]"],
+        ),
+        (
+            "poppet_table = [[1e5, 0.1], [3e5, 1]]\n",
+            &["row 1", "start at opening 0"],
+        ),
+        (
+            "poppet_table = [[1e5, 0], [3e5, 0.9]]\n",
+            &["row 2", "end at opening 1"],
+        ),
+        (
+            "poppet_table = [[1e5, 0], [3e5, 1]]\ncracking_pressure = 1e5\n\
+             full_flow_pressure = 3e5\n",
+            &["either `poppet_table`"],
+        ),
+    ] {
+        let errs = valve(keys).expect_err("refused");
+        for e in &errs {
+            println!("{keys:?}: {e}");
+        }
+        assert!(
+            says.iter().all(|s| errs[0].to_string().contains(s)),
+            "{keys:?} should say {says:?}: {errs:#?}"
+        );
+    }
+}

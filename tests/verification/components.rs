@@ -61,6 +61,7 @@ fn orifice_flows_both_ways_with_upstream_state_and_zero_at_equal_pressure() {
         opening: 1.0.into(),
         one_way: false,
         poppet: None,
+        poppet_table: None,
     };
     let a = NodeState {
         pressure_pa: 3e5,

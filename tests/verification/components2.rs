@@ -443,6 +443,7 @@ fn iso6358_orifice_matches_the_standard_and_is_continuous_at_b_and_the_laminar_r
         opening: 1.0.into(),
         one_way: false,
         poppet: None,
+        poppet_table: None,
     };
     let up = |p: f64, t: f64| NodeState {
         pressure_pa: p,

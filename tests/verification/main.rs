@@ -35,6 +35,7 @@ mod logic_valves;
 mod opening_tables;
 mod parts;
 mod pneumatics;
+mod poppet_tables;
 mod projectile;
 mod sensitivities;
 mod stuck_piston;
