@@ -38,6 +38,23 @@
 //!   `bdf` now evaluates it again on the step after every restart, and that draw is within
 //!   8.4 × rtol (`tests/verification/stuck_piston.rs`).
 //!
+//! Two draws beyond the multiples (120 draws each from seeds 7 and 13), both analysed:
+//! - seed 7, `bdf` 42.8 × rtol, is no switch: a relief valve open in full all run (no event in
+//!   the reference) and a frictionless 1 kg piston between gas springs of 61 cm³ and 0.52 L
+//!   (13.8 Hz, damping ratio 0.006), so the BDF's phase error on a nearly undamped oscillator
+//!   accumulates over its three periods: against an rtol 1e-11 run, c1's pressure is off
+//!   31.6, 44.6, 34.5 and 77 × rtol at rtol 1e-5, 1e-6, 1e-7 and 1e-8 (proportional to rtol:
+//!   the method's global error, which `dopri5` keeps at 0.71 ×);
+//! - seed 13, `dopri5` 23.9 × rtol, is a kink stepped over: a piston compresses a chamber vented
+//!   to the atmosphere through a plain orifice, so its pressure crosses the atmosphere's and the
+//!   whole laminar band (±101 Pa, 0.2 ms) inside one 0.25 ms step. The laminar event function
+//!   g = 0.999·p_high − p_low is V-shaped in p_to/p_from, positive at both ends of such a step,
+//!   so neither kink is seen; the error (26, 7.1 and 63 × rtol at rtol 1e-6, 1e-7 and 1e-8: not
+//!   converging at the method's order) is made there. Split into one function per side
+//!   (p_to − 0.999·p_from and p_from − 0.999·p_to, in the same slots) the entry is located, but
+//!   the band's exit (r falling, stepped over by design) and the flow reversal (ṁ's slope and
+//!   the enthalpy carried jump by the temperatures' ratio) remain: 16.8, 35 and 63 × rtol.
+//!
 //! The draws are seeded (24 from seed 1) so that a CI run is repeatable while these are open.
 
 use proptest::prelude::*;
