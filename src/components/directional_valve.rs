@@ -566,8 +566,8 @@ impl Element for DirectionalValve {
         true
     }
 
-    fn event_is_indicator_only(&self, e: usize) -> bool {
-        ratio_kinks::Paths::<4>::is_indicator_only(e)
+    fn event_both_ways(&self, e: usize) -> bool {
+        ratio_kinks::Paths::<4>::is_both_ways(e)
     }
 
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {

@@ -164,8 +164,8 @@ impl Element for FlowControl {
         e >= CHECK_EVENTS
     }
 
-    fn event_is_indicator_only(&self, e: usize) -> bool {
-        e >= CHECK_EVENTS && ratio_kinks::is_indicator_only(e - CHECK_EVENTS)
+    fn event_both_ways(&self, e: usize) -> bool {
+        e >= CHECK_EVENTS && ratio_kinks::is_both_ways(e - CHECK_EVENTS)
     }
 
     /// Event 2j: Δp_check = p_to − p_from rises through the check's switch j; 2j + 1: it

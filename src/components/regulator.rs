@@ -286,10 +286,9 @@ impl Element for Regulator {
         true
     }
 
-    /// The ratio kinks with r falling are Model Exchange's only; the openings' ends of travel
-    /// are located both ways.
-    fn event_is_indicator_only(&self, e: usize) -> bool {
-        e < FIRST_OPENING_EVENT && ratio_kinks::Paths::<2>::is_indicator_only(e)
+    /// The laminar points of its paths are located both ways (`ratio_kinks::is_both_ways`).
+    fn event_both_ways(&self, e: usize) -> bool {
+        e < FIRST_OPENING_EVENT && ratio_kinks::Paths::<2>::is_both_ways(e)
     }
 
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
