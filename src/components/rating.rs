@@ -256,13 +256,69 @@ impl<const N: usize> RatedPaths<'_, N> {
 
 /// The rating keys' problems of a `kind` (its name in messages, "regulator"), whose Q_N is
 /// exemplified by `example` ("1500 Nl/min"): exactly one of `sonic_conductance`,
-/// `nominal_flow` and `flow_table`; `critical_pressure_ratio` with the first two only;
-/// `flow_table_inlet_pressure` with the curve (and its temperature with nothing else); the
-/// curve's own shape, naming its row (`flow_table::table_problem`, as the orifice's).
+/// `nominal_flow` and `flow_table`; `critical_pressure_ratio` with the first two only; and the
+/// curve's own keys' ([`curve_problems`]).
 pub fn rating_problems(kind: &str, example: &str, k: &RatingKeys<'_>) -> Vec<Problem> {
-    let mut out = Vec::new();
+    let mut out = curve_problems(kind, k);
     let mut problem =
         |key: Option<&'static str>, message: String| out.push(Problem { key, message });
+    if k.flow_table.is_some() {
+        for (given, key) in [
+            (k.sonic_conductance.is_some(), "sonic_conductance"),
+            (k.nominal_flow.is_some(), "nominal_flow"),
+            (
+                k.critical_pressure_ratio.is_some(),
+                "critical_pressure_ratio",
+            ),
+        ] {
+            if given {
+                problem(Some(key), both_message(key));
+            }
+        }
+        return out;
+    }
+    match (k.sonic_conductance, k.nominal_flow) {
+        (Some(_), Some(_)) => problem(
+            None,
+            "give either `sonic_conductance` (C) or `nominal_flow` (Q_N), not both".into(),
+        ),
+        (None, None) => problem(
+            None,
+            format!(
+                "missing the {kind}'s flow rating: `sonic_conductance` (C) or `nominal_flow` \
+                 (Q_N, e.g. \"{example}\"), with `critical_pressure_ratio`; or a catalogue \
+                 curve `flow_table`"
+            ),
+        ),
+        (c, _) => {
+            if k.critical_pressure_ratio.is_none() {
+                let by = if c.is_some() {
+                    "sonic_conductance"
+                } else {
+                    "nominal_flow"
+                };
+                problem(
+                    None,
+                    format!("a {kind} rated by `{by}` needs `critical_pressure_ratio` (b) too"),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The message for a curve given with `key` of the ISO 6358 rating.
+pub fn both_message(key: &str) -> String {
+    format!(
+        "give either `flow_table` (a catalogue curve) or `{key}` (the ISO 6358 rating), not both"
+    )
+}
+
+/// A `kind`'s curve keys' own problems, whatever else rates it: the curve's rated inlet state
+/// given with a curve only, its inlet pressure required with it, and the curve's shape, naming
+/// its row (`flow_table::table_problem`, as the orifice's).
+pub fn curve_problems(kind: &str, k: &RatingKeys<'_>) -> Vec<Problem> {
+    let mut out = Vec::new();
     let Some(rows) = k.flow_table else {
         for (given, key) in [
             (
@@ -275,37 +331,12 @@ pub fn rating_problems(kind: &str, example: &str, k: &RatingKeys<'_>) -> Vec<Pro
             ),
         ] {
             if given {
-                problem(
-                    Some(key),
-                    format!("`{key}` rates a `flow_table`, which this {kind} does not have"),
-                );
-            }
-        }
-        match (k.sonic_conductance, k.nominal_flow) {
-            (Some(_), Some(_)) => problem(
-                None,
-                "give either `sonic_conductance` (C) or `nominal_flow` (Q_N), not both".into(),
-            ),
-            (None, None) => problem(
-                None,
-                format!(
-                    "missing the {kind}'s flow rating: `sonic_conductance` (C) or \
-                     `nominal_flow` (Q_N, e.g. \"{example}\"), with `critical_pressure_ratio`; \
-                     or a catalogue curve `flow_table`"
-                ),
-            ),
-            (c, _) => {
-                if k.critical_pressure_ratio.is_none() {
-                    let by = if c.is_some() {
-                        "sonic_conductance"
-                    } else {
-                        "nominal_flow"
-                    };
-                    problem(
-                        None,
-                        format!("a {kind} rated by `{by}` needs `critical_pressure_ratio` (b) too"),
-                    );
-                }
+                out.push(Problem {
+                    key: Some(key),
+                    message: format!(
+                        "`{key}` rates a `flow_table`, which this {kind} does not have"
+                    ),
+                });
             }
         }
         return out;
@@ -316,34 +347,19 @@ pub fn rating_problems(kind: &str, example: &str, k: &RatingKeys<'_>) -> Vec<Pro
         .iter()
         .all(|[r, f]| r.is_finite() && f.is_finite() && *f >= 0.0);
     if let Some(message) = flow_table::table_problem(rows).filter(|_| cells_ok) {
-        problem(Some("flow_table"), message);
+        out.push(Problem {
+            key: Some("flow_table"),
+            message,
+        });
     }
     if k.flow_table_inlet_pressure.is_none() {
-        problem(
-            None,
-            format!(
+        out.push(Problem {
+            key: None,
+            message: format!(
                 "a {kind} with `flow_table` needs `flow_table_inlet_pressure` too: the inlet \
                  pressure (absolute) its curve was measured at"
             ),
-        );
-    }
-    for (given, key) in [
-        (k.sonic_conductance.is_some(), "sonic_conductance"),
-        (k.nominal_flow.is_some(), "nominal_flow"),
-        (
-            k.critical_pressure_ratio.is_some(),
-            "critical_pressure_ratio",
-        ),
-    ] {
-        if given {
-            problem(
-                Some(key),
-                format!(
-                    "give either `flow_table` (a catalogue curve) or `{key}` (the ISO 6358 \
-                     rating), not both"
-                ),
-            );
-        }
+        });
     }
     out
 }

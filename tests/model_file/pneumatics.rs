@@ -622,3 +622,65 @@ fn a_valve_flow_table_is_one_rating_and_refused_naming_the_row() {
         }
     }
 }
+
+/// A flow control's throttle is rated by C or by a curve (its b is the check's either way):
+/// both or neither refused naming the keys, a bad curve naming its row.
+#[test]
+fn a_flow_controls_throttle_is_rated_by_c_or_a_curve() {
+    let model = |keys: &str| {
+        parse_str(
+            &format!(
+                "[model]\nname = \"f\"\n[gas]\nspecies = \"air\"\n[solver]\nt_end = 0.1\n\
+                 [[chamber]]\nname = \"c\"\nvolume = \"1 L\"\npressure = \"1 bar\"\n\
+                 temperature = 293.15\n[[reservoir]]\nname = \"s\"\npressure = \"6 bar\"\n\
+                 temperature = 293.15\n[[flow_control]]\nname = \"f\"\nfrom = \"s\"\n\
+                 to = \"c\"\ncritical_pressure_ratio = 0.3\ncheck_sonic_conductance = 6e-9\n\
+                 full_flow_pressure = 6e4\n{keys}"
+            ),
+            "f.toml",
+            &[],
+        )
+    };
+    let ok = "flow_table_inlet_pressure = \"6 bar\"\n";
+    model("sonic_conductance = 2e-9\n").expect("valid");
+    model(&format!(
+        "flow_table = [[0, \"60 Nl/min\"], [0.5, \"50 Nl/min\"], [1, 0]]\n{ok}"
+    ))
+    .expect("valid");
+    for (keys, says) in [
+        (
+            format!("flow_table = [[0, 1e-3], [1, 0]]\nsonic_conductance = 2e-9\n{ok}"),
+            &["either `flow_table`", "`sonic_conductance`", "not both"][..],
+        ),
+        (
+            String::new(),
+            &[
+                "flow control's throttle rating",
+                "`sonic_conductance`",
+                "`flow_table`",
+            ],
+        ),
+        (
+            format!("flow_table = [[0, 1e-3], [0.6, 5e-4], [0.4, 4e-4], [1, 0]]\n{ok}"),
+            &["flow_table", "row 3", "ratios must increase"],
+        ),
+        (
+            "flow_table = [[0, 1e-3], [1, 0]]\n".to_string(),
+            &["flow control with `flow_table` needs `flow_table_inlet_pressure`"],
+        ),
+        (
+            format!("sonic_conductance = 2e-9\n{ok}"),
+            &["`flow_table_inlet_pressure` rates a `flow_table`"],
+        ),
+    ] {
+        let errs = model(&keys).expect_err("refused");
+        for e in &errs {
+            println!("{keys:?}: {e}");
+        }
+        assert_eq!(errs.len(), 1, "{keys:?}: {errs:#?}");
+        assert!(
+            says.iter().all(|s| errs[0].to_string().contains(s)),
+            "{keys:?} should say {says:?}"
+        );
+    }
+}

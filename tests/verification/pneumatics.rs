@@ -374,9 +374,21 @@ ambient_temperature = "20 degC"
 /// A one-way flow control is a throttle and a one-way check orifice in parallel: throttled
 /// from A (6 bar) to B, free flow from D (6 bar) back to C; with the needle closing by a table,
 /// the runs agree with the two orifices' (on fixed steps: an adaptive method's steps would
-/// follow each formulation's round-off, and differ at its tolerance).
+/// follow each formulation's round-off, and differ at its tolerance). The throttle rated by C,
+/// and by a catalogue curve (the throttle orifice by the same curve).
 #[test]
 fn flow_control_is_a_throttle_and_a_check_in_parallel() {
+    flow_control_against_orifices("sonic_conductance = 2e-9\n");
+    flow_control_against_orifices(
+        "flow_table = [[0, 1.2e-3], [0.4, 1.2e-3], [0.7, 0.9e-3], [0.9, 0.5e-3], [1, 0]]\n\
+         flow_table_inlet_pressure = \"6 bar\"\n",
+    );
+}
+
+/// [`flow_control_is_a_throttle_and_a_check_in_parallel`] with the throttle rated by
+/// `throttle` (the flow control's keys and its throttle orifice's).
+fn flow_control_against_orifices(throttle: &str) {
+    println!("throttle rated by {throttle:?}");
     let chambers = r#"
 [model]
 name = "flow_control"
@@ -411,14 +423,20 @@ temperature = 293.15
     let fc = |name: &str, from: &str, to: &str| {
         format!(
             "[[flow_control]]\nname = \"{name}\"\nfrom = \"{from}\"\nto = \"{to}\"\n\
-             sonic_conductance = 2e-9\ncritical_pressure_ratio = 0.3\nopening = {needle}\n\
+             {throttle}critical_pressure_ratio = 0.3\nopening = {needle}\n\
              check_sonic_conductance = 6e-9\ncracking_pressure = 2e4\nfull_flow_pressure = 6e4\n"
         )
+    };
+    // b belongs to the throttle orifice rated by C only.
+    let b = if throttle.contains("flow_table") {
+        ""
+    } else {
+        "critical_pressure_ratio = 0.3\n"
     };
     let pair = |name: &str, from: &str, to: &str| {
         format!(
             "[[orifice]]\nname = \"{name}\"\nfrom = \"{from}\"\nto = \"{to}\"\n\
-             sonic_conductance = 2e-9\ncritical_pressure_ratio = 0.3\nopening = {needle}\n\
+             {throttle}{b}opening = {needle}\n\
              [[orifice]]\nname = \"{name}_check\"\nfrom = \"{to}\"\nto = \"{from}\"\n\
              sonic_conductance = 6e-9\ncritical_pressure_ratio = 0.3\none_way = true\n\
              cracking_pressure = 2e4\nfull_flow_pressure = 6e4\n"
@@ -452,7 +470,11 @@ temperature = 293.15
     }
     // The free direction is the faster one.
     let (pb, pc) = (output(&mut x, "B.p"), output(&mut x, "C.p"));
-    println!("largest relative difference {worst:.1e}; at 0.2 s p_B = {pb:.4e}, p_C = {pc:.4e}");
+    println!(
+        "largest relative difference {worst:.1e}; at 0.2 s p_B = {pb:.4e}, p_C = {pc:.4e}; \
+         events {} and {}",
+        x.stats.events, y.stats.events
+    );
     assert!(pc > pb);
     // The paths' choked and laminar ratios are events as the orifices' are, so both runs cut
     // their steps at the same instants.

@@ -374,7 +374,8 @@ flow_table_inlet_pressure = "7 bar"
 /// path of its four) with one interior row (parity 2, 4, …) reports 2 of its 16 event slots
 /// (h and −h of that row's function on p–a); with two rows, 4. A non-relieving regulator with a
 /// curve of both parities reports its flow path's 4 and its 6 opening events, not its relief
-/// path's 4.
+/// path's 4. A flow control reports its check's 4 and ratio kinks' 4 as before curves, and a
+/// throttle curve with one row adds that row's 2.
 #[test]
 fn model_exchange_reports_only_the_row_events_that_can_fire() {
     let valve = |table: &str| {
@@ -398,9 +399,26 @@ fn model_exchange_reports_only_the_row_events_that_can_fire() {
         "\"4 bar\"",
         "",
     ));
-    println!(
-        "reported of all events: 2/2 with one row {one:?}, two rows {two:?}; regulator {reg:?}"
+    let flow_control = |throttle: &str| {
+        counts(&format!(
+            "[model]\nname = \"f\"\n[gas]\nspecies = \"air\"\n[solver]\nt_end = 0.1\n\
+             [[chamber]]\nname = \"A\"\nvolume = \"0.1 L\"\npressure = 1e5\n\
+             temperature = 293.15\n[[reservoir]]\nname = \"P\"\npressure = 7e5\n\
+             temperature = 293.15\n[[flow_control]]\nname = \"f\"\nfrom = \"P\"\nto = \"A\"\n\
+             critical_pressure_ratio = 0.3\ncheck_sonic_conductance = 6e-9\n\
+             full_flow_pressure = 6e4\n{throttle}"
+        ))
+    };
+    let fc_iso = flow_control("sonic_conductance = 2e-9\n");
+    let fc_curve = flow_control(
+        "flow_table = [[0, 1e-3], [0.5, 5e-4], [1, 0]]\nflow_table_inlet_pressure = 7e5\n",
     );
+    println!(
+        "reported of all events: 2/2 with one row {one:?}, two rows {two:?}; regulator {reg:?}; \
+         flow control {fc_iso:?} (C), {fc_curve:?} (one row)"
+    );
+    assert_eq!(fc_iso, (8, 12));
+    assert_eq!(fc_curve, (10, 12));
     assert_eq!(one, (2, 16));
     assert_eq!(two, (4, 16));
     assert_eq!(reg, (10, 14));
