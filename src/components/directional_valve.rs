@@ -20,7 +20,11 @@
 //! time table of s gets a knot wherever it crosses a row's travel, so that each kink of the
 //! opening in time is a time-table breakpoint. Each path's pressure-ratio kinks
 //! (b, where it chokes, and the laminar ratio) are events as an orifice's are, whatever its
-//! opening (`crate::components::ratio_kinks`).
+//! opening (`crate::components::ratio_kinks`). A catalogue curve (`flow_table`, the rated path's
+//! flow against the pressure ratio at a rated inlet state; `crate::components::flow_table`)
+//! rates the paths instead of C and b: each open path passes its opening times the curve's
+//! flow, and the curve's interior rows are each path's kinks, located as events both ways in
+//! its ratio kinks' slots (`crate::components::rating::RatedPaths`).
 
 use serde::{Deserialize, Serialize};
 
@@ -28,9 +32,8 @@ use crate::ad::{Scalar, c};
 use crate::components::NodeState;
 use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem};
-use crate::components::orifice::{ISO_LAMINAR_RATIO, signed_iso6358_mass_flow_kg_per_s};
-use crate::components::rating::sonic_conductance_from_nominal_flow;
-use crate::components::ratio_kinks;
+use crate::components::orifice::ISO_LAMINAR_RATIO;
+use crate::components::rating::{PathRating, RatedPaths, RatingKeys, rating_problems};
 use crate::gas::IdealGas;
 use crate::param::{Interpolation, Param, ParamSpec, ParamValue};
 use crate::units::{Ratio, Unit};
@@ -51,12 +54,12 @@ crate::declare_kind! {
     eb: Node, dimensionless, None, MayShare("ea");
     /// Spool position: 0 … 1 (−1 … 1 for a 5/3): a number, a table or an FMU input.
     position: Param, dimensionless, Number(0.0), Any;
-    /// C of each flow path, m³/(s·Pa) (or `nominal_flow`).
+    /// C of each flow path, m³/(s·Pa) (or `nominal_flow`, or `flow_table`).
     sonic_conductance: Number, sonic_conductance, None, Positive;
     /// Q_N of each flow path (ISO 6358), kg/s or "Nl/min".
     nominal_flow: Number, mass_rate, None, Positive;
-    /// b of each flow path.
-    critical_pressure_ratio: Number, dimensionless, Required, Below(ISO_LAMINAR_RATIO);
+    /// b of each flow path (with C or Q_N).
+    critical_pressure_ratio: Number, dimensionless, RequiredIn("ISO form"), Below(ISO_LAMINAR_RATIO);
     /// A 2/2 or 3/2 that is open (p–a) at rest.
     normally_open: Flag, dimensionless, Flag(false);
     /// A 5/3: three positions, s in −1 … 1.
@@ -71,6 +74,27 @@ crate::declare_kind! {
     /// The spool's first-order lag τ, s: it follows `position` as ds/dt = (position − s)/τ
     /// (`crate::components::lagged_valve`); absent: the spool is at `position`.
     response_time: Number, time, None, Positive;
+    /// Each flow path as a catalogue curve instead of C (or Q_N) and b: rows
+    /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
+    flow_table: Curve, mass_rate, None, NonNegative;
+    /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
+    flow_table_inlet_pressure: Number, pressure, None, Positive;
+    /// The curve's rated inlet temperature, K (with `flow_table`; 293.15 K when absent).
+    flow_table_inlet_temperature: Number, temperature, None, Positive;
+}
+
+impl DirectionalValveSpec {
+    /// Its rating keys.
+    fn rating_keys(&self) -> RatingKeys<'_> {
+        RatingKeys {
+            sonic_conductance: self.sonic_conductance,
+            nominal_flow: self.nominal_flow,
+            critical_pressure_ratio: self.critical_pressure_ratio,
+            flow_table: self.flow_table.as_deref(),
+            flow_table_inlet_pressure: self.flow_table_inlet_pressure,
+            flow_table_inlet_temperature: self.flow_table_inlet_temperature,
+        }
+    }
 }
 
 /// The range of a spool's lag τ, s: below it 1/τ nears the doubles' end and no step resolves
@@ -78,23 +102,13 @@ crate::declare_kind! {
 pub const RESPONSE_TIME_RANGE_S: (f64, f64) = (1e-9, 1e3);
 
 fn valve_problems(x: &DirectionalValveSpec) -> Vec<Problem> {
-    let mut out = Vec::new();
+    let mut out = rating_problems("valve", "800 Nl/min", &x.rating_keys());
     let mut problem = |message: &str| {
         out.push(Problem {
             key: None,
             message: message.to_string(),
         })
     };
-    match (x.sonic_conductance, x.nominal_flow) {
-        (Some(_), Some(_)) => {
-            problem("give either `sonic_conductance` (C) or `nominal_flow` (Q_N), not both")
-        }
-        (None, None) => problem(
-            "missing the valve's flow rating: `sonic_conductance` (C) or `nominal_flow` (Q_N, \
-             e.g. \"800 Nl/min\")",
-        ),
-        _ => {}
-    }
     let ports = (x.b.is_some(), x.ea.is_some(), x.eb.is_some());
     let five = ports == (true, true, true);
     if !matches!(ports, (false, false, false) | (false, true, false)) && !five {
@@ -222,8 +236,8 @@ pub struct DirectionalValve {
     pub normally_open: bool,
     /// Spool position: a constant, a table or an FMU input.
     pub position: Param<Ratio>,
-    pub sonic_conductance_m3_per_s_pa: f64,
-    pub critical_pressure_ratio: f64,
+    /// Each path's rating: C (from `nominal_flow` when given so) and b, or a curve.
+    pub rating: PathRating,
     /// A path's opening against the spool's travel towards it, rows `[travel, opening]`
     /// (validated); `None`: the opening is the travel.
     pub opening_table: Option<Vec<[f64; 2]>>,
@@ -327,12 +341,9 @@ impl DirectionalValve {
         if from == NO_PORT || to == NO_PORT {
             return T::zero();
         }
-        x * signed_iso6358_mass_flow_kg_per_s(
-            c(self.sonic_conductance_m3_per_s_pa),
-            c(self.critical_pressure_ratio),
-            nodes[from],
-            nodes[to],
-        )
+        x * self
+            .rating
+            .signed_mass_flow_kg_per_s(nodes[from], nodes[to])
     }
 
     /// The paths' flows (p→a, p→b, a→ea, b→eb), kg/s, signed.
@@ -379,16 +390,14 @@ impl DirectionalValve {
         ]
     }
 
-    /// Its ISO 6358 paths p–a, p–b, a–ea, b–eb (in the order of [`DirectionalValve::ports`]),
+    /// Its rated paths p–a, p–b, a–ea, b–eb (in the order of [`DirectionalValve::ports`]),
     /// those it has.
-    fn ratio_paths(&self) -> ratio_kinks::Paths<4> {
+    fn ratio_paths(&self) -> RatedPaths<'_, 4> {
         let [pa, pb, aea, beb] = self
             .ports()
             .map(|(from, to)| (from != NO_PORT && to != NO_PORT).then_some((from, to)));
-        ratio_kinks::Paths {
-            critical: self.critical_pressure_ratio,
-            paths: [("p–a", pa), ("p–b", pb), ("a–ea", aea), ("b–eb", beb)],
-        }
+        self.rating
+            .paths([("p–a", pa), ("p–b", pb), ("a–ea", aea), ("b–eb", beb)])
     }
 }
 
@@ -447,12 +456,6 @@ const NO_PORT: usize = usize::MAX;
 impl Build for DirectionalValveSpec {
     type Component = DirectionalValve;
     fn build(&self, node: &dyn Fn(&str) -> usize) -> DirectionalValve {
-        let b = self.critical_pressure_ratio;
-        let cond = match (self.sonic_conductance, self.nominal_flow) {
-            (Some(cond), _) => cond,
-            (None, Some(q)) => sonic_conductance_from_nominal_flow(q, b),
-            (None, None) => 0.0,
-        };
         let port = |p: &Option<String>| p.as_deref().map_or(NO_PORT, node);
         let function = match (self.b.is_some(), self.ea.is_some(), self.three_position) {
             (true, _, true) => Function::FiveThree(centre(self)),
@@ -477,8 +480,8 @@ impl Build for DirectionalValveSpec {
                 }
                 (p, _) => p.to_param(),
             },
-            sonic_conductance_m3_per_s_pa: cond,
-            critical_pressure_ratio: b,
+            // One rating is given (validated).
+            rating: PathRating::from_keys(&self.rating_keys()),
             opening_table: self.opening_table.clone(),
         }
     }
@@ -546,9 +549,9 @@ pub const PORT_FLOW_OUTPUTS: [Output; 3] = [
 impl Element for DirectionalValve {
     const KIND: &'static Kind = &KIND;
     const OUTPUTS: &'static [Output] = &PORT_FLOW_OUTPUTS;
-    /// Its four paths' ratio kinks, [`ratio_kinks::EVENTS`] each, in the order of
-    /// [`DirectionalValve::ports`].
-    const EVENTS: usize = ratio_kinks::Paths::<4>::EVENTS;
+    /// Its four paths' ratio kinks (or curve rows), [`crate::components::ratio_kinks::EVENTS`]
+    /// each, in the order of [`DirectionalValve::ports`].
+    const EVENTS: usize = RatedPaths::<'static, 4>::EVENTS;
     const SWITCHES: bool = true;
     type Cache = ();
 
@@ -567,7 +570,12 @@ impl Element for DirectionalValve {
     }
 
     fn event_both_ways(&self, e: usize) -> bool {
-        ratio_kinks::Paths::<4>::is_both_ways(e)
+        self.ratio_paths().is_both_ways(e)
+    }
+
+    /// A curve's row events on a path it lacks or of a parity without rows.
+    fn event_never_fires(&self, e: usize) -> bool {
+        self.ratio_paths().never_fires(e)
     }
 
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {

@@ -12,6 +12,13 @@
 //! each both ways; so are the pressure-ratio kinks of its paths (b, where they choke, and the
 //! laminar ratio; `crate::components::ratio_kinks`), one set for both, as they join the same
 //! two nodes with the same b.
+//!
+//! A catalogue rates the throttle by its curve instead of C (`flow_table`, at a rated inlet
+//! state; `crate::components::flow_table`): ṁ = x·ṁ_curve(from → to) − x_c·ṁ_ISO(C_c, b; to →
+//! from), the check keeping its C_c and b; it is then exactly an orifice with that curve in
+//! parallel with the check orifice. The curve's interior rows are the throttle's kinks,
+//! located as events both ways in slots of their own (after the check's ratio kinks, which a
+//! throttle rated by C and b shares; such a throttle never fires the curve's slots).
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +27,7 @@ use crate::components::NodeState;
 use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::components::orifice::{ISO_LAMINAR_RATIO, Poppet, signed_iso6358_mass_flow_kg_per_s};
+use crate::components::rating::{PathRating, RatedPaths, RatingKeys, both_message, curve_problems};
 use crate::components::ratio_kinks;
 use crate::gas::IdealGas;
 use crate::param::{Param, ParamValue};
@@ -31,9 +39,9 @@ crate::declare_kind! {
     name: Name;
     from: Node;
     to: Node;
-    /// C of the fully open throttle, m³/(s·Pa).
-    sonic_conductance: Number, sonic_conductance, Required, Positive;
-    /// b of both paths.
+    /// C of the fully open throttle, m³/(s·Pa) (or `flow_table`).
+    sonic_conductance: Number, sonic_conductance, None, Positive;
+    /// b of both paths (the check's alone with `flow_table`).
     critical_pressure_ratio: Number, dimensionless, Required, Below(ISO_LAMINAR_RATIO);
     /// The needle's opening, 0..1: a number, a table or an FMU input.
     opening: Param, dimensionless, Number(1.0), Fraction;
@@ -43,19 +51,56 @@ crate::declare_kind! {
     cracking_pressure: Number, pressure, Number(0.0), NonNegative;
     /// The check is fully open from this p_to − p_from on, Pa.
     full_flow_pressure: Number, pressure, Required, Positive;
+    /// The fully open throttle as a catalogue curve instead of its C: rows
+    /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
+    flow_table: Curve, mass_rate, None, NonNegative;
+    /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
+    flow_table_inlet_pressure: Number, pressure, None, Positive;
+    /// The curve's rated inlet temperature, K (with `flow_table`; 293.15 K when absent).
+    flow_table_inlet_temperature: Number, temperature, None, Positive;
 }
 
-fn flow_control_problems(x: &FlowControlSpec) -> Vec<Problem> {
-    if x.full_flow_pressure > x.cracking_pressure {
-        return Vec::new();
+impl FlowControlSpec {
+    /// The throttle's rating keys (its b is the check's too, so always given).
+    fn rating_keys(&self) -> RatingKeys<'_> {
+        RatingKeys {
+            sonic_conductance: self.sonic_conductance,
+            nominal_flow: None,
+            critical_pressure_ratio: Some(self.critical_pressure_ratio),
+            flow_table: self.flow_table.as_deref(),
+            flow_table_inlet_pressure: self.flow_table_inlet_pressure,
+            flow_table_inlet_temperature: self.flow_table_inlet_temperature,
+        }
     }
-    vec![Problem {
-        key: Some("full_flow_pressure"),
-        message: format!(
-            "`full_flow_pressure` ({} Pa) must be above `cracking_pressure` ({} Pa)",
-            x.full_flow_pressure, x.cracking_pressure
-        ),
-    }]
+}
+
+/// The throttle is rated by one of C and a curve; the check's full-flow point is above its
+/// cracking one.
+fn flow_control_problems(x: &FlowControlSpec) -> Vec<Problem> {
+    let mut out = curve_problems("flow control", &x.rating_keys());
+    match (x.sonic_conductance, &x.flow_table) {
+        (Some(_), Some(_)) => out.push(Problem {
+            key: Some("sonic_conductance"),
+            message: both_message("sonic_conductance"),
+        }),
+        (None, None) => out.push(Problem {
+            key: None,
+            message: "missing the flow control's throttle rating: `sonic_conductance` (C) or \
+                      a catalogue curve `flow_table`"
+                .to_string(),
+        }),
+        _ => {}
+    }
+    if x.full_flow_pressure <= x.cracking_pressure {
+        out.push(Problem {
+            key: Some("full_flow_pressure"),
+            message: format!(
+                "`full_flow_pressure` ({} Pa) must be above `cracking_pressure` ({} Pa)",
+                x.full_flow_pressure, x.cracking_pressure
+            ),
+        });
+    }
+    out
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -63,7 +108,9 @@ pub struct FlowControl {
     pub name: String,
     pub from: usize,
     pub to: usize,
-    pub sonic_conductance_m3_per_s_pa: f64,
+    /// The fully open throttle's rating: its C and the check's b, or a curve.
+    pub throttle: PathRating,
+    /// b of the check (and of a throttle rated by C).
     pub critical_pressure_ratio: f64,
     /// The needle's opening: a constant, a table or an FMU input.
     pub opening: Param<Ratio>,
@@ -76,12 +123,7 @@ impl FlowControl {
     #[inline(always)]
     pub fn flows<T: Scalar>(&self, x: T, from: NodeState<T>, to: NodeState<T>) -> (T, T) {
         let b = c(self.critical_pressure_ratio);
-        let throttle = x * signed_iso6358_mass_flow_kg_per_s(
-            c(self.sonic_conductance_m3_per_s_pa),
-            b,
-            from,
-            to,
-        );
+        let throttle = x * self.throttle.signed_mass_flow_kg_per_s(from, to);
         let xc = self.check.opening(to.pressure_pa - from.pressure_pa);
         let check = max0(
             xc * signed_iso6358_mass_flow_kg_per_s(
@@ -102,7 +144,8 @@ impl Build for FlowControlSpec {
             name: self.name.clone(),
             from: node(&self.from),
             to: node(&self.to),
-            sonic_conductance_m3_per_s_pa: self.sonic_conductance,
+            // One rating is given (validated).
+            throttle: PathRating::from_keys(&self.rating_keys()),
             critical_pressure_ratio: self.critical_pressure_ratio,
             opening: self.opening.to_param(),
             check_sonic_conductance_m3_per_s_pa: self.check_sonic_conductance,
@@ -136,6 +179,19 @@ impl Link for FlowControl {
 /// Events of the check's switch points (the first of [`FlowControl`]'s).
 const CHECK_EVENTS: usize = 2 * Poppet::SWITCHES.len();
 
+/// The first event of a throttle's curve rows (after the check's switches and ratio kinks).
+const CURVE_EVENTS: usize = CHECK_EVENTS + ratio_kinks::EVENTS;
+
+impl FlowControl {
+    /// The throttle's curve rows as events, if it is rated by a curve.
+    fn curve_paths(&self) -> Option<RatedPaths<'_, 1>> {
+        matches!(self.throttle, PathRating::Table(_)).then(|| {
+            self.throttle
+                .paths([("throttle", Some((self.from, self.to)))])
+        })
+    }
+}
+
 impl Element for FlowControl {
     const KIND: &'static Kind = &KIND;
     const OUTPUTS: &'static [Output] = &[Output::Extra {
@@ -146,8 +202,8 @@ impl Element for FlowControl {
         },
         discrete: false,
     }];
-    /// The check's switch points, then its paths' ratio kinks.
-    const EVENTS: usize = CHECK_EVENTS + ratio_kinks::EVENTS;
+    /// The check's switch points, then its paths' ratio kinks, then a throttle curve's rows.
+    const EVENTS: usize = CURVE_EVENTS + RatedPaths::<'static, 1>::EVENTS;
     const SWITCHES: bool = true;
     type Cache = ();
 
@@ -164,13 +220,26 @@ impl Element for FlowControl {
         e >= CHECK_EVENTS
     }
 
+    /// The laminar points of its (C, b) path are located both ways; a curve's rows are pairs
+    /// h and −h already.
     fn event_both_ways(&self, e: usize) -> bool {
-        e >= CHECK_EVENTS && ratio_kinks::is_both_ways(e - CHECK_EVENTS)
+        (CHECK_EVENTS..CURVE_EVENTS).contains(&e) && ratio_kinks::is_both_ways(e - CHECK_EVENTS)
+    }
+
+    /// A throttle's curve rows, only where it has such rows.
+    fn event_never_fires(&self, e: usize) -> bool {
+        e >= CURVE_EVENTS
+            && self
+                .curve_paths()
+                .is_none_or(|p| p.never_fires(e - CURVE_EVENTS))
     }
 
     /// Event 2j: Δp_check = p_to − p_from rises through the check's switch j; 2j + 1: it
-    /// falls through it ([`Poppet::event_value`]); then the ratio kinks.
+    /// falls through it ([`Poppet::event_value`]); then the ratio kinks; then a curve's rows.
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
+        if e >= CURVE_EVENTS {
+            return self.curve_paths()?.event_value(e - CURVE_EVENTS, at);
+        }
         if e >= CHECK_EVENTS {
             let (k, b) = (e - CHECK_EVENTS, self.critical_pressure_ratio);
             return Some(ratio_kinks::event_value(k, b, self.from, self.to, at));
@@ -185,7 +254,11 @@ impl Element for FlowControl {
         at: &EventAt<'_>,
         push: &mut dyn FnMut(usize, f64),
     ) {
-        if e >= CHECK_EVENTS {
+        if e >= CURVE_EVENTS {
+            if let Some(p) = self.curve_paths() {
+                p.event_pressure_gradient(e - CURVE_EVENTS, at, push);
+            }
+        } else if e >= CHECK_EVENTS {
             let (k, b) = (e - CHECK_EVENTS, self.critical_pressure_ratio);
             ratio_kinks::event_pressure_gradient(k, b, self.from, self.to, at, push);
         } else {
@@ -194,6 +267,13 @@ impl Element for FlowControl {
     }
 
     fn event_description(&self, e: usize) -> String {
+        if let (true, Some(p)) = (e >= CURVE_EVENTS, self.curve_paths()) {
+            return format!(
+                "flow control `{}`: {}",
+                self.name,
+                p.describe(e - CURVE_EVENTS)
+            );
+        }
         if e >= CHECK_EVENTS {
             let k = e - CHECK_EVENTS;
             return format!("flow control `{}`: {}", self.name, ratio_kinks::describe(k));

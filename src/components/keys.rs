@@ -400,6 +400,7 @@ macro_rules! key_field_type {
     (Node $($d:tt)*) => { String };
     (Flag $($d:tt)*) => { bool };
     (Number None) => { Option<f64> };
+    (Number RequiredIn $($d:tt)*) => { Option<f64> };
     (Number $($d:tt)*) => { f64 };
     (Param None) => { Option<$crate::param::ParamSpec> };
     (Param RequiredIn $($d:tt)*) => { Option<$crate::param::ParamSpec> };
@@ -432,6 +433,9 @@ macro_rules! key_field_default {
     };
     (Number Required) => {
         f64::NAN
+    };
+    (Number RequiredIn($f:expr)) => {
+        None
     };
     (Number Number($v:expr)) => {
         $v

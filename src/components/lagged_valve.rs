@@ -166,6 +166,10 @@ impl Element for LaggedValve {
         self.valve.event_both_ways(e)
     }
 
+    fn event_never_fires(&self, e: usize) -> bool {
+        self.valve.event_never_fires(e)
+    }
+
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
         self.valve.event_value_at(e, at)
     }

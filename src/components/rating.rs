@@ -7,8 +7,24 @@
 //!   ṁ_N = C·p₁·ρ₀                                              (p₂/p₁ ≤ b: choked),
 //! so C follows from Q_N and b. A model file gives Q_N as the mass flow ṁ_N (`"600 Nl/min"`
 //! is converted at ρ₀, `crate::units::parse`).
+//!
+//! A valve may instead be rated by its catalogue curve (`flow_table`: the flow against the
+//! pressure ratio at a rated inlet state, `crate::components::flow_table`), its rows' kinks
+//! located as events in the slots a (C, b) path gives its choked and laminar ratios
+//! ([`RatedPaths`]). [`PathRating`] is either, [`rating_problems`] the keys' checks every
+//! kind so rated shares.
 
-use crate::components::orifice::{ISO_LAMINAR_RATIO, ISO_RHO0_KG_PER_M3};
+use serde::{Deserialize, Serialize};
+
+use crate::ad::{Scalar, c};
+use crate::components::NodeState;
+use crate::components::element::EventAt;
+use crate::components::flow_table::{self, FlowTable};
+use crate::components::keys::Problem;
+use crate::components::orifice::{
+    ISO_LAMINAR_RATIO, ISO_RHO0_KG_PER_M3, ISO_T0_K, Poppet, signed_iso6358_mass_flow_kg_per_s,
+};
+use crate::components::ratio_kinks;
 
 /// ISO 6358's nominal inlet pressure (6 bar gauge over the 100 kPa of ISO 8778), Pa absolute.
 pub const NOMINAL_INLET_PA: f64 = 700e3;
@@ -28,6 +44,324 @@ pub fn sonic_conductance_from_nominal_flow(nominal_kg_per_s: f64, b: f64) -> f64
         (1.0 - s * s).sqrt()
     };
     nominal_kg_per_s / (NOMINAL_INLET_PA * ISO_RHO0_KG_PER_M3 * shape)
+}
+
+/// How a valve's flow path is rated: the ISO 6358 law of (C, b), or a catalogue curve.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum PathRating {
+    /// C, m³/(s·Pa) (from Q_N when given so), and b.
+    Iso6358 {
+        sonic_conductance_m3_per_s_pa: f64,
+        critical_pressure_ratio: f64,
+    },
+    /// The flow against p_down/p_up at a rated inlet state.
+    Table(FlowTable),
+}
+
+/// A kind's rating keys, as its spec holds them (validated by [`rating_problems`]).
+#[derive(Clone, Copy, Debug)]
+pub struct RatingKeys<'a> {
+    pub sonic_conductance: Option<f64>,
+    pub nominal_flow: Option<f64>,
+    pub critical_pressure_ratio: Option<f64>,
+    pub flow_table: Option<&'a [[f64; 2]]>,
+    pub flow_table_inlet_pressure: Option<f64>,
+    pub flow_table_inlet_temperature: Option<f64>,
+}
+
+impl PathRating {
+    /// The rating its keys give (validated: exactly one of C, Q_N and a curve, b with C or Q_N,
+    /// p_ref with the curve; T_ref is ISO 8778's T₀ when absent).
+    pub fn from_keys(k: &RatingKeys<'_>) -> Self {
+        if let Some(rows) = k.flow_table {
+            return PathRating::Table(FlowTable::new(
+                rows,
+                k.flow_table_inlet_pressure.unwrap_or(f64::NAN),
+                k.flow_table_inlet_temperature.unwrap_or(ISO_T0_K),
+            ));
+        }
+        let b = k.critical_pressure_ratio.unwrap_or(0.0);
+        let cond = match (k.sonic_conductance, k.nominal_flow) {
+            (Some(cond), _) => cond,
+            (None, Some(q)) => sonic_conductance_from_nominal_flow(q, b),
+            (None, None) => 0.0,
+        };
+        PathRating::Iso6358 {
+            sonic_conductance_m3_per_s_pa: cond,
+            critical_pressure_ratio: b,
+        }
+    }
+
+    /// The fully open path's flow from node state `from` to `to`, signed (negative when it
+    /// runs the other way), kg/s.
+    #[inline(always)]
+    pub fn signed_mass_flow_kg_per_s<T: Scalar>(&self, from: NodeState<T>, to: NodeState<T>) -> T {
+        match self {
+            PathRating::Iso6358 {
+                sonic_conductance_m3_per_s_pa,
+                critical_pressure_ratio,
+            } => signed_iso6358_mass_flow_kg_per_s(
+                c(*sonic_conductance_m3_per_s_pa),
+                c(*critical_pressure_ratio),
+                from,
+                to,
+            ),
+            PathRating::Table(table) => table.signed_mass_flow_kg_per_s(from, to),
+        }
+    }
+
+    /// Its paths' events, each path named and `(i, j)` between its nodes (`None` where the
+    /// part lacks it).
+    #[inline]
+    pub fn paths<const N: usize>(
+        &self,
+        paths: [(&'static str, Option<(usize, usize)>); N],
+    ) -> RatedPaths<'_, N> {
+        RatedPaths {
+            rating: self,
+            paths,
+        }
+    }
+}
+
+/// A part's flow paths of one rating and their kinks as events, [`ratio_kinks::EVENTS`] per
+/// path (path `p`'s are p·4 … p·4 + 3): a (C, b) path's choked and laminar ratios
+/// ([`ratio_kinks::Paths`]); a curve's interior rows, in the same slots, as the orifice's are
+/// (`crate::components::flow_table`: h_0, −h_0, h_1, −h_1, each h_q changing sign at every
+/// other row, located both ways).
+pub struct RatedPaths<'a, const N: usize> {
+    pub rating: &'a PathRating,
+    pub paths: [(&'static str, Option<(usize, usize)>); N],
+}
+
+impl<const N: usize> RatedPaths<'_, N> {
+    /// The events of its paths.
+    pub const EVENTS: usize = N * ratio_kinks::EVENTS;
+
+    /// The (C, b) paths' kinks.
+    #[inline]
+    fn iso(&self, b: f64) -> ratio_kinks::Paths<N> {
+        ratio_kinks::Paths {
+            critical: b,
+            paths: self.paths,
+        }
+    }
+
+    /// A curve's event `e`: h_q of [`FlowTable::breakpoint_event`] with its gradient
+    /// (∂/∂p_high, ∂/∂p_low) and the (high, low) nodes, if the path and such a row exist.
+    #[inline]
+    fn table_event(
+        &self,
+        table: &FlowTable,
+        e: usize,
+        at: &EventAt<'_>,
+    ) -> Option<([f64; 3], usize, usize)> {
+        let (i, j) = self.paths.get(e / ratio_kinks::EVENTS)?.1?;
+        let (pi, pj) = ((at.node)(i).pressure_pa, (at.node)(j).pressure_pa);
+        let (high, low, p_high, p_low) = if pi >= pj {
+            (i, j, pi, pj)
+        } else {
+            (j, i, pj, pi)
+        };
+        let q = (e % ratio_kinks::EVENTS) / 2;
+        Some((table.breakpoint_event(q, p_high, p_low)?, high, low))
+    }
+
+    /// Event `e`'s value: `None` on a path the part lacks (or a curve without rows of the
+    /// event's parity).
+    #[inline]
+    pub fn event_value(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
+        match self.rating {
+            PathRating::Iso6358 {
+                critical_pressure_ratio,
+                ..
+            } => self.iso(*critical_pressure_ratio).event_value(e, at),
+            PathRating::Table(table) => {
+                let (h, _, _) = self.table_event(table, e, at)?;
+                Some(Poppet::pair(e, h[0]))
+            }
+        }
+    }
+
+    /// ∂g_e/∂p of [`Self::event_value`] as `(node, ∂g/∂p)`.
+    pub fn event_pressure_gradient(
+        &self,
+        e: usize,
+        at: &EventAt<'_>,
+        push: &mut dyn FnMut(usize, f64),
+    ) {
+        match self.rating {
+            PathRating::Iso6358 {
+                critical_pressure_ratio,
+                ..
+            } => self
+                .iso(*critical_pressure_ratio)
+                .event_pressure_gradient(e, at, push),
+            PathRating::Table(table) => {
+                if let Some((h, high, low)) = self.table_event(table, e, at) {
+                    let sign = Poppet::pair(e, 1.0);
+                    push(high, sign * h[1]);
+                    push(low, sign * h[2]);
+                }
+            }
+        }
+    }
+
+    /// Whether the driver locates event `e` both ways: a (C, b) path's laminar points
+    /// ([`ratio_kinks::is_both_ways`]); a curve's rows are pairs h_q and −h_q already (the two
+    /// directions of one h_q are not one row's).
+    #[inline]
+    pub fn is_both_ways(&self, e: usize) -> bool {
+        matches!(self.rating, PathRating::Iso6358 { .. })
+            && ratio_kinks::Paths::<N>::is_both_ways(e)
+    }
+
+    /// Whether event `e` can never fire, by the structure: a curve's on a path the part lacks,
+    /// or of a parity of which the curve has no interior row (Model Exchange leaves it out of
+    /// its indicators). A (C, b) path's events are all reported, as before curves.
+    pub fn never_fires(&self, e: usize) -> bool {
+        match self.rating {
+            PathRating::Iso6358 { .. } => false,
+            PathRating::Table(table) => {
+                let q = (e % ratio_kinks::EVENTS) / 2;
+                self.paths
+                    .get(e / ratio_kinks::EVENTS)
+                    .is_none_or(|p| p.1.is_none())
+                    || table.breakpoints_of_parity(q) == 0
+            }
+        }
+    }
+
+    /// Event `e` in words: "its relief path's p_low/p_high rises through its laminar ratio",
+    /// "its p–a path's p_low/p_high through one of its flow table's rows 2, 4, … (h rising)".
+    pub fn describe(&self, e: usize) -> String {
+        match self.rating {
+            PathRating::Iso6358 {
+                critical_pressure_ratio,
+                ..
+            } => self.iso(*critical_pressure_ratio).describe(e),
+            PathRating::Table(_) => {
+                let path = self.paths.get(e / ratio_kinks::EVENTS).map_or("?", |p| p.0);
+                let q = (e % ratio_kinks::EVENTS) / 2;
+                let parity = ["3, 5, …", "2, 4, …"][q];
+                let way = ["h", "−h"][e % 2];
+                format!(
+                    "its {path} path's p_low/p_high through one of its flow table's rows \
+                     {parity} ({way} rising)"
+                )
+            }
+        }
+    }
+}
+
+/// The rating keys' problems of a `kind` (its name in messages, "regulator"), whose Q_N is
+/// exemplified by `example` ("1500 Nl/min"): exactly one of `sonic_conductance`,
+/// `nominal_flow` and `flow_table`; `critical_pressure_ratio` with the first two only; and the
+/// curve's own keys' ([`curve_problems`]).
+pub fn rating_problems(kind: &str, example: &str, k: &RatingKeys<'_>) -> Vec<Problem> {
+    let mut out = curve_problems(kind, k);
+    let mut problem =
+        |key: Option<&'static str>, message: String| out.push(Problem { key, message });
+    if k.flow_table.is_some() {
+        for (given, key) in [
+            (k.sonic_conductance.is_some(), "sonic_conductance"),
+            (k.nominal_flow.is_some(), "nominal_flow"),
+            (
+                k.critical_pressure_ratio.is_some(),
+                "critical_pressure_ratio",
+            ),
+        ] {
+            if given {
+                problem(Some(key), both_message(key));
+            }
+        }
+        return out;
+    }
+    match (k.sonic_conductance, k.nominal_flow) {
+        (Some(_), Some(_)) => problem(
+            None,
+            "give either `sonic_conductance` (C) or `nominal_flow` (Q_N), not both".into(),
+        ),
+        (None, None) => problem(
+            None,
+            format!(
+                "missing the {kind}'s flow rating: `sonic_conductance` (C) or `nominal_flow` \
+                 (Q_N, e.g. \"{example}\"), with `critical_pressure_ratio`; or a catalogue \
+                 curve `flow_table`"
+            ),
+        ),
+        (c, _) => {
+            if k.critical_pressure_ratio.is_none() {
+                let by = if c.is_some() {
+                    "sonic_conductance"
+                } else {
+                    "nominal_flow"
+                };
+                problem(
+                    None,
+                    format!("a {kind} rated by `{by}` needs `critical_pressure_ratio` (b) too"),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The message for a curve given with `key` of the ISO 6358 rating.
+pub fn both_message(key: &str) -> String {
+    format!(
+        "give either `flow_table` (a catalogue curve) or `{key}` (the ISO 6358 rating), not both"
+    )
+}
+
+/// A `kind`'s curve keys' own problems, whatever else rates it: the curve's rated inlet state
+/// given with a curve only, its inlet pressure required with it, and the curve's shape, naming
+/// its row (`flow_table::table_problem`, as the orifice's).
+pub fn curve_problems(kind: &str, k: &RatingKeys<'_>) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let Some(rows) = k.flow_table else {
+        for (given, key) in [
+            (
+                k.flow_table_inlet_pressure.is_some(),
+                "flow_table_inlet_pressure",
+            ),
+            (
+                k.flow_table_inlet_temperature.is_some(),
+                "flow_table_inlet_temperature",
+            ),
+        ] {
+            if given {
+                out.push(Problem {
+                    key: Some(key),
+                    message: format!(
+                        "`{key}` rates a `flow_table`, which this {kind} does not have"
+                    ),
+                });
+            }
+        }
+        return out;
+    };
+    // A cell that breaks the key's own rule (not finite, a negative flow) is reported at the
+    // cell by validation; the curve's shape is judged on valid cells only.
+    let cells_ok = rows
+        .iter()
+        .all(|[r, f]| r.is_finite() && f.is_finite() && *f >= 0.0);
+    if let Some(message) = flow_table::table_problem(rows).filter(|_| cells_ok) {
+        out.push(Problem {
+            key: Some("flow_table"),
+            message,
+        });
+    }
+    if k.flow_table_inlet_pressure.is_none() {
+        out.push(Problem {
+            key: None,
+            message: format!(
+                "a {kind} with `flow_table` needs `flow_table_inlet_pressure` too: the inlet \
+                 pressure (absolute) its curve was measured at"
+            ),
+        });
+    }
+    out
 }
 
 #[cfg(test)]

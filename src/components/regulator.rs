@@ -18,6 +18,12 @@
 //! state changes there). Each path's pressure-ratio kinks (its b, where it chokes, and the
 //! laminar ratio) are events as an orifice's are (`crate::components::ratio_kinks`).
 //!
+//! A catalogue rates the flow path by its curve instead (`flow_table`, at a rated inlet state;
+//! `crate::components::flow_table`): each seat's flow is its opening times the curve's flow,
+//! the relief path's through the same curve (one rating, as C and b are), and the curve's
+//! interior rows are each path's kinks, located as events both ways in its ratio kinks' slots
+//! (`crate::components::rating::RatedPaths`).
+//!
 //! Closed forms: with the main flow choked (p_o/p_from ≤ b) at a steady draw ṁ from the outlet,
 //! ṁ = x·C·p_from·ρ₀·sqrt(T₀/T_from), so the held pressure droops linearly with the flow,
 //!   p_o = p_set − Δp_r·ṁ/(C·p_from·ρ₀·sqrt(T₀/T_from)),
@@ -30,9 +36,8 @@ use crate::ad::{Scalar, c};
 use crate::components::NodeState;
 use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem};
-use crate::components::orifice::{ISO_LAMINAR_RATIO, Poppet, signed_iso6358_mass_flow_kg_per_s};
-use crate::components::rating::sonic_conductance_from_nominal_flow;
-use crate::components::ratio_kinks;
+use crate::components::orifice::{ISO_LAMINAR_RATIO, Poppet};
+use crate::components::rating::{PathRating, RatedPaths, RatingKeys, rating_problems};
 use crate::gas::IdealGas;
 use crate::param::{Param, ParamValue};
 use crate::units::{Pressure, Unit};
@@ -51,30 +56,38 @@ crate::declare_kind! {
     ambient_pressure: Number, pressure, Number(101_325.0), Positive;
     /// Proportional band: fully open this far below the set point, Pa.
     regulation_range: Number, pressure, Required, Positive;
-    /// C of its flow path, m³/(s·Pa) (or `nominal_flow`).
+    /// C of its flow path, m³/(s·Pa) (or `nominal_flow`, or `flow_table`).
     sonic_conductance: Number, sonic_conductance, None, Positive;
     /// Q_N of its flow path (ISO 6358: 6 bar gauge inlet, 1 bar drop), kg/s or "Nl/min".
     nominal_flow: Number, mass_rate, None, Positive;
-    /// b of its flow path.
-    critical_pressure_ratio: Number, dimensionless, Required, Below(ISO_LAMINAR_RATIO);
+    /// b of its flow path (with C or Q_N).
+    critical_pressure_ratio: Number, dimensionless, RequiredIn("ISO form"), Below(ISO_LAMINAR_RATIO);
+    /// Its flow path as a catalogue curve instead of C (or Q_N) and b: rows
+    /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
+    flow_table: Curve, mass_rate, None, NonNegative;
+    /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
+    flow_table_inlet_pressure: Number, pressure, None, Positive;
+    /// The curve's rated inlet temperature, K (with `flow_table`; 293.15 K when absent).
+    flow_table_inlet_temperature: Number, temperature, None, Positive;
 }
 
-/// Its flow path is rated by one of C or Q_N.
+impl RegulatorSpec {
+    /// Its rating keys.
+    fn rating_keys(&self) -> RatingKeys<'_> {
+        RatingKeys {
+            sonic_conductance: self.sonic_conductance,
+            nominal_flow: self.nominal_flow,
+            critical_pressure_ratio: self.critical_pressure_ratio,
+            flow_table: self.flow_table.as_deref(),
+            flow_table_inlet_pressure: self.flow_table_inlet_pressure,
+            flow_table_inlet_temperature: self.flow_table_inlet_temperature,
+        }
+    }
+}
+
+/// Its flow path is rated by one of C, Q_N (with b) and a curve.
 fn regulator_problems(x: &RegulatorSpec) -> Vec<Problem> {
-    let message = match (x.sonic_conductance, x.nominal_flow) {
-        (Some(_), Some(_)) => {
-            "give either `sonic_conductance` (C) or `nominal_flow` (Q_N), not both"
-        }
-        (None, None) => {
-            "missing the regulator's flow rating: `sonic_conductance` (C) or `nominal_flow` \
-             (Q_N, e.g. \"1500 Nl/min\")"
-        }
-        _ => return Vec::new(),
-    };
-    vec![Problem {
-        key: None,
-        message: message.to_string(),
-    }]
+    rating_problems("regulator", "1500 Nl/min", &x.rating_keys())
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -88,9 +101,9 @@ pub struct Regulator {
     pub set_pressure_pa: Param<Pressure>,
     pub ambient_pressure_pa: f64,
     pub regulation_range_pa: f64,
-    /// C of the flow path (from `nominal_flow` when given so), m³/(s·Pa).
-    pub sonic_conductance_m3_per_s_pa: f64,
-    pub critical_pressure_ratio: f64,
+    /// Its flow path's rating: C (from `nominal_flow` when given so) and b, or a curve; the
+    /// relief path's too.
+    pub rating: PathRating,
 }
 
 /// v clamped to 0 … 1, with v's derivatives between (a dual number's).
@@ -121,15 +134,11 @@ impl Regulator {
         unit_clamp((p_out_pa - set_pa - self.ambient_pressure_pa) / self.regulation_range_pa)
     }
 
-    /// The ISO 6358 flow of its fully open path from node state `a` to `b`, signed, kg/s.
+    /// The flow of its fully open path from node state `a` to `b` (its rating's), signed,
+    /// kg/s.
     #[inline(always)]
     fn path_flow<T: Scalar>(&self, a: NodeState<T>, b: NodeState<T>) -> T {
-        signed_iso6358_mass_flow_kg_per_s(
-            c(self.sonic_conductance_m3_per_s_pa),
-            c(self.critical_pressure_ratio),
-            a,
-            b,
-        )
+        self.rating.signed_mass_flow_kg_per_s(a, b)
     }
 
     /// (inlet flow `from` → `to`, relief flow `to` → `exhaust`), kg/s.
@@ -159,29 +168,19 @@ impl Regulator {
         }
     }
 
-    /// Its ISO 6358 paths: the flow path `from` → `to`, and a relieving regulator's relief
+    /// Its rated paths: the flow path `from` → `to`, and a relieving regulator's relief
     /// path `to` → `exhaust`.
-    fn ratio_paths(&self) -> ratio_kinks::Paths<2> {
-        ratio_kinks::Paths {
-            critical: self.critical_pressure_ratio,
-            paths: [
-                ("flow", Some((self.from, self.to))),
-                ("relief", self.exhaust.map(|ex| (self.to, ex))),
-            ],
-        }
+    fn ratio_paths(&self) -> RatedPaths<'_, 2> {
+        self.rating.paths([
+            ("flow", Some((self.from, self.to))),
+            ("relief", self.exhaust.map(|ex| (self.to, ex))),
+        ])
     }
 }
 
 impl Build for RegulatorSpec {
     type Component = Regulator;
     fn build(&self, node: &dyn Fn(&str) -> usize) -> Regulator {
-        let b = self.critical_pressure_ratio;
-        // One of the two is given (validated).
-        let cond = match (self.sonic_conductance, self.nominal_flow) {
-            (Some(cond), _) => cond,
-            (None, Some(q)) => sonic_conductance_from_nominal_flow(q, b),
-            (None, None) => 0.0,
-        };
         Regulator {
             name: self.name.clone(),
             from: node(&self.from),
@@ -190,8 +189,8 @@ impl Build for RegulatorSpec {
             set_pressure_pa: self.set_pressure.to_param(),
             ambient_pressure_pa: self.ambient_pressure,
             regulation_range_pa: self.regulation_range,
-            sonic_conductance_m3_per_s_pa: cond,
-            critical_pressure_ratio: b,
+            // One rating is given (validated).
+            rating: PathRating::from_keys(&self.rating_keys()),
         }
     }
 }
@@ -231,7 +230,7 @@ const OPENING_SWITCHES: [&str; 3] = ["set", "main seat's fully open", "relief se
 const SET_POINT_MARGIN: f64 = 1e-9;
 
 /// Its first opening event (the paths' ratio events come first).
-const FIRST_OPENING_EVENT: usize = ratio_kinks::Paths::<2>::EVENTS;
+const FIRST_OPENING_EVENT: usize = RatedPaths::<'static, 2>::EVENTS;
 
 /// Which of [`Regulator`]'s outputs.
 const OPEN_FRACTION: usize = 0;
@@ -265,7 +264,8 @@ impl Element for Regulator {
             discrete: false,
         },
     ];
-    /// Its two paths' ratio kinks: events 0 … 3 of the flow path, 4 … 7 of the relief path;
+    /// Its two paths' ratio kinks (or curve rows): events 0 … 3 of the flow path, 4 … 7 of the
+    /// relief path;
     /// then its openings' ends of travel, 8 … 13 ([`OPENING_SWITCHES`]).
     const EVENTS: usize = FIRST_OPENING_EVENT + 2 * OPENING_SWITCHES.len();
     const SWITCHES: bool = true;
@@ -286,9 +286,15 @@ impl Element for Regulator {
         true
     }
 
-    /// The laminar points of its paths are located both ways (`ratio_kinks::is_both_ways`).
+    /// The laminar points of its (C, b) paths are located both ways (`ratio_kinks`); a
+    /// curve's rows are pairs h and −h already.
     fn event_both_ways(&self, e: usize) -> bool {
-        e < FIRST_OPENING_EVENT && ratio_kinks::Paths::<2>::is_both_ways(e)
+        e < FIRST_OPENING_EVENT && self.ratio_paths().is_both_ways(e)
+    }
+
+    /// A curve's row events on a path it lacks or of a parity without rows.
+    fn event_never_fires(&self, e: usize) -> bool {
+        e < FIRST_OPENING_EVENT && self.ratio_paths().never_fires(e)
     }
 
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {

@@ -471,3 +471,216 @@ fn a_poppet_table_is_refused_naming_the_row() {
         );
     }
 }
+
+/// A regulator's and a directional valve's (and a lagged valve's) catalogue curve
+/// (`flow_table`), as the orifice's: a valid curve with units, hostile tables refused naming
+/// the row (or the cell, for the key's own rule), and exactly one rating, the error for two or
+/// none naming the keys.
+#[test]
+fn a_valve_flow_table_is_one_rating_and_refused_naming_the_row() {
+    let kinds = [
+        (
+            "regulator",
+            "[[regulator]]\nname = \"v\"\nfrom = \"s\"\nto = \"c\"\nset_pressure = \"4 bar\"\n\
+             regulation_range = \"0.3 bar\"\n",
+        ),
+        (
+            "valve",
+            "[[directional_valve]]\nname = \"v\"\np = \"s\"\na = \"c\"\n",
+        ),
+        (
+            "valve",
+            "[[directional_valve]]\nname = \"v\"\np = \"s\"\na = \"c\"\nresponse_time = 0.01\n",
+        ),
+    ];
+    for (kind, head) in kinds {
+        let model = |keys: &str| {
+            parse_str(
+                &format!(
+                    "[model]\nname = \"v\"\n[gas]\nspecies = \"air\"\n[solver]\nt_end = 0.1\n\
+                     [[chamber]]\nname = \"c\"\nvolume = \"1 L\"\npressure = \"1 bar\"\n\
+                     temperature = 293.15\n[[reservoir]]\nname = \"s\"\npressure = \"6 bar\"\n\
+                     temperature = 293.15\n{head}{keys}"
+                ),
+                "v.toml",
+                &[],
+            )
+        };
+        let ok = "flow_table_inlet_pressure = \"7 bar\"\n";
+        let m = model(&format!(
+            "flow_table = [[0, \"600 Nl/min\"], [0.4, \"600 Nl/min\"], [0.9, \"300 Nl/min\"], \
+             [1, 0]]\n{ok}"
+        ))
+        .expect("valid");
+        let rows = m
+            .spec
+            .regulator
+            .first()
+            .and_then(|r| r.flow_table.clone())
+            .or_else(|| m.spec.directional_valve.first()?.flow_table.clone())
+            .or_else(|| m.spec.lagged_valve.first()?.0.flow_table.clone())
+            .expect("the curve");
+        let want = 600e-3 / 60.0 * 1.185;
+        println!(
+            "{head:?}: 600 Nl/min -> {:e} kg/s (ρ₀·Q: {want:e})",
+            rows[0][1]
+        );
+        assert!((rows[0][1] - want).abs() < 1e-15);
+        for (keys, says) in [
+            (
+                format!("flow_table = [[0, 1e-3], [0.8, 5e-4], [0.5, 4e-4], [1, 0]]\n{ok}"),
+                &["flow_table", "row 3", "ratios must increase"][..],
+            ),
+            (
+                format!("flow_table = [[0, 1e-3], [0.5, 2e-3], [1, 0]]\n{ok}"),
+                &["row 2", "must not increase"],
+            ),
+            (
+                format!("flow_table = [[0.2, 1e-3], [1, 0]]\n{ok}"),
+                &["row 1", "start at ratio 0"],
+            ),
+            (
+                format!("flow_table = [[0, 1e-3], [0.9, 1e-4]]\n{ok}"),
+                &["row 2", "end at ratio 1 with flow 0"],
+            ),
+            (
+                format!("flow_table = [[0, 1e-3], [1.5, 0]]\n{ok}"),
+                &["row 2", "between 0 and 1"],
+            ),
+            (
+                format!("flow_table = [[0, 1e-3]]\n{ok}"),
+                &["at least two rows", "it has 1"],
+            ),
+            (
+                format!("flow_table = [[0, 1e-3], [0.5, -1e-4], [1, 0]]\n{ok}"),
+                &["flow_table[1][1]", "0 kg/s or more"],
+            ),
+            (
+                format!("flow_table = [[0, 1e-3], [0.5, nan], [1, 0]]\n{ok}"),
+                &["flow_table[1][1]", "finite"],
+            ),
+            (
+                format!("flow_table = [[0, \"600 l/min\"], [1, 0]]\n{ok}"),
+                &["flow_table", "Nl/min"],
+            ),
+            (
+                "flow_table = [[0, 1e-3], [1, 0]]\n".to_string(),
+                &["needs `flow_table_inlet_pressure`"],
+            ),
+            (
+                format!("flow_table = [[0, 1e-3], [1, 0]]\nsonic_conductance = 1e-8\n{ok}"),
+                &["either `flow_table`", "`sonic_conductance`", "not both"],
+            ),
+            (
+                format!("flow_table = [[0, 1e-3], [1, 0]]\nnominal_flow = \"600 Nl/min\"\n{ok}"),
+                &["either `flow_table`", "`nominal_flow`", "not both"],
+            ),
+            (
+                format!("flow_table = [[0, 1e-3], [1, 0]]\ncritical_pressure_ratio = 0.3\n{ok}"),
+                &[
+                    "either `flow_table`",
+                    "`critical_pressure_ratio`",
+                    "not both",
+                ],
+            ),
+            (
+                "sonic_conductance = 1e-8\ncritical_pressure_ratio = 0.3\n\
+                 flow_table_inlet_temperature = 300.0\n"
+                    .to_string(),
+                &["`flow_table_inlet_temperature` rates a `flow_table`"],
+            ),
+            (
+                "sonic_conductance = 1e-8\n".to_string(),
+                &[
+                    "rated by `sonic_conductance`",
+                    "needs `critical_pressure_ratio`",
+                ],
+            ),
+            (
+                "critical_pressure_ratio = 0.3\n".to_string(),
+                &[
+                    &format!("missing the {kind}'s flow rating"),
+                    "`sonic_conductance` (C)",
+                    "`nominal_flow` (Q_N",
+                    "`flow_table`",
+                ],
+            ),
+            (
+                String::new(),
+                &[&format!("missing the {kind}'s flow rating")],
+            ),
+        ] {
+            let errs = model(&keys).expect_err("refused");
+            for e in &errs {
+                println!("{keys:?}: {e}");
+            }
+            assert_eq!(errs.len(), 1, "{keys:?}: {errs:#?}");
+            assert!(
+                says.iter().all(|s| errs[0].to_string().contains(s)),
+                "{keys:?} should say {says:?}"
+            );
+        }
+    }
+}
+
+/// A flow control's throttle is rated by C or by a curve (its b is the check's either way):
+/// both or neither refused naming the keys, a bad curve naming its row.
+#[test]
+fn a_flow_controls_throttle_is_rated_by_c_or_a_curve() {
+    let model = |keys: &str| {
+        parse_str(
+            &format!(
+                "[model]\nname = \"f\"\n[gas]\nspecies = \"air\"\n[solver]\nt_end = 0.1\n\
+                 [[chamber]]\nname = \"c\"\nvolume = \"1 L\"\npressure = \"1 bar\"\n\
+                 temperature = 293.15\n[[reservoir]]\nname = \"s\"\npressure = \"6 bar\"\n\
+                 temperature = 293.15\n[[flow_control]]\nname = \"f\"\nfrom = \"s\"\n\
+                 to = \"c\"\ncritical_pressure_ratio = 0.3\ncheck_sonic_conductance = 6e-9\n\
+                 full_flow_pressure = 6e4\n{keys}"
+            ),
+            "f.toml",
+            &[],
+        )
+    };
+    let ok = "flow_table_inlet_pressure = \"6 bar\"\n";
+    model("sonic_conductance = 2e-9\n").expect("valid");
+    model(&format!(
+        "flow_table = [[0, \"60 Nl/min\"], [0.5, \"50 Nl/min\"], [1, 0]]\n{ok}"
+    ))
+    .expect("valid");
+    for (keys, says) in [
+        (
+            format!("flow_table = [[0, 1e-3], [1, 0]]\nsonic_conductance = 2e-9\n{ok}"),
+            &["either `flow_table`", "`sonic_conductance`", "not both"][..],
+        ),
+        (
+            String::new(),
+            &[
+                "flow control's throttle rating",
+                "`sonic_conductance`",
+                "`flow_table`",
+            ],
+        ),
+        (
+            format!("flow_table = [[0, 1e-3], [0.6, 5e-4], [0.4, 4e-4], [1, 0]]\n{ok}"),
+            &["flow_table", "row 3", "ratios must increase"],
+        ),
+        (
+            "flow_table = [[0, 1e-3], [1, 0]]\n".to_string(),
+            &["flow control with `flow_table` needs `flow_table_inlet_pressure`"],
+        ),
+        (
+            format!("sonic_conductance = 2e-9\n{ok}"),
+            &["`flow_table_inlet_pressure` rates a `flow_table`"],
+        ),
+    ] {
+        let errs = model(&keys).expect_err("refused");
+        for e in &errs {
+            println!("{keys:?}: {e}");
+        }
+        assert_eq!(errs.len(), 1, "{keys:?}: {errs:#?}");
+        assert!(
+            says.iter().all(|s| errs[0].to_string().contains(s)),
+            "{keys:?} should say {says:?}"
+        );
+    }
+}

@@ -449,7 +449,8 @@ fn sparse_bdf_steps_allocate_nothing_after_warm_up() {
 }
 
 /// The catalogue curves' laws and their breakpoint events (an orifice's `flow_table`, a
-/// directional valve's `opening_table`): the right-hand side and the driver's step loop with
+/// directional valve's `opening_table`, a regulator's, a flow control's and a directional
+/// valve's `flow_table`): the right-hand side and the driver's step loop with
 /// its event search allocate nothing after the warm-up.
 #[test]
 fn curve_laws_and_their_events_allocate_nothing() {

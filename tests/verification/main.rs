@@ -41,6 +41,7 @@ mod sensitivities;
 mod stuck_piston;
 mod switch_property;
 mod switches;
+mod valve_flow_tables;
 mod valve_links;
 mod valves;
 mod wall_quadrature;

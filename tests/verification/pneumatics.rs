@@ -203,24 +203,38 @@ const SPOOL: &str = "[[0.0, 0.0], [0.02, 0.0], [0.03, 1.0], [0.06, 1.0], [0.07, 
 const SPOOL_REST: &str =
     "[[0.0, 1.0], [0.02, 1.0], [0.03, 0.0], [0.06, 0.0], [0.07, 1.0], [0.1, 1.0]]";
 
-/// A 5/2 valve is its four paths as ISO 6358 orifices switched the same way: p–a and b–eb
-/// open with the spool, p–b and a–ea with its complement; the two runs agree to round-off.
+/// A 5/2 valve is its four paths as orifices of its rating switched the same way: p–a and b–eb
+/// open with the spool, p–b and a–ea with its complement; the two runs agree to round-off. Rated
+/// by Q_N and b (the orifices by the C it converts to), and by a catalogue curve (the orifices
+/// by the same curve, whose rows every path's ratio crosses as A and B fill and exhaust).
 #[test]
 fn five_two_valve_is_four_orifices_switched_the_same_way() {
-    let valve = format!(
-        "[[directional_valve]]\nname = \"v\"\np = \"P\"\na = \"A\"\nb = \"B\"\nea = \"EA\"\n\
-         eb = \"EB\"\nposition = {{ table = {SPOOL} }}\nnominal_flow = \"600 Nl/min\"\n\
-         critical_pressure_ratio = 0.3\n"
-    );
     let c = plenum::components::rating::sonic_conductance_from_nominal_flow(
         600e-3 / 60.0 * ISO_RHO0_KG_PER_M3,
         0.3,
     );
+    five_two_against_four_orifices(
+        "nominal_flow = \"600 Nl/min\"\ncritical_pressure_ratio = 0.3\n",
+        &format!("sonic_conductance = {c:e}\ncritical_pressure_ratio = 0.3\n"),
+    );
+    let curve = "flow_table = [[0, \"1500 Nl/min\"], [0.3, \"1500 Nl/min\"], \
+                 [0.55, \"1350 Nl/min\"], [0.75, \"1050 Nl/min\"], [0.9, \"650 Nl/min\"], \
+                 [0.97, \"275 Nl/min\"], [1, 0]]\nflow_table_inlet_pressure = \"7 bar\"\n";
+    five_two_against_four_orifices(curve, curve);
+}
+
+/// The 5/2 valve rated by `valve_rating` against its four paths as orifices rated by
+/// `orifice_rating`, in [`valve_circuit`] with the spool [`SPOOL`].
+fn five_two_against_four_orifices(valve_rating: &str, orifice_rating: &str) {
+    println!("valve rated by {valve_rating:?}");
+    let valve = format!(
+        "[[directional_valve]]\nname = \"v\"\np = \"P\"\na = \"A\"\nb = \"B\"\nea = \"EA\"\n\
+         eb = \"EB\"\nposition = {{ table = {SPOOL} }}\n{valve_rating}"
+    );
     let orifice = |name: &str, from: &str, to: &str, table: &str| {
         format!(
             "[[orifice]]\nname = \"{name}\"\nfrom = \"{from}\"\nto = \"{to}\"\n\
-             sonic_conductance = {c:e}\ncritical_pressure_ratio = 0.3\n\
-             opening = {{ table = {table} }}\n"
+             {orifice_rating}opening = {{ table = {table} }}\n"
         )
     };
     let orifices = [
@@ -263,8 +277,9 @@ fn five_two_valve_is_four_orifices_switched_the_same_way() {
         }
     }
     println!(
-        "p_A swings {:.4e} … {:.4e} Pa; largest relative difference {worst:.1e}",
-        swing.0, swing.1
+        "p_A swings {:.4e} … {:.4e} Pa; largest relative difference {worst:.1e}; events {} \
+         (valve) and {} (orifices)",
+        swing.0, swing.1, v.stats.events, o.stats.events
     );
     // The valve switched: A filled to near supply, then exhausted.
     assert!(swing.1 > 6.5e5 && swing.0 < 1.5e5, "{swing:?}");
@@ -359,9 +374,21 @@ ambient_temperature = "20 degC"
 /// A one-way flow control is a throttle and a one-way check orifice in parallel: throttled
 /// from A (6 bar) to B, free flow from D (6 bar) back to C; with the needle closing by a table,
 /// the runs agree with the two orifices' (on fixed steps: an adaptive method's steps would
-/// follow each formulation's round-off, and differ at its tolerance).
+/// follow each formulation's round-off, and differ at its tolerance). The throttle rated by C,
+/// and by a catalogue curve (the throttle orifice by the same curve).
 #[test]
 fn flow_control_is_a_throttle_and_a_check_in_parallel() {
+    flow_control_against_orifices("sonic_conductance = 2e-9\n");
+    flow_control_against_orifices(
+        "flow_table = [[0, 1.2e-3], [0.4, 1.2e-3], [0.7, 0.9e-3], [0.9, 0.5e-3], [1, 0]]\n\
+         flow_table_inlet_pressure = \"6 bar\"\n",
+    );
+}
+
+/// [`flow_control_is_a_throttle_and_a_check_in_parallel`] with the throttle rated by
+/// `throttle` (the flow control's keys and its throttle orifice's).
+fn flow_control_against_orifices(throttle: &str) {
+    println!("throttle rated by {throttle:?}");
     let chambers = r#"
 [model]
 name = "flow_control"
@@ -396,14 +423,20 @@ temperature = 293.15
     let fc = |name: &str, from: &str, to: &str| {
         format!(
             "[[flow_control]]\nname = \"{name}\"\nfrom = \"{from}\"\nto = \"{to}\"\n\
-             sonic_conductance = 2e-9\ncritical_pressure_ratio = 0.3\nopening = {needle}\n\
+             {throttle}critical_pressure_ratio = 0.3\nopening = {needle}\n\
              check_sonic_conductance = 6e-9\ncracking_pressure = 2e4\nfull_flow_pressure = 6e4\n"
         )
+    };
+    // b belongs to the throttle orifice rated by C only.
+    let b = if throttle.contains("flow_table") {
+        ""
+    } else {
+        "critical_pressure_ratio = 0.3\n"
     };
     let pair = |name: &str, from: &str, to: &str| {
         format!(
             "[[orifice]]\nname = \"{name}\"\nfrom = \"{from}\"\nto = \"{to}\"\n\
-             sonic_conductance = 2e-9\ncritical_pressure_ratio = 0.3\nopening = {needle}\n\
+             {throttle}{b}opening = {needle}\n\
              [[orifice]]\nname = \"{name}_check\"\nfrom = \"{to}\"\nto = \"{from}\"\n\
              sonic_conductance = 6e-9\ncritical_pressure_ratio = 0.3\none_way = true\n\
              cracking_pressure = 2e4\nfull_flow_pressure = 6e4\n"
@@ -437,7 +470,11 @@ temperature = 293.15
     }
     // The free direction is the faster one.
     let (pb, pc) = (output(&mut x, "B.p"), output(&mut x, "C.p"));
-    println!("largest relative difference {worst:.1e}; at 0.2 s p_B = {pb:.4e}, p_C = {pc:.4e}");
+    println!(
+        "largest relative difference {worst:.1e}; at 0.2 s p_B = {pb:.4e}, p_C = {pc:.4e}; \
+         events {} and {}",
+        x.stats.events, y.stats.events
+    );
     assert!(pc > pb);
     // The paths' choked and laminar ratios are events as the orifices' are, so both runs cut
     // their steps at the same instants.
