@@ -187,8 +187,8 @@ impl Element for PilotCheck {
         e >= POPPET_EVENTS
     }
 
-    fn event_is_indicator_only(&self, e: usize) -> bool {
-        e >= POPPET_EVENTS && ratio_kinks::Paths::<1>::is_indicator_only(e - POPPET_EVENTS)
+    fn event_both_ways(&self, e: usize) -> bool {
+        e >= POPPET_EVENTS && ratio_kinks::Paths::<1>::is_both_ways(e - POPPET_EVENTS)
     }
 
     /// Event 2j: Δp_c rises through switch j's point; 2j + 1: it falls through it; then the

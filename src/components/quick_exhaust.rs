@@ -168,8 +168,8 @@ impl Element for QuickExhaust {
         e >= Disc::EVENTS
     }
 
-    fn event_is_indicator_only(&self, e: usize) -> bool {
-        e >= Disc::EVENTS && ratio_kinks::Paths::<2>::is_indicator_only(e - Disc::EVENTS)
+    fn event_both_ways(&self, e: usize) -> bool {
+        e >= Disc::EVENTS && ratio_kinks::Paths::<2>::is_both_ways(e - Disc::EVENTS)
     }
 
     fn as_link(&self) -> Option<&dyn Link> {

@@ -148,6 +148,9 @@ pub struct Internal {
     pub pending_event: Option<usize>,
     /// `t_s` is a table breakpoint: start a new segment (and restart) before the next step.
     pub at_breakpoint: bool,
+    /// The restart-only event (a kink of a law) the integrator restarted on at `t_s`, until
+    /// the next accepted step: a crossing of it in that step is the one the step starts on.
+    pub restarted_on: Option<usize>,
 }
 
 /// Which check codes fired since [`FiredWindow::open`], and when each first did: a bit mask
@@ -287,6 +290,7 @@ impl Simulation {
             compensation_prev: vec![0.0; n],
             pending_event: None,
             at_breakpoint: false,
+            restarted_on: None,
         };
         let mut sim = Simulation {
             network,
@@ -491,6 +495,7 @@ impl Simulation {
         let synced = i.t_s == self.t_s;
         i.at_breakpoint &= synced;
         i.pending_event = None;
+        i.restarted_on = None;
         i.t_s = self.t_s;
         i.t_prev_s = self.t_s;
         i.y.clone_from(&self.y);
