@@ -253,13 +253,12 @@ impl Simulation {
                 // step starts on: the step taken again to the last one landed a rounding short
                 // of it (its g a hair below 0), and the integrator restarted there. No step can
                 // end on it (none is shorter than the resolution); past it the law is smooth.
-                // So is a crossing of a laminar point the integrator has just restarted on, in
-                // the first step after it: located again, each landing a little short, it
-                // would repeat in ever shorter steps down to that resolution (a kink of a
-                // continuous law met both ways; a point hovered about, as a regulator's set
-                // point, is located again: docs/integrators.md, "Switches").
-                let restarted_on =
-                    self.internal.restarted_on == Some(k) && self.network.event_both_ways(k);
+                // So is a crossing of a laminar point, the same way, in the first step after the
+                // integrator restarted on it: located again, each landing a little short, it
+                // would repeat in ever shorter steps down to that resolution. Crossed back the
+                // other way, it is located (docs/integrators.md, "Switches").
+                let restarted_on = self.internal.restarted_on == Some((k, sign < 0.0))
+                    && self.network.event_both_ways(k);
                 if adaptive
                     && (hk <= time_resolution_s(t + h) || restarted_on)
                     && self.network.event_is_switch(k)
@@ -270,6 +269,7 @@ impl Simulation {
                 }
                 if event.is_none_or(|(_, he)| hk < he) {
                     event = Some((k, hk));
+                    self.internal.located_downward = sign < 0.0;
                 }
             }
         }
