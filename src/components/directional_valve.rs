@@ -70,13 +70,13 @@ crate::declare_kind! {
     centre_pressurized: Flag, dimensionless, Flag(false);
     /// A path's opening against the spool's travel towards it: rows `[travel, opening]`, from
     /// `[0, 0]` to travel 1, openings 0 … 1 not decreasing (linear when absent).
-    opening_table: Curve, dimensionless, None, Fraction;
+    opening_table: Curve(dimensionless), dimensionless, None, Fraction;
     /// The spool's first-order lag τ, s: it follows `position` as ds/dt = (position − s)/τ
     /// (`crate::components::lagged_valve`); absent: the spool is at `position`.
     response_time: Number, time, None, Positive;
     /// Each flow path as a catalogue curve instead of C (or Q_N) and b: rows
     /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
-    flow_table: Curve, mass_rate, None, NonNegative;
+    flow_table: Curve(dimensionless), mass_rate, None, NonNegative;
     /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
     flow_table_inlet_pressure: Number, pressure, None, Positive;
     /// The curve's rated inlet temperature, K (with `flow_table`; 293.15 K when absent).

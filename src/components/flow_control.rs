@@ -53,7 +53,7 @@ crate::declare_kind! {
     full_flow_pressure: Number, pressure, Required, Positive;
     /// The fully open throttle as a catalogue curve instead of its C: rows
     /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
-    flow_table: Curve, mass_rate, None, NonNegative;
+    flow_table: Curve(dimensionless), mass_rate, None, NonNegative;
     /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
     flow_table_inlet_pressure: Number, pressure, None, Positive;
     /// The curve's rated inlet temperature, K (with `flow_table`; 293.15 K when absent).

@@ -36,9 +36,10 @@ pub enum Form {
     Opening,
     /// `true` or `false`.
     Flag,
-    /// A catalogue curve: rows `[x, y]`, y of the key's quantity against an abscissa the kind
-    /// names (an orifice's flow against its pressure ratio). Fixed for the run: no FMU
-    /// parameter, no `--set`.
+    /// A catalogue curve: rows `[x, y]`, y of the key's quantity against its argument x, of the
+    /// quantity the key declares with it ([`Key::argument`]: an orifice's flow against its
+    /// pressure ratio, its poppet's opening against Δp). Fixed for the run: no FMU parameter,
+    /// no `--set`.
     Curve,
 }
 
@@ -195,11 +196,19 @@ pub struct Key {
     pub quantity: fn() -> Unit,
     pub default: KeyDefault,
     pub rule: Rule,
+    /// A curve's argument (its rows' first cells), as the unit of its values: a ratio or a
+    /// travel (dimensionless), a poppet's Δp (a pressure). `None` for every other form.
+    pub argument: Option<fn() -> Unit>,
 }
 
 impl Key {
     pub fn unit(&self) -> Unit {
         (self.quantity)()
+    }
+
+    /// The unit of a curve's argument ([`Key::argument`]), `None` for other forms.
+    pub fn argument_unit(&self) -> Option<Unit> {
+        self.argument.map(|u| u())
     }
 
     /// A number (a constant, or a parameter that may be a table): an FMU parameter (or input)
@@ -490,6 +499,25 @@ macro_rules! key_quantity {
     };
 }
 
+/// A curve key's argument unit, `Curve(pressure)`: every curve declares it, and no other form
+/// has one, so that a curve's first cells cannot take a unit by default.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! key_argument {
+    (Curve($a:ident)) => {
+        Some($crate::units::Unit::$a)
+    };
+    (Curve) => {
+        compile_error!("a curve key declares its argument's unit: `Curve(dimensionless)`")
+    };
+    ($f:ident($a:ident)) => {
+        compile_error!("only a curve key has an argument unit")
+    };
+    ($f:ident) => {
+        None
+    };
+}
+
 /// A key's [`Rule`] (names, nodes and flags: any).
 #[macro_export]
 #[doc(hidden)]
@@ -523,7 +551,8 @@ macro_rules! key_rule {
 /// }
 /// ```
 ///
-/// Each key: `name: Form`, then (numbers and flags) its quantity (a [`Unit`] constructor:
+/// Each key: `name: Form` (a curve with its argument's quantity, `Curve(pressure)`), then
+/// (numbers, flags and curves) its quantity (a [`Unit`] constructor:
 /// `length`, `pressure`, ...), its [`KeyDefault`] and (numbers) its [`Rule`]. Attributes before
 /// a key (documentation, serde's) go to its field. `gas` (or `no_gas`) says whether the kind
 /// holds or carries gas; `check = path` names a function `fn(&Spec) -> Vec<Problem>` with the
@@ -536,7 +565,7 @@ macro_rules! declare_kind {
         kind $Spec:ident = $kind:literal, $role:ident, $gas:ident $(, check = $check:path)?;
         $(
             $(#[$attr:meta])*
-            $key:ident : $form:ident
+            $key:ident : $form:ident $(($argument:ident))?
                 $(, $quantity:ident, $default:ident $(($dv:expr))? $(, $rule:ident $(($rv:expr))?)?)?
             ;
         )*
@@ -553,6 +582,7 @@ macro_rules! declare_kind {
                     quantity: $crate::key_quantity!($($quantity)?),
                     default: $crate::key_default!($($default $(($dv))?)?),
                     rule: $crate::key_rule!($($($rule $(($rv))?)?)?),
+                    argument: $crate::key_argument!($form $(($argument))?),
                 },
             )*],
         };

@@ -8,20 +8,22 @@
 //!   Δp_c = (p_from − p_to) + k_p·(p_pilot − p_amb),
 //! and opens as an orifice's poppet does ([`Poppet`]): 0 up to the cracking pressure, linear to
 //! 1 at the full-flow pressure. The open valve passes the signed ISO 6358 flow (C or Q_N, and
-//! b) times its opening, from → to or back. With the pilot vented to ambient it is a plain
+//! b), or its catalogue curve's (`flow_table`; `crate::components::rating`), times its opening,
+//! from → to or back. With the pilot vented to ambient it is a plain
 //! one-way check valve. Δp_c through the cracking and full-flow points, each both ways, are
 //! events; so are its path's pressure-ratio kinks (b, where it chokes, and the laminar ratio;
-//! `crate::components::ratio_kinks`), whatever its opening, as an orifice's are.
+//! `crate::components::ratio_kinks`), whatever its opening, as an orifice's are; a curve's
+//! interior rows are located as events both ways in those slots
+//! (`crate::components::rating::RatedPaths`).
 
 use serde::{Deserialize, Serialize};
 
-use crate::ad::{Scalar, c};
+use crate::ad::Scalar;
 use crate::components::NodeState;
 use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem};
-use crate::components::orifice::{ISO_LAMINAR_RATIO, Poppet, signed_iso6358_mass_flow_kg_per_s};
-use crate::components::ratio_kinks;
-use crate::components::shuttle_valve::{rated_conductance, rating_problems};
+use crate::components::orifice::{ISO_LAMINAR_RATIO, Poppet};
+use crate::components::rating::{PathRating, RatedPaths, RatingKeys, rating_problems};
 use crate::gas::IdealGas;
 use crate::param::ParamValue;
 use crate::units::Unit;
@@ -44,16 +46,39 @@ crate::declare_kind! {
     cracking_pressure: Number, pressure, Number(0.0), NonNegative;
     /// The poppet is fully open from this Δp_c on, Pa.
     full_flow_pressure: Number, pressure, Required, Positive;
-    /// C of its flow path, m³/(s·Pa) (or `nominal_flow`).
+    /// C of its flow path, m³/(s·Pa) (or `nominal_flow`, or `flow_table`).
     sonic_conductance: Number, sonic_conductance, None, Positive;
     /// Q_N of its flow path (ISO 6358), kg/s or "Nl/min".
     nominal_flow: Number, mass_rate, None, Positive;
-    /// b of its flow path.
-    critical_pressure_ratio: Number, dimensionless, Required, Below(ISO_LAMINAR_RATIO);
+    /// b of its flow path (with C or Q_N).
+    critical_pressure_ratio: Number, dimensionless, RequiredIn("ISO form"), Below(ISO_LAMINAR_RATIO);
+    /// Its flow path as a catalogue curve instead of C (or Q_N) and b: rows
+    /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
+    flow_table: Curve(dimensionless), mass_rate, None, NonNegative;
+    /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
+    flow_table_inlet_pressure: Number, pressure, None, Positive;
+    /// The curve's rated inlet temperature, K (with `flow_table`; 293.15 K when absent).
+    flow_table_inlet_temperature: Number, temperature, None, Positive;
 }
 
+impl PilotCheckSpec {
+    /// Its rating keys.
+    fn rating_keys(&self) -> RatingKeys<'_> {
+        RatingKeys {
+            sonic_conductance: self.sonic_conductance,
+            nominal_flow: self.nominal_flow,
+            critical_pressure_ratio: self.critical_pressure_ratio,
+            flow_table: self.flow_table.as_deref(),
+            flow_table_inlet_pressure: self.flow_table_inlet_pressure,
+            flow_table_inlet_temperature: self.flow_table_inlet_temperature,
+        }
+    }
+}
+
+/// Its path is rated by one of C, Q_N (with b) and a curve; the full-flow point is above the
+/// cracking one.
 fn pilot_check_problems(x: &PilotCheckSpec) -> Vec<Problem> {
-    let mut out = rating_problems(x.sonic_conductance, x.nominal_flow);
+    let mut out = rating_problems("valve", "300 Nl/min", &x.rating_keys());
     if x.full_flow_pressure <= x.cracking_pressure {
         out.push(Problem {
             key: Some("full_flow_pressure"),
@@ -75,8 +100,8 @@ pub struct PilotCheck {
     pub pilot_ratio: f64,
     pub ambient_pressure_pa: f64,
     pub poppet: Poppet,
-    pub sonic_conductance_m3_per_s_pa: f64,
-    pub critical_pressure_ratio: f64,
+    /// Its path's rating: C (from `nominal_flow` when given so) and b, or a curve.
+    pub rating: PathRating,
 }
 
 impl PilotCheck {
@@ -94,20 +119,14 @@ impl PilotCheck {
         if x.re() == 0.0 {
             return T::zero();
         }
-        x * signed_iso6358_mass_flow_kg_per_s(
-            c(self.sonic_conductance_m3_per_s_pa),
-            c(self.critical_pressure_ratio),
-            nodes[self.from],
-            nodes[self.to],
-        )
+        x * self
+            .rating
+            .signed_mass_flow_kg_per_s(nodes[self.from], nodes[self.to])
     }
 
-    /// Its ISO 6358 path from → to.
-    fn ratio_paths(&self) -> ratio_kinks::Paths<1> {
-        ratio_kinks::Paths {
-            critical: self.critical_pressure_ratio,
-            paths: [("flow", Some((self.from, self.to)))],
-        }
+    /// Its rated path from → to.
+    fn ratio_paths(&self) -> RatedPaths<'_, 1> {
+        self.rating.paths([("flow", Some((self.from, self.to)))])
     }
 }
 
@@ -117,7 +136,6 @@ const POPPET_EVENTS: usize = 2 * Poppet::SWITCHES.len();
 impl Build for PilotCheckSpec {
     type Component = PilotCheck;
     fn build(&self, node: &dyn Fn(&str) -> usize) -> PilotCheck {
-        let b = self.critical_pressure_ratio;
         PilotCheck {
             name: self.name.clone(),
             from: node(&self.from),
@@ -129,12 +147,8 @@ impl Build for PilotCheckSpec {
                 cracking_pressure_pa: self.cracking_pressure,
                 full_flow_pressure_pa: self.full_flow_pressure,
             },
-            sonic_conductance_m3_per_s_pa: rated_conductance(
-                self.sonic_conductance,
-                self.nominal_flow,
-                b,
-            ),
-            critical_pressure_ratio: b,
+            // One rating is given (validated).
+            rating: PathRating::from_keys(&self.rating_keys()),
         }
     }
 }
@@ -169,8 +183,8 @@ impl Element for PilotCheck {
         discrete: false,
     }];
     /// The poppet's switches ([`Poppet::SWITCHES`]) in Δp_c, each both ways, then its path's
-    /// ratio kinks.
-    const EVENTS: usize = POPPET_EVENTS + ratio_kinks::Paths::<1>::EVENTS;
+    /// ratio kinks (or curve rows).
+    const EVENTS: usize = POPPET_EVENTS + RatedPaths::<'static, 1>::EVENTS;
     const SWITCHES: bool = true;
     type Cache = ();
 
@@ -188,7 +202,12 @@ impl Element for PilotCheck {
     }
 
     fn event_both_ways(&self, e: usize) -> bool {
-        e >= POPPET_EVENTS && ratio_kinks::Paths::<1>::is_both_ways(e - POPPET_EVENTS)
+        e >= POPPET_EVENTS && self.ratio_paths().is_both_ways(e - POPPET_EVENTS)
+    }
+
+    /// A curve's row events of a parity without rows.
+    fn event_never_fires(&self, e: usize) -> bool {
+        e >= POPPET_EVENTS && self.ratio_paths().never_fires(e - POPPET_EVENTS)
     }
 
     /// Event 2j: Δp_c rises through switch j's point; 2j + 1: it falls through it; then the

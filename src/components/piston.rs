@@ -4,11 +4,10 @@
 //!   m·dv/dt = A·(p_behind − p_ahead) − k·(x − x_spring) − c·v + F_friction,   dx/dt = v
 //! Friction is given as pressures on the area (BlasterSim's convention): while moving,
 //! F_friction = −sign(v)·A·p_f,dynamic; at rest the piston stays put unless the driving force
-//! exceeds A·p_f,static. With static friction the stuck mode (v 0, or off it by round-off) is
-//! held by the law, so is the sliding direction through a step (sign(v) above is then the
-//! direction's, not the stage's v), and its breakaway and sticking are events
-//! (docs/integrators.md, "Static friction"); without it a piston at rest breaks free in the
-//! right-hand side.
+//! exceeds A·p_f,static (A·p_f,dynamic where that is larger, or the only one given). With
+//! friction the stuck mode (v 0, or off it by round-off) is held by the law, so is the sliding
+//! direction through a step (sign(v) above is then the direction's, not the stage's v), and its
+//! breakaway and sticking are events (docs/integrators.md, "Static friction").
 //!
 //! A piston rod (optional `rod_area` A_r, through the node ahead to `rod_vent`, a double-acting
 //! cylinder's): the node ahead acts on the annulus A − A_r and shrinks by (A − A_r)·x, the
@@ -287,7 +286,11 @@ impl Piston {
         // sign within the step: the law stays smooth up to the stick event, which ends the
         // step where v crosses 0. The direction is held only while there is static friction
         // (only then is the stick an event).
-        let has_static = param(&self.friction_static_pa).re() > 0.0;
+        // Dynamic friction alone holds a piston at rest too (Coulomb's law with equal static
+        // and dynamic friction, whose Filippov solution sticks while |drive| ≤ F_dyn): the
+        // modes and their events serve it as they serve static friction.
+        let has_static = param(&self.friction_static_pa).re() > 0.0
+            || param(&self.friction_dynamic_pa).re() > 0.0;
         let way = if has_static && held != 0 {
             f64::from(held)
         } else if has_static && v_re.abs() < REST_SPEED_M_PER_S {
@@ -305,16 +308,14 @@ impl Piston {
             -(param(&self.friction_dynamic_pa) * area_m2)
         } else if way < 0.0 {
             param(&self.friction_dynamic_pa) * area_m2
+        } else if has_static {
+            // Stuck: friction balances the drive exactly. The mode is held whatever the drive:
+            // its breakaway is an event that sets the piston sliding
+            // ([`Piston::breakaway_velocity`]), so no step integrates across it.
+            -drive
         } else {
-            let stat = param(&self.friction_static_pa) * area_m2;
-            if stat.re() > 0.0 || drive.re().abs() <= stat.re() {
-                // Stuck: static friction balances the drive exactly. With static friction the
-                // mode is held whatever the drive: its breakaway is an event that sets the
-                // piston sliding ([`Piston::breakaway_velocity`]), so no step integrates across it.
-                -drive
-            } else {
-                stat * -drive.re().signum()
-            }
+            // Frictionless.
+            T::zero()
         };
         let mut acceleration = (drive + friction) / self.mass.value;
         // Resting on a stop and pushed into it: the contact force holds the piston. Resting
@@ -411,14 +412,15 @@ const CUSHION: usize = 6;
 pub const BREAKAWAY_SPEED_M_PER_S: f64 = f64::MIN_POSITIVE;
 
 impl Piston {
-    /// Its static friction at the point, N, while it holds a stuck mode (`None`: no static
-    /// friction, or out of its bore): the law then sticks at v = 0 as today's continuous law
-    /// does, without events.
+    /// Its static friction at the point, N, while it holds a stuck mode: dynamic friction's
+    /// where only that is given (`None`: frictionless, or out of its bore; its law then has no
+    /// stuck mode and no events of friction).
     fn static_friction_n(&self, at: &EventAt<'_>) -> Option<f64> {
         if at.flag {
             return None;
         }
-        let stat = (at.pv)(&self.friction_static_pa) * self.area.value;
+        let stat = (at.pv)(&self.friction_static_pa).max((at.pv)(&self.friction_dynamic_pa))
+            * self.area.value;
         (stat > 0.0).then_some(stat)
     }
 

@@ -4,10 +4,12 @@
 //! the cylinder fills from the supply while p_p is above p_a and vents straight to `r`, past
 //! the supply line and the directional valve, once the supply falls below it (Beater,
 //! *Pneumatic Drives*, 2007, ch. 5.5). Each path is the ISO 6358 law (C, b or Q_N, the exhaust
-//! path with a rating of its own as catalogues give it), signed, times its opening. The disc's
+//! path with a rating of its own as catalogues give it), signed, times its opening; or both
+//! paths pass one catalogue curve (`flow_table`; `crate::components::rating`). The disc's
 //! ends of travel are events, each both ways; so are each path's pressure-ratio kinks (b,
 //! where it chokes, and the laminar ratio; `crate::components::ratio_kinks`), whatever its
-//! opening, as an orifice's are.
+//! opening, as an orifice's are, or in those slots a curve's interior rows, located both ways
+//! (`crate::components::rating::RatedPaths`).
 
 use serde::{Deserialize, Serialize};
 
@@ -15,9 +17,9 @@ use crate::ad::{Scalar, c};
 use crate::components::NodeState;
 use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem};
-use crate::components::orifice::{ISO_LAMINAR_RATIO, signed_iso6358_mass_flow_kg_per_s};
-use crate::components::ratio_kinks;
-use crate::components::shuttle_valve::{Disc, rated_conductance, rating_problems};
+use crate::components::orifice::ISO_LAMINAR_RATIO;
+use crate::components::rating::{PathRating, RatedPaths, RatingKeys, rating_problems};
+use crate::components::shuttle_valve::Disc;
 use crate::gas::IdealGas;
 use crate::param::ParamValue;
 use crate::units::Unit;
@@ -34,7 +36,7 @@ crate::declare_kind! {
     r: Node;
     /// The disc crosses from seat to seat as p_p − p_a goes from −band/2 to +band/2, Pa.
     switching_band: Number, pressure, Number(5000.0), Positive;
-    /// C of the path p–a, m³/(s·Pa) (or `nominal_flow`).
+    /// C of the path p–a, m³/(s·Pa) (or `nominal_flow`, or `flow_table`).
     sonic_conductance: Number, sonic_conductance, None, Positive;
     /// Q_N of the path p–a (ISO 6358), kg/s or "Nl/min".
     nominal_flow: Number, mass_rate, None, Positive;
@@ -42,13 +44,54 @@ crate::declare_kind! {
     exhaust_sonic_conductance: Number, sonic_conductance, None, Positive;
     /// Q_N of the path a–r, kg/s or "Nl/min".
     exhaust_nominal_flow: Number, mass_rate, None, Positive;
-    /// b of both paths.
-    critical_pressure_ratio: Number, dimensionless, Required, Below(ISO_LAMINAR_RATIO);
+    /// b of both paths (with C or Q_N).
+    critical_pressure_ratio: Number, dimensionless, RequiredIn("ISO form"), Below(ISO_LAMINAR_RATIO);
+    /// Both paths as one catalogue curve instead of C (or Q_N) and b: rows
+    /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
+    flow_table: Curve(dimensionless), mass_rate, None, NonNegative;
+    /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
+    flow_table_inlet_pressure: Number, pressure, None, Positive;
+    /// The curve's rated inlet temperature, K (with `flow_table`; 293.15 K when absent).
+    flow_table_inlet_temperature: Number, temperature, None, Positive;
 }
 
+impl QuickExhaustSpec {
+    /// The rating keys of its path p–a (and of a–r, unless that has its own C or Q_N).
+    fn rating_keys(&self) -> RatingKeys<'_> {
+        RatingKeys {
+            sonic_conductance: self.sonic_conductance,
+            nominal_flow: self.nominal_flow,
+            critical_pressure_ratio: self.critical_pressure_ratio,
+            flow_table: self.flow_table.as_deref(),
+            flow_table_inlet_pressure: self.flow_table_inlet_pressure,
+            flow_table_inlet_temperature: self.flow_table_inlet_temperature,
+        }
+    }
+}
+
+/// Its path p–a is rated by one of C, Q_N (with b) and a curve; its path a–r by at most one of
+/// its own C and Q_N (at the same b), none with a curve, which rates both paths.
 fn quick_exhaust_problems(x: &QuickExhaustSpec) -> Vec<Problem> {
-    let mut out = rating_problems(x.sonic_conductance, x.nominal_flow);
-    if x.exhaust_sonic_conductance.is_some() && x.exhaust_nominal_flow.is_some() {
+    let mut out = rating_problems("valve", "300 Nl/min", &x.rating_keys());
+    if x.flow_table.is_some() {
+        for (given, key) in [
+            (
+                x.exhaust_sonic_conductance.is_some(),
+                "exhaust_sonic_conductance",
+            ),
+            (x.exhaust_nominal_flow.is_some(), "exhaust_nominal_flow"),
+        ] {
+            if given {
+                out.push(Problem {
+                    key: Some(key),
+                    message: format!(
+                        "give either `flow_table` (a catalogue curve of both paths) or `{key}` \
+                         (the ISO 6358 rating of the path a–r), not both"
+                    ),
+                });
+            }
+        }
+    } else if x.exhaust_sonic_conductance.is_some() && x.exhaust_nominal_flow.is_some() {
         out.push(Problem {
             key: None,
             message: "give either `exhaust_sonic_conductance` or `exhaust_nominal_flow`, not both"
@@ -65,9 +108,10 @@ pub struct QuickExhaust {
     pub a: usize,
     pub r: usize,
     pub disc: Disc,
-    pub sonic_conductance_m3_per_s_pa: f64,
-    pub exhaust_sonic_conductance_m3_per_s_pa: f64,
-    pub critical_pressure_ratio: f64,
+    /// The path p–a's rating: C (from `nominal_flow` when given so) and b, or a curve.
+    pub rating: PathRating,
+    /// The path a–r's: its own C (or Q_N) at the same b, or the path p–a's.
+    pub exhaust_rating: PathRating,
 }
 
 impl QuickExhaust {
@@ -76,39 +120,49 @@ impl QuickExhaust {
     pub fn flows<T: Scalar>(&self, nodes: &[NodeState<T>]) -> (T, T) {
         let (np, na, nr) = (nodes[self.p], nodes[self.a], nodes[self.r]);
         let s = self.disc.position(np.pressure_pa - na.pressure_pa);
-        let b = c(self.critical_pressure_ratio);
         (
-            s * signed_iso6358_mass_flow_kg_per_s(c(self.sonic_conductance_m3_per_s_pa), b, np, na),
-            (c::<T>(1.0) - s)
-                * signed_iso6358_mass_flow_kg_per_s(
-                    c(self.exhaust_sonic_conductance_m3_per_s_pa),
-                    b,
-                    na,
-                    nr,
-                ),
+            s * self.rating.signed_mass_flow_kg_per_s(np, na),
+            (c::<T>(1.0) - s) * self.exhaust_rating.signed_mass_flow_kg_per_s(na, nr),
         )
     }
 
-    /// Its ISO 6358 paths p–a and a–r (one b).
-    fn ratio_paths(&self) -> ratio_kinks::Paths<2> {
-        ratio_kinks::Paths {
-            critical: self.critical_pressure_ratio,
-            paths: [
-                ("p–a", Some((self.p, self.a))),
-                ("a–r", Some((self.a, self.r))),
-            ],
+    /// Its rated path p–a: events 0 … 3 of its paths' (after the disc's).
+    fn supply_path(&self) -> RatedPaths<'_, 1> {
+        self.rating.paths([("p–a", Some((self.p, self.a)))])
+    }
+
+    /// Its rated path a–r: events 4 … 7 of its paths'.
+    fn exhaust_path(&self) -> RatedPaths<'_, 1> {
+        self.exhaust_rating.paths([("a–r", Some((self.a, self.r)))])
+    }
+
+    /// The rated path of its paths' event `e` (counted from its first, after the disc's), and
+    /// the event's index in that path.
+    fn path_of(&self, e: usize) -> (RatedPaths<'_, 1>, usize) {
+        if e < PATH_EVENTS {
+            (self.supply_path(), e)
+        } else {
+            (self.exhaust_path(), e - PATH_EVENTS)
         }
     }
 }
 
+/// Events of one path's ratio kinks (or curve rows).
+const PATH_EVENTS: usize = RatedPaths::<'static, 1>::EVENTS;
+
 impl Build for QuickExhaustSpec {
     type Component = QuickExhaust;
     fn build(&self, node: &dyn Fn(&str) -> usize) -> QuickExhaust {
-        let b = self.critical_pressure_ratio;
-        let inlet = rated_conductance(self.sonic_conductance, self.nominal_flow, b);
-        let exhaust = match (self.exhaust_sonic_conductance, self.exhaust_nominal_flow) {
-            (None, None) => inlet,
-            (cond, q) => rated_conductance(cond, q, b),
+        // One rating of p–a is given, and a–r's own C or Q_N only without a curve (validated).
+        let rating = PathRating::from_keys(&self.rating_keys());
+        let exhaust_rating = match (self.exhaust_sonic_conductance, self.exhaust_nominal_flow) {
+            (None, None) => rating.clone(),
+            (cond, q) => PathRating::from_keys(&RatingKeys {
+                sonic_conductance: cond,
+                nominal_flow: q,
+                flow_table: None,
+                ..self.rating_keys()
+            }),
         };
         QuickExhaust {
             name: self.name.clone(),
@@ -118,9 +172,8 @@ impl Build for QuickExhaustSpec {
             disc: Disc {
                 band_pa: self.switching_band,
             },
-            sonic_conductance_m3_per_s_pa: inlet,
-            exhaust_sonic_conductance_m3_per_s_pa: exhaust,
-            critical_pressure_ratio: b,
+            rating,
+            exhaust_rating,
         }
     }
 }
@@ -154,8 +207,8 @@ impl Element for QuickExhaust {
         },
         discrete: false,
     }];
-    /// The disc's ends of travel, then its paths' ratio kinks.
-    const EVENTS: usize = Disc::EVENTS + ratio_kinks::Paths::<2>::EVENTS;
+    /// The disc's ends of travel, then its paths' ratio kinks (or curve rows), p–a's and a–r's.
+    const EVENTS: usize = Disc::EVENTS + 2 * PATH_EVENTS;
     const SWITCHES: bool = true;
     type Cache = ();
 
@@ -169,7 +222,18 @@ impl Element for QuickExhaust {
     }
 
     fn event_both_ways(&self, e: usize) -> bool {
-        e >= Disc::EVENTS && ratio_kinks::Paths::<2>::is_both_ways(e - Disc::EVENTS)
+        e >= Disc::EVENTS && {
+            let (path, k) = self.path_of(e - Disc::EVENTS);
+            path.is_both_ways(k)
+        }
+    }
+
+    /// A curve's row events of a parity without rows.
+    fn event_never_fires(&self, e: usize) -> bool {
+        e >= Disc::EVENTS && {
+            let (path, k) = self.path_of(e - Disc::EVENTS);
+            path.never_fires(k)
+        }
     }
 
     fn as_link(&self) -> Option<&dyn Link> {
@@ -178,7 +242,8 @@ impl Element for QuickExhaust {
 
     fn event_value_at(&self, e: usize, at: &EventAt<'_>) -> Option<f64> {
         if e >= Disc::EVENTS {
-            return self.ratio_paths().event_value(e - Disc::EVENTS, at);
+            let (path, k) = self.path_of(e - Disc::EVENTS);
+            return path.event_value(k, at);
         }
         let dp = (at.node)(self.p).pressure_pa - (at.node)(self.a).pressure_pa;
         Some(self.disc.event_value(e, dp))
@@ -191,9 +256,8 @@ impl Element for QuickExhaust {
         push: &mut dyn FnMut(usize, f64),
     ) {
         if e >= Disc::EVENTS {
-            return self
-                .ratio_paths()
-                .event_pressure_gradient(e - Disc::EVENTS, at, push);
+            let (path, k) = self.path_of(e - Disc::EVENTS);
+            return path.event_pressure_gradient(k, at, push);
         }
         let sign = Disc::event_sign(e);
         push(self.p, sign);
@@ -202,7 +266,8 @@ impl Element for QuickExhaust {
 
     fn event_description(&self, e: usize) -> String {
         if e >= Disc::EVENTS {
-            let what = self.ratio_paths().describe(e - Disc::EVENTS);
+            let (path, k) = self.path_of(e - Disc::EVENTS);
+            let what = path.describe(k);
             return format!("quick-exhaust valve `{}`: {what}", self.name);
         }
         format!(

@@ -6,14 +6,17 @@
 //! y. A shuttle valve passes the higher inlet to the outlet: the path x–out is open σ, y–out
 //! 1 − σ. A two-pressure valve passes the lower one (the higher inlet's pressure closes its
 //! own seat): x–out 1 − σ, y–out σ, so its outlet is pressurized only when both inlets are.
-//! Each path is the ISO 6358 law (C, b or Q_N; `crate::components::orifice`, signed) times its
-//! opening (Beater, *Pneumatic Drives*, 2007, ch. 5.5; Simscape's "Shuttle Valve (G)" has a
-//! transition band in the pressure difference the same way).
+//! Each path is the ISO 6358 law (C, b or Q_N; `crate::components::orifice`, signed), or a
+//! catalogue curve (`flow_table`; `crate::components::rating`), times its opening (Beater,
+//! *Pneumatic Drives*, 2007, ch. 5.5; Simscape's "Shuttle Valve (G)" has a transition band in
+//! the pressure difference the same way).
 //!
 //! The disc's ends of travel are kinks of the law: Δp through ±Δp_s/2, each both ways, are
 //! events. [`Disc`] is that band; the quick-exhaust valve's disc is the same. So are each
 //! path's pressure-ratio kinks (b, where it chokes, and the laminar ratio;
-//! `crate::components::ratio_kinks`), whatever its opening, as an orifice's are.
+//! `crate::components::ratio_kinks`), whatever its opening, as an orifice's are; a curve's
+//! interior rows are located as events both ways in those slots
+//! (`crate::components::rating::RatedPaths`).
 
 use serde::{Deserialize, Serialize};
 
@@ -21,9 +24,8 @@ use crate::ad::{Scalar, c};
 use crate::components::NodeState;
 use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem};
-use crate::components::orifice::{ISO_LAMINAR_RATIO, signed_iso6358_mass_flow_kg_per_s};
-use crate::components::rating::sonic_conductance_from_nominal_flow;
-use crate::components::ratio_kinks;
+use crate::components::orifice::ISO_LAMINAR_RATIO;
+use crate::components::rating::{PathRating, RatedPaths, RatingKeys, rating_problems};
 use crate::gas::IdealGas;
 use crate::param::ParamValue;
 use crate::units::Unit;
@@ -41,45 +43,40 @@ crate::declare_kind! {
     out: Node;
     /// The disc crosses from seat to seat as p_x − p_y goes from −band/2 to +band/2, Pa.
     switching_band: Number, pressure, Number(5000.0), Positive;
-    /// C of each path, m³/(s·Pa) (or `nominal_flow`).
+    /// C of each path, m³/(s·Pa) (or `nominal_flow`, or `flow_table`).
     sonic_conductance: Number, sonic_conductance, None, Positive;
     /// Q_N of each path (ISO 6358), kg/s or "Nl/min".
     nominal_flow: Number, mass_rate, None, Positive;
-    /// b of each path.
-    critical_pressure_ratio: Number, dimensionless, Required, Below(ISO_LAMINAR_RATIO);
+    /// b of each path (with C or Q_N).
+    critical_pressure_ratio: Number, dimensionless, RequiredIn("ISO form"), Below(ISO_LAMINAR_RATIO);
     /// A two-pressure valve (AND): the lower inlet reaches the outlet.
     two_pressure: Flag, dimensionless, Flag(false);
+    /// Each path as a catalogue curve instead of C (or Q_N) and b: rows
+    /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
+    flow_table: Curve(dimensionless), mass_rate, None, NonNegative;
+    /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
+    flow_table_inlet_pressure: Number, pressure, None, Positive;
+    /// The curve's rated inlet temperature, K (with `flow_table`; 293.15 K when absent).
+    flow_table_inlet_temperature: Number, temperature, None, Positive;
 }
 
-/// A flow rating of one of C or Q_N, as the regulator's and directional valve's.
-pub(crate) fn rating_problems(c: Option<f64>, q_n: Option<f64>) -> Vec<Problem> {
-    let message = match (c, q_n) {
-        (Some(_), Some(_)) => {
-            "give either `sonic_conductance` (C) or `nominal_flow` (Q_N), not both"
+impl ShuttleValveSpec {
+    /// Its rating keys (one rating for both paths).
+    fn rating_keys(&self) -> RatingKeys<'_> {
+        RatingKeys {
+            sonic_conductance: self.sonic_conductance,
+            nominal_flow: self.nominal_flow,
+            critical_pressure_ratio: self.critical_pressure_ratio,
+            flow_table: self.flow_table.as_deref(),
+            flow_table_inlet_pressure: self.flow_table_inlet_pressure,
+            flow_table_inlet_temperature: self.flow_table_inlet_temperature,
         }
-        (None, None) => {
-            "missing the valve's flow rating: `sonic_conductance` (C) or `nominal_flow` (Q_N, \
-             e.g. \"300 Nl/min\")"
-        }
-        _ => return Vec::new(),
-    };
-    vec![Problem {
-        key: None,
-        message: message.to_string(),
-    }]
-}
-
-/// C from the rating given (the check above has made sure there is one).
-pub(crate) fn rated_conductance(c: Option<f64>, q_n: Option<f64>, b: f64) -> f64 {
-    match (c, q_n) {
-        (Some(cond), _) => cond,
-        (None, Some(q)) => sonic_conductance_from_nominal_flow(q, b),
-        (None, None) => 0.0,
     }
 }
 
+/// Its paths are rated by one of C, Q_N (with b) and a curve.
 fn shuttle_problems(x: &ShuttleValveSpec) -> Vec<Problem> {
-    rating_problems(x.sonic_conductance, x.nominal_flow)
+    rating_problems("valve", "300 Nl/min", &x.rating_keys())
 }
 
 /// A disc moved across a band of pressure difference: its position 0 … 1 and the events at
@@ -138,8 +135,8 @@ pub struct ShuttleValve {
     pub y: usize,
     pub out: usize,
     pub disc: Disc,
-    pub sonic_conductance_m3_per_s_pa: f64,
-    pub critical_pressure_ratio: f64,
+    /// Each path's rating: C (from `nominal_flow` when given so) and b, or a curve.
+    pub rating: PathRating,
     pub two_pressure: bool,
 }
 
@@ -161,32 +158,24 @@ impl ShuttleValve {
     pub fn flows<T: Scalar>(&self, nodes: &[NodeState<T>]) -> (T, T) {
         let (nx, ny, no) = (nodes[self.x], nodes[self.y], nodes[self.out]);
         let (ox, oy) = self.openings(nx.pressure_pa, ny.pressure_pa);
-        let (cond, b) = (
-            c(self.sonic_conductance_m3_per_s_pa),
-            c(self.critical_pressure_ratio),
-        );
         (
-            ox * signed_iso6358_mass_flow_kg_per_s(cond, b, nx, no),
-            oy * signed_iso6358_mass_flow_kg_per_s(cond, b, ny, no),
+            ox * self.rating.signed_mass_flow_kg_per_s(nx, no),
+            oy * self.rating.signed_mass_flow_kg_per_s(ny, no),
         )
     }
 
-    /// Its ISO 6358 paths x–out and y–out (one b).
-    fn ratio_paths(&self) -> ratio_kinks::Paths<2> {
-        ratio_kinks::Paths {
-            critical: self.critical_pressure_ratio,
-            paths: [
-                ("x–out", Some((self.x, self.out))),
-                ("y–out", Some((self.y, self.out))),
-            ],
-        }
+    /// Its rated paths x–out and y–out (one rating).
+    fn ratio_paths(&self) -> RatedPaths<'_, 2> {
+        self.rating.paths([
+            ("x–out", Some((self.x, self.out))),
+            ("y–out", Some((self.y, self.out))),
+        ])
     }
 }
 
 impl Build for ShuttleValveSpec {
     type Component = ShuttleValve;
     fn build(&self, node: &dyn Fn(&str) -> usize) -> ShuttleValve {
-        let b = self.critical_pressure_ratio;
         ShuttleValve {
             name: self.name.clone(),
             x: node(&self.x),
@@ -195,12 +184,8 @@ impl Build for ShuttleValveSpec {
             disc: Disc {
                 band_pa: self.switching_band,
             },
-            sonic_conductance_m3_per_s_pa: rated_conductance(
-                self.sonic_conductance,
-                self.nominal_flow,
-                b,
-            ),
-            critical_pressure_ratio: b,
+            // One rating is given (validated).
+            rating: PathRating::from_keys(&self.rating_keys()),
             two_pressure: self.two_pressure,
         }
     }
@@ -246,8 +231,8 @@ impl Element for ShuttleValve {
             discrete: false,
         },
     ];
-    /// The disc's ends of travel, then its paths' ratio kinks.
-    const EVENTS: usize = Disc::EVENTS + ratio_kinks::Paths::<2>::EVENTS;
+    /// The disc's ends of travel, then its paths' ratio kinks (or curve rows).
+    const EVENTS: usize = Disc::EVENTS + RatedPaths::<'static, 2>::EVENTS;
     const SWITCHES: bool = true;
     type Cache = ();
 
@@ -261,7 +246,12 @@ impl Element for ShuttleValve {
     }
 
     fn event_both_ways(&self, e: usize) -> bool {
-        e >= Disc::EVENTS && ratio_kinks::Paths::<2>::is_both_ways(e - Disc::EVENTS)
+        e >= Disc::EVENTS && self.ratio_paths().is_both_ways(e - Disc::EVENTS)
+    }
+
+    /// A curve's row events of a parity without rows.
+    fn event_never_fires(&self, e: usize) -> bool {
+        e >= Disc::EVENTS && self.ratio_paths().never_fires(e - Disc::EVENTS)
     }
 
     fn as_link(&self) -> Option<&dyn Link> {

@@ -10,7 +10,7 @@ use toml::Spanned;
 use toml::de::DeValue;
 
 use super::locate::{Path, Seg, key};
-use crate::components::keys::{Form, Kind};
+use crate::components::keys::{Form, Key, Kind};
 use crate::units::Unit;
 use crate::units::parse::{QuantityError, quantity_si};
 
@@ -165,8 +165,9 @@ fn component_value(found: &mut Vec<Found>, path: &mut Path, v: &Spanned<DeValue<
     }
 }
 
-/// A catalogue curve's rows `[x, y]`: y of the key's quantity, x a ratio (dimensionless).
-fn curve_rows(found: &mut Vec<Found>, path: &mut Path, v: &Spanned<DeValue<'_>>, unit: &Unit) {
+/// A catalogue curve's rows `[x, y]`: x of its argument's quantity, y of the key's (both
+/// declared with the key, [`Key::argument`]).
+fn curve_rows(found: &mut Vec<Found>, path: &mut Path, v: &Spanned<DeValue<'_>>, spec: &Key) {
     let name = match path.last() {
         Some(Seg::Key(k)) => k.clone(),
         _ => String::new(),
@@ -174,12 +175,10 @@ fn curve_rows(found: &mut Vec<Found>, path: &mut Path, v: &Spanned<DeValue<'_>>,
     let DeValue::Array(rows) = v.get_ref() else {
         return;
     };
-    // A curve's argument is a ratio or a travel (dimensionless), except a poppet's Δp.
-    let argument = if name == "poppet_table" {
-        Unit::pressure()
-    } else {
-        Unit::dimensionless()
-    };
+    let (argument, unit) = (
+        spec.argument_unit().unwrap_or_else(Unit::dimensionless),
+        &spec.unit(),
+    );
     for (r, row) in rows.iter().enumerate() {
         if let DeValue::Array(cells) = row.get_ref()
             && cells.len() == 2
@@ -234,7 +233,7 @@ fn component(found: &mut Vec<Found>, kind: &Kind, name: &str, i: usize, t: &toml
         let mut path = vec![key(name), Seg::Index(i), key(k)];
         match kind.key(k) {
             Some(spec) if spec.is_numeric() => component_value(found, &mut path, x, &spec.unit()),
-            Some(spec) if spec.form == Form::Curve => curve_rows(found, &mut path, x, &spec.unit()),
+            Some(spec) if spec.form == Form::Curve => curve_rows(found, &mut path, x, spec),
             _ => {}
         }
     }

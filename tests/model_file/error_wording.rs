@@ -75,6 +75,31 @@ fn model_file_errors() {
     }
 }
 
+/// The logic valves' ratings are checked by the one check of every valve (`rating.rs`): two
+/// ratings, none, a curve with an ISO key or a bad row or without its inlet pressure, and a
+/// quick-exhaust valve's exhaust C beside a curve, each refused naming the keys.
+#[test]
+fn logic_valve_rating_errors() {
+    let valves = "\n[[shuttle_valve]]\nname = \"or\"\nx = \"tank\"\ny = \"supply\"\nout = \"atm\"\n\
+                  sonic_conductance = 1e-9\nnominal_flow = \"50 Nl/min\"\n\
+                  critical_pressure_ratio = 0.3\n\
+                  [[shuttle_valve]]\nname = \"and\"\nx = \"tank\"\ny = \"supply\"\nout = \"atm\"\n\
+                  two_pressure = true\nflow_table = [[0, 1e-3], [0.6, 2e-3], [1, 0]]\n\
+                  flow_table_inlet_pressure = \"7 bar\"\ncritical_pressure_ratio = 0.3\n\
+                  [[quick_exhaust]]\nname = \"qev\"\np = \"supply\"\na = \"tank\"\nr = \"atm\"\n\
+                  critical_pressure_ratio = 0.3\n\
+                  [[quick_exhaust]]\nname = \"qev_curve\"\np = \"supply\"\na = \"barrel\"\n\
+                  r = \"atm\"\nflow_table = [[0, \"300 Nl/min\"], [1, 0]]\n\
+                  flow_table_inlet_pressure = \"7 bar\"\nexhaust_sonic_conductance = 2e-9\n\
+                  [[pilot_check]]\nname = \"pc\"\nfrom = \"supply\"\nto = \"tank\"\npilot = \"atm\"\n\
+                  pilot_ratio = 3.0\nfull_flow_pressure = 5e4\nflow_table = [[0, 1e-3], [0.9, 1e-4]]\n\
+                  [[pilot_check]]\nname = \"pc_iso\"\nfrom = \"supply\"\nto = \"barrel\"\n\
+                  pilot = \"atm\"\npilot_ratio = 3.0\nfull_flow_pressure = 5e4\n\
+                  sonic_conductance = 1e-9\nflow_table_inlet_temperature = 300.0\n";
+    let tag = "model_logic_valve_ratings";
+    insta::assert_snapshot!(tag, check(tag, &format!("{BASE}{valves}"), &[]));
+}
+
 #[test]
 fn set_errors() {
     let cases: [(&str, &str); 7] = [

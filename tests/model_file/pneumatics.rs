@@ -472,10 +472,10 @@ fn a_poppet_table_is_refused_naming_the_row() {
     }
 }
 
-/// A regulator's and a directional valve's (and a lagged valve's) catalogue curve
-/// (`flow_table`), as the orifice's: a valid curve with units, hostile tables refused naming
-/// the row (or the cell, for the key's own rule), and exactly one rating, the error for two or
-/// none naming the keys.
+/// A regulator's, a directional valve's (and a lagged valve's) and the logic valves' catalogue
+/// curve (`flow_table`), as the orifice's: a valid curve with units, hostile tables refused
+/// naming the row (or the cell, for the key's own rule), and exactly one rating, the error for
+/// two or none naming the keys, in the same words for every kind (one check, `rating.rs`).
 #[test]
 fn a_valve_flow_table_is_one_rating_and_refused_naming_the_row() {
     let kinds = [
@@ -492,6 +492,24 @@ fn a_valve_flow_table_is_one_rating_and_refused_naming_the_row() {
             "valve",
             "[[directional_valve]]\nname = \"v\"\np = \"s\"\na = \"c\"\nresponse_time = 0.01\n",
         ),
+        (
+            "valve",
+            "[[shuttle_valve]]\nname = \"v\"\nx = \"s\"\ny = \"d\"\nout = \"c\"\n",
+        ),
+        (
+            "valve",
+            "[[shuttle_valve]]\nname = \"v\"\nx = \"s\"\ny = \"d\"\nout = \"c\"\n\
+             two_pressure = true\n",
+        ),
+        (
+            "valve",
+            "[[quick_exhaust]]\nname = \"v\"\np = \"s\"\na = \"c\"\nr = \"d\"\n",
+        ),
+        (
+            "valve",
+            "[[pilot_check]]\nname = \"v\"\nfrom = \"s\"\nto = \"c\"\npilot = \"d\"\n\
+             pilot_ratio = 3.0\nfull_flow_pressure = 5e4\n",
+        ),
     ];
     for (kind, head) in kinds {
         let model = |keys: &str| {
@@ -500,7 +518,8 @@ fn a_valve_flow_table_is_one_rating_and_refused_naming_the_row() {
                     "[model]\nname = \"v\"\n[gas]\nspecies = \"air\"\n[solver]\nt_end = 0.1\n\
                      [[chamber]]\nname = \"c\"\nvolume = \"1 L\"\npressure = \"1 bar\"\n\
                      temperature = 293.15\n[[reservoir]]\nname = \"s\"\npressure = \"6 bar\"\n\
-                     temperature = 293.15\n{head}{keys}"
+                     temperature = 293.15\n[[reservoir]]\nname = \"d\"\n\
+                     pressure = \"1 bar\"\ntemperature = 293.15\n{head}{keys}"
                 ),
                 "v.toml",
                 &[],
@@ -519,6 +538,9 @@ fn a_valve_flow_table_is_one_rating_and_refused_naming_the_row() {
             .and_then(|r| r.flow_table.clone())
             .or_else(|| m.spec.directional_valve.first()?.flow_table.clone())
             .or_else(|| m.spec.lagged_valve.first()?.0.flow_table.clone())
+            .or_else(|| m.spec.shuttle_valve.first()?.flow_table.clone())
+            .or_else(|| m.spec.quick_exhaust.first()?.flow_table.clone())
+            .or_else(|| m.spec.pilot_check.first()?.flow_table.clone())
             .expect("the curve");
         let want = 600e-3 / 60.0 * 1.185;
         println!(

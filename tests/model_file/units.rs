@@ -422,3 +422,71 @@ fn a_mass_flow_takes_standard_volume_flows_and_refuses_a_bare_one() {
         assert!(errs[0].message.contains(words), "{} lacks {words}", errs[0]);
     }
 }
+
+/// A curve's first cells take the unit its key declares with it (`Curve(pressure)`), not one
+/// chosen by the key's name: every curve key of every kind declares one, a poppet's Δp table
+/// a pressure and the others a ratio or a travel (dimensionless); a `poppet_table`'s first
+/// cells convert from bar and kPa, a `flow_table`'s take a bare ratio and refuse a pressure at
+/// the cell, whatever the kind.
+#[test]
+fn a_curves_first_cells_take_the_unit_its_key_declares() {
+    let mut curves = Vec::new();
+    for kind in plenum::components::KINDS {
+        for key in kind.keys {
+            let argument = key.argument_unit().map(|u| u.symbol);
+            assert_eq!(
+                argument.is_some(),
+                key.form == Form::Curve,
+                "{}.{}",
+                kind.name,
+                key.name
+            );
+            if let Some(symbol) = argument {
+                curves.push(format!("{}.{}: {symbol}", kind.name, key.name));
+                let want = if key.name == "poppet_table" {
+                    "Pa"
+                } else {
+                    "1"
+                };
+                assert_eq!(symbol, want, "{}.{}", kind.name, key.name);
+            }
+        }
+    }
+    println!(
+        "curve keys and their arguments' units: {}",
+        curves.join(", ")
+    );
+    assert_eq!(curves.len(), 11, "{curves:?}");
+
+    let poppet =
+        format!("{BASE}poppet_table = [[\"1 bar\", 0], [\"150 kPa\", 0.2], [\"0.3 MPa\", 1]]\n");
+    let m = load(&poppet, &[]).expect("valid");
+    let rows = m.spec.orifice[1]
+        .poppet_table
+        .clone()
+        .expect("a poppet table");
+    println!("poppet_table [1 bar, 150 kPa, 0.3 MPa] -> {rows:?}");
+    assert_eq!(rows, vec![[1e5, 0.0], [1.5e5, 0.2], [3e5, 1.0]]);
+
+    let valve = "[[chamber]]\nname = \"y\"\nvolume = \"1 L\"\npressure = \"1 bar\"\n\
+                 temperature = 293.15\n[[directional_valve]]\nname = \"dv\"\np = \"tank\"\n\
+                 a = \"y\"\nflow_table_inlet_pressure = \"7 bar\"\n";
+    let with_rows =
+        |rows: &str| format!("{BASE}{valve}flow_table = [[0, 1e-3], [{rows}, 5e-4], [1, 0]]\n");
+    let m = load(&with_rows("\"0.5\""), &[]).expect("valid");
+    let rows = m.spec.directional_valve[0]
+        .flow_table
+        .clone()
+        .expect("a curve");
+    println!("directional valve flow_table [0, \"0.5\", 1] -> {rows:?}");
+    assert_eq!(rows[1], [0.5, 5e-4]);
+    let errs = load(&with_rows("\"0.5 bar\""), &[]).expect_err("a pressure is no ratio");
+    println!("{}", errs[0]);
+    assert_eq!(errs.len(), 1, "{errs:#?}");
+    assert_eq!(errs[0].key, "directional_valve.dv.flow_table[1][0]");
+    assert!(
+        errs[0].message.contains("`bar` is a pressure"),
+        "{}",
+        errs[0]
+    );
+}

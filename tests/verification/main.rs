@@ -31,6 +31,7 @@ mod kinks;
 mod lagged_valve;
 mod law_kinks;
 mod linear_invariants;
+mod logic_valve_tables;
 mod logic_valves;
 mod opening_tables;
 mod parts;
