@@ -123,17 +123,17 @@ pub fn never_fires(cushions: &[Option<Cushion>; 2], e: usize) -> bool {
     locate(cushions, e).is_none()
 }
 
+/// The laminar points of the cushion's paths are located both ways (as an orifice's).
+#[inline]
+pub fn event_both_ways(e: usize) -> bool {
+    let k = e % PER_END;
+    k >= RATIO && ratio_kinks::is_both_ways(k - RATIO)
+}
+
 /// The ratio kinks change no state and no mode: the driver only restarts there.
 #[inline]
 pub fn event_only_restarts(e: usize) -> bool {
     e % PER_END >= RATIO
-}
-
-/// The ratio kinks with r falling are Model Exchange's only (as an orifice's).
-#[inline]
-pub fn event_is_indicator_only(e: usize) -> bool {
-    let k = e % PER_END;
-    k >= RATIO && ratio_kinks::is_indicator_only(k - RATIO)
 }
 
 pub fn event_description(piston: &str, e: usize) -> String {

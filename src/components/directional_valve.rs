@@ -569,8 +569,8 @@ impl Element for DirectionalValve {
         true
     }
 
-    fn event_is_indicator_only(&self, e: usize) -> bool {
-        self.ratio_paths().is_indicator_only(e)
+    fn event_both_ways(&self, e: usize) -> bool {
+        self.ratio_paths().is_both_ways(e)
     }
 
     /// A curve's row events on a path it lacks or of a parity without rows.

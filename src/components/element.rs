@@ -179,17 +179,16 @@ pub trait Element:
     }
 
     /// Whether event `e` can never fire in this component, by its structure (a piston's
-    /// cushion events at an end without a cushion): the driver's event search leaves it out
-    /// (Model Exchange still reports it, as an indicator that stays 1).
+    /// cushion events at an end without a cushion): the driver's event search leaves it out,
+    /// and Model Exchange does not report it (an indicator that would stay 1).
     fn event_never_fires(&self, _e: usize) -> bool {
         false
     }
 
-    /// Whether event `e` is an event indicator of Model Exchange only, which the driver's own
-    /// steps do not search: a point where the law is smooth enough for an integrator's error
-    /// estimate (C¹) but a discrete output flips, which in Model Exchange may happen only at an
-    /// event (an orifice's choked transition).
-    fn event_is_indicator_only(&self, _e: usize) -> bool {
+    /// Whether the driver locates event `e` where its function crosses zero downward too (a
+    /// restart-only kink of a law, met from either side: a flow path's laminar band, left as
+    /// well as entered). Model Exchange's importer sees a sign change either way regardless.
+    fn event_both_ways(&self, _e: usize) -> bool {
         false
     }
 

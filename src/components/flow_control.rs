@@ -220,11 +220,10 @@ impl Element for FlowControl {
         e >= CHECK_EVENTS
     }
 
-    /// The ratio kinks with r falling are Model Exchange's only; a curve's rows are located
-    /// both ways.
-    fn event_is_indicator_only(&self, e: usize) -> bool {
-        (CHECK_EVENTS..CURVE_EVENTS).contains(&e)
-            && ratio_kinks::is_indicator_only(e - CHECK_EVENTS)
+    /// The laminar points of its (C, b) path are located both ways; a curve's rows are pairs
+    /// h and −h already.
+    fn event_both_ways(&self, e: usize) -> bool {
+        (CHECK_EVENTS..CURVE_EVENTS).contains(&e) && ratio_kinks::is_both_ways(e - CHECK_EVENTS)
     }
 
     /// A throttle's curve rows, only where it has such rows.

@@ -162,8 +162,8 @@ impl Element for LaggedValve {
         self.valve.event_only_restarts(e)
     }
 
-    fn event_is_indicator_only(&self, e: usize) -> bool {
-        self.valve.event_is_indicator_only(e)
+    fn event_both_ways(&self, e: usize) -> bool {
+        self.valve.event_both_ways(e)
     }
 
     fn event_never_fires(&self, e: usize) -> bool {

@@ -51,10 +51,11 @@
 //! would not see the switch (a 1 Pa band is crossed inside one step). The pressure ratio
 //! r = p_low/p_high through the critical ratio (r* or b), where the flow chokes (C¹: the
 //! second derivative jumps), and through the laminar ratio 0.999 (the slope jumps) are events
-//! too, located by the driver in the direction pressures that equalize take (r rising: a
-//! blowdown unchoking, then turning laminar) and event indicators of Model Exchange in both
-//! (the discrete output `choked` flips only at an event there). Crossings back (r falling) are
-//! stepped over: see docs/integrators.md, "Switches", for why. Not an event: flow reversal
+//! too (`crate::components::ratio_kinks`: one event function per point and side), located by
+//! the driver in the direction pressures that equalize take (r rising: a blowdown unchoking,
+//! then turning laminar), the laminar points by the adaptive methods in both, and event
+//! indicators of Model Exchange in both (the discrete output `choked` flips only at an event
+//! there): see docs/integrators.md, "Switches", for why. Not an event: flow reversal
 //! (Δp through 0) of a two-way orifice, where ṁ is 0 from both sides and its slope jumps only
 //! by √(T_to/T_from), while pressures that equalize approach it without end.
 
@@ -679,16 +680,12 @@ impl Element for Orifice {
         e / 2 >= RATIO_SWITCHES
     }
 
-    /// The ratio points crossed with r falling (choking, leaving the laminar band) are events
-    /// of Model Exchange only (the flag `choked`; an importer's restart on the kink): the
-    /// driver locates them with r rising only (docs/integrators.md, "Switches").
-    /// A curve's breakpoints are located both ways: each h_q changes sign at every other
-    /// breakpoint, so the two directions of one switch are not one kink's (module notes of
-    /// `flow_table`).
-    fn event_is_indicator_only(&self, e: usize) -> bool {
+    /// The laminar points are located both ways (`ratio_kinks::is_both_ways`); a curve's
+    /// breakpoints are pairs of h_q and −h_q already.
+    fn event_both_ways(&self, e: usize) -> bool {
         e / 2 >= RATIO_SWITCHES
             && !matches!(self.form, OrificeForm::Table(_))
-            && ratio_kinks::is_indicator_only(e - 2 * RATIO_SWITCHES)
+            && ratio_kinks::is_both_ways(e - 2 * RATIO_SWITCHES)
     }
 
     /// Event 2j: switch j's g rises through 0; 2j + 1: it falls through it (see [`SWITCHES`]).
@@ -867,10 +864,11 @@ impl Element for Orifice {
             OrificeForm::Table(table) => table.choked_ratio().unwrap_or(0.0),
         };
         let open = self.opening_with(pv, from, to).re() > 0.0;
-        // p_low/p_high below critical as the choked switch's event function g writes it, with
-        // FMI's domains of an event indicator (g > 0 and g ≤ 0): the flag flips on the located
-        // event, not a rounding away from it, and an importer's root on g = 0 is unchoked.
-        let choked = critical * a.max(b) - a.min(b) > 0.0;
+        // p_low/p_high at or below critical (the law's choked branch) as the choked switch's
+        // event function f = p_low − critical·p_high writes it, with FMI's domains of an event
+        // indicator (f > 0 and f ≤ 0): the flag flips on the located event, not a rounding away
+        // from it, and an importer's root on f = 0 is still choked.
+        let choked = critical * a.max(b) - a.min(b) >= 0.0;
         T::from(if open && choked { 1.0 } else { 0.0 })
     }
 

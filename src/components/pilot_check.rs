@@ -201,10 +201,8 @@ impl Element for PilotCheck {
         e >= POPPET_EVENTS
     }
 
-    /// The ratio kinks with r falling are Model Exchange's only; a curve's rows and the
-    /// poppet's switches are located both ways.
-    fn event_is_indicator_only(&self, e: usize) -> bool {
-        e >= POPPET_EVENTS && self.ratio_paths().is_indicator_only(e - POPPET_EVENTS)
+    fn event_both_ways(&self, e: usize) -> bool {
+        e >= POPPET_EVENTS && self.ratio_paths().is_both_ways(e - POPPET_EVENTS)
     }
 
     /// A curve's row events of a parity without rows.

@@ -750,8 +750,8 @@ impl Element for Piston {
         e >= CUSHION && cushion::event_only_restarts(e - CUSHION)
     }
 
-    fn event_is_indicator_only(&self, e: usize) -> bool {
-        e >= CUSHION && cushion::event_is_indicator_only(e - CUSHION)
+    fn event_both_ways(&self, e: usize) -> bool {
+        e >= CUSHION && cushion::event_both_ways(e - CUSHION)
     }
 
     fn event_never_fires(&self, e: usize) -> bool {

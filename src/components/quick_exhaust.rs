@@ -221,12 +221,10 @@ impl Element for QuickExhaust {
         e >= Disc::EVENTS
     }
 
-    /// The ratio kinks with r falling are Model Exchange's only; a curve's rows and the
-    /// disc's ends of travel are located both ways.
-    fn event_is_indicator_only(&self, e: usize) -> bool {
+    fn event_both_ways(&self, e: usize) -> bool {
         e >= Disc::EVENTS && {
             let (path, k) = self.path_of(e - Disc::EVENTS);
-            path.is_indicator_only(k)
+            path.is_both_ways(k)
         }
     }
 

@@ -207,13 +207,13 @@ impl<const N: usize> RatedPaths<'_, N> {
         }
     }
 
-    /// Whether event `e` is Model Exchange's only: a (C, b) path's ratio falling through its
-    /// kinks; a curve's rows are located both ways (the two directions of one h_q are not one
-    /// row's).
+    /// Whether the driver locates event `e` both ways: a (C, b) path's laminar points
+    /// ([`ratio_kinks::is_both_ways`]); a curve's rows are pairs h_q and −h_q already (the two
+    /// directions of one h_q are not one row's).
     #[inline]
-    pub fn is_indicator_only(&self, e: usize) -> bool {
+    pub fn is_both_ways(&self, e: usize) -> bool {
         matches!(self.rating, PathRating::Iso6358 { .. })
-            && ratio_kinks::Paths::<N>::is_indicator_only(e)
+            && ratio_kinks::Paths::<N>::is_both_ways(e)
     }
 
     /// Whether event `e` can never fire, by the structure: a curve's on a path the part lacks,

@@ -1,24 +1,29 @@
 //! The pressure-ratio kinks of a compressible flow path (the ISO 6358 or isentropic law of
 //! `crate::components::orifice`) between two nodes, as events: r = p_low/p_high through the
 //! path's critical ratio (b or r*), where the flow chokes (the law is C¹ there: its second
-//! derivative jumps), and through the laminar ratio, where its slope jumps. Each is two events,
-//! g = ratio·p_high − p_low (≥ 0 below the ratio: choked, or not laminar) and −g, as an event
-//! fires where its function crosses zero upward; g is continuous and linear in each pressure on
-//! either side of p_i = p_j, where it is (ratio − 1)·p < 0.
+//! derivative jumps), and through the laminar ratio, where its slope jumps. Along the ratio
+//! ρ = p_j/p_i a path has four such points, b, β, 1/β and 1/b (β = 0.999), and each is one
+//! event function, linear in the pressures and monotone in ρ: on the side where `i` is high,
+//! f = p_j − ratio·p_i, on the side where `j` is, f = p_i − ratio·p_j. f rises through 0 where r
+//! rises through the ratio on its side (a blowdown unchoking, then turning laminar), which is
+//! where an event fires (`crate::simulation::events::crosses`). A single function of both sides
+//! (ratio·p_high − p_low) would be V-shaped in ρ: pressures driven across each other within one
+//! step (a piston compressing a chamber vented to the atmosphere) would cross the laminar band
+//! with that function positive at both ends of the step, and neither kink would be seen.
 //!
-//! The driver locates them with r rising only (event 2k + 1: a blowdown unchoking, then turning
-//! laminar), Model Exchange sees both directions (event 2k, r falling, is an indicator only);
-//! both only restart the integrator (docs/integrators.md, "Switches"). Every kind with such a
-//! path declares its events through these functions, so a part equals the orifices it is built
-//! of, event for event.
+//! The driver locates each point with r rising. With r falling f falls through 0: leaving the
+//! laminar band, a slope jump, the adaptive methods locate too ([`is_both_ways`]); choking (C¹)
+//! the driver steps over, and Model Exchange's importer sees either as a sign change of the
+//! indicator (docs/integrators.md, "Switches"). All only restart the integrator. Every kind with such a path declares its events through these functions, so
+//! a part equals the orifices it is built of, event for event.
 
 use crate::components::element::EventAt;
-use crate::components::orifice::{ISO_LAMINAR_RATIO, Poppet};
+use crate::components::orifice::ISO_LAMINAR_RATIO;
 
 /// A path's ratio switches, in order: k = 0 at the critical ratio, k = 1 at the laminar one.
 pub const SWITCHES: [&str; 2] = ["choked", "laminar"];
 
-/// Events per path: each switch rising and falling.
+/// Events per path: each switch on either side (`i` high, `j` high).
 pub const EVENTS: usize = 2 * SWITCHES.len();
 
 /// Switch `k`'s pressure ratio p_low/p_high for a path of critical ratio `critical`.
@@ -27,53 +32,57 @@ pub fn switch_ratio(k: usize, critical: f64) -> f64 {
     if k == 0 { critical } else { ISO_LAMINAR_RATIO }
 }
 
-/// Whether p_i ≥ p_j at the event's instant (the high side is `i`), and switch `k`'s
-/// g = ratio·p_high − p_low with its ratio.
+/// Event `e` (< [`EVENTS`]): its switch `e / 2`'s ratio, and whether it is the side where `j`
+/// is high (`e` odd).
 #[inline]
-fn at_point(k: usize, critical: f64, i: usize, j: usize, at: &EventAt<'_>) -> (bool, f64, f64) {
-    let ratio = switch_ratio(k, critical);
-    let (pi, pj) = ((at.node)(i).pressure_pa, (at.node)(j).pressure_pa);
-    let i_high = pi >= pj;
-    let (high, low) = if i_high { (pi, pj) } else { (pj, pi) };
-    (i_high, ratio, ratio * high - low)
+fn point(e: usize, critical: f64) -> (f64, bool) {
+    (switch_ratio(e / 2, critical), e % 2 == 1)
 }
 
 /// Event `e` (< [`EVENTS`]) of the path between nodes `i` and `j` of critical ratio `critical`:
-/// 2k is switch k's g (r falls through its ratio), 2k + 1 is −g (r rises through it).
+/// 2k is switch k on the side where `i` is high, f = p_j − ratio·p_i; 2k + 1 on the side where
+/// `j` is, f = p_i − ratio·p_j. Each rises through 0 where r rises through the ratio.
 #[inline]
 pub fn event_value(e: usize, critical: f64, i: usize, j: usize, at: &EventAt<'_>) -> f64 {
-    let (_, _, g) = at_point(e / 2, critical, i, j, at);
-    Poppet::pair(e, g)
+    let (ratio, j_high) = point(e, critical);
+    let (pi, pj) = ((at.node)(i).pressure_pa, (at.node)(j).pressure_pa);
+    if j_high {
+        pi - ratio * pj
+    } else {
+        pj - ratio * pi
+    }
 }
 
-/// ∂g_e/∂p of [`event_value`] as `(node, ∂g/∂p)`.
+/// ∂f_e/∂p of [`event_value`] as `(node, ∂f/∂p)`.
 pub fn event_pressure_gradient(
     e: usize,
     critical: f64,
     i: usize,
     j: usize,
-    at: &EventAt<'_>,
+    _at: &EventAt<'_>,
     push: &mut dyn FnMut(usize, f64),
 ) {
-    let (i_high, ratio, _) = at_point(e / 2, critical, i, j, at);
-    let (high, low) = if i_high { (i, j) } else { (j, i) };
-    // g = ratio·p_high − p_low.
-    let sign = Poppet::pair(e, 1.0);
-    push(high, sign * ratio);
-    push(low, -sign);
+    let (ratio, j_high) = point(e, critical);
+    let (high, low) = if j_high { (j, i) } else { (i, j) };
+    push(low, 1.0);
+    push(high, -ratio);
 }
 
-/// Whether event `e` is Model Exchange's only (r falling: choking, leaving the laminar band).
+/// Whether the driver locates event `e` both ways: the laminar points, where the slope jumps
+/// (twofold: the subsonic law's slope at r = 0.999 is half the linear band's), met from either
+/// side, as pressures driven across each other enter the band and leave it. The choked points
+/// (C¹) are located with r rising only (see the module's notes).
 #[inline]
-pub fn is_indicator_only(e: usize) -> bool {
-    e % 2 == 0
+pub fn is_both_ways(e: usize) -> bool {
+    e / 2 == 1
 }
 
-/// Event `e` in words, after the path's name: "p_low/p_high falls through its choked ratio".
+/// Event `e` in words, after the path's name: "p_low/p_high rises through its choked ratio
+/// (its first node high)", the first node being an orifice's `from`.
 pub fn describe(e: usize) -> String {
-    let way = if e % 2 == 0 { "falls" } else { "rises" };
+    let high = if e % 2 == 1 { "second" } else { "first" };
     format!(
-        "p_low/p_high {way} through its {} ratio",
+        "p_low/p_high rises through its {} ratio (its {high} node high)",
         SWITCHES.get(e / 2).unwrap_or(&"?")
     )
 }
@@ -117,10 +126,10 @@ impl<const N: usize> Paths<N> {
         }
     }
 
-    /// Whether event `e` is Model Exchange's only.
+    /// Whether the driver locates event `e` both ways ([`is_both_ways`]).
     #[inline]
-    pub fn is_indicator_only(e: usize) -> bool {
-        is_indicator_only(e % EVENTS)
+    pub fn is_both_ways(e: usize) -> bool {
+        is_both_ways(e % EVENTS)
     }
 
     /// Event `e` in words: "its relief path's p_low/p_high rises through its laminar ratio".

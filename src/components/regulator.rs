@@ -286,10 +286,10 @@ impl Element for Regulator {
         true
     }
 
-    /// The ratio kinks with r falling are Model Exchange's only; a curve's rows and the
-    /// openings' ends of travel are located both ways.
-    fn event_is_indicator_only(&self, e: usize) -> bool {
-        e < FIRST_OPENING_EVENT && self.ratio_paths().is_indicator_only(e)
+    /// The laminar points of its (C, b) paths are located both ways (`ratio_kinks`); a
+    /// curve's rows are pairs h and −h already.
+    fn event_both_ways(&self, e: usize) -> bool {
+        e < FIRST_OPENING_EVENT && self.ratio_paths().is_both_ways(e)
     }
 
     /// A curve's row events on a path it lacks or of a parity without rows.

@@ -245,10 +245,8 @@ impl Element for ShuttleValve {
         e >= Disc::EVENTS
     }
 
-    /// The ratio kinks with r falling are Model Exchange's only; a curve's rows and the
-    /// disc's ends of travel are located both ways.
-    fn event_is_indicator_only(&self, e: usize) -> bool {
-        e >= Disc::EVENTS && self.ratio_paths().is_indicator_only(e - Disc::EVENTS)
+    fn event_both_ways(&self, e: usize) -> bool {
+        e >= Disc::EVENTS && self.ratio_paths().is_both_ways(e - Disc::EVENTS)
     }
 
     /// A curve's row events of a parity without rows.

@@ -166,7 +166,7 @@ pub const STATE_MAGIC: &[u8; 8] = b"PLNMSTAT";
 /// whole network). Version 3: a BDF history's saved Jacobian is its values over the model's
 /// pattern of I − γJ (version 2: n² dense values). Version 4: the first firings of run-time
 /// checks 0..=11 (version 3: 0..=9). Version 5: the modes the laws hold.
-pub const STATE_FORMAT_VERSION: u32 = 5;
+pub const STATE_FORMAT_VERSION: u32 = 6;
 /// Longest GUID a header may carry (ours are 38 characters).
 const MAX_GUID_LEN: usize = 256;
 /// Largest body the decoder accepts (a guard against absurd length claims), bytes.

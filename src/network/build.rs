@@ -60,10 +60,8 @@ impl Network {
             mass_moves_scratch: RefCell::default(),
             live_events: Default::default(),
             searched_events: None,
-            reported_events: None,
         };
-        net.searched_events = Some(net.events_where(false));
-        net.reported_events = Some(net.events_where(true));
+        net.searched_events = Some(net.events_where());
         net.ensure_scratch();
         net.refresh_caches(true);
         net

@@ -80,38 +80,33 @@ impl Network {
         }
     }
 
-    /// The events the driver's steps search, in order: every event but Model Exchange's
-    /// only ([`Element::event_is_indicator_only`]) and those that can never fire
-    /// ([`Element::event_never_fires`]). Computed once (at build).
+    /// The events the driver's steps search, in order: every event but those that can never
+    /// fire ([`Element::event_never_fires`]). Computed once (at build).
     pub fn searched_events(&mut self) -> &[u32] {
         if self.searched_events.is_none() {
-            self.searched_events = Some(self.events_where(false));
+            self.searched_events = Some(self.events_where());
         }
         self.searched_events.as_deref().unwrap_or(&[])
     }
 
-    /// The events Model Exchange reports as its event indicators, in order: every event but
-    /// those that can never fire ([`Element::event_never_fires`]: a piston's cushion events at
-    /// an end without a cushion), which would be indicators that stay 1. Computed once.
+    /// The events Model Exchange reports as its event indicators: the driver's
+    /// ([`Network::searched_events`]), every event but those that can never fire (a piston's
+    /// cushion events at an end without a cushion), which would be indicators that stay 1.
     pub fn reported_events(&mut self) -> &[u32] {
-        if self.reported_events.is_none() {
-            self.reported_events = Some(self.events_where(true));
-        }
-        self.reported_events.as_deref().unwrap_or(&[])
+        self.searched_events()
     }
 
     /// The number of [`Network::reported_events`].
     pub fn n_reported_events(&self) -> usize {
-        match &self.reported_events {
+        match &self.searched_events {
             Some(r) => r.len(),
-            None => self.events_where(true).len(),
+            None => self.events_where().len(),
         }
     }
 
-    /// The events that can fire in this network's structure, and with `indicator_only` those
-    /// only Model Exchange reports too, in the events' order.
+    /// The events that can fire in this network's structure, in the events' order.
     #[cold]
-    pub(super) fn events_where(&self, indicator_only: bool) -> Vec<u32> {
+    pub(super) fn events_where(&self) -> Vec<u32> {
         let mut out = Vec::new();
         each_kind!(K => {
             if K::EVENTS != 0 {
@@ -120,9 +115,7 @@ impl Network {
                 let events = K::EVENTS;
                 for e in 0..events {
                     for (i, x) in list.iter().enumerate() {
-                        if (indicator_only || !x.event_is_indicator_only(e))
-                            && !x.event_never_fires(e)
-                        {
+                        if !x.event_never_fires(e) {
                             out.push((first + e * list.len() + i) as u32);
                         }
                     }
@@ -220,12 +213,12 @@ impl Network {
         false
     }
 
-    /// Whether event `k` is an event indicator of Model Exchange only
-    /// ([`Element::event_is_indicator_only`]): the driver's steps do not search it.
-    pub fn event_is_indicator_only(&self, k: usize) -> bool {
+    /// Whether the driver locates event `k` both ways, its function crossing zero downward as
+    /// well as upward ([`Element::event_both_ways`]).
+    pub fn event_both_ways(&self, k: usize) -> bool {
         each_kind!(K => {
             if let Some((e, i)) = self.event_of::<K>(k) {
-                return K::list(&self.kinds)[i].event_is_indicator_only(e);
+                return K::list(&self.kinds)[i].event_both_ways(e);
             }
         });
         false

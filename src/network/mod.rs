@@ -156,15 +156,11 @@ pub struct Network {
     /// poppet, a one-way flag), which no run-time write changes.
     #[serde(skip)]
     live_events: std::cell::Cell<u8>,
-    /// The events the driver's steps search (`searched_events`): neither Model Exchange's
-    /// only nor ones the structure keeps from firing. Set at build; `None` after a
-    /// deserialization until first asked for.
+    /// The events the driver's steps search and Model Exchange reports as indicators
+    /// (`searched_events`): all but those the structure keeps from firing. Set at build;
+    /// `None` after a deserialization until first asked for.
     #[serde(skip)]
     searched_events: Option<Vec<u32>>,
-    /// The events Model Exchange reports as indicators (`reported_events`): all but those the
-    /// structure keeps from firing. As `searched_events`.
-    #[serde(skip)]
-    reported_events: Option<Vec<u32>>,
 }
 
 impl Network {

@@ -310,6 +310,7 @@ impl Simulation {
                     // (every output inside the step ending on it has been interpolated).
                     self.stats.events += 1;
                     self.integrator.restart();
+                    self.internal.restarted_on = Some((k, self.internal.pending_downward));
                     continue;
                 }
                 self.report_internal();
@@ -471,6 +472,8 @@ impl Simulation {
         i.t_prev_s = t;
         i.t_s = t_new;
         i.pending_event = event.map(|(k, _)| k);
+        i.pending_downward = event.is_some() && i.located_downward;
+        i.restarted_on = None;
         // A step that ends on a breakpoint starts the new segment there even when an event was
         // located at the same instant (handled first): the next breakpoint is sought after it.
         i.at_breakpoint = breakpoint == Some(t_new);

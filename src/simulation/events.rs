@@ -230,30 +230,53 @@ impl Simulation {
             ) else {
                 continue;
             };
-            if crosses(g0, g1) {
+            // A downward crossing of an event located both ways is the upward one of −g; by
+            // the adaptive methods only: a fixed step's stable oscillation about equalizing
+            // pressures would cross a laminar point back and forth at every step, each
+            // crossing a restart (the fixed-order BDFs' an explicit RK4 start).
+            let sign = if crosses(g0, g1) {
+                1.0
+            } else if adaptive && crosses(-g0, -g1) && self.network.event_both_ways(k) {
+                -1.0
+            } else {
+                continue;
+            };
+            {
                 // Location leaves the state at the crossing in `y_new`: the step's end state is
                 // kept for a crossing that is passed over (below).
                 let n = self.y_new.len();
                 self.step_end[..n].copy_from_slice(&self.y_new);
                 self.step_end[n..].copy_from_slice(&self.compensation_new);
-                let hk = self.locate_event(k, t, h, g0, g1, inc, adaptive)?;
+                let (g0, g1) = (sign * g0, sign * g1);
+                let hk = self.locate_event(k, sign, t, h, g0, g1, inc, adaptive)?;
                 // A switch within the time axis's resolution of the step's start is the one the
                 // step starts on: the step taken again to the last one landed a rounding short
                 // of it (its g a hair below 0), and the integrator restarted there. No step can
                 // end on it (none is shorter than the resolution); past it the law is smooth.
-                if adaptive && hk <= time_resolution_s(t + h) && self.network.event_is_switch(k) {
+                // So is a crossing of a laminar point, the same way, in the first step after the
+                // integrator restarted on it: located again, each landing a little short, it
+                // would repeat in ever shorter steps down to that resolution. Crossed back the
+                // other way, it is located (docs/integrators.md, "Switches").
+                let restarted_on = self.internal.restarted_on == Some((k, sign < 0.0))
+                    && self.network.event_both_ways(k);
+                if adaptive
+                    && (hk <= time_resolution_s(t + h) || restarted_on)
+                    && self.network.event_is_switch(k)
+                {
                     self.y_new.copy_from_slice(&self.step_end[..n]);
                     self.compensation_new.copy_from_slice(&self.step_end[n..]);
                     continue;
                 }
                 if event.is_none_or(|(_, he)| hk < he) {
                     event = Some((k, hk));
+                    self.internal.located_downward = sign < 0.0;
                 }
             }
         }
         Ok(event)
     }
-    /// Step size in (0, h] at which event `k` crosses zero, by the Illinois variant of
+    /// Step size in (0, h] at which event `k` (its function times `sign`) crosses zero upward,
+    /// by the Illinois variant of
     /// regula falsi on the method's own step or dense output (Dahlquist & Björck, *Numerical
     /// Methods*, §6.2), iterated to the resolution of the time axis (far below the 1e-12 s
     /// asked for). The state at the returned size is left in `y_new`'s role by the caller.
@@ -261,6 +284,7 @@ impl Simulation {
     fn locate_event(
         &mut self,
         k: usize,
+        sign: f64,
         t: f64,
         h: f64,
         g0: f64,
@@ -293,10 +317,11 @@ impl Simulation {
                 integ!(self.dense(t, &self.y, c, inc)).map_err(|e| self.solver_failure(e))?;
                 self.apply_increment(inc);
             }
-            let gc = self
-                .network
-                .event_value(k, t + c, &self.y_new)
-                .unwrap_or(0.0);
+            let gc = sign
+                * self
+                    .network
+                    .event_value(k, t + c, &self.y_new)
+                    .unwrap_or(0.0);
             if gc >= 0.0 {
                 b = c;
                 gb = gc;

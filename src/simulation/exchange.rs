@@ -34,6 +34,7 @@ impl Simulation {
         i.t_prev_s = t_s;
         i.pending_event = None;
         i.at_breakpoint = false;
+        i.restarted_on = None;
     }
 
     /// Set the reported state (its length is the simulation's). The compensation of the
@@ -49,6 +50,7 @@ impl Simulation {
         i.compensation_prev.fill(0.0);
         i.pending_event = None;
         i.at_breakpoint = false;
+        i.restarted_on = None;
     }
 
     /// f(t, y) at the reported point into `dydt` (one right-hand side, counted).

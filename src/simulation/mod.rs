@@ -148,6 +148,17 @@ pub struct Internal {
     pub pending_event: Option<usize>,
     /// `t_s` is a table breakpoint: start a new segment (and restart) before the next step.
     pub at_breakpoint: bool,
+    /// Whether `pending_event` was located crossing zero downward (an event located both
+    /// ways).
+    pub pending_downward: bool,
+    /// The restart-only event (a kink of a law) the integrator restarted on at `t_s`, and
+    /// whether downward, until the next accepted step: a crossing of it the same way in that
+    /// step is the one the step starts on.
+    pub restarted_on: Option<(usize, bool)>,
+    /// Whether the event [`Simulation::earliest_event`] last chose crosses downward (scratch
+    /// of one step).
+    #[serde(skip)]
+    pub located_downward: bool,
 }
 
 /// Which check codes fired since [`FiredWindow::open`], and when each first did: a bit mask
@@ -287,6 +298,9 @@ impl Simulation {
             compensation_prev: vec![0.0; n],
             pending_event: None,
             at_breakpoint: false,
+            pending_downward: false,
+            restarted_on: None,
+            located_downward: false,
         };
         let mut sim = Simulation {
             network,
@@ -491,6 +505,7 @@ impl Simulation {
         let synced = i.t_s == self.t_s;
         i.at_breakpoint &= synced;
         i.pending_event = None;
+        i.restarted_on = None;
         i.t_s = self.t_s;
         i.t_prev_s = self.t_s;
         i.y.clone_from(&self.y);

@@ -43,8 +43,11 @@ fn tank_pressure(sim: &Simulation) -> f64 {
 
 /// Class 4. `blowdown` vents 10 bar into the atmosphere: the pressure must settle at
 /// p_atm = 101325 Pa (closed form: nothing else is at rest). With a 0.2 s step `euler` and `ab2`
-/// oscillate about it and end 15 % and 60 % off (mass and energy conserved, so checks 4 and 5
-/// are silent): check 11 fires. The same methods with 1 ms steps end within 0.1 % and it does
+/// step beyond their stability bound (h·ρ(J) above 2 and 1) and oscillate about it (mass and
+/// energy conserved, so checks 4 and 5 are silent): check 11 fires. (They ended 15 % and 60 %
+/// off while a step that jumped across p_atm saw none of the nozzle's laminar points; the
+/// entry into the band is located on either side now, such steps end there, and the runs end
+/// 1.5 % and 2.3 % off.) The same methods with 1 ms steps end within 0.1 % and it does
 /// not; neither does `rk4` at the shipped step.
 #[test]
 fn explicit_steps_past_the_stability_limit_are_warned_about() {
@@ -64,7 +67,10 @@ fn explicit_steps_past_the_stability_limit_are_warned_about() {
             100.0 * off,
             sim.stability.last_step_s * sim.stability.last_radius_per_s
         );
-        assert!(off > 0.1);
+        // The premise of the warning: the steps were beyond the method's stability bound on
+        // the real axis (forward Euler 2, AB2 1).
+        let bound = if method == "euler" { 2.0 } else { 1.0 };
+        assert!(sim.stability.last_step_s * sim.stability.last_radius_per_s > bound);
         assert!(fired.is_some(), "{method}: no warning");
 
         let fine = spec(

@@ -48,9 +48,16 @@ fn code_1_never_exited_ends_the_run_at_max_time() {
 
 #[test]
 fn code_2_negative_mass_refuses_the_step_and_keeps_the_last_good_state() {
-    // A 1 cm³ tank behind a 1 cm² hole: the flow empties it in microseconds; a 1 ms Euler
-    // step takes out far more mass than there is.
-    let spec = model("method = \"euler\"\nstep = 1e-3\nt_end = 0.01", TANK);
+    // A 1 cm³ tank (5.8 mg) behind a linear valve passing 0.4 kg/s: a 1 ms Euler step takes
+    // out far more mass than there is. (A linear valve, as an orifice's pressure-ratio points
+    // are events: the driver would end the step on the first of them, before the mass is
+    // gone.)
+    let body = TANK.replace(
+        "[[orifice]]\nname = \"hole\"\nfrom = \"tank\"\nto = \"atm\"\narea = 1e-4",
+        "[[valve]]\nname = \"hole\"\nfrom = \"tank\"\nto = \"atm\"\ncoefficient = 1e-6",
+    );
+    assert!(body.contains("[[valve]]"));
+    let spec = model("method = \"euler\"\nstep = 1e-3\nt_end = 0.01", &body);
     let mut sim = simulation(&spec, "euler", 1e-3);
     let y0 = sim.y.clone();
     let err = sim.advance_to(0.01).expect_err("must fail");

@@ -154,9 +154,9 @@ fn choked_flag_changes_only_at_located_events_in_model_exchange() {
         (ratio - r_star).abs() <= 1e-9,
         "{ratio} against r* {r_star}"
     );
-    // Each switch is a pair of indicators, g and −g, so a root located exactly on g = 0 is in
-    // the domain z ≤ 0 of both and the second enters event mode once more at the next step:
-    // at most two event modes per switch, and every one on a switch's ratio.
+    // A root located exactly on an indicator's 0 is in its domain z ≤ 0, so the crossing may
+    // enter event mode once more at the next step: at most two event modes per switch, and
+    // every one on a switch's ratio.
     let near = |r: f64| events.iter().filter(|e| (e.1 - r).abs() <= 1e-9).count();
     let (at_choked, at_laminar) = (near(r_star), near(0.999));
     println!(

@@ -197,3 +197,96 @@ fn inertial_tube_reynolds_blend_ends_are_located() {
     assert!(x[0] < 0.05, "dopri5: {} × rtol", x[0]);
     assert!(x[1] < 4.0, "auto: {} × rtol", x[1]);
 }
+
+/// A piston (1 kg, 1e-3 m², stops at ±5 mm) driven by a 1 L chamber at 7.4 bar, which vents
+/// through an ISO 6358 orifice, compresses a 0.17 L chamber from 1 bar; that chamber is vented
+/// through a plain orifice (1.5 mm²), so its pressure rises across the atmosphere's, through
+/// the orifice's laminar band (p_low/p_high > 0.999, ±101 Pa) in about 0.2 ms, into it on one
+/// side and out of it on the other, then the piston lands on its stop and the chamber vents.
+fn crossing_model(method: &str, rtol: f64) -> String {
+    format!(
+        r#"
+[model]
+name = "laminar_crossing"
+[gas]
+species = "air"
+[solver]
+method = "{method}"
+rtol = {rtol:e}
+atol = 1e-12
+t_end = 0.2
+[[reservoir]]
+name = "atm"
+pressure = 101325.0
+temperature = 293.15
+[[chamber]]
+name = "c0"
+volume = "1 L"
+pressure = "7.379313803739739 bar"
+temperature = 293.15
+[[chamber]]
+name = "c1"
+volume = "0.17064593314171744 L"
+pressure = "1 bar"
+temperature = 293.15
+[[orifice]]
+name = "v0"
+from = "c1"
+to = "atm"
+area = 1.537636424172218e-6
+[[orifice]]
+name = "v1"
+from = "c0"
+to = "atm"
+sonic_conductance = 3.5363279037299615e-8
+critical_pressure_ratio = 0.3
+[[piston]]
+name = "p"
+behind = "c0"
+ahead = "c1"
+area = 1e-3
+mass = 1
+x0 = 0.0
+x_min = -0.005
+x_max = 0.005
+damping = 1.0
+"#
+    )
+}
+
+/// The largest error of c1's pressure over 40 output times, relative to its largest value,
+/// against an rtol 1e-11 `bdf` run.
+fn crossing_error(method: &str, rtol: f64) -> f64 {
+    let mut sim = sim_of(&crossing_model(method, rtol));
+    let mut reference = sim_of(&crossing_model("bdf", 1e-11));
+    let (mut worst, mut scale) = (0.0f64, 0.0f64);
+    for k in 1..=40 {
+        let t = 0.005 * k as f64;
+        sim.advance_to(t)
+            .unwrap_or_else(|e| panic!("{method}: {}", e.message));
+        reference.advance_to(t).expect("reference");
+        let (a, b) = (output(&mut sim, "c1.p"), output(&mut reference, "c1.p"));
+        worst = worst.max((a - b).abs());
+        scale = scale.max(b.abs());
+    }
+    worst / scale
+}
+
+/// The laminar band's two edges are located both ways by the adaptive methods, each edge by its
+/// own event function (one per side of p_from = p_to): the single function of both sides,
+/// 0.999·p_high − p_low, is positive at both ends of a step that crosses the whole band, and
+/// `dopri5` stepped over both edges (26 × rtol at rtol 1e-6, from the switching property's
+/// draw of seed 13). Left: the flow reversal inside the band, whose slope jumps by
+/// √(T_to/T_from) only.
+#[test]
+fn a_laminar_band_crossed_in_one_step_is_located() {
+    let rtol = 1e-6;
+    for method in ["dopri5", "auto", "bdf"] {
+        let err = crossing_error(method, rtol);
+        println!(
+            "{method} at rtol {rtol:e}: c1.p within {:.2} × rtol of bdf at 1e-11 (bound 8)",
+            err / rtol
+        );
+        assert!(err < 8.0 * rtol, "{method}: {err:e}");
+    }
+}

@@ -17,7 +17,7 @@ impl<S: OdeSystem> Step<'_, S> {
         let s = &*self.s;
         let dgamma = (s.gamma / s.gammap - 1.0).abs();
         let jbad = s.nst == 0
-            || s.second_step_of_restart()
+            || s.early_step_of_restart()
             || self.ws.force_jac
             || s.nst > s.nstlj + MSBJ
             || (convfail == ConvFail::FailBadJ && dgamma < DGMAX)

@@ -36,11 +36,11 @@
 //!   matrix below `SPARSE_MIN_STATES` states and for narrow bands (chains), else `faer`'s sparse
 //!   LU over the pattern of M with the column order and symbolic analysis computed once, or
 //!   `faer`'s dense LU; preallocated workspaces) on the first
-//!   step and the second after a restart (below), every 20 steps (MSBP), when γ changed by
-//!   more than 30 % (DGMAX), and after any failure; the Jacobian itself is re-evaluated on the
-//!   first step, on the second after a restart (an event's restart stands on a law's switch
-//!   within round-off, where J may have the branch the state leaves:
-//!   `History::second_step_of_restart`), every 50 steps (MSBJ),
+//!   step and the second and third after a restart (below), every 20 steps (MSBP), when γ
+//!   changed by more than 30 % (DGMAX), and after any failure; the Jacobian itself is
+//!   re-evaluated on the first step, on the second and third after a restart (an event's
+//!   restart stands on a law's switch within round-off, where J may have the branch the state
+//!   leaves: `History::early_step_of_restart`), every 50 steps (MSBJ),
 //!   after a Newton convergence failure with a Jacobian that was not fresh, and after a
 //!   failure of the Newton iteration of any other cause; otherwise the saved J is reused with
 //!   the new γ (and the correction is scaled by 2/(1 + γ/γ_M) when γ drifted).

@@ -288,7 +288,7 @@ impl<S: OdeSystem> Step<'_, S> {
         let mut call_setup = nflag == NFlag::PrevConvFail
             || nflag == NFlag::PrevErrFail
             || s.nst == 0
-            || s.second_step_of_restart()
+            || s.early_step_of_restart()
             || s.nst >= s.nstlp + MSBP
             || (s.gamrat - 1.0).abs() > DGMAX;
         loop {
