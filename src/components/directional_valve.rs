@@ -33,7 +33,7 @@ use crate::components::NodeState;
 use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::components::orifice::ISO_LAMINAR_RATIO;
-use crate::components::rating::{PathRating, RatedPaths, RatingKeys, rating_problems};
+use crate::components::rating::{PathRating, RatedPaths, rating_problems};
 use crate::gas::IdealGas;
 use crate::param::{Interpolation, Param, ParamSpec, ParamValue};
 use crate::units::{Ratio, Unit};
@@ -81,20 +81,6 @@ crate::declare_kind! {
     flow_table_inlet_pressure: Number, pressure, None, Positive;
     /// The curve's rated inlet temperature, K (with `flow_table`; 293.15 K when absent).
     flow_table_inlet_temperature: Number, temperature, None, Positive;
-}
-
-impl DirectionalValveSpec {
-    /// Its rating keys.
-    fn rating_keys(&self) -> RatingKeys<'_> {
-        RatingKeys {
-            sonic_conductance: self.sonic_conductance,
-            nominal_flow: self.nominal_flow,
-            critical_pressure_ratio: self.critical_pressure_ratio,
-            flow_table: self.flow_table.as_deref(),
-            flow_table_inlet_pressure: self.flow_table_inlet_pressure,
-            flow_table_inlet_temperature: self.flow_table_inlet_temperature,
-        }
-    }
 }
 
 /// The range of a spool's lag τ, s: below it 1/τ nears the doubles' end and no step resolves

@@ -55,20 +55,6 @@ crate::declare_kind! {
     flow_table_inlet_temperature: Number, temperature, None, Positive;
 }
 
-impl QuickExhaustSpec {
-    /// The rating keys of its path p–a (and of a–r, unless that has its own C or Q_N).
-    fn rating_keys(&self) -> RatingKeys<'_> {
-        RatingKeys {
-            sonic_conductance: self.sonic_conductance,
-            nominal_flow: self.nominal_flow,
-            critical_pressure_ratio: self.critical_pressure_ratio,
-            flow_table: self.flow_table.as_deref(),
-            flow_table_inlet_pressure: self.flow_table_inlet_pressure,
-            flow_table_inlet_temperature: self.flow_table_inlet_temperature,
-        }
-    }
-}
-
 /// Its path p–a is rated by one of C, Q_N (with b) and a curve; its path a–r by at most one of
 /// its own C and Q_N (at the same b), none with a curve, which rates both paths.
 fn quick_exhaust_problems(x: &QuickExhaustSpec) -> Vec<Problem> {

@@ -18,13 +18,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::ad::{Scalar, c};
 use crate::components::NodeState;
+use crate::components::directional_valve::DirectionalValveSpec;
 use crate::components::element::EventAt;
+use crate::components::flow_control::FlowControlSpec;
 use crate::components::flow_table::{self, FlowTable};
 use crate::components::keys::Problem;
 use crate::components::orifice::{
     ISO_LAMINAR_RATIO, ISO_RHO0_KG_PER_M3, ISO_T0_K, Poppet, signed_iso6358_mass_flow_kg_per_s,
 };
+use crate::components::pilot_check::PilotCheckSpec;
+use crate::components::quick_exhaust::QuickExhaustSpec;
 use crate::components::ratio_kinks;
+use crate::components::regulator::RegulatorSpec;
+use crate::components::shuttle_valve::ShuttleValveSpec;
 
 /// ISO 6358's nominal inlet pressure (6 bar gauge over the 100 kPa of ISO 8778), Pa absolute.
 pub const NOMINAL_INLET_PA: f64 = 700e3;
@@ -68,6 +74,45 @@ pub struct RatingKeys<'a> {
     pub flow_table_inlet_pressure: Option<f64>,
     pub flow_table_inlet_temperature: Option<f64>,
 }
+
+/// `rating_keys()` of the spec types listed, the kinds rated by these keys: their
+/// [`RatingKeys`] (a quick exhaust's are its path p–a's, and a–r's unless that has its own C or
+/// Q_N). A kind `without nominal_flow` (the flow control's throttle) is rated by C or a curve
+/// alone; a `critical_pressure_ratio` that is required (the flow control's, its check's b too)
+/// is always given.
+macro_rules! impl_rating_keys {
+    (@nominal_flow $x:ident) => {
+        $x.nominal_flow
+    };
+    (@nominal_flow $x:ident without nominal_flow) => {
+        None
+    };
+    ($($Spec:ident $(without $missing:ident)?),+ $(,)?) => {$(
+        impl $Spec {
+            /// Its rating keys.
+            pub(crate) fn rating_keys(&self) -> RatingKeys<'_> {
+                let x = self;
+                RatingKeys {
+                    sonic_conductance: x.sonic_conductance,
+                    nominal_flow: impl_rating_keys!(@nominal_flow x $(without $missing)?),
+                    critical_pressure_ratio: Option::from(x.critical_pressure_ratio),
+                    flow_table: x.flow_table.as_deref(),
+                    flow_table_inlet_pressure: x.flow_table_inlet_pressure,
+                    flow_table_inlet_temperature: x.flow_table_inlet_temperature,
+                }
+            }
+        }
+    )+};
+}
+
+impl_rating_keys!(
+    RegulatorSpec,
+    DirectionalValveSpec,
+    ShuttleValveSpec,
+    QuickExhaustSpec,
+    PilotCheckSpec,
+    FlowControlSpec without nominal_flow,
+);
 
 impl PathRating {
     /// The rating its keys give (validated: exactly one of C, Q_N and a curve, b with C or Q_N,
