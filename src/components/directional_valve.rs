@@ -74,13 +74,10 @@ crate::declare_kind! {
     /// The spool's first-order lag τ, s: it follows `position` as ds/dt = (position − s)/τ
     /// (`crate::components::lagged_valve`); absent: the spool is at `position`.
     response_time: Number, time, None, Positive;
-    /// Each flow path as a catalogue curve instead of C (or Q_N) and b: rows
-    /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
-    flow_table: Curve(dimensionless), mass_rate, None, NonNegative;
-    /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
-    flow_table_inlet_pressure: Number, pressure, None, Positive;
-    /// The curve's rated inlet temperature, K (with `flow_table`; 293.15 K when absent).
-    flow_table_inlet_temperature: Number, temperature, None, Positive;
+    ..rating_curve_keys {
+        /// Each flow path as a catalogue curve instead of C (or Q_N) and b: rows
+        /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
+    }
 }
 
 /// The range of a spool's lag τ, s: below it 1/τ nears the doubles' end and no step resolves

@@ -51,13 +51,10 @@ crate::declare_kind! {
     cracking_pressure: Number, pressure, Number(0.0), NonNegative;
     /// The check is fully open from this p_to − p_from on, Pa.
     full_flow_pressure: Number, pressure, Required, Positive;
-    /// The fully open throttle as a catalogue curve instead of its C: rows
-    /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
-    flow_table: Curve(dimensionless), mass_rate, None, NonNegative;
-    /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
-    flow_table_inlet_pressure: Number, pressure, None, Positive;
-    /// The curve's rated inlet temperature, K (with `flow_table`; 293.15 K when absent).
-    flow_table_inlet_temperature: Number, temperature, None, Positive;
+    ..rating_curve_keys {
+        /// The fully open throttle as a catalogue curve instead of its C: rows
+        /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
+    }
 }
 
 /// The throttle is rated by one of C and a curve; the check's full-flow point is above its

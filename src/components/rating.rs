@@ -75,6 +75,26 @@ pub struct RatingKeys<'a> {
     pub flow_table_inlet_temperature: Option<f64>,
 }
 
+/// The curve keys of a kind rated by a catalogue curve (`flow_table` and its rated inlet
+/// state), a key group of [`crate::declare_kind!`] (`..rating_curve_keys { /// its doc }`, last
+/// in a kind's keys): appends them to the kind's keys, the attributes given to `flow_table`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! rating_curve_keys {
+    ([$(#[$flow_table_attr:meta])*] $($kind:tt)*) => {
+        $crate::declare_kind! {
+            $($kind)*
+            $(#[$flow_table_attr])*
+            flow_table: Curve(dimensionless), mass_rate, None, NonNegative;
+            /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
+            flow_table_inlet_pressure: Number, pressure, None, Positive;
+            /// The curve's rated inlet temperature, K (with `flow_table`; ISO 8778's 293.15 K
+            /// when absent).
+            flow_table_inlet_temperature: Number, temperature, None, Positive;
+        }
+    };
+}
+
 /// `rating_keys()` of the spec types listed, the kinds rated by these keys: their
 /// [`RatingKeys`] (a quick exhaust's are its path p–a's, and a–r's unless that has its own C or
 /// Q_N). A kind `without nominal_flow` (the flow control's throttle) is rated by C or a curve

@@ -62,13 +62,10 @@ crate::declare_kind! {
     nominal_flow: Number, mass_rate, None, Positive;
     /// b of its flow path (with C or Q_N).
     critical_pressure_ratio: Number, dimensionless, RequiredIn("ISO form"), Below(ISO_LAMINAR_RATIO);
-    /// Its flow path as a catalogue curve instead of C (or Q_N) and b: rows
-    /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
-    flow_table: Curve(dimensionless), mass_rate, None, NonNegative;
-    /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
-    flow_table_inlet_pressure: Number, pressure, None, Positive;
-    /// The curve's rated inlet temperature, K (with `flow_table`; 293.15 K when absent).
-    flow_table_inlet_temperature: Number, temperature, None, Positive;
+    ..rating_curve_keys {
+        /// Its flow path as a catalogue curve instead of C (or Q_N) and b: rows
+        /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
+    }
 }
 
 /// Its flow path is rated by one of C, Q_N (with b) and a curve.
