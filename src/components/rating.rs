@@ -64,8 +64,9 @@ pub enum PathRating {
     Table(FlowTable),
 }
 
-/// A kind's rating keys, as its spec holds them (validated by [`rating_problems`]).
-#[derive(Clone, Copy, Debug)]
+/// A kind's rating keys, as its spec holds them (validated by [`rating_problems`]; an orifice's
+/// curve keys alone by [`curve_problems`], the others `None`).
+#[derive(Clone, Copy, Debug, Default)]
 pub struct RatingKeys<'a> {
     pub sonic_conductance: Option<f64>,
     pub nominal_flow: Option<f64>,
@@ -362,9 +363,10 @@ pub fn rating_problems(kind: &str, example: &str, k: &RatingKeys<'_>) -> Vec<Pro
                 } else {
                     "nominal_flow"
                 };
+                let a = article(kind);
                 problem(
                     None,
-                    format!("a {kind} rated by `{by}` needs `critical_pressure_ratio` (b) too"),
+                    format!("{a} {kind} rated by `{by}` needs `critical_pressure_ratio` (b) too"),
                 );
             }
         }
@@ -379,9 +381,18 @@ pub fn both_message(key: &str) -> String {
     )
 }
 
-/// A `kind`'s curve keys' own problems, whatever else rates it: the curve's rated inlet state
-/// given with a curve only, its inlet pressure required with it, and the curve's shape, naming
-/// its row (`flow_table::table_problem`, as the orifice's).
+/// "a" or "an" before the name of a `kind` ("a valve", "an orifice").
+fn article(kind: &str) -> &'static str {
+    if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// A `kind`'s curve keys' own problems, whatever else rates it (the orifice's and the valves'):
+/// the curve's rated inlet state given with a curve only, its inlet pressure required with it,
+/// and the curve's shape, naming its row (`flow_table::table_problem`).
 pub fn curve_problems(kind: &str, k: &RatingKeys<'_>) -> Vec<Problem> {
     let mut out = Vec::new();
     let Some(rows) = k.flow_table else {
@@ -418,10 +429,11 @@ pub fn curve_problems(kind: &str, k: &RatingKeys<'_>) -> Vec<Problem> {
         });
     }
     if k.flow_table_inlet_pressure.is_none() {
+        let a = article(kind);
         out.push(Problem {
             key: None,
             message: format!(
-                "a {kind} with `flow_table` needs `flow_table_inlet_pressure` too: the inlet \
+                "{a} {kind} with `flow_table` needs `flow_table_inlet_pressure` too: the inlet \
                  pressure (absolute) its curve was measured at"
             ),
         });
