@@ -33,7 +33,7 @@ use crate::components::NodeState;
 use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::components::orifice::ISO_LAMINAR_RATIO;
-use crate::components::rating::{PathRating, RatedPaths, RatingKeys, rating_problems};
+use crate::components::rating::{PathRating, RatedPaths, rating_problems};
 use crate::gas::IdealGas;
 use crate::param::{Interpolation, Param, ParamSpec, ParamValue};
 use crate::units::{Ratio, Unit};
@@ -74,26 +74,9 @@ crate::declare_kind! {
     /// The spool's first-order lag τ, s: it follows `position` as ds/dt = (position − s)/τ
     /// (`crate::components::lagged_valve`); absent: the spool is at `position`.
     response_time: Number, time, None, Positive;
-    /// Each flow path as a catalogue curve instead of C (or Q_N) and b: rows
-    /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
-    flow_table: Curve(dimensionless), mass_rate, None, NonNegative;
-    /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
-    flow_table_inlet_pressure: Number, pressure, None, Positive;
-    /// The curve's rated inlet temperature, K (with `flow_table`; 293.15 K when absent).
-    flow_table_inlet_temperature: Number, temperature, None, Positive;
-}
-
-impl DirectionalValveSpec {
-    /// Its rating keys.
-    fn rating_keys(&self) -> RatingKeys<'_> {
-        RatingKeys {
-            sonic_conductance: self.sonic_conductance,
-            nominal_flow: self.nominal_flow,
-            critical_pressure_ratio: self.critical_pressure_ratio,
-            flow_table: self.flow_table.as_deref(),
-            flow_table_inlet_pressure: self.flow_table_inlet_pressure,
-            flow_table_inlet_temperature: self.flow_table_inlet_temperature,
-        }
+    ..rating_curve_keys {
+        /// Each flow path as a catalogue curve instead of C (or Q_N) and b: rows
+        /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
     }
 }
 

@@ -27,7 +27,7 @@ use crate::components::NodeState;
 use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
 use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::components::orifice::{ISO_LAMINAR_RATIO, Poppet, signed_iso6358_mass_flow_kg_per_s};
-use crate::components::rating::{PathRating, RatedPaths, RatingKeys, both_message, curve_problems};
+use crate::components::rating::{PathRating, RatedPaths, both_message, curve_problems};
 use crate::components::ratio_kinks;
 use crate::gas::IdealGas;
 use crate::param::{Param, ParamValue};
@@ -51,26 +51,9 @@ crate::declare_kind! {
     cracking_pressure: Number, pressure, Number(0.0), NonNegative;
     /// The check is fully open from this p_to − p_from on, Pa.
     full_flow_pressure: Number, pressure, Required, Positive;
-    /// The fully open throttle as a catalogue curve instead of its C: rows
-    /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
-    flow_table: Curve(dimensionless), mass_rate, None, NonNegative;
-    /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
-    flow_table_inlet_pressure: Number, pressure, None, Positive;
-    /// The curve's rated inlet temperature, K (with `flow_table`; 293.15 K when absent).
-    flow_table_inlet_temperature: Number, temperature, None, Positive;
-}
-
-impl FlowControlSpec {
-    /// The throttle's rating keys (its b is the check's too, so always given).
-    fn rating_keys(&self) -> RatingKeys<'_> {
-        RatingKeys {
-            sonic_conductance: self.sonic_conductance,
-            nominal_flow: None,
-            critical_pressure_ratio: Some(self.critical_pressure_ratio),
-            flow_table: self.flow_table.as_deref(),
-            flow_table_inlet_pressure: self.flow_table_inlet_pressure,
-            flow_table_inlet_temperature: self.flow_table_inlet_temperature,
-        }
+    ..rating_curve_keys {
+        /// The fully open throttle as a catalogue curve instead of its C: rows
+        /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
     }
 }
 

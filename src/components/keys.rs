@@ -1,8 +1,9 @@
 //! The key table: every component kind declares each of its model-file keys once, in its own
-//! file, with [`declare_kind!`]: the key's name, what it holds (a name, a node, a number, a
-//! number or a time table), its physical quantity (a [`Unit`] built from the `uom` quantity
-//! type, `crate::units`), its default and the rule its values obey. Like the variable table of
-//! the FMI Reference FMUs' `config.h`, that one declaration is what everything else reads:
+//! file, with [`declare_kind!`] (keys that several kinds share, once, as a key group the kinds
+//! name): the key's name, what it holds (a name, a node, a number, a number or a time table),
+//! its physical quantity (a [`Unit`] built from the `uom` quantity type, `crate::units`), its
+//! default and the rule its values obey. Like the variable table of the FMI Reference FMUs'
+//! `config.h`, that one declaration is what everything else reads:
 //!
 //! - the model file's parser: the kind's serde struct (`TubeSpec`) is generated from it, with
 //!   the declared defaults, and the decoder reports a missing required key from it
@@ -556,10 +557,35 @@ macro_rules! key_rule {
 /// `length`, `pressure`, ...), its [`KeyDefault`] and (numbers) its [`Rule`]. Attributes before
 /// a key (documentation, serde's) go to its field. `gas` (or `no_gas`) says whether the kind
 /// holds or carries gas; `check = path` names a function `fn(&Spec) -> Vec<Problem>` with the
-/// kind's cross-key rules.
+/// kind's cross-key rules. The key group that several kinds share, declared once as a macro that
+/// appends its keys (`crate::rating_curve_keys`), ends the list as
+/// `..rating_curve_keys { attributes }`, the attributes going to its first key.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! declare_kind {
+    (
+        $(#[$meta:meta])*
+        kind $Spec:ident = $kind:literal, $role:ident, $gas:ident $(, check = $check:path)?;
+        $(
+            $(#[$attr:meta])*
+            $key:ident : $form:ident $(($argument:ident))?
+                $(, $quantity:ident, $default:ident $(($dv:expr))? $(, $rule:ident $(($rv:expr))?)?)?
+            ;
+        )*
+        ..rating_curve_keys { $($group_attr:tt)* }
+    ) => {
+        $crate::rating_curve_keys! {
+            [$($group_attr)*]
+            $(#[$meta])*
+            kind $Spec = $kind, $role, $gas $(, check = $check)?;
+            $(
+                $(#[$attr])*
+                $key : $form $(($argument))?
+                    $(, $quantity, $default $(($dv))? $(, $rule $(($rv))?)?)?
+                ;
+            )*
+        }
+    };
     (
         $(#[$meta:meta])*
         kind $Spec:ident = $kind:literal, $role:ident, $gas:ident $(, check = $check:path)?;

@@ -112,14 +112,10 @@ crate::declare_kind! {
     /// Check or relief valve, instead of the two pressures: rows `[p_from − p_to, opening]`,
     /// from opening 0 (the cracking pressure) to opening 1, Δp increasing.
     poppet_table: Curve(pressure), dimensionless, None, Fraction;
-    /// A catalogue curve instead of `area` or C: rows `[p_down/p_up, mass flow kg/s]` at the
-    /// rated inlet state, from ratio 0 to `[1, 0]`, flows not increasing.
-    flow_table: Curve(dimensionless), mass_rate, None, NonNegative;
-    /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
-    flow_table_inlet_pressure: Number, pressure, None, Positive;
-    /// The curve's rated inlet temperature, K (with `flow_table`; ISO 8778's 293.15 K when
-    /// absent).
-    flow_table_inlet_temperature: Number, temperature, None, Positive;
+    ..rating_curve_keys {
+        /// A catalogue curve instead of `area` or C: rows `[p_down/p_up, mass flow kg/s]` at the
+        /// rated inlet state, from ratio 0 to `[1, 0]`, flows not increasing.
+    }
 }
 
 /// ISO 8778 reference atmosphere: density, kg/m³, and temperature, K.

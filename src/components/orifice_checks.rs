@@ -1,10 +1,10 @@
 //! The orifice's key checks (`[[orifice]]`'s `check`): one form of the three, the poppet's
 //! and the curve's keys consistent (`crate::components::orifice` has the laws).
 
-use crate::components::flow_table;
 use crate::components::keys::Problem;
 use crate::components::orifice::OrificeSpec;
 use crate::components::poppet_table;
+use crate::components::rating::{RatingKeys, curve_problems};
 
 /// An orifice has one of three forms: `area` (and `discharge_coefficient`), ISO 6358's
 /// `sonic_conductance` and `critical_pressure_ratio`, or a `flow_table`.
@@ -13,26 +13,22 @@ pub(super) fn orifice_problems(x: &OrificeSpec) -> Vec<Problem> {
         key,
         message: message.to_string(),
     };
-    let mut out = Vec::new();
-    if x.flow_table.is_none() {
-        for (given, key) in [
-            (
-                x.flow_table_inlet_pressure.is_some(),
-                "flow_table_inlet_pressure",
-            ),
-            (
-                x.flow_table_inlet_temperature.is_some(),
-                "flow_table_inlet_temperature",
-            ),
-        ] {
-            if given {
-                out.push(problem(
-                    Some(key),
-                    &format!("`{key}` rates a `flow_table`, which this orifice does not have"),
-                ));
-            }
-        }
-    }
+    // The curve keys' own problems (`rating::curve_problems`, the valves' too): a rated inlet
+    // state without a curve first, a curve's after the poppet's.
+    let curve = curve_problems(
+        "orifice",
+        &RatingKeys {
+            flow_table: x.flow_table.as_deref(),
+            flow_table_inlet_pressure: x.flow_table_inlet_pressure,
+            flow_table_inlet_temperature: x.flow_table_inlet_temperature,
+            ..RatingKeys::default()
+        },
+    );
+    let (mut out, curve) = if x.flow_table.is_none() {
+        (curve, Vec::new())
+    } else {
+        (Vec::new(), curve)
+    };
     match (x.cracking_pressure, x.full_flow_pressure) {
         (Some(crack), Some(full)) if full <= crack => out.push(problem(
             Some("full_flow_pressure"),
@@ -53,8 +49,9 @@ pub(super) fn orifice_problems(x: &OrificeSpec) -> Vec<Problem> {
     if let Some(rows) = &x.poppet_table {
         poppet_table_problems(x, rows, &mut out);
     }
-    if let Some(rows) = &x.flow_table {
-        flow_table_problems(x, rows, &mut out);
+    if x.flow_table.is_some() {
+        out.extend(curve);
+        flow_table_problems(x, &mut out);
         return out;
     }
     if x.nominal_flow.is_some() {
@@ -132,28 +129,8 @@ pub(super) fn orifice_problems(x: &OrificeSpec) -> Vec<Problem> {
     out
 }
 
-/// An orifice given by its catalogue curve: the curve's own shape, its rated inlet pressure,
-/// and none of the other forms' keys.
-fn flow_table_problems(x: &OrificeSpec, rows: &[[f64; 2]], out: &mut Vec<Problem>) {
-    // A cell that breaks the key's own rule (not finite, a negative flow) is reported at the
-    // cell by validation; the curve's shape is judged on valid cells only.
-    let cells_ok = rows
-        .iter()
-        .all(|[r, f]| r.is_finite() && f.is_finite() && *f >= 0.0);
-    if let Some(message) = flow_table::table_problem(rows).filter(|_| cells_ok) {
-        out.push(Problem {
-            key: Some("flow_table"),
-            message,
-        });
-    }
-    if x.flow_table_inlet_pressure.is_none() {
-        out.push(Problem {
-            key: None,
-            message: "an orifice with `flow_table` needs `flow_table_inlet_pressure` too: the \
-                      inlet pressure (absolute) its curve was measured at"
-                .to_string(),
-        });
-    }
+/// An orifice given by its catalogue curve: none of the other forms' keys.
+fn flow_table_problems(x: &OrificeSpec, out: &mut Vec<Problem>) {
     for (given, key) in [
         (x.area.is_some(), "area"),
         (x.discharge_coefficient.is_some(), "discharge_coefficient"),

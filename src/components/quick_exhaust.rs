@@ -46,26 +46,9 @@ crate::declare_kind! {
     exhaust_nominal_flow: Number, mass_rate, None, Positive;
     /// b of both paths (with C or Q_N).
     critical_pressure_ratio: Number, dimensionless, RequiredIn("ISO form"), Below(ISO_LAMINAR_RATIO);
-    /// Both paths as one catalogue curve instead of C (or Q_N) and b: rows
-    /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
-    flow_table: Curve(dimensionless), mass_rate, None, NonNegative;
-    /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
-    flow_table_inlet_pressure: Number, pressure, None, Positive;
-    /// The curve's rated inlet temperature, K (with `flow_table`; 293.15 K when absent).
-    flow_table_inlet_temperature: Number, temperature, None, Positive;
-}
-
-impl QuickExhaustSpec {
-    /// The rating keys of its path p–a (and of a–r, unless that has its own C or Q_N).
-    fn rating_keys(&self) -> RatingKeys<'_> {
-        RatingKeys {
-            sonic_conductance: self.sonic_conductance,
-            nominal_flow: self.nominal_flow,
-            critical_pressure_ratio: self.critical_pressure_ratio,
-            flow_table: self.flow_table.as_deref(),
-            flow_table_inlet_pressure: self.flow_table_inlet_pressure,
-            flow_table_inlet_temperature: self.flow_table_inlet_temperature,
-        }
+    ..rating_curve_keys {
+        /// Both paths as one catalogue curve instead of C (or Q_N) and b: rows
+        /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
     }
 }
 

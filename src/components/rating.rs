@@ -18,13 +18,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::ad::{Scalar, c};
 use crate::components::NodeState;
+use crate::components::directional_valve::DirectionalValveSpec;
 use crate::components::element::EventAt;
+use crate::components::flow_control::FlowControlSpec;
 use crate::components::flow_table::{self, FlowTable};
 use crate::components::keys::Problem;
 use crate::components::orifice::{
     ISO_LAMINAR_RATIO, ISO_RHO0_KG_PER_M3, ISO_T0_K, Poppet, signed_iso6358_mass_flow_kg_per_s,
 };
+use crate::components::pilot_check::PilotCheckSpec;
+use crate::components::quick_exhaust::QuickExhaustSpec;
 use crate::components::ratio_kinks;
+use crate::components::regulator::RegulatorSpec;
+use crate::components::shuttle_valve::ShuttleValveSpec;
 
 /// ISO 6358's nominal inlet pressure (6 bar gauge over the 100 kPa of ISO 8778), Pa absolute.
 pub const NOMINAL_INLET_PA: f64 = 700e3;
@@ -58,8 +64,9 @@ pub enum PathRating {
     Table(FlowTable),
 }
 
-/// A kind's rating keys, as its spec holds them (validated by [`rating_problems`]).
-#[derive(Clone, Copy, Debug)]
+/// A kind's rating keys, as its spec holds them (validated by [`rating_problems`]; an orifice's
+/// curve keys alone by [`curve_problems`], the others `None`).
+#[derive(Clone, Copy, Debug, Default)]
 pub struct RatingKeys<'a> {
     pub sonic_conductance: Option<f64>,
     pub nominal_flow: Option<f64>,
@@ -68,6 +75,65 @@ pub struct RatingKeys<'a> {
     pub flow_table_inlet_pressure: Option<f64>,
     pub flow_table_inlet_temperature: Option<f64>,
 }
+
+/// The curve keys of a kind rated by a catalogue curve (`flow_table` and its rated inlet
+/// state), a key group of [`crate::declare_kind!`] (`..rating_curve_keys { /// its doc }`, last
+/// in a kind's keys): appends them to the kind's keys, the attributes given to `flow_table`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! rating_curve_keys {
+    ([$(#[$flow_table_attr:meta])*] $($kind:tt)*) => {
+        $crate::declare_kind! {
+            $($kind)*
+            $(#[$flow_table_attr])*
+            flow_table: Curve(dimensionless), mass_rate, None, NonNegative;
+            /// The curve's rated inlet pressure, Pa absolute (with `flow_table`).
+            flow_table_inlet_pressure: Number, pressure, None, Positive;
+            /// The curve's rated inlet temperature, K (with `flow_table`; ISO 8778's 293.15 K
+            /// when absent).
+            flow_table_inlet_temperature: Number, temperature, None, Positive;
+        }
+    };
+}
+
+/// `rating_keys()` of the spec types listed, the kinds rated by these keys: their
+/// [`RatingKeys`] (a quick exhaust's are its path p–a's, and a–r's unless that has its own C or
+/// Q_N). A kind `without nominal_flow` (the flow control's throttle) is rated by C or a curve
+/// alone; a `critical_pressure_ratio` that is required (the flow control's, its check's b too)
+/// is always given.
+macro_rules! impl_rating_keys {
+    (@nominal_flow $x:ident) => {
+        $x.nominal_flow
+    };
+    (@nominal_flow $x:ident without nominal_flow) => {
+        None
+    };
+    ($($Spec:ident $(without $missing:ident)?),+ $(,)?) => {$(
+        impl $Spec {
+            /// Its rating keys.
+            pub(crate) fn rating_keys(&self) -> RatingKeys<'_> {
+                let x = self;
+                RatingKeys {
+                    sonic_conductance: x.sonic_conductance,
+                    nominal_flow: impl_rating_keys!(@nominal_flow x $(without $missing)?),
+                    critical_pressure_ratio: Option::from(x.critical_pressure_ratio),
+                    flow_table: x.flow_table.as_deref(),
+                    flow_table_inlet_pressure: x.flow_table_inlet_pressure,
+                    flow_table_inlet_temperature: x.flow_table_inlet_temperature,
+                }
+            }
+        }
+    )+};
+}
+
+impl_rating_keys!(
+    RegulatorSpec,
+    DirectionalValveSpec,
+    ShuttleValveSpec,
+    QuickExhaustSpec,
+    PilotCheckSpec,
+    FlowControlSpec without nominal_flow,
+);
 
 impl PathRating {
     /// The rating its keys give (validated: exactly one of C, Q_N and a curve, b with C or Q_N,
@@ -297,9 +363,10 @@ pub fn rating_problems(kind: &str, example: &str, k: &RatingKeys<'_>) -> Vec<Pro
                 } else {
                     "nominal_flow"
                 };
+                let a = article(kind);
                 problem(
                     None,
-                    format!("a {kind} rated by `{by}` needs `critical_pressure_ratio` (b) too"),
+                    format!("{a} {kind} rated by `{by}` needs `critical_pressure_ratio` (b) too"),
                 );
             }
         }
@@ -314,9 +381,18 @@ pub fn both_message(key: &str) -> String {
     )
 }
 
-/// A `kind`'s curve keys' own problems, whatever else rates it: the curve's rated inlet state
-/// given with a curve only, its inlet pressure required with it, and the curve's shape, naming
-/// its row (`flow_table::table_problem`, as the orifice's).
+/// "a" or "an" before the name of a `kind` ("a valve", "an orifice").
+fn article(kind: &str) -> &'static str {
+    if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// A `kind`'s curve keys' own problems, whatever else rates it (the orifice's and the valves'):
+/// the curve's rated inlet state given with a curve only, its inlet pressure required with it,
+/// and the curve's shape, naming its row (`flow_table::table_problem`).
 pub fn curve_problems(kind: &str, k: &RatingKeys<'_>) -> Vec<Problem> {
     let mut out = Vec::new();
     let Some(rows) = k.flow_table else {
@@ -353,10 +429,11 @@ pub fn curve_problems(kind: &str, k: &RatingKeys<'_>) -> Vec<Problem> {
         });
     }
     if k.flow_table_inlet_pressure.is_none() {
+        let a = article(kind);
         out.push(Problem {
             key: None,
             message: format!(
-                "a {kind} with `flow_table` needs `flow_table_inlet_pressure` too: the inlet \
+                "{a} {kind} with `flow_table` needs `flow_table_inlet_pressure` too: the inlet \
                  pressure (absolute) its curve was measured at"
             ),
         });

@@ -1,6 +1,8 @@
 //! Shared helpers of the verification tests.
 #![allow(dead_code)]
 
+pub mod valves;
+
 use std::path::Path;
 
 use plenum::model::{ModelFile, build_simulation, load_path};

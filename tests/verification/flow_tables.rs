@@ -3,53 +3,17 @@
 //! a two-point curve (linear in the ratio) fills a tank as its closed form says, and the curve
 //! combines with a poppet's opening, a one-way orifice and a reversed flow as the ISO law does.
 
+use plenum::components::orifice::ISO_T0_K;
 use plenum::components::orifice::iso6358_mass_flow_kg_per_s;
-use plenum::components::orifice::{ISO_LAMINAR_RATIO, ISO_RHO0_KG_PER_M3, ISO_T0_K};
 
+use crate::common::valves::IsoCurve;
 use crate::common::{output, sim_of};
 
 const C: f64 = 2e-8;
 const B: f64 = 0.3;
 /// The curve's rated inlet state: ISO 6358's nominal 6 bar gauge, ISO 8778's T₀.
 const P_REF: f64 = 7e5;
-
-/// The ISO law's ratios sampled for the curve: 0, b, then points between b and the laminar
-/// ratio denser towards it (uniform in θ, s = (r − b)/(1 − b) = sin θ, where the curvature
-/// grows), the laminar ratio and 1. The ISO law is flat below b and linear in Δp above the
-/// laminar ratio, so the curve is exact there.
-fn sampled_ratios(m: usize) -> Vec<f64> {
-    let s_lam = (ISO_LAMINAR_RATIO - B) / (1.0 - B);
-    let mut r = vec![0.0, B];
-    for i in 1..m {
-        let theta = s_lam.asin() * i as f64 / m as f64;
-        r.push(B + theta.sin() * (1.0 - B));
-    }
-    r.extend([ISO_LAMINAR_RATIO, 1.0]);
-    r
-}
-
-fn iso_at_rated(r: f64) -> f64 {
-    iso6358_mass_flow_kg_per_s(C, B, P_REF, ISO_T0_K, r * P_REF)
-}
-
-/// The interpolation error bound of each piece [r_k, r_{k+1}] at the rated state: max|F''|·h²/8
-/// (the error of linear interpolation), with F = K·sqrt(1 − s²) concave and |F''| =
-/// K/((1 − b)²·(1 − s²)^{3/2}) largest at the piece's right end; 0 on the flat and the laminar
-/// pieces, where F is linear.
-fn piece_bounds(r: &[f64]) -> Vec<f64> {
-    let k = C * ISO_RHO0_KG_PER_M3 * P_REF;
-    r.windows(2)
-        .map(|w| {
-            let (a, b) = (w[0], w[1]);
-            if b <= B || a >= ISO_LAMINAR_RATIO - 1e-15 {
-                return 0.0;
-            }
-            let s = (b - B) / (1.0 - B);
-            let f2 = k / ((1.0 - B).powi(2) * (1.0 - s * s).powf(1.5));
-            f2 * (b - a).powi(2) / 8.0
-        })
-        .collect()
-}
+const LAW: IsoCurve = IsoCurve::new(C, B, P_REF);
 
 fn blowdown(law: &str) -> String {
     format!(
@@ -90,16 +54,11 @@ to = "atm"
 /// error bound along the run (plus the two runs' rtol 1e-10).
 #[test]
 fn a_curve_sampled_from_the_iso_law_reproduces_the_iso_orifice() {
-    let ratios = sampled_ratios(38);
-    let bounds = piece_bounds(&ratios);
+    let ratios = LAW.ratios(38);
+    let bounds: Vec<f64> = ratios.windows(2).map(|w| LAW.bound(w[0], w[1])).collect();
     let rows: Vec<String> = ratios
         .iter()
-        .map(|&r| {
-            format!(
-                "[{r:?}, {:?}]",
-                if r == 1.0 { 0.0 } else { iso_at_rated(r) }
-            )
-        })
+        .map(|&r| format!("[{r:?}, {:?}]", LAW.flow(r)))
         .collect();
     println!("{} rows, largest piece bound {:.3e} kg/s", rows.len(), {
         bounds.iter().cloned().fold(0.0, f64::max)
@@ -107,10 +66,7 @@ fn a_curve_sampled_from_the_iso_law_reproduces_the_iso_orifice() {
 
     // The law, state by state.
     let table = plenum::components::flow_table::FlowTable::new(
-        &ratios
-            .iter()
-            .map(|&r| [r, if r == 1.0 { 0.0 } else { iso_at_rated(r) }])
-            .collect::<Vec<_>>(),
+        &ratios.iter().map(|&r| [r, LAW.flow(r)]).collect::<Vec<_>>(),
         P_REF,
         ISO_T0_K,
     );

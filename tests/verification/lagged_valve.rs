@@ -7,6 +7,9 @@
 
 use plenum::components::orifice::iso6358_mass_flow_kg_per_s;
 
+use plenum::simulation::Simulation;
+
+use crate::common::valves::flow_table_keys;
 use crate::common::{output, sim_of};
 
 /// A 2/2 valve `v` from a 6 bar supply into `into` (`extra`: more components), its spool
@@ -219,6 +222,58 @@ critical_pressure_ratio = 0.3
 
 const PORT_FLOWS: [&str; 3] = ["v.a_mdot", "v.b_mdot", "v.exhaust_mdot"];
 
+/// The working ports of a spool that moves: chambers `A` (0.2 L, from 1 bar) and `B` (0.2 L,
+/// from 6 bar), the command stepping 0 → 1 at 10 ms; the supply and the exhaust of
+/// [`five_two`].
+const CHAMBERS: &str = "[[chamber]]\nname = \"A\"\nvolume = \"0.2 L\"\npressure = \"1 bar\"\n\
+                        temperature = 293.15\n[[chamber]]\nname = \"B\"\nvolume = \"0.2 L\"\n\
+                        pressure = \"6 bar\"\ntemperature = 293.15";
+const STEP: &str = "{ table = [[0.0, 0.0], [0.01, 1.0]], interpolation = \"step\" }";
+const P_SUPPLY: f64 = 6e5;
+const P_ATM: f64 = 1e5;
+const T_SUPPLY: f64 = 293.15;
+
+/// One sample of [`CHAMBERS`]' port flows against `law`, the signed flow of a fully open path
+/// from (p₁, T₁) to (p₂, T₂), at the spool's openings (s for p–a and b–eb, 1 − s for p–b and
+/// a–ea) between the states read from the outputs.
+struct Sample {
+    s: f64,
+    pa: f64,
+    pb: f64,
+    /// The flows the law gives at `PORT_FLOWS`.
+    want: [f64; 3],
+    /// The largest |port flow − law| and |law|, kg/s.
+    worst: f64,
+    largest: f64,
+}
+
+fn sample(sim: &mut Simulation, law: impl Fn(f64, f64, f64, f64) -> f64) -> Sample {
+    let s = output(sim, "v.spool");
+    let (pa, ta) = (output(sim, "A.p"), output(sim, "A.T"));
+    let (pb, tb) = (output(sim, "B.p"), output(sim, "B.T"));
+    let (p_a, a_ea) = (law(P_SUPPLY, T_SUPPLY, pa, ta), law(pa, ta, P_ATM, 293.15));
+    let (p_b, b_eb) = (law(P_SUPPLY, T_SUPPLY, pb, tb), law(pb, tb, P_ATM, 293.15));
+    let want = [
+        s * p_a - (1.0 - s) * a_ea,
+        (1.0 - s) * p_b - s * b_eb,
+        (1.0 - s) * a_ea + s * b_eb,
+    ];
+    let (mut worst, mut largest) = (0.0f64, 0.0f64);
+    for (name, want) in PORT_FLOWS.iter().zip(want) {
+        let got = output(sim, name);
+        worst = worst.max((got - want).abs());
+        largest = largest.max(want.abs());
+    }
+    Sample {
+        s,
+        pa,
+        pb,
+        want,
+        worst,
+        largest,
+    }
+}
+
 /// The working ports as reservoirs at 4 bar (`A`: p–a subsonic, a–ea choked) and 2 bar (`B`),
 /// so that the flows are functions of the spool alone. The command steps 0 → 1 at 10 ms,
 /// τ = 2 ms; at 5 ms (before the step) and from 150 ms (70 τ after it: exp(−70) ≈ 4e-31) to
@@ -285,12 +340,8 @@ fn settled_port_flows_are_the_valve_without_a_lag() {
 /// b_mdot = (1 − s)·q(P→B) − s·q(B→ATM), exhaust_mdot = (1 − s)·q(A→ATM) + s·q(B→ATM).
 #[test]
 fn port_flows_follow_the_spool_during_the_lag() {
-    let chambers = "[[chamber]]\nname = \"A\"\nvolume = \"0.2 L\"\npressure = \"1 bar\"\n\
-                    temperature = 293.15\n[[chamber]]\nname = \"B\"\nvolume = \"0.2 L\"\n\
-                    pressure = \"6 bar\"\ntemperature = 293.15";
-    let step = "{ table = [[0.0, 0.0], [0.01, 1.0]], interpolation = \"step\" }";
-    let mut sim = sim_of(&five_two(chambers, step, "response_time = 0.005"));
-    let (cond, b, p_supply, p_atm, t_supply) = (1e-8, 0.3, 6e5, 1e5, 293.15);
+    let mut sim = sim_of(&five_two(CHAMBERS, STEP, "response_time = 0.005"));
+    let (cond, b) = (1e-8, 0.3);
     // q(from → to), signed: the law from the higher pressure's side.
     let q = |p1: f64, t1: f64, p2: f64, t2: f64| {
         if p1 >= p2 {
@@ -303,30 +354,21 @@ fn port_flows_follow_the_spool_during_the_lag() {
     for k in 36..=160 {
         let t = 0.25e-3 * k as f64;
         sim.advance_to(t).expect("runs");
-        let s = output(&mut sim, "v.spool");
-        let (pa, ta) = (output(&mut sim, "A.p"), output(&mut sim, "A.T"));
-        let (pb, tb) = (output(&mut sim, "B.p"), output(&mut sim, "B.T"));
-        let (p_a, a_ea) = (q(p_supply, t_supply, pa, ta), q(pa, ta, p_atm, 293.15));
-        let (p_b, b_eb) = (q(p_supply, t_supply, pb, tb), q(pb, tb, p_atm, 293.15));
-        let want = [
-            s * p_a - (1.0 - s) * a_ea,
-            (1.0 - s) * p_b - s * b_eb,
-            (1.0 - s) * a_ea + s * b_eb,
-        ];
-        for (name, want) in PORT_FLOWS.iter().zip(want) {
-            let got = output(&mut sim, name);
-            worst = worst.max((got - want).abs());
-            largest = largest.max(want.abs());
-        }
-        if s > 0.05 && s < 0.95 {
+        let x = sample(&mut sim, q);
+        worst = worst.max(x.worst);
+        largest = largest.max(x.largest);
+        if x.s > 0.05 && x.s < 0.95 {
             mid_spool += 1;
         }
         if k % 20 == 0 {
             println!(
-                "t = {t} s: s = {s:.6}, p_A = {pa:.0} Pa, p_B = {pb:.0} Pa, a_mdot = {:e} kg/s \
+                "t = {t} s: s = {:.6}, p_A = {:.0} Pa, p_B = {:.0} Pa, a_mdot = {:e} kg/s \
                  (law {:e})",
+                x.s,
+                x.pa,
+                x.pb,
                 output(&mut sim, "v.a_mdot"),
-                want[0]
+                x.want[0]
             );
         }
     }
@@ -433,55 +475,27 @@ fn curve_flow(p1: f64, t1: f64, p2: f64, t2: f64) -> f64 {
 /// two (events).
 #[test]
 fn a_lagged_valve_rated_by_a_curve_follows_its_spool_on_the_curve() {
-    let chambers = "[[chamber]]\nname = \"A\"\nvolume = \"0.2 L\"\npressure = \"1 bar\"\n\
-                    temperature = 293.15\n[[chamber]]\nname = \"B\"\nvolume = \"0.2 L\"\n\
-                    pressure = \"6 bar\"\ntemperature = 293.15";
-    let step = "{ table = [[0.0, 0.0], [0.01, 1.0]], interpolation = \"step\" }";
-    let rows: Vec<String> = CURVE
-        .iter()
-        .map(|[r, f]| format!("[{r:?}, {f:?}]"))
-        .collect();
     let curve = format!(
-        "response_time = 0.005\nflow_table = [{}]\nflow_table_inlet_pressure = 7e5\n\
-         flow_table_inlet_temperature = 293.15",
-        rows.join(", ")
+        "response_time = 0.005\n{}flow_table_inlet_temperature = 293.15",
+        flow_table_keys(&CURVE, 7e5)
     );
-    let model = five_two(chambers, step, "").replace(
+    let model = five_two(CHAMBERS, STEP, "").replace(
         "sonic_conductance = 1e-8\ncritical_pressure_ratio = 0.3\n",
         &curve,
     );
     assert!(!model.contains("sonic_conductance"), "{model}");
     let mut sim = sim_of(&model);
-    let (p_supply, p_atm, t_supply) = (6e5, 1e5, 293.15);
     let (mut worst, mut largest, mut mid_spool) = (0.0f64, 0.0f64, 0);
     let (mut r_a, mut r_b) = ((f64::INFINITY, 0.0f64), (f64::INFINITY, 0.0f64));
     for k in 36..=1000 {
         let t = 0.25e-3 * k as f64;
         sim.advance_to(t).expect("runs");
-        let s = output(&mut sim, "v.spool");
-        let (pa, ta) = (output(&mut sim, "A.p"), output(&mut sim, "A.T"));
-        let (pb, tb) = (output(&mut sim, "B.p"), output(&mut sim, "B.T"));
-        r_a = (r_a.0.min(pa / p_supply), r_a.1.max(pa / p_supply));
-        r_b = (r_b.0.min(p_atm / pb), r_b.1.max(p_atm / pb));
-        let (p_a, a_ea) = (
-            curve_flow(p_supply, t_supply, pa, ta),
-            curve_flow(pa, ta, p_atm, 293.15),
-        );
-        let (p_b, b_eb) = (
-            curve_flow(p_supply, t_supply, pb, tb),
-            curve_flow(pb, tb, p_atm, 293.15),
-        );
-        let want = [
-            s * p_a - (1.0 - s) * a_ea,
-            (1.0 - s) * p_b - s * b_eb,
-            (1.0 - s) * a_ea + s * b_eb,
-        ];
-        for (name, want) in PORT_FLOWS.iter().zip(want) {
-            let got = output(&mut sim, name);
-            worst = worst.max((got - want).abs());
-            largest = largest.max(want.abs());
-        }
-        if s > 0.05 && s < 0.95 {
+        let x = sample(&mut sim, curve_flow);
+        r_a = (r_a.0.min(x.pa / P_SUPPLY), r_a.1.max(x.pa / P_SUPPLY));
+        r_b = (r_b.0.min(P_ATM / x.pb), r_b.1.max(P_ATM / x.pb));
+        worst = worst.max(x.worst);
+        largest = largest.max(x.largest);
+        if x.s > 0.05 && x.s < 0.95 {
             mid_spool += 1;
         }
     }

@@ -10,17 +10,13 @@
 //! law of (C, b) rates a shuttle valve that is the (C, b) valve within the curve's linear
 //! interpolation error; and Model Exchange reports only the row events that can fire.
 
-use plenum::components::orifice::{
-    ISO_LAMINAR_RATIO, ISO_RHO0_KG_PER_M3, ISO_T0_K, iso6358_mass_flow_kg_per_s,
+use plenum::components::orifice::{ISO_T0_K, iso6358_mass_flow_kg_per_s};
+
+use crate::common::valves::{
+    GAS, IsoCurve, chamber, compare, fill_then_vent, flow_table_keys, held_cylinder, step,
+    supply_switched_off, two_inlets, vented_pilot,
 };
-
 use crate::common::{output, sim_of};
-
-const GAS: &str = "[gas]\nspecies = \"air\"\n";
-
-/// Adaptive, so that a row one run locates and the other steps over parts their step
-/// sequences (and results, by about rtol).
-const ADAPTIVE: &str = "method = \"auto\"\nrtol = 1e-6\natol = 1e-9\n";
 
 /// A coarse curve (a few rows far apart, each a visible kink): about the ISO law of C = 3e-9
 /// m³/(s·Pa), b = 0.35 at 7 bar (F₀ = C·p_ref·ρ₀ ≈ 2.49e-3 kg/s).
@@ -33,52 +29,16 @@ const ROWS: [[f64; 2]; 6] = [
     [1.0, 0.0],
 ];
 
-/// The rows as a model file's `flow_table`, rated at 7 bar (T_ref: T₀).
-fn table_keys(rows: &[[f64; 2]]) -> String {
-    let cells: Vec<String> = rows
-        .iter()
-        .map(|[r, f]| format!("[{r:?}, {f:?}]"))
-        .collect();
-    format!(
-        "flow_table = [{}]\nflow_table_inlet_pressure = 7e5\n",
-        cells.join(", ")
-    )
-}
-
-fn chamber(name: &str, litres: f64, bar: f64) -> String {
-    format!(
-        "[[chamber]]\nname = \"{name}\"\nvolume = \"{litres} L\"\npressure = \"{bar} bar\"\n\
-         temperature = 293.15\n"
-    )
-}
-
 /// An orifice of the curve `ROWS` (scaled by `scale`), of opening `opening`.
 fn orifice(name: &str, from: &str, to: &str, scale: f64, opening: &str) -> String {
     format!(
         "[[orifice]]\nname = \"{name}\"\nfrom = \"{from}\"\nto = \"{to}\"\n{}opening = {opening}\n",
-        table_keys(&scaled(scale))
+        flow_table_keys(&scaled(scale), 7e5)
     )
 }
 
 fn scaled(scale: f64) -> Vec<[f64; 2]> {
     ROWS.iter().map(|[r, f]| [*r, f * scale]).collect()
-}
-
-/// The largest relative difference of `names` between two runs at 20 outputs to `t_end`, and
-/// the events each run handled.
-fn compare(a: &str, b: &str, t_end: f64, names: &[&str]) -> (f64, u64, u64) {
-    let (mut x, mut y) = (sim_of(a), sim_of(b));
-    let mut worst: f64 = 0.0;
-    for k in 1..=20 {
-        let t = t_end * k as f64 / 20.0;
-        x.advance_to(t).expect("runs");
-        y.advance_to(t).expect("runs");
-        for n in names {
-            let (u, v) = (output(&mut x, n), output(&mut y, n));
-            worst = worst.max((u / v - 1.0).abs());
-        }
-    }
-    (worst, x.stats.events, y.stats.events)
 }
 
 /// X at 6 bar and Y at 4 bar (1 L each) feed O (0.1 L, from 1 bar) through a shuttle valve
@@ -87,19 +47,12 @@ fn compare(a: &str, b: &str, t_end: f64, names: &[&str]) -> (f64, u64, u64) {
 /// (lower) inlet and a closed one from the other.
 #[test]
 fn a_shuttle_valve_rated_by_a_curve_is_the_orifice_of_its_curve() {
-    let solver = format!("[solver]\n{ADAPTIVE}t_end = 0.3\n");
-    let nodes = format!(
-        "{}{}{}",
-        chamber("X", 1.0, 6.0),
-        chamber("Y", 1.0, 4.0),
-        chamber("O", 0.1, 1.0)
-    );
     for (two_pressure, from, closed_inlet) in [(false, "X", "Y"), (true, "Y", "X")] {
-        let head = format!("[model]\nname = \"logic_table\"\n{GAS}{solver}{nodes}");
+        let head = two_inlets("logic_table", 0.3);
         let one = format!(
             "{head}[[shuttle_valve]]\nname = \"v\"\nx = \"X\"\ny = \"Y\"\nout = \"O\"\n{}\
              two_pressure = {two_pressure}\n",
-            table_keys(&scaled(4.0))
+            flow_table_keys(&scaled(4.0), 7e5)
         );
         let two = format!(
             "{head}{}{}",
@@ -141,36 +94,19 @@ fn a_shuttle_valve_rated_by_a_curve_is_the_orifice_of_its_curve() {
 /// both paths). Against an inlet orifice and a vent orifice of the curve opened by steps.
 #[test]
 fn a_quick_exhaust_rated_by_a_curve_is_the_orifices_of_its_curve() {
-    let head = format!(
-        "[model]\nname = \"qev_table\"\n{GAS}[solver]\n{ADAPTIVE}t_end = 0.16\n\
-         [[reservoir]]\nname = \"P\"\npressure = {{ table = [[0.0, 6e5], [0.07, 101325.0]], \
-         interpolation = \"step\" }}\ntemperature = 293.15\n\
-         [[reservoir]]\nname = \"R\"\npressure = 101325.0\ntemperature = 293.15\n{}",
-        chamber("A", 0.2, 1.0)
-    );
+    let head = supply_switched_off("qev_table", 0.16, 0.07, 0.2);
     let one = format!(
         "{head}[[quick_exhaust]]\nname = \"q\"\np = \"P\"\na = \"A\"\nr = \"R\"\n{}",
-        table_keys(&scaled(10.0))
+        flow_table_keys(&scaled(10.0), 7e5)
     );
-    let step = |a: f64, b: f64| {
-        format!("{{ table = [[0.0, {a}], [0.07, {b}]], interpolation = \"step\" }}")
-    };
     let two = format!(
         "{head}{}{}",
-        orifice("q", "P", "A", 10.0, &step(1.0, 0.0)),
-        orifice("vent", "A", "R", 10.0, &step(0.0, 1.0))
+        orifice("q", "P", "A", 10.0, &step(0.07, 1.0, 0.0)),
+        orifice("vent", "A", "R", 10.0, &step(0.07, 0.0, 1.0))
     );
     let (worst, events, peer_events) = compare(&one, &two, 0.16, &["A.p"]);
     let mut sim = sim_of(&one);
-    let (mut peak, mut low): (f64, f64) = (0.0, f64::INFINITY);
-    for k in 1..=160 {
-        let t = 1e-3 * k as f64;
-        sim.advance_to(t).expect("runs");
-        let pp = if t < 0.07 { 6e5 } else { 101_325.0 };
-        let pa = output(&mut sim, "A.p");
-        low = low.min((pp - pa).abs());
-        peak = peak.max(pa);
-    }
+    let (peak, low) = fill_then_vent(&mut sim, 160, 0.07);
     let end = output(&mut sim, "A.p");
     println!(
         "quick exhaust, curve-rated, against an inlet and a vent orifice of the curve: largest \
@@ -196,16 +132,8 @@ fn a_quick_exhaust_rated_by_a_curve_is_the_orifices_of_its_curve() {
 /// check orifice of the curve with the same cracking and full-flow pressures.
 #[test]
 fn a_pilot_check_rated_by_a_curve_is_the_orifice_of_its_curve() {
-    let rows = table_keys(&scaled(20.0));
-    let held = |valve: &str| {
-        format!(
-            "[model]\nname = \"pc_table\"\n{GAS}[solver]\n{ADAPTIVE}t_end = 0.2\n{}\
-             [[reservoir]]\nname = \"line\"\npressure = 101325.0\ntemperature = 293.15\n\
-             [[reservoir]]\nname = \"X\"\npressure = {{ table = [[0.0, 101325.0], \
-             [0.05, 701325.0]], interpolation = \"step\" }}\ntemperature = 293.15\n{valve}",
-            chamber("cyl", 0.5, 6.0)
-        )
-    };
+    let rows = flow_table_keys(&scaled(20.0), 7e5);
+    let held = |valve: &str| held_cylinder("pc_table", 0.2, valve);
     let one = held(&format!(
         "[[pilot_check]]\nname = \"pc\"\nfrom = \"line\"\nto = \"cyl\"\npilot = \"X\"\n\
          pilot_ratio = 3.0\ncracking_pressure = 1e4\nfull_flow_pressure = 5e4\n{rows}"
@@ -234,12 +162,7 @@ fn a_pilot_check_rated_by_a_curve_is_the_orifice_of_its_curve() {
         "{events} {peer_events}"
     );
 
-    let head = format!(
-        "[model]\nname = \"pc_vented\"\n{GAS}[solver]\n{ADAPTIVE}t_end = 0.3\n\
-         {}{}[[reservoir]]\nname = \"atm\"\npressure = 101325.0\ntemperature = 293.15\n",
-        chamber("A", 0.2, 6.0),
-        chamber("B", 0.2, 1.0)
-    );
+    let head = vented_pilot("pc_vented");
     let one = format!(
         "{head}[[pilot_check]]\nname = \"pc\"\nfrom = \"A\"\nto = \"B\"\npilot = \"atm\"\n\
          pilot_ratio = 3.0\ncracking_pressure = 2e4\nfull_flow_pressure = 8e4\n{rows}"
@@ -271,45 +194,7 @@ fn a_pilot_check_rated_by_a_curve_is_the_orifice_of_its_curve() {
 const C: f64 = 3e-9;
 const B: f64 = 0.3;
 const P_REF: f64 = 7e5;
-
-/// The ISO law's ratios sampled for a curve: 0, b, `m − 1` points between b and the laminar
-/// ratio uniform in θ with s = (r − b)/(1 − b) = sin θ (denser towards 1, where the curvature
-/// grows), the laminar ratio and 1. The law is flat below b and linear in Δp above the laminar
-/// ratio, so the curve is exact on those pieces.
-fn sampled_rows(m: usize) -> Vec<[f64; 2]> {
-    let s_lam = (ISO_LAMINAR_RATIO - B) / (1.0 - B);
-    let mut r = vec![0.0, B];
-    for i in 1..m {
-        let theta = s_lam.asin() * i as f64 / m as f64;
-        r.push(B + theta.sin() * (1.0 - B));
-    }
-    r.extend([ISO_LAMINAR_RATIO, 1.0]);
-    r.into_iter()
-        .map(|r| {
-            let f = if r == 1.0 {
-                0.0
-            } else {
-                iso6358_mass_flow_kg_per_s(C, B, P_REF, ISO_T0_K, r * P_REF)
-            };
-            [r, f]
-        })
-        .collect()
-}
-
-/// The linear interpolation error bound on the curve's piece holding r, at the rated state:
-/// max|F''|·h²/8, F = K·sqrt(1 − s²) concave, |F''| = K/((1 − b)²·(1 − s²)^{3/2}) largest at
-/// the piece's right end; 0 on the flat piece and the laminar one, where F is linear.
-fn piece_bound(rows: &[[f64; 2]], r: f64) -> f64 {
-    let n = rows.len();
-    let k = rows[1..n - 1].partition_point(|x| x[0] <= r);
-    let (a, b) = (rows[k][0], rows[k + 1][0]);
-    if b <= B || a >= ISO_LAMINAR_RATIO - 1e-15 {
-        return 0.0;
-    }
-    let s = (b - B) / (1.0 - B);
-    let f2 = C * ISO_RHO0_KG_PER_M3 * P_REF / ((1.0 - B).powi(2) * (1.0 - s * s).powf(1.5));
-    f2 * (b - a).powi(2) / 8.0
-}
+const LAW: IsoCurve = IsoCurve::new(C, B, P_REF);
 
 /// A shuttle valve rated by a 22-row curve sampled from the ISO law of (C, b) = (3e-9, 0.3)
 /// at 7 bar, fed from X (8 bar, 1 L) into O (0.1 L from 1 bar): along the run, every 5 ms
@@ -318,7 +203,7 @@ fn piece_bound(rows: &[[f64; 2]], r: f64) -> f64 {
 /// outputs) within the piece's bound, scaled as the curve's law.
 #[test]
 fn a_shuttle_valve_rated_by_a_sampled_curve_is_its_iso_law_within_the_interpolation_error() {
-    let rows = sampled_rows(18);
+    let rows = LAW.rows(18);
     let model = format!(
         "[model]\nname = \"sampled\"\n{GAS}[solver]\nmethod = \"auto\"\nrtol = 1e-10\n\
          atol = 1e-14\nt_end = 2.0\n{}{}{}\
@@ -326,7 +211,7 @@ fn a_shuttle_valve_rated_by_a_sampled_curve_is_its_iso_law_within_the_interpolat
         chamber("X", 1.0, 8.0),
         chamber("Y", 1.0, 1.0),
         chamber("O", 0.1, 1.0),
-        table_keys(&rows)
+        flow_table_keys(&rows, P_REF)
     );
     let mut sim = sim_of(&model);
     let (mut worst, mut worst_ratio, mut r_max) = ((0.0f64, 0.0f64), 0.0f64, 0.0f64);
@@ -347,7 +232,7 @@ fn a_shuttle_valve_rated_by_a_sampled_curve_is_its_iso_law_within_the_interpolat
         r_max = r_max.max(r);
         let want = iso6358_mass_flow_kg_per_s(C, B, px, tx, po);
         // The curve's law F(r)·(p/p_ref)·sqrt(T_ref/T): its bound scales the same way.
-        let bound = piece_bound(&rows, r) * px / P_REF * (ISO_T0_K / tx).sqrt() + 1e-13 * want;
+        let bound = LAW.piece_bound(&rows, r) * px / P_REF * (ISO_T0_K / tx).sqrt() + 1e-13 * want;
         let err = (mdot - want).abs();
         assert!(err <= bound, "t = {t}: r = {r}: {err:e} above {bound:e}");
         if err / bound.max(1e-300) > worst_ratio {

@@ -6,21 +6,11 @@
 //! path as an orifice of opening 0 and both runs take the same steps); across the switch the
 //! total mass is conserved and the result meets the tolerance.
 
+use crate::common::valves::{
+    GAS, chamber, compare, fill_then_vent, held_cylinder, step, supply_switched_off, two_inlets,
+    vented_pilot,
+};
 use crate::common::{output, sim_of};
-
-const GAS: &str = "[gas]\nspecies = \"air\"\n";
-
-/// The method of the comparisons: adaptive, so that a switch one run locates and the other
-/// steps over parts their step sequences (and their results, by about rtol); a fixed RK4 step
-/// of 1e-5 s is too accurate to show it.
-const ADAPTIVE: &str = "method = \"auto\"\nrtol = 1e-6\natol = 1e-9\n";
-
-fn chamber(name: &str, litres: f64, bar: f64) -> String {
-    format!(
-        "[[chamber]]\nname = \"{name}\"\nvolume = \"{litres} L\"\npressure = \"{bar} bar\"\n\
-         temperature = 293.15\n"
-    )
-}
 
 fn orifice(name: &str, from: &str, to: &str, c: f64, opening: &str) -> String {
     format!(
@@ -29,34 +19,10 @@ fn orifice(name: &str, from: &str, to: &str, c: f64, opening: &str) -> String {
     )
 }
 
-/// The largest relative difference of `names` between two runs at 20 outputs to `t_end`, and
-/// the events each run handled.
-fn compare(a: &str, b: &str, t_end: f64, names: &[&str]) -> (f64, u64, u64) {
-    let (mut x, mut y) = (sim_of(a), sim_of(b));
-    let mut worst: f64 = 0.0;
-    for k in 1..=20 {
-        let t = t_end * k as f64 / 20.0;
-        x.advance_to(t).expect("runs");
-        y.advance_to(t).expect("runs");
-        for n in names {
-            let (u, v) = (output(&mut x, n), output(&mut y, n));
-            worst = worst.max((u / v - 1.0).abs());
-        }
-    }
-    (worst, x.stats.events, y.stats.events)
-}
-
 #[test]
 fn shuttle_passes_its_higher_inlet_and_two_pressure_its_lower() {
-    let solver = format!("[solver]\n{ADAPTIVE}t_end = 0.2\n");
-    let nodes = format!(
-        "{}{}{}",
-        chamber("X", 1.0, 6.0),
-        chamber("Y", 1.0, 4.0),
-        chamber("O", 0.1, 1.0)
-    );
     for (two_pressure, from, closed_inlet) in [(false, "X", "Y"), (true, "Y", "X")] {
-        let head = format!("[model]\nname = \"logic\"\n{GAS}{solver}{nodes}");
+        let head = two_inlets("logic", 0.2);
         let valve = format!(
             "[[shuttle_valve]]\nname = \"v\"\nx = \"X\"\ny = \"Y\"\nout = \"O\"\n\
              sonic_conductance = 3e-9\ncritical_pressure_ratio = 0.3\n\
@@ -178,38 +144,20 @@ fn shuttle_switch_conserves_mass_and_meets_the_tolerance() {
 fn quick_exhaust_fills_from_its_supply_and_vents_to_its_exhaust() {
     // The supply is 6 bar until 0.05 s, then atmospheric: the cylinder A fills through p–a,
     // then vents through a–r (C 1.5 times the inlet's) as the valve's exhaust would.
-    let head = format!(
-        "[model]\nname = \"qev\"\n{GAS}[solver]\n{ADAPTIVE}t_end = 0.09\n\
-         [[reservoir]]\nname = \"P\"\npressure = {{ table = [[0.0, 6e5], [0.05, 101325.0]], \
-         interpolation = \"step\" }}\ntemperature = 293.15\n\
-         [[reservoir]]\nname = \"R\"\npressure = 101325.0\ntemperature = 293.15\n{}",
-        chamber("A", 1.0, 1.0)
-    );
+    let head = supply_switched_off("qev", 0.09, 0.05, 1.0);
     let one = format!(
         "{head}[[quick_exhaust]]\nname = \"q\"\np = \"P\"\na = \"A\"\nr = \"R\"\n\
          sonic_conductance = 3e-8\nexhaust_sonic_conductance = 4.5e-8\n\
          critical_pressure_ratio = 0.3\n"
     );
-    let step = |a: f64, b: f64| {
-        format!("{{ table = [[0.0, {a}], [0.05, {b}]], interpolation = \"step\" }}")
-    };
     let two = format!(
         "{head}{}{}",
-        orifice("q", "P", "A", 3e-8, &step(1.0, 0.0)),
-        orifice("vent", "A", "R", 4.5e-8, &step(0.0, 1.0))
+        orifice("q", "P", "A", 3e-8, &step(0.05, 1.0, 0.0)),
+        orifice("vent", "A", "R", 4.5e-8, &step(0.05, 0.0, 1.0))
     );
     let (worst, events, peer_events) = compare(&one, &two, 0.09, &["A.p"]);
     let mut sim = sim_of(&one);
-    let mut low = f64::INFINITY;
-    let mut peak: f64 = 0.0;
-    for k in 1..=90 {
-        let t = 1e-3 * k as f64;
-        sim.advance_to(t).expect("runs");
-        let pp = if t < 0.05 { 6e5 } else { 101_325.0 };
-        let pa = output(&mut sim, "A.p");
-        low = low.min((pp - pa).abs());
-        peak = peak.max(pa);
-    }
+    let (peak, low) = fill_then_vent(&mut sim, 90, 0.05);
     let vented = output(&mut sim, "q.exhaust_mdot");
     println!(
         "quick exhaust against an inlet and a vent orifice: largest relative difference \
@@ -263,33 +211,24 @@ fn logic_valves_refuse_a_missing_or_doubled_rating() {
     }
 }
 
-/// A cylinder chamber at 6 bar held by a pilot-operated check valve whose line is vented; the
-/// pilot is raised to 6 bar gauge at 0.05 s.
-fn held_cylinder(valve: &str) -> String {
-    format!(
-        "[model]\nname = \"pilot_check\"\n{GAS}[solver]\n{ADAPTIVE}\
-         t_end = 0.1\n{}\
-         [[reservoir]]\nname = \"line\"\npressure = 101325.0\ntemperature = 293.15\n\
-         [[reservoir]]\nname = \"X\"\npressure = {{ table = [[0.0, 101325.0], [0.05, 701325.0]], \
-         interpolation = \"step\" }}\ntemperature = 293.15\n{valve}",
-        chamber("cyl", 0.5, 6.0)
-    )
-}
-
 #[test]
 fn pilot_check_holds_until_piloted_then_is_an_open_orifice() {
     let valve = "[[pilot_check]]\nname = \"pc\"\nfrom = \"line\"\nto = \"cyl\"\npilot = \"X\"\n\
                  pilot_ratio = 3.0\ncracking_pressure = 1e4\nfull_flow_pressure = 5e4\n\
                  sonic_conductance = 5e-8\ncritical_pressure_ratio = 0.3\n";
-    let one = held_cylinder(valve);
+    let one = held_cylinder("pilot_check", 0.1, valve);
     // The same as an ISO orifice, both ways, opened by a step at 0.05 s.
-    let two = held_cylinder(&orifice(
-        "pc",
-        "line",
-        "cyl",
-        5e-8,
-        "{ table = [[0.0, 0.0], [0.05, 1.0]], interpolation = \"step\" }",
-    ));
+    let two = held_cylinder(
+        "pilot_check",
+        0.1,
+        &orifice(
+            "pc",
+            "line",
+            "cyl",
+            5e-8,
+            "{ table = [[0.0, 0.0], [0.05, 1.0]], interpolation = \"step\" }",
+        ),
+    );
     let (worst, events, peer_events) = compare(&one, &two, 0.1, &["cyl.p"]);
     let mut sim = sim_of(&one);
     sim.advance_to(0.049).expect("runs");
@@ -321,12 +260,7 @@ fn pilot_check_holds_until_piloted_then_is_an_open_orifice() {
 
 #[test]
 fn pilot_check_with_its_pilot_vented_is_a_one_way_check_orifice() {
-    let head = format!(
-        "[model]\nname = \"pc\"\n{GAS}[solver]\n{ADAPTIVE}t_end = 0.3\n\
-         {}{}[[reservoir]]\nname = \"atm\"\npressure = 101325.0\ntemperature = 293.15\n",
-        chamber("A", 0.2, 6.0),
-        chamber("B", 0.2, 1.0)
-    );
+    let head = vented_pilot("pc");
     let one = format!(
         "{head}[[pilot_check]]\nname = \"pc\"\nfrom = \"A\"\nto = \"B\"\npilot = \"atm\"\n\
          pilot_ratio = 3.0\ncracking_pressure = 2e4\nfull_flow_pressure = 8e4\n\

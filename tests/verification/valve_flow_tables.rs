@@ -8,10 +8,9 @@
 //! events that can fire.
 
 use plenum::components::flow_table::FlowTable;
-use plenum::components::orifice::{
-    ISO_LAMINAR_RATIO, ISO_RHO0_KG_PER_M3, ISO_T0_K, iso6358_mass_flow_kg_per_s,
-};
+use plenum::components::orifice::{ISO_RHO0_KG_PER_M3, ISO_T0_K, iso6358_mass_flow_kg_per_s};
 
+use crate::common::valves::{IsoCurve, flow_table_keys};
 use crate::common::{output, sim_of};
 
 /// The regulator's ISO rating: C, m³/(s·Pa), and b.
@@ -19,67 +18,11 @@ const C: f64 = 1e-8;
 const B: f64 = 0.3;
 /// The curve's rated inlet pressure (ISO 6358's nominal 6 bar gauge), Pa; T_ref is T₀.
 const P_REF: f64 = 7e5;
+const LAW: IsoCurve = IsoCurve::new(C, B, P_REF);
 /// The regulator's supply, set point (absolute) and regulation range, Pa.
 const P_SUPPLY: f64 = 10e5;
 const SET_PA: f64 = 5e5;
 const RANGE_PA: f64 = 0.5e5;
-
-/// The ISO law's ratios sampled for the curve: 0, b, then `m − 1` points between b and the
-/// laminar ratio, uniform in θ with s = (r − b)/(1 − b) = sin θ (denser where the curvature
-/// grows, towards 1), the laminar ratio and 1. The law is flat below b and linear in Δp above
-/// the laminar ratio, so the curve is exact on those pieces.
-fn sampled_ratios(m: usize) -> Vec<f64> {
-    let s_lam = (ISO_LAMINAR_RATIO - B) / (1.0 - B);
-    let mut r = vec![0.0, B];
-    for i in 1..m {
-        let theta = s_lam.asin() * i as f64 / m as f64;
-        r.push(B + theta.sin() * (1.0 - B));
-    }
-    r.extend([ISO_LAMINAR_RATIO, 1.0]);
-    r
-}
-
-/// The curve's rows `[r, F(r)]`: the ISO law at the rated state (0 at r = 1).
-fn sampled_rows(m: usize) -> Vec<[f64; 2]> {
-    sampled_ratios(m)
-        .into_iter()
-        .map(|r| {
-            let f = if r == 1.0 {
-                0.0
-            } else {
-                iso6358_mass_flow_kg_per_s(C, B, P_REF, ISO_T0_K, r * P_REF)
-            };
-            [r, f]
-        })
-        .collect()
-}
-
-/// The rows as a model file's `flow_table` (with its rated inlet pressure).
-fn table_keys(rows: &[[f64; 2]]) -> String {
-    let cells: Vec<String> = rows
-        .iter()
-        .map(|[r, f]| format!("[{r:?}, {f:?}]"))
-        .collect();
-    format!(
-        "flow_table = [{}]\nflow_table_inlet_pressure = {P_REF:e}\n",
-        cells.join(", ")
-    )
-}
-
-/// The linear interpolation error bound of the curve's piece [r_k, r_{k+1}] at the rated state,
-/// max|F''|·h²/8, with F = K·sqrt(1 − s²) concave and |F''| = K/((1 − b)²·(1 − s²)^{3/2})
-/// largest at the piece's right end; 0 on the flat and the laminar pieces, where F is linear.
-fn piece_bound(rows: &[[f64; 2]], r: f64) -> f64 {
-    let n = rows.len();
-    let k = rows[1..n - 1].partition_point(|x| x[0] <= r);
-    let (a, b) = (rows[k][0], rows[k + 1][0]);
-    if b <= B || a >= ISO_LAMINAR_RATIO - 1e-15 {
-        return 0.0;
-    }
-    let s = (b - B) / (1.0 - B);
-    let f2 = C * ISO_RHO0_KG_PER_M3 * P_REF / ((1.0 - B).powi(2) * (1.0 - s * s).powf(1.5));
-    f2 * (b - a).powi(2) / 8.0
-}
 
 /// Supply at 10 bar (T₀), an outlet chamber of 0.1 L at 1 bar behind a regulator set to 4 bar
 /// gauge over 1 bar, range 0.5 bar, rated by `rating`, and `extra` (a draw or a feed).
@@ -131,14 +74,14 @@ regulation_range = {RANGE_PA:e}
 /// with p_o too), so the two held pressures differ by at most x·ε·Δp_r/F = Δp_r·ṁ·ε/F².
 #[test]
 fn a_regulator_rated_by_a_sampled_curve_is_its_iso_law_within_the_interpolation_error() {
-    let rows = sampled_rows(38);
+    let rows = LAW.rows(38);
     let draw = 1e-3;
     let extra =
         format!("[[mass_flow]]\nname = \"draw\"\nfrom = \"out\"\nto = \"atm\"\nrate = {draw}\n");
     let iso_rating = format!("sonic_conductance = {C:e}\ncritical_pressure_ratio = {B}\n");
     let (mut tab, mut iso) = (
         sim_of(&regulator_model(
-            &table_keys(&rows),
+            &flow_table_keys(&rows, P_REF),
             "",
             "\"4 bar\"",
             &extra,
@@ -158,7 +101,7 @@ fn a_regulator_rated_by_a_sampled_curve_is_its_iso_law_within_the_interpolation_
         );
         let r = p_o / P_SUPPLY;
         let want = x * iso6358_mass_flow_kg_per_s(C, B, P_SUPPLY, ISO_T0_K, p_o);
-        let bound = x * piece_bound(&rows, r) * scale + 1e-13 * want.abs();
+        let bound = x * LAW.piece_bound(&rows, r) * scale + 1e-13 * want.abs();
         let err = (mdot - want).abs();
         assert!(
             err <= bound,
@@ -184,7 +127,7 @@ fn a_regulator_rated_by_a_sampled_curve_is_its_iso_law_within_the_interpolation_
     let (m_tab, m_iso) = (output(&mut tab, "reg.mdot"), output(&mut iso, "reg.mdot"));
     // F at the higher of the two held pressures is the smaller (F falls with p_o).
     let f_min = iso6358_mass_flow_kg_per_s(C, B, P_SUPPLY, ISO_T0_K, p_tab.max(p_iso));
-    let eps = piece_bound(&rows, p_tab.max(p_iso) / P_SUPPLY) * scale;
+    let eps = LAW.piece_bound(&rows, p_tab.max(p_iso) / P_SUPPLY) * scale;
     let allowed = RANGE_PA * draw * eps / (f_min * f_min) + 1e-9 * SET_PA;
     let dp = (p_tab - p_iso).abs();
     println!(
@@ -209,7 +152,7 @@ fn an_open_regulator_rated_by_a_curve_is_the_orifice_of_that_curve() {
         [0.95, 0.5e-3],
         [1.0, 0.0],
     ];
-    let keys = table_keys(&rows);
+    let keys = flow_table_keys(&rows, P_REF);
     let regulator = regulator_model(&keys, "", "\"100 bar\"", "");
     let orifice = regulator.replace(
         "set_pressure = \"100 bar\"\nambient_pressure = 1e5\nregulation_range = 5e4\n",
@@ -254,9 +197,9 @@ fn a_relieving_regulator_rated_by_a_curve_vents_to_the_closed_form_pressure() {
     let feed = 2e-3;
     let extra =
         format!("[[mass_flow]]\nname = \"feed\"\nfrom = \"supply\"\nto = \"out\"\nrate = {feed}\n");
-    let rows = sampled_rows(38);
+    let rows = LAW.rows(38);
     let mut sim = sim_of(&regulator_model(
-        &table_keys(&rows),
+        &flow_table_keys(&rows, P_REF),
         "exhaust = \"atm\"",
         "\"4 bar\"",
         &extra,
@@ -394,7 +337,7 @@ fn model_exchange_reports_only_the_row_events_that_can_fire() {
     let one = counts(&valve("[[0, 1e-2], [0.5, 5e-3], [1, 0]]"));
     let two = counts(&valve("[[0, 1e-2], [0.5, 5e-3], [0.8, 2e-3], [1, 0]]"));
     let reg = counts(&regulator_model(
-        &table_keys(&sampled_rows(4)),
+        &flow_table_keys(&LAW.rows(4), P_REF),
         "",
         "\"4 bar\"",
         "",
