@@ -90,9 +90,11 @@ impl Simulation {
             });
         }
         // The steps fixed_step_work allowed (at most max_steps), and as many again cut short by
-        // events: beyond that, events keep cutting the steps without the time getting on (a
-        // law chattering at one point), which no number of further steps would end.
+        // events or split: beyond that, events keep cutting the steps without the time getting
+        // on (a law chattering at one point), which no number of further steps would end. The
+        // budget is enforced before every step, so no segment or split runs past it.
         let (first_step, step_limit) = (self.stats.steps, 2 * self.settings.max_steps);
+        let budget_end = first_step.saturating_add(step_limit);
         loop {
             if let Some(f) = self.finished {
                 self.update_counters();
@@ -102,7 +104,7 @@ impl Simulation {
                 self.update_counters();
                 return Ok(Advance::Reached);
             }
-            if self.stats.steps - first_step > step_limit {
+            if self.stats.steps >= budget_end {
                 self.update_counters();
                 let at = match &self.last_event {
                     Some(r) => format!(
@@ -132,7 +134,7 @@ impl Simulation {
             if let Some(mt) = max_time {
                 stop = stop.min(mt.max(self.t_s));
             }
-            if let Some(ev) = self.advance_segment(stop)? {
+            if let Some(ev) = self.advance_segment(stop, budget_end)? {
                 self.update_counters();
                 return Ok(ev);
             }
@@ -148,8 +150,13 @@ impl Simulation {
         }
     }
 
-    /// Equal steps of about `step_s` from the current time to exactly `stop`.
-    fn advance_segment(&mut self, stop: f64) -> Result<Option<Advance>, StepFailure> {
+    /// Equal steps of about `step_s` from the current time to exactly `stop`, or until the
+    /// step count reaches `budget_end` (the caller then reports the work exceeded).
+    fn advance_segment(
+        &mut self,
+        stop: f64,
+        budget_end: u64,
+    ) -> Result<Option<Advance>, StepFailure> {
         let t0 = self.t_s;
         let span = stop - t0;
         let step_s = self.settings.step_s.unwrap_or(span);
@@ -167,32 +174,36 @@ impl Simulation {
             });
         }
         for i in 1..=n {
+            if self.stats.steps >= budget_end {
+                return Ok(None);
+            }
             if self.stats.steps >= self.stability.next_step {
                 self.check_stability(h_seg);
             }
             let t_next = if i == n { stop } else { t0 + i as f64 * h_seg };
-            if let Some(ev) = self.step_to(t_next)? {
+            if let Some(ev) = self.step_split(t_next, 0, budget_end)? {
                 return Ok(Some(ev));
             }
         }
         Ok(None)
     }
 
-    /// One step from the current time to `t_next`.
-    fn step_to(&mut self, t_next: f64) -> Result<Option<Advance>, StepFailure> {
-        self.step_split(t_next, 0)
-    }
-
-    /// [`Self::step_to`], the step split in halves where an implicit method's Newton iteration
-    /// fails on a network with switches (a valve's band of 1 Pa is a slope no Newton iteration
-    /// of the whole step converges on): each half from a restarted integrator, at most
-    /// `MAX_SPLITS` halvings deep, until an event ends a piece on the switch.
-    fn step_split(&mut self, t_next: f64, depth: u32) -> Result<Option<Advance>, StepFailure> {
+    /// One step from the current time to `t_next`, split in halves where an implicit method's
+    /// Newton iteration fails on a network with switches (a valve's band of 1 Pa is a slope no
+    /// Newton iteration of the whole step converges on): each half from a restarted
+    /// integrator, at most `MAX_SPLITS` halvings deep, until an event ends a piece on the
+    /// switch. No piece starts once the step count reaches `budget_end`.
+    fn step_split(
+        &mut self,
+        t_next: f64,
+        depth: u32,
+        budget_end: u64,
+    ) -> Result<Option<Advance>, StepFailure> {
         const MAX_SPLITS: u32 = 40;
         let mut pieces = 0u32;
         loop {
             let (t, h) = (self.t_s, t_next - self.t_s);
-            if h <= 0.0 {
+            if h <= 0.0 || self.stats.steps >= budget_end {
                 return Ok(None);
             }
             let mut inc = std::mem::take(&mut self.increment);
@@ -207,7 +218,7 @@ impl Simulation {
                 {
                     pieces += 1;
                     self.integrator.restart();
-                    if let Some(a) = self.step_split(t + 0.5 * h, depth + 1)? {
+                    if let Some(a) = self.step_split(t + 0.5 * h, depth + 1, budget_end)? {
                         return Ok(Some(a));
                     }
                     if self.t_s >= t_next {
