@@ -70,9 +70,13 @@ pub fn table_problem(rows: &[[f64; 2]]) -> Option<String> {
                 ));
             }
             if f > f0 {
+                // To ten digits: a flow converted from "Nl/min" shows no conversion's ulps.
+                let short = |x: f64| format!("{x:.9e}").parse::<f64>().unwrap_or(x);
                 return Some(format!(
-                    "row {n}: the flow must not increase with the ratio ({f} kg/s after {f0} \
-                     kg/s): it falls as the outlet pressure nears the inlet's"
+                    "row {n}: the flow must not increase with the ratio ({} kg/s after {} \
+                     kg/s): it falls as the outlet pressure nears the inlet's",
+                    short(f),
+                    short(f0)
                 ));
             }
         }

@@ -4,8 +4,9 @@
 //! the cylinder fills from the supply while p_p is above p_a and vents straight to `r`, past
 //! the supply line and the directional valve, once the supply falls below it (Beater,
 //! *Pneumatic Drives*, 2007, ch. 5.5). Each path is the ISO 6358 law (C, b or Q_N, the exhaust
-//! path with a rating of its own as catalogues give it), signed, times its opening; or both
-//! paths pass one catalogue curve (`flow_table`; `crate::components::rating`). The disc's
+//! path with a rating of its own as catalogues give it), signed, times its opening; or catalogue
+//! curves (`crate::components::rating`): `flow_table` for both paths, or for p–a with
+//! `exhaust_flow_table` for a–r, both measured at one rated inlet state. The disc's
 //! ends of travel are events, each both ways; so are each path's pressure-ratio kinks (b,
 //! where it chokes, and the laminar ratio; `crate::components::ratio_kinks`), whatever its
 //! opening, as an orifice's are, or in those slots a curve's interior rows, located both ways
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::ad::{Scalar, c};
 use crate::components::NodeState;
 use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
+use crate::components::flow_table;
 use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::components::orifice::ISO_LAMINAR_RATIO;
 use crate::components::rating::{PathRating, RatedPaths, RatingKeys, rating_problems};
@@ -46,6 +48,9 @@ crate::declare_kind! {
     exhaust_nominal_flow: Number, mass_rate, None, Positive;
     /// b of both paths (with C or Q_N).
     critical_pressure_ratio: Number, dimensionless, RequiredIn("ISO form"), Below(ISO_LAMINAR_RATIO);
+    /// The path a–r's own catalogue curve (with `flow_table`, at its rated inlet state): rows
+    /// `[p_down/p_up, mass flow kg/s]` as `flow_table`'s.
+    exhaust_flow_table: Curve(dimensionless), mass_rate, None, NonNegative;
     ..rating_curve_keys {
         /// Both paths as one catalogue curve instead of C (or Q_N) and b: rows
         /// `[p_down/p_up, mass flow kg/s]` at the rated inlet state, from ratio 0 to `[1, 0]`.
@@ -53,9 +58,30 @@ crate::declare_kind! {
 }
 
 /// Its path p–a is rated by one of C, Q_N (with b) and a curve; its path a–r by at most one of
-/// its own C and Q_N (at the same b), none with a curve, which rates both paths.
+/// its own C and Q_N (at the same b) without a curve, or by its own curve with one (at the same
+/// rated inlet state), else by the path p–a's rating.
 fn quick_exhaust_problems(x: &QuickExhaustSpec) -> Vec<Problem> {
     let mut out = rating_problems("valve", "300 Nl/min", &x.rating_keys());
+    if let Some(rows) = &x.exhaust_flow_table {
+        if x.flow_table.is_none() {
+            out.push(Problem {
+                key: Some("exhaust_flow_table"),
+                message: "`exhaust_flow_table` needs `flow_table` too (the path p–a's curve, \
+                          whose rated inlet state it shares)"
+                    .to_string(),
+            });
+        }
+        // Cells that break the key's own rule are reported at the cell by validation.
+        let cells_ok = rows
+            .iter()
+            .all(|[r, f]| r.is_finite() && f.is_finite() && *f >= 0.0);
+        if let Some(message) = flow_table::table_problem(rows).filter(|_| cells_ok) {
+            out.push(Problem {
+                key: Some("exhaust_flow_table"),
+                message,
+            });
+        }
+    }
     if x.flow_table.is_some() {
         for (given, key) in [
             (
@@ -68,8 +94,9 @@ fn quick_exhaust_problems(x: &QuickExhaustSpec) -> Vec<Problem> {
                 out.push(Problem {
                     key: Some(key),
                     message: format!(
-                        "give either `flow_table` (a catalogue curve of both paths) or `{key}` \
-                         (the ISO 6358 rating of the path a–r), not both"
+                        "give either `flow_table` (a catalogue curve of both paths, or with \
+                         `exhaust_flow_table` of the path p–a) or `{key}` (the ISO 6358 rating \
+                         of the path a–r), not both"
                     ),
                 });
             }
@@ -136,9 +163,14 @@ const PATH_EVENTS: usize = RatedPaths::<'static, 1>::EVENTS;
 impl Build for QuickExhaustSpec {
     type Component = QuickExhaust;
     fn build(&self, node: &dyn Fn(&str) -> usize) -> QuickExhaust {
-        // One rating of p–a is given, and a–r's own C or Q_N only without a curve (validated).
+        // One rating of p–a is given, a–r's own C or Q_N only without a curve, and its own
+        // curve only with one (validated).
         let rating = PathRating::from_keys(&self.rating_keys());
         let exhaust_rating = match (self.exhaust_sonic_conductance, self.exhaust_nominal_flow) {
+            _ if self.exhaust_flow_table.is_some() => PathRating::from_keys(&RatingKeys {
+                flow_table: self.exhaust_flow_table.as_deref(),
+                ..self.rating_keys()
+            }),
             (None, None) => rating.clone(),
             (cond, q) => PathRating::from_keys(&RatingKeys {
                 sonic_conductance: cond,

@@ -77,7 +77,8 @@ fn model_file_errors() {
 
 /// The logic valves' ratings are checked by the one check of every valve (`rating.rs`): two
 /// ratings, none, a curve with an ISO key or a bad row or without its inlet pressure, and a
-/// quick-exhaust valve's exhaust C beside a curve, each refused naming the keys.
+/// quick-exhaust valve's exhaust C beside a curve, its exhaust curve without a curve of the
+/// path p–a or with a bad row, each refused naming the keys.
 #[test]
 fn logic_valve_rating_errors() {
     let valves = "\n[[shuttle_valve]]\nname = \"or\"\nx = \"tank\"\ny = \"supply\"\nout = \"atm\"\n\
@@ -91,6 +92,13 @@ fn logic_valve_rating_errors() {
                   [[quick_exhaust]]\nname = \"qev_curve\"\np = \"supply\"\na = \"barrel\"\n\
                   r = \"atm\"\nflow_table = [[0, \"300 Nl/min\"], [1, 0]]\n\
                   flow_table_inlet_pressure = \"7 bar\"\nexhaust_sonic_conductance = 2e-9\n\
+                  [[quick_exhaust]]\nname = \"qev_own\"\np = \"supply\"\na = \"tank\"\n\
+                  r = \"atm\"\nsonic_conductance = 1e-9\ncritical_pressure_ratio = 0.3\n\
+                  exhaust_flow_table = [[0, \"300 Nl/min\"], [1, 0]]\n\
+                  [[quick_exhaust]]\nname = \"qev_rising\"\np = \"supply\"\na = \"tank\"\n\
+                  r = \"atm\"\nflow_table = [[0, \"300 Nl/min\"], [1, 0]]\n\
+                  flow_table_inlet_pressure = \"7 bar\"\n\
+                  exhaust_flow_table = [[0, \"300 Nl/min\"], [0.5, \"400 Nl/min\"], [1, 0]]\n\
                   [[pilot_check]]\nname = \"pc\"\nfrom = \"supply\"\nto = \"tank\"\npilot = \"atm\"\n\
                   pilot_ratio = 3.0\nfull_flow_pressure = 5e4\nflow_table = [[0, 1e-3], [0.9, 1e-4]]\n\
                   [[pilot_check]]\nname = \"pc_iso\"\nfrom = \"supply\"\nto = \"barrel\"\n\

@@ -456,7 +456,7 @@ fn a_curves_first_cells_take_the_unit_its_key_declares() {
         "curve keys and their arguments' units: {}",
         curves.join(", ")
     );
-    assert_eq!(curves.len(), 11, "{curves:?}");
+    assert_eq!(curves.len(), 12, "{curves:?}");
 
     let poppet =
         format!("{BASE}poppet_table = [[\"1 bar\", 0], [\"150 kPa\", 0.2], [\"0.3 MPa\", 1]]\n");

@@ -90,40 +90,55 @@ fn a_shuttle_valve_rated_by_a_curve_is_the_orifice_of_its_curve() {
 }
 
 /// The supply is 6 bar until 70 ms, then atmospheric: A (0.2 L) fills through the curve's path
-/// p–a, then vents through a–r, the same curve (a quick-exhaust valve's `flow_table` rates
-/// both paths). Against an inlet orifice and a vent orifice of the curve opened by steps.
+/// p–a, then vents through a–r, by the same curve (a quick-exhaust valve's `flow_table` alone
+/// rates both paths) or by its own (`exhaust_flow_table`, 1.1 times the flows). Against an
+/// inlet orifice and a vent orifice of those curves opened by steps.
 #[test]
 fn a_quick_exhaust_rated_by_a_curve_is_the_orifices_of_its_curve() {
-    let head = supply_switched_off("qev_table", 0.16, 0.07, 0.2);
-    let one = format!(
-        "{head}[[quick_exhaust]]\nname = \"q\"\np = \"P\"\na = \"A\"\nr = \"R\"\n{}",
-        flow_table_keys(&scaled(10.0), 7e5)
-    );
-    let two = format!(
-        "{head}{}{}",
-        orifice("q", "P", "A", 10.0, &step(0.07, 1.0, 0.0)),
-        orifice("vent", "A", "R", 10.0, &step(0.07, 0.0, 1.0))
-    );
-    let (worst, events, peer_events) = compare(&one, &two, 0.16, &["A.p"]);
-    let mut sim = sim_of(&one);
-    let (peak, low) = fill_then_vent(&mut sim, 160, 0.07);
-    let end = output(&mut sim, "A.p");
-    println!(
-        "quick exhaust, curve-rated, against an inlet and a vent orifice of the curve: largest \
-         relative difference {worst:.1e}, events {events} / {peer_events}; p_A peaks at \
-         {peak:.6e} Pa (ratio to the supply {:.4}) and ends at {end:.6e} Pa (ratio of R to it \
-         {:.4}); |p_P − p_A| ≥ {low:.0} Pa (half the band: 2500 Pa)",
-        peak / 6e5,
-        101_325.0 / end
-    );
-    assert!(low > 2500.0, "the disc entered its band: {low}");
-    // Filling passed every row, up to 0.95 of the supply; venting back down past 0.8.
-    assert!(peak / 6e5 > 0.95 && 101_325.0 / end > 0.8, "{peak} {end}");
-    assert!(worst < 1e-12, "{worst:e}");
-    assert!(
-        events >= 6 && events == peer_events,
-        "{events} {peer_events}"
-    );
+    for exhaust_scale in [None, Some(11.0)] {
+        let head = supply_switched_off("qev_table", 0.16, 0.07, 0.2);
+        let own = exhaust_scale.map_or(String::new(), |k| {
+            // `flow_table_keys`'s first line, the rows, under the exhaust curve's key.
+            let rows = flow_table_keys(&scaled(k), 7e5);
+            format!("exhaust_{}\n", rows.lines().next().unwrap_or_default())
+        });
+        let one = format!(
+            "{head}[[quick_exhaust]]\nname = \"q\"\np = \"P\"\na = \"A\"\nr = \"R\"\n{}{own}",
+            flow_table_keys(&scaled(10.0), 7e5)
+        );
+        let two = format!(
+            "{head}{}{}",
+            orifice("q", "P", "A", 10.0, &step(0.07, 1.0, 0.0)),
+            orifice(
+                "vent",
+                "A",
+                "R",
+                exhaust_scale.unwrap_or(10.0),
+                &step(0.07, 0.0, 1.0)
+            )
+        );
+        let (worst, events, peer_events) = compare(&one, &two, 0.16, &["A.p"]);
+        let mut sim = sim_of(&one);
+        let (peak, low) = fill_then_vent(&mut sim, 160, 0.07);
+        let end = output(&mut sim, "A.p");
+        println!(
+            "quick exhaust, exhaust curve {exhaust_scale:?} x the rows (None: flow_table's), \
+             against an inlet and a vent orifice of the curves: largest relative difference \
+             {worst:.1e}, events {events} / {peer_events}; p_A peaks at {peak:.6e} Pa (ratio to \
+             the supply {:.4}) and ends at {end:.6e} Pa (ratio of R to it {:.4}); |p_P − p_A| ≥ \
+             {low:.0} Pa (half the band: 2500 Pa)",
+            peak / 6e5,
+            101_325.0 / end
+        );
+        assert!(low > 2500.0, "the disc entered its band: {low}");
+        // Filling passed every row, up to 0.95 of the supply; venting back down past 0.8.
+        assert!(peak / 6e5 > 0.95 && 101_325.0 / end > 0.8, "{peak} {end}");
+        assert!(worst < 1e-12, "{worst:e}");
+        assert!(
+            events >= 6 && events == peer_events,
+            "{events} {peer_events}"
+        );
+    }
 }
 
 /// A cylinder chamber at 6 bar held by a pilot-operated check valve rated by the curve, its
