@@ -676,6 +676,22 @@ impl Element for Orifice {
         e / 2 >= RATIO_SWITCHES
     }
 
+    /// A switch the orifice lacks (a plain orifice's valve points, a valve's one-way closing,
+    /// a curve's rows of a parity it has none of): the driver does not search it and Model
+    /// Exchange does not report it, an indicator that would never change. By its structure
+    /// only, which no parameter changes.
+    fn event_never_fires(&self, e: usize) -> bool {
+        let j = e / 2;
+        match &self.form {
+            OrificeForm::Table(table) if j >= RATIO_SWITCHES => {
+                table.breakpoints_of_parity(j - RATIO_SWITCHES) == 0
+            }
+            _ if j >= RATIO_SWITCHES => false,
+            _ if self.poppet_table.is_some() && j < 2 => false,
+            _ => self.switch_point_pa(j).is_none(),
+        }
+    }
+
     /// The laminar points are located both ways (`ratio_kinks::is_both_ways`); a curve's
     /// breakpoints are pairs of h_q and −h_q already.
     fn event_both_ways(&self, e: usize) -> bool {

@@ -754,8 +754,15 @@ impl Element for Piston {
         e >= CUSHION && cushion::event_both_ways(e - CUSHION)
     }
 
+    /// An exit or a stop it lacks, a cushion at an end without one: by its structure only
+    /// (friction's switches stay, since a parameter may give it friction).
     fn event_never_fires(&self, e: usize) -> bool {
-        e >= CUSHION && cushion::never_fires(&self.cushions, e - CUSHION)
+        match e {
+            EXIT => self.x_exit.is_none(),
+            STOP_MAX => self.x_max.is_none(),
+            STOP_MIN => self.x_min.is_none(),
+            _ => e >= CUSHION && cushion::never_fires(&self.cushions, e - CUSHION),
+        }
     }
 
     /// Breakaway: sliding in the way the drive pushes. Sticking: v = 0 exactly (it crossed 0

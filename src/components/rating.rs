@@ -282,18 +282,18 @@ impl<const N: usize> RatedPaths<'_, N> {
             && ratio_kinks::Paths::<N>::is_both_ways(e)
     }
 
-    /// Whether event `e` can never fire, by the structure: a curve's on a path the part lacks,
-    /// or of a parity of which the curve has no interior row (Model Exchange leaves it out of
-    /// its indicators). A (C, b) path's events are all reported, as before curves.
+    /// Whether event `e` can never fire, by the structure: one on a path the part lacks, or a
+    /// curve's of a parity of which it has no interior row (Model Exchange leaves it out of its
+    /// indicators).
     pub fn never_fires(&self, e: usize) -> bool {
+        let lacking = self
+            .paths
+            .get(e / ratio_kinks::EVENTS)
+            .is_none_or(|p| p.1.is_none());
         match self.rating {
-            PathRating::Iso6358 { .. } => false,
+            PathRating::Iso6358 { .. } => lacking,
             PathRating::Table(table) => {
-                let q = (e % ratio_kinks::EVENTS) / 2;
-                self.paths
-                    .get(e / ratio_kinks::EVENTS)
-                    .is_none_or(|p| p.1.is_none())
-                    || table.breakpoints_of_parity(q) == 0
+                lacking || table.breakpoints_of_parity((e % ratio_kinks::EVENTS) / 2) == 0
             }
         }
     }

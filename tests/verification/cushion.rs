@@ -410,10 +410,10 @@ temperature = 293.15
 
 /// Model Exchange reports as indicators only the events a network's structure lets fire: a
 /// piston without cushions carries its kind's cushion event slots, which can never fire, and
-/// which would be indicators that stay 1. The gallery fixture's cushions at both ends add their
-/// events (`cushion::EVENTS`) to its indicators; without cushions, every event left out is
-/// `None` (cannot fire) at every instant of the run, and the ones reported are the same
-/// functions with the same values in both counts' order.
+/// which would be indicators that stay 1 (so do a plain orifice's valve points). The gallery
+/// fixture's cushions at both ends add their events (`cushion::EVENTS`) to its indicators;
+/// without cushions, every event left out is `None` (cannot fire) at every instant of the run,
+/// and the ones reported are the same functions with the same values in both counts' order.
 #[test]
 fn model_exchange_indicators_are_the_events_that_can_fire() {
     use plenum::components::cushion;
@@ -442,10 +442,11 @@ fn model_exchange_indicators_are_the_events_that_can_fire() {
         cushion::EVENTS
     );
     assert_eq!(with - without, cushion::EVENTS);
-    assert_eq!(
-        slots - without,
-        cushion::EVENTS,
-        "every cushion slot left out"
+    // Left out beside them: the slots the fixture's other parts lack (its orifices' valve
+    // points), the same with cushions or without.
+    assert!(
+        slots - without >= cushion::EVENTS,
+        "every cushion slot left out: {slots} slots, {without} indicators"
     );
     // Without cushions, the events left out never can fire along the run.
     let mut sim = sim_of(&plain);

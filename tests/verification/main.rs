@@ -26,6 +26,7 @@ mod events;
 mod examples;
 mod flow_tables;
 mod friction;
+mod indicators;
 mod inertial_tube;
 mod kinks;
 mod lagged_valve;
