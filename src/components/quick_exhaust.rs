@@ -17,10 +17,11 @@ use serde::{Deserialize, Serialize};
 use crate::ad::{Scalar, c};
 use crate::components::NodeState;
 use crate::components::element::{Build, Element, Eval, EventAt, Output, Reads, Slots, Variable};
-use crate::components::flow_table;
 use crate::components::keys::{Component, Kind, Link, Problem};
 use crate::components::orifice::ISO_LAMINAR_RATIO;
-use crate::components::rating::{PathRating, RatedPaths, RatingKeys, rating_problems};
+use crate::components::rating::{
+    PathRating, RatedPaths, RatingKeys, curve_shape_problem, rating_problems,
+};
 use crate::components::shuttle_valve::Disc;
 use crate::gas::IdealGas;
 use crate::param::ParamValue;
@@ -71,16 +72,7 @@ fn quick_exhaust_problems(x: &QuickExhaustSpec) -> Vec<Problem> {
                     .to_string(),
             });
         }
-        // Cells that break the key's own rule are reported at the cell by validation.
-        let cells_ok = rows
-            .iter()
-            .all(|[r, f]| r.is_finite() && f.is_finite() && *f >= 0.0);
-        if let Some(message) = flow_table::table_problem(rows).filter(|_| cells_ok) {
-            out.push(Problem {
-                key: Some("exhaust_flow_table"),
-                message,
-            });
-        }
+        out.extend(curve_shape_problem("exhaust_flow_table", rows));
     }
     if x.flow_table.is_some() {
         for (given, key) in [

@@ -417,17 +417,7 @@ pub fn curve_problems(kind: &str, k: &RatingKeys<'_>) -> Vec<Problem> {
         }
         return out;
     };
-    // A cell that breaks the key's own rule (not finite, a negative flow) is reported at the
-    // cell by validation; the curve's shape is judged on valid cells only.
-    let cells_ok = rows
-        .iter()
-        .all(|[r, f]| r.is_finite() && f.is_finite() && *f >= 0.0);
-    if let Some(message) = flow_table::table_problem(rows).filter(|_| cells_ok) {
-        out.push(Problem {
-            key: Some("flow_table"),
-            message,
-        });
-    }
+    out.extend(curve_shape_problem("flow_table", rows));
     if k.flow_table_inlet_pressure.is_none() {
         let a = article(kind);
         out.push(Problem {
@@ -439,6 +429,20 @@ pub fn curve_problems(kind: &str, k: &RatingKeys<'_>) -> Vec<Problem> {
         });
     }
     out
+}
+
+/// The shape of the curve under `key` (`flow_table::table_problem`, naming its row), judged on
+/// valid cells only: a cell that breaks the key's own rule (not finite, a negative flow) is
+/// reported at the cell by validation.
+pub fn curve_shape_problem(key: &'static str, rows: &[[f64; 2]]) -> Option<Problem> {
+    let cells_ok = rows
+        .iter()
+        .all(|[r, f]| r.is_finite() && f.is_finite() && *f >= 0.0);
+    let message = flow_table::table_problem(rows).filter(|_| cells_ok)?;
+    Some(Problem {
+        key: Some(key),
+        message,
+    })
 }
 
 #[cfg(test)]
