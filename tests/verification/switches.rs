@@ -282,24 +282,36 @@ fn relief_valve_through_co_simulation_vents_to_its_closing_pressure() {
     }
 }
 
+/// A Model Exchange master as an importer runs one: forward Euler at 1e-5 s, the event
+/// indicators read after each step, a sign change located by bisection on the step, then event
+/// mode there. The 1 Pa band's tank ends at 601325 Pa within the tolerance, whether the band is
+/// given by its two points or as a `poppet_table` of two rows (the same law, whose indicators
+/// are the table's row functions).
 #[test]
 fn relief_valve_switches_are_model_exchange_event_indicators() {
-    // A Model Exchange master as an importer runs one: forward Euler at 1e-5 s, the event
-    // indicators read after each step, a sign change located by bisection on the step, then
-    // event mode there. The 1 Pa band's tank ends at 601325 Pa within the tolerance.
+    let points = vent_model("auto", 1.0, 1.0);
+    let table = points.replace(
+        "cracking_pressure = 5e5\nfull_flow_pressure = 500001\n",
+        "poppet_table = [[5e5, 0.0], [500001.0, 1.0]]\n",
+    );
+    assert_ne!(points, table, "the table replaces the points");
+    model_exchange_vent(&points, "cracking and full-flow points");
+    model_exchange_vent(&table, "poppet_table");
+}
+
+fn model_exchange_vent(src: &str, label: &str) {
     use plenum::cosim::{Instance, Interface};
     let p_closed = 101325.0 + 5e5;
     let tol_pa = 1e-6 * p_closed;
-    let src = vent_model("auto", 1.0, 1.0);
     let mut inst =
-        Instance::with_interface(&src, "model.toml", Interface::ModelExchange).expect("loads");
+        Instance::with_interface(src, "model.toml", Interface::ModelExchange).expect("loads");
     inst.setup_experiment(0.0, None).expect("setup");
     inst.enter_initialization_mode().expect("enter");
     inst.exit_initialization_mode().expect("exit");
     inst.update_discrete_states().expect("event update");
     inst.enter_continuous_time_mode().expect("continuous");
     let (n, nz) = (inst.n_states(), inst.n_event_indicators());
-    println!("{n} states, {nz} event indicators");
+    println!("{label}: {n} states, {nz} event indicators");
     assert!(
         nz >= 4,
         "the valve's cracking and full-flow points, both ways"
@@ -362,8 +374,9 @@ fn relief_valve_switches_are_model_exchange_event_indicators() {
     inst.get_real(&[vr], &mut p).expect("get");
     let err = p[0] - p_closed;
     println!(
-        "Model Exchange (Euler 1e-5 s, indicators located by bisection): p = {:.6} Pa at \
-         t = {t:.5} s, error {err:+.3e} Pa (tolerance {tol_pa:.2} Pa), {events} event modes",
+        "{label}: Model Exchange (Euler 1e-5 s, indicators located by bisection): p = {:.6} \
+         Pa at t = {t:.5} s, error {err:+.3e} Pa (tolerance {tol_pa:.2} Pa), {events} event \
+         modes",
         p[0]
     );
     assert!(events >= 2, "both switches entered event mode");
