@@ -14,7 +14,7 @@ use plenum::output_grid::OutputGrid;
 use plenum::simulation::{Advance, Simulation};
 use plenum::variables::{output_variables, write_outputs};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError};
+use proptest::test_runner::{Config, RngSeed, TestCaseError};
 
 const METHODS: [&str; 9] = [
     "rk4",
@@ -356,12 +356,32 @@ fn run_fmu(
     Ok("ran")
 }
 
-proptest! {
-    #![proptest_config(Config {
-        cases: 48,
+/// 512 draws of each property from a fixed seed, so that a CI run is repeatable (each takes
+/// milliseconds); `PROPTEST_CASES` and `PROPTEST_RNG_SEED` ask for others, as a search for new
+/// classes does (a random draw found the fixed-step budget overrun that
+/// `fixed_steps_cut_short_by_events_end_in_a_clear_error` now holds; 40,000 random draws of
+/// each property passed after its fix).
+fn config() -> Config {
+    let env = Config::default();
+    let set = |name: &str| std::env::var_os(name).is_some();
+    Config {
+        cases: if set("PROPTEST_CASES") {
+            env.cases
+        } else {
+            512
+        },
+        rng_seed: if set("PROPTEST_RNG_SEED") {
+            env.rng_seed
+        } else {
+            RngSeed::Fixed(1)
+        },
         failure_persistence: None,
-        ..Config::default()
-    })]
+        ..env
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
 
     /// The `--set` path (`plenum run`): up to three overrides with hostile values.
     #[test]
