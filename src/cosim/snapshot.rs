@@ -165,8 +165,10 @@ pub const STATE_MAGIC: &[u8; 8] = b"PLNMSTAT";
 /// Version 2: the body carries the dynamic part of the simulation only (version 1 carried the
 /// whole network). Version 3: a BDF history's saved Jacobian is its values over the model's
 /// pattern of I − γJ (version 2: n² dense values). Version 4: the first firings of run-time
-/// checks 0..=11 (version 3: 0..=9). Version 5: the modes the laws hold.
-pub const STATE_FORMAT_VERSION: u32 = 6;
+/// checks 0..=11 (version 3: 0..=9). Version 5: the modes the laws hold. Version 6: the way
+/// an adaptive method's restart crossed its event. Version 7: `auto`'s count of DP5 steps
+/// accepted after a rejection.
+pub const STATE_FORMAT_VERSION: u32 = 7;
 /// Longest GUID a header may carry (ours are 38 characters).
 const MAX_GUID_LEN: usize = 256;
 /// Largest body the decoder accepts (a guard against absurd length claims), bytes.

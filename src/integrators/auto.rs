@@ -50,6 +50,10 @@ const BDF_OVERHEAD_RHS: f64 = 4.0;
 const MAX_BACKOFF: u32 = 10;
 /// BDF steps since its start or last restart before the switch back is considered.
 const MIN_BDF_STEPS: u64 = 20;
+/// DP5 steps each accepted only after a rejection, with fewer than `CLEAN_STEPS` others in
+/// between, that switch to BDF (as the driver's rule on chattering events counts).
+pub(crate) const FOUGHT_STEPS: u32 = 32;
+const CLEAN_STEPS: u32 = 8;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Auto {
@@ -78,6 +82,11 @@ pub struct Auto {
     rho: (u64, f64),
     pub switches_to_bdf: u64,
     pub switches_to_dp5: u64,
+    /// DP5's rejected steps at its last accepted one, the run of its steps accepted after a
+    /// rejection, and the steps accepted at once since (see [`Auto::watch_dp5`]).
+    dp5_rejected_seen: u64,
+    fought_count: u32,
+    clean_count: u32,
 }
 
 impl Auto {
@@ -99,6 +108,9 @@ impl Auto {
             rho,
             switches_to_bdf,
             switches_to_dp5,
+            dp5_rejected_seen,
+            fought_count,
+            clean_count,
         } = self;
         *n = o.n;
         *stiff = o.stiff;
@@ -114,6 +126,9 @@ impl Auto {
         *rho = o.rho;
         *switches_to_bdf = o.switches_to_bdf;
         *switches_to_dp5 = o.switches_to_dp5;
+        *dp5_rejected_seen = o.dp5_rejected_seen;
+        *fought_count = o.fought_count;
+        *clean_count = o.clean_count;
     }
 
     pub fn new(n: usize) -> Self {
@@ -132,6 +147,9 @@ impl Auto {
             rho: (0, 0.0),
             switches_to_bdf: 0,
             switches_to_dp5: 0,
+            dp5_rejected_seen: 0,
+            fought_count: 0,
+            clean_count: 0,
         }
     }
 
@@ -160,8 +178,29 @@ impl Auto {
         [s.steps, s.newton_iterations, s.jacobian_rhs_evaluations]
     }
 
-    /// After an accepted DP5 step: Hairer's test.
+    /// After an accepted DP5 step: Hairer's test, and the steps its error test fights. A run of
+    /// `FOUGHT_STEPS` steps each accepted only after a rejection is a problem DP5 cannot
+    /// resolve at any step it tries: a stability limit Hairer's test misses, or a law's switch
+    /// that the step's inner stages cross while both its ends stay on one side (a relief valve's
+    /// 1 Pa band entered by the stages of steps that start and end closed: no event function
+    /// changes sign at a step's end, so neither an event nor chattering is seen). The BDF holds
+    /// either (`tests/verification/switch_property.rs`, docs/integrators.md).
     fn watch_dp5(&mut self) {
+        let rejected = self.dp5.rejected_steps();
+        if rejected > self.dp5_rejected_seen {
+            self.clean_count = 0;
+            self.fought_count += 1;
+            if self.fought_count >= FOUGHT_STEPS {
+                self.fought_count = 0;
+                self.switch_pending = true;
+            }
+        } else {
+            self.clean_count = self.clean_count.saturating_add(1);
+            if self.clean_count >= CLEAN_STEPS {
+                self.fought_count = 0;
+            }
+        }
+        self.dp5_rejected_seen = rejected;
         if self.dp5.last_stiffness() > STIFF_H_LAMBDA {
             self.nonstiff_count = 0;
             self.stiff_count = self.stiff_count.saturating_add(1);
@@ -217,6 +256,8 @@ impl Auto {
         self.switch_pending = false;
         self.stiff_count = 0;
         self.nonstiff_count = 0;
+        self.fought_count = 0;
+        self.clean_count = 0;
         if self.stiff {
             let h = self.bdf.step_size().max(self.h_dp5);
             self.dp5.restart_with_step(h);
@@ -327,6 +368,8 @@ impl Integrator for Auto {
             || self.switches_to_dp5 >= super::MAX_RESTORED_COUNT
             || !(MIN_BDF_STEPS..=MIN_BDF_STEPS << MAX_BACKOFF).contains(&self.bdf_needed)
             || self.stiff_count > STIFF_STEPS
+            || self.fought_count >= FOUGHT_STEPS
+            || self.dp5_rejected_seen > self.dp5.rejected_steps()
             || !(self.h_dp5.is_finite() && self.h_dp5 >= 0.0)
         {
             return Err("auto counters out of range".into());
