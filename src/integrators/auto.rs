@@ -30,6 +30,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::stability::StepRun;
 use super::{Bdf, Dopri5, Integrator, SolverError, StepControl};
 use crate::ode::OdeSystem;
 
@@ -82,11 +83,10 @@ pub struct Auto {
     rho: (u64, f64),
     pub switches_to_bdf: u64,
     pub switches_to_dp5: u64,
-    /// DP5's rejected steps at its last accepted one, the run of its steps accepted after a
-    /// rejection, and the steps accepted at once since (see [`Auto::watch_dp5`]).
+    /// DP5's rejected steps at its last accepted one, and the run of its steps accepted after
+    /// a rejection (see [`Auto::watch_dp5`]).
     dp5_rejected_seen: u64,
-    fought_count: u32,
-    clean_count: u32,
+    fought: StepRun,
 }
 
 impl Auto {
@@ -109,8 +109,7 @@ impl Auto {
             switches_to_bdf,
             switches_to_dp5,
             dp5_rejected_seen,
-            fought_count,
-            clean_count,
+            fought,
         } = self;
         *n = o.n;
         *stiff = o.stiff;
@@ -127,8 +126,7 @@ impl Auto {
         *switches_to_bdf = o.switches_to_bdf;
         *switches_to_dp5 = o.switches_to_dp5;
         *dp5_rejected_seen = o.dp5_rejected_seen;
-        *fought_count = o.fought_count;
-        *clean_count = o.clean_count;
+        *fought = o.fought;
     }
 
     pub fn new(n: usize) -> Self {
@@ -148,8 +146,7 @@ impl Auto {
             switches_to_bdf: 0,
             switches_to_dp5: 0,
             dp5_rejected_seen: 0,
-            fought_count: 0,
-            clean_count: 0,
+            fought: StepRun::default(),
         }
     }
 
@@ -187,20 +184,11 @@ impl Auto {
     /// either (`tests/verification/switch_property.rs`, docs/integrators.md).
     fn watch_dp5(&mut self) {
         let rejected = self.dp5.rejected_steps();
-        if rejected > self.dp5_rejected_seen {
-            self.clean_count = 0;
-            self.fought_count += 1;
-            if self.fought_count >= FOUGHT_STEPS {
-                self.fought_count = 0;
-                self.switch_pending = true;
-            }
-        } else {
-            self.clean_count = self.clean_count.saturating_add(1);
-            if self.clean_count >= CLEAN_STEPS {
-                self.fought_count = 0;
-            }
-        }
+        let fought = rejected > self.dp5_rejected_seen;
         self.dp5_rejected_seen = rejected;
+        if self.fought.note(fought, FOUGHT_STEPS, CLEAN_STEPS) {
+            self.switch_pending = true;
+        }
         if self.dp5.last_stiffness() > STIFF_H_LAMBDA {
             self.nonstiff_count = 0;
             self.stiff_count = self.stiff_count.saturating_add(1);
@@ -256,8 +244,7 @@ impl Auto {
         self.switch_pending = false;
         self.stiff_count = 0;
         self.nonstiff_count = 0;
-        self.fought_count = 0;
-        self.clean_count = 0;
+        self.fought = StepRun::default();
         if self.stiff {
             let h = self.bdf.step_size().max(self.h_dp5);
             self.dp5.restart_with_step(h);
@@ -368,7 +355,7 @@ impl Integrator for Auto {
             || self.switches_to_dp5 >= super::MAX_RESTORED_COUNT
             || !(MIN_BDF_STEPS..=MIN_BDF_STEPS << MAX_BACKOFF).contains(&self.bdf_needed)
             || self.stiff_count > STIFF_STEPS
-            || self.fought_count >= FOUGHT_STEPS
+            || self.fought.marked() >= FOUGHT_STEPS
             || self.dp5_rejected_seen > self.dp5.rejected_steps()
             || !(self.h_dp5.is_finite() && self.h_dp5 >= 0.0)
         {

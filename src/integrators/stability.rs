@@ -22,6 +22,8 @@
 //! Hairer's stiffness detection takes h·|λ| from two stage values, HNW II, §IV.2). The larger
 //! of the two is the estimate. The vectors are sized once; an estimate allocates nothing.
 
+use serde::{Deserialize, Serialize};
+
 use crate::ode::OdeSystem;
 
 /// The length of the method's stability interval on the negative real axis (h·ρ above it is
@@ -281,5 +283,40 @@ mod tests {
         }
         assert_eq!(explicit_bound("bdf2"), None);
         assert_eq!(explicit_bound("dopri5"), None);
+    }
+}
+
+/// A run of marked steps with fewer than a gap of unmarked ones between them: `auto`'s DP5
+/// steps accepted only after a rejection, the driver's adaptive steps ended on a law's switch.
+/// Either run, long enough, is a problem DP5 cannot resolve, which the BDF holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepRun {
+    marked: u32,
+    unmarked: u32,
+}
+
+impl StepRun {
+    /// After a step: whether the run reached `len` marked steps (it then starts again); a gap
+    /// of `gap` unmarked ones ends it.
+    pub fn note(&mut self, marked: bool, len: u32, gap: u32) -> bool {
+        if !marked {
+            self.unmarked = self.unmarked.saturating_add(1);
+            if self.unmarked >= gap {
+                self.marked = 0;
+            }
+            return false;
+        }
+        self.unmarked = 0;
+        self.marked += 1;
+        if self.marked >= len {
+            self.marked = 0;
+            return true;
+        }
+        false
+    }
+
+    /// The marked steps of the run so far.
+    pub fn marked(&self) -> u32 {
+        self.marked
     }
 }

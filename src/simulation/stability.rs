@@ -5,7 +5,7 @@
 use super::Simulation;
 use crate::checks;
 use crate::integrators::Integrator;
-use crate::integrators::stability::{SpectralRadius, explicit_bound};
+use crate::integrators::stability::{SpectralRadius, StepRun, explicit_bound};
 
 /// Run-time check 11 (see [`crate::integrators::stability`]): when the next estimate of ρ(J)
 /// is due for an explicit fixed-step method, and the counts of DP5's stiffness detection for
@@ -24,10 +24,8 @@ pub struct StabilityWatch {
     /// The last estimate: ρ(J), s⁻¹, and the step it was tested with, s.
     pub last_radius_per_s: f64,
     pub last_step_s: f64,
-    /// Adaptive steps ended on a law's switch since the last run of `QUIET_STEPS` steps
-    /// without one (see [`Simulation::watch_chatter`]).
-    switch_run: u32,
-    quiet_steps: u32,
+    /// Adaptive steps ended on a law's switch (see [`Simulation::watch_chatter`]).
+    switches: StepRun,
 }
 
 /// Steps ended on a switch, with fewer than `QUIET_STEPS` others in between, that count as
@@ -47,21 +45,13 @@ impl Simulation {
     /// another method keeps locating every switch (its answer stays within its tolerance,
     /// at the cost of its steps).
     pub(super) fn watch_chatter(&mut self, switch: bool) {
-        let w = &mut self.stability;
-        if !switch {
-            w.quiet_steps = w.quiet_steps.saturating_add(1);
-            if w.quiet_steps >= QUIET_STEPS {
-                w.switch_run = 0;
-            }
-            return;
-        }
-        w.quiet_steps = 0;
-        w.switch_run += 1;
-        if w.switch_run >= CHATTER_EVENTS {
-            w.switch_run = 0;
-            if let crate::integrators::Method::Auto(a) = &mut self.integrator {
-                a.prefer_stiff();
-            }
+        if self
+            .stability
+            .switches
+            .note(switch, CHATTER_EVENTS, QUIET_STEPS)
+            && let crate::integrators::Method::Auto(a) = &mut self.integrator
+        {
+            a.prefer_stiff();
         }
     }
 
