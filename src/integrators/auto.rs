@@ -54,7 +54,7 @@ const MIN_BDF_STEPS: u64 = 20;
 /// DP5 steps each accepted only after a rejection, with fewer than `CLEAN_STEPS` others in
 /// between, that switch to BDF (as the driver's rule on chattering events counts).
 pub(crate) const FOUGHT_STEPS: u32 = 32;
-const CLEAN_STEPS: u32 = 8;
+pub(crate) const CLEAN_STEPS: u32 = 8;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Auto {

@@ -504,8 +504,8 @@ impl Simulation {
         self.rc = rc;
         self.note_fired(rc, t_new);
         if let Method::Dopri5(d) = &self.integrator {
-            let h_lambda = d.last_stiffness();
-            self.watch_dp5(h_lambda, t_new);
+            let (h_lambda, rejected) = (d.last_stiffness(), d.rejected_steps());
+            self.watch_dp5(h_lambda, rejected, t_new);
         }
         Ok(())
     }

@@ -21,6 +21,10 @@ pub struct StabilityWatch {
     /// Hairer's counters of DP5 steps held by stability, and of non-stiff ones since.
     dp5_stiff: u32,
     dp5_nonstiff: u32,
+    /// `auto`'s run of fought DP5 steps (each accepted only after a rejection), and the
+    /// rejections counted so far.
+    dp5_fought: StepRun,
+    dp5_rejected_seen: u64,
     /// The last estimate: ρ(J), s⁻¹, and the step it was tested with, s.
     pub last_radius_per_s: f64,
     pub last_step_s: f64,
@@ -57,10 +61,21 @@ impl Simulation {
 
     /// Run-time check 11 for a forced `dopri5`: Hairer's stiffness detection as `auto` runs it
     /// (HNW II, §IV.2; `dopri5.f`'s 15 stability-limited steps with fewer than 6 non-stiff
-    /// ones in between), a warning instead of a switch to the BDF.
+    /// ones in between), and `auto`'s run of fought steps (`FOUGHT_STEPS` steps each accepted
+    /// only after a rejection: a switch the steps' inner stages cross while both ends stay on
+    /// one side, or a stability limit Hairer's test misses), each a warning instead of a switch
+    /// to the BDF. `rejected`: the method's rejected steps so far.
     #[inline]
-    pub(super) fn watch_dp5(&mut self, h_lambda: f64, t_s: f64) {
-        use crate::integrators::auto::{NONSTIFF_STEPS, STIFF_H_LAMBDA, STIFF_STEPS};
+    pub(super) fn watch_dp5(&mut self, h_lambda: f64, rejected: u64, t_s: f64) {
+        use crate::integrators::auto::{
+            CLEAN_STEPS, FOUGHT_STEPS, NONSTIFF_STEPS, STIFF_H_LAMBDA, STIFF_STEPS,
+        };
+        let w = &mut self.stability;
+        let fought = rejected > w.dp5_rejected_seen;
+        w.dp5_rejected_seen = rejected;
+        if w.dp5_fought.note(fought, FOUGHT_STEPS, CLEAN_STEPS) {
+            self.note_fired(checks::BEYOND_STABILITY, t_s);
+        }
         let w = &mut self.stability;
         if h_lambda > STIFF_H_LAMBDA {
             w.dp5_nonstiff = 0;

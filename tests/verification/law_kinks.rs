@@ -260,8 +260,18 @@ fn crossing_error(method: &str, rtol: f64) -> f64 {
     error_of(crossing_model, method, rtol).0
 }
 
-/// [`crossing_error`] of the network `model` gives, with the run's steps and right-hand sides.
-fn error_of(model: fn(&str, f64) -> String, method: &str, rtol: f64) -> (f64, u64, u64) {
+/// When run-time check 11 (an explicit method past what it can resolve) first fired in a run.
+fn warned_at(sim: &plenum::simulation::Simulation) -> Option<f64> {
+    sim.first_fired_s[plenum::checks::BEYOND_STABILITY as usize]
+}
+
+/// [`crossing_error`] of the network `model` gives, with the run's steps and right-hand sides
+/// and when check 11 first fired.
+fn error_of(
+    model: fn(&str, f64) -> String,
+    method: &str,
+    rtol: f64,
+) -> (f64, u64, u64, Option<f64>) {
     let mut sim = sim_of(&model(method, rtol));
     let mut reference = sim_of(&model("bdf", 1e-11));
     let (mut worst, mut scale) = (0.0f64, 0.0f64);
@@ -274,7 +284,12 @@ fn error_of(model: fn(&str, f64) -> String, method: &str, rtol: f64) -> (f64, u6
         worst = worst.max((a - b).abs());
         scale = scale.max(b.abs());
     }
-    (worst / scale, sim.stats.steps, sim.stats.rhs_evaluations)
+    (
+        worst / scale,
+        sim.stats.steps,
+        sim.stats.rhs_evaluations,
+        warned_at(&sim),
+    )
 }
 
 /// [`crossing_model`] with its ISO orifice turned into a relief valve from c0 into c1 (42.6 kPa,
@@ -306,13 +321,42 @@ fn hidden_crossing_model(method: &str, rtol: f64) -> String {
 #[test]
 fn auto_takes_its_bdf_where_dp5_steps_are_fought() {
     let rtol = 1e-6;
-    let (err, steps, rhs) = error_of(hidden_crossing_model, "auto", rtol);
+    let (err, steps, rhs, warned) = error_of(hidden_crossing_model, "auto", rtol);
     println!(
         "auto at rtol {rtol:e}: c1.p within {:.2} × rtol of bdf at 1e-11 (bound 5), {steps} \
-         steps, {rhs} right-hand sides",
+         steps, {rhs} right-hand sides; check 11 {warned:?}",
         err / rtol
     );
     assert!(err < 5.0 * rtol, "{err:e}");
+    assert_eq!(warned, None, "auto takes its BDF and warns of nothing");
+}
+
+/// A forced `dopri5` has no BDF to take on that draw, and its answer is far off: it says so.
+/// The same run of fought steps that turns `auto` to its BDF fires run-time check 11 (a
+/// warning: the method cannot resolve the problem at its steps), as Hairer's stiffness
+/// detection does; where its steps are not fought (the laminar crossing, within its
+/// tolerance), nothing fires.
+#[test]
+fn a_forced_dopri5_whose_steps_are_fought_is_warned_about() {
+    let rtol = 1e-6;
+    let (err, steps, _, warned) = error_of(hidden_crossing_model, "dopri5", rtol);
+    println!(
+        "dopri5 on the hidden crossing: {:.1} × rtol off, {steps} steps; check 11 first at \
+         {warned:?}",
+        err / rtol
+    );
+    assert!(err > 20.0 * rtol, "the premise: far off ({err:e})");
+    let t = warned.expect("check 11 fired");
+    assert!(
+        t < 0.04,
+        "warned once the valve is in its band (0.032 s), not at {t}"
+    );
+    let (err, steps, _, warned) = error_of(crossing_model, "dopri5", rtol);
+    println!(
+        "dopri5 on the laminar crossing: {:.2} × rtol, {steps} steps; check 11 {warned:?}",
+        err / rtol
+    );
+    assert!(err < 8.0 * rtol && warned.is_none());
 }
 
 /// The laminar band's two edges are located both ways by the adaptive methods, each edge by its
