@@ -422,21 +422,28 @@ def clock_allowance(ref, i, c, t_tool):
     return slope * dt
 
 
+def row_differences(header, ref, tool, name, pairs, skip_rows=()):
+    """Per common time (i CLI row, j tool row) outside `skip_rows`: (i, j, the tool's value, the
+    CLI's, |tool − CLI| beyond what the clocks' difference moves it by, `clock_allowance`)."""
+    c = header.index(name)
+    tool_t = tool.get("time")
+    for i, j in pairs:
+        if i in skip_rows:
+            continue
+        a, b = float(tool[name][j]), float(ref[i, c])
+        d = abs(a - b)
+        if tool_t is not None:
+            d = max(0.0, d - clock_allowance(ref, i, c, float(tool_t[j])))
+        yield i, j, a, b, d
+
+
 def deviations(header, ref, tool, names, pairs, scales, skip_rows=()):
     """Per output: (max |tool − CLI| / its scale, where, pointwise max relative difference),
     beyond what the clocks' difference moves it by (`clock_allowance`)."""
     out = {}
-    tool_t = tool.get("time")
     for name in names:
-        c = header.index(name)
         worst, where, point = 0.0, None, 0.0
-        for i, j in pairs:
-            if i in skip_rows:
-                continue
-            a, b = float(tool[name][j]), float(ref[i, c])
-            d = abs(a - b)
-            if tool_t is not None:
-                d = max(0.0, d - clock_allowance(ref, i, c, float(tool_t[j])))
+        for i, _j, a, b, d in row_differences(header, ref, tool, name, pairs, skip_rows):
             if d / scales[name] > worst:
                 worst, where = d / scales[name], (float(ref[i, 0]), a, b)
             if d:
@@ -504,14 +511,9 @@ def propagated(header, ref, tool, over, pairs, scales, skip, limit, sens):
         if name in sens.names:
             # A state is judged by the plain limit: its error is the tool's own.
             continue
-        c = header.index(name)
         k = over.index(name)
         worst, where, ratio = 0.0, None, 0.0
-        for i, j in pairs:
-            if i in skip:
-                continue
-            a, b = float(tool[name][j]), float(ref[i, c])
-            d = max(0.0, abs(a - b) - clock_allowance(ref, i, c, float(tool_t[j])))
+        for i, j, a, b, d in row_differences(header, ref, tool, name, pairs, skip):
             if d <= limit * scales[name]:
                 continue
             if j not in jac:
@@ -753,18 +755,25 @@ def test_importer_runs_clean_and_agrees_with_the_cli(kind, name, model, fmi, too
     assert not over, f"Euler's error is not first order in the step for {over}"
 
 
+def oms_run_of(kind, name, mode, tmp_path):
+    """OMSimulator's run of a model's FMI 2.0 FMU in `mode` and the CLI's of its model file:
+    (fmu, description, CLI header, CLI rows, OMSimulator's log, its result)."""
+    model = next(m[2] for m in MODELS if m[:2] == (kind, name))
+    fmu = fmu_path(kind, name, 2)
+    md = Description(fmu)
+    header, ref = reference(str(model), str(tmp_path.parent / "cli"))
+    code, log, result = run_oms(fmu, mode, tmp_path)
+    assert code == 0, log
+    return fmu, md, header, ref, log, read_oms_result(result)
+
+
 def test_the_states_allowance_still_sees_a_flow_one_percent_off(tmp_path):
     """The allowance through an output's law is no blanket: OMSimulator's Model Exchange run of
     the shipped blowdown (whose nozzle flow needs it near equalization) with its recorded
     `nozzle.mdot` made 1 % larger fails, and as it was recorded passes."""
-    kind, name, model = next(m for m in MODELS if m[:2] == ("shipped", "blowdown"))
-    fmu = fmu_path(kind, name, 2)
-    md = Description(fmu)
-    header, ref = reference(str(model), str(tmp_path.parent / "cli"))
-    code, log, result = run_oms(fmu, "me", tmp_path)
-    assert code == 0, log
+    kind, name = "shipped", "blowdown"
+    fmu, md, header, ref, log, values = oms_run_of(kind, name, "me", tmp_path)
     tol = oms_tolerance(log, md.tolerance)
-    values = read_oms_result(result)
     cont = [n for n in md.outputs if n in header and n != "time" and md.continuous.get(n, True)]
     pairs = common_rows(ref[:, 0], np.asarray(values["time"], dtype=float), md.h)
     args = (header, ref, values, cont, pairs, unit_scales(header, ref, md), event_rows(header, ref),
@@ -780,13 +789,7 @@ def test_the_clock_check_still_sees_a_pressure_off_by_1e_10(tmp_path):
     """The clock's check is no blanket either: OMSimulator's Co-Simulation run of the gallery's
     double_acting (over round-off by its clock alone) with its recorded `cyl_cap.p` moved by
     1e-10 of itself at one time fails, and as it was recorded passes."""
-    kind, name, model = next(m for m in MODELS if m[:2] == ("gallery", "double_acting"))
-    fmu = fmu_path(kind, name, 2)
-    md = Description(fmu)
-    header, ref = reference(str(model), str(tmp_path.parent / "cli"))
-    code, log, result = run_oms(fmu, "cs", tmp_path)
-    assert code == 0, log
-    values = read_oms_result(result)
+    fmu, md, header, ref, _log, values = oms_run_of("gallery", "double_acting", "cs", tmp_path)
     names = [n for n in md.outputs if n in header and n != "time"]
     args = (fmu, 2, md.h, header, ref, values, names, unit_scales(header, ref, md), tmp_path)
     assert not clock_over(*args)
