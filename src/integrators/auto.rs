@@ -30,17 +30,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::stability::StepRun;
+use super::stability::{Dp5Fought, Dp5Stiffness};
 use super::{Bdf, Dopri5, Integrator, SolverError, StepControl};
 use crate::ode::OdeSystem;
 
 /// DP5's stability boundary on the negative real axis (h·|λ| with |R(z)| = 1), HNW II §IV.2.
 const DP5_STABILITY: f64 = 3.3;
-/// Hairer's threshold on h·|λ| for a stability-limited step (`dopri5.f`).
-pub(crate) const STIFF_H_LAMBDA: f64 = 3.25;
-/// Stability-limited steps that switch to BDF, and non-stiff ones that reset the count.
-pub(crate) const STIFF_STEPS: u32 = 15;
-pub(crate) const NONSTIFF_STEPS: u32 = 6;
 /// Right-hand sides per DP5 step (FSAL).
 const DP5_RHS_PER_STEP: f64 = 6.0;
 /// DP5 must be this much cheaper before the switch back.
@@ -51,10 +46,6 @@ const BDF_OVERHEAD_RHS: f64 = 4.0;
 const MAX_BACKOFF: u32 = 10;
 /// BDF steps since its start or last restart before the switch back is considered.
 const MIN_BDF_STEPS: u64 = 20;
-/// DP5 steps each accepted only after a rejection, with fewer than `CLEAN_STEPS` others in
-/// between, that switch to BDF (as the driver's rule on chattering events counts).
-pub(crate) const FOUGHT_STEPS: u32 = 32;
-pub(crate) const CLEAN_STEPS: u32 = 8;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Auto {
@@ -67,9 +58,8 @@ pub struct Auto {
     bdf: Bdf,
     /// The user's initial step (the BDF's own is set to DP5's last step while it starts).
     initial_step: Option<f64>,
-    /// Hairer's counters: stability-limited steps in a row, and non-stiff ones since.
-    stiff_count: u32,
-    nonstiff_count: u32,
+    /// Hairer's stiffness detection over DP5's steps.
+    stiffness: Dp5Stiffness,
     /// BDF steps since its start or last restart needed before the switch back is considered
     /// (doubles after each switch back).
     bdf_needed: u64,
@@ -83,10 +73,8 @@ pub struct Auto {
     rho: (u64, f64),
     pub switches_to_bdf: u64,
     pub switches_to_dp5: u64,
-    /// DP5's rejected steps at its last accepted one, and the run of its steps accepted after
-    /// a rejection (see [`Auto::watch_dp5`]).
-    dp5_rejected_seen: u64,
-    fought: StepRun,
+    /// DP5's steps accepted only after a rejection (see [`Auto::watch_dp5`]).
+    fought: Dp5Fought,
 }
 
 impl Auto {
@@ -100,15 +88,13 @@ impl Auto {
             dp5,
             bdf,
             initial_step,
-            stiff_count,
-            nonstiff_count,
+            stiffness,
             bdf_needed,
             h_dp5,
             bdf_base,
             rho,
             switches_to_bdf,
             switches_to_dp5,
-            dp5_rejected_seen,
             fought,
         } = self;
         *n = o.n;
@@ -117,15 +103,13 @@ impl Auto {
         dp5.assign(&o.dp5);
         bdf.assign(&o.bdf);
         *initial_step = o.initial_step;
-        *stiff_count = o.stiff_count;
-        *nonstiff_count = o.nonstiff_count;
+        *stiffness = o.stiffness;
         *bdf_needed = o.bdf_needed;
         *h_dp5 = o.h_dp5;
         *bdf_base = o.bdf_base;
         *rho = o.rho;
         *switches_to_bdf = o.switches_to_bdf;
         *switches_to_dp5 = o.switches_to_dp5;
-        *dp5_rejected_seen = o.dp5_rejected_seen;
         *fought = o.fought;
     }
 
@@ -137,16 +121,14 @@ impl Auto {
             dp5: Dopri5::new(n),
             bdf: Bdf::adaptive(n),
             initial_step: None,
-            stiff_count: 0,
-            nonstiff_count: 0,
+            stiffness: Dp5Stiffness::default(),
             bdf_needed: MIN_BDF_STEPS,
             h_dp5: 0.0,
             bdf_base: [0; 3],
             rho: (0, 0.0),
             switches_to_bdf: 0,
             switches_to_dp5: 0,
-            dp5_rejected_seen: 0,
-            fought: StepRun::default(),
+            fought: Dp5Fought::default(),
         }
     }
 
@@ -175,31 +157,12 @@ impl Auto {
         [s.steps, s.newton_iterations, s.jacobian_rhs_evaluations]
     }
 
-    /// After an accepted DP5 step: Hairer's test, and the steps its error test fights. A run of
-    /// `FOUGHT_STEPS` steps each accepted only after a rejection is a problem DP5 cannot
-    /// resolve at any step it tries: a stability limit Hairer's test misses, or a law's switch
-    /// that the step's inner stages cross while both its ends stay on one side (a relief valve's
-    /// 1 Pa band entered by the stages of steps that start and end closed: no event function
-    /// changes sign at a step's end, so neither an event nor chattering is seen). The BDF holds
-    /// either (`tests/verification/switch_property.rs`, docs/integrators.md).
+    /// After an accepted DP5 step: Hairer's test, and the steps its error test fights
+    /// ([`Dp5Fought`]). Either takes the BDF from the next step.
     fn watch_dp5(&mut self) {
-        let rejected = self.dp5.rejected_steps();
-        let fought = rejected > self.dp5_rejected_seen;
-        self.dp5_rejected_seen = rejected;
-        if self.fought.note(fought, FOUGHT_STEPS, CLEAN_STEPS) {
+        let fought = self.fought.note(self.dp5.rejected_steps());
+        if self.stiffness.note(self.dp5.last_stiffness()) || fought {
             self.switch_pending = true;
-        }
-        if self.dp5.last_stiffness() > STIFF_H_LAMBDA {
-            self.nonstiff_count = 0;
-            self.stiff_count = self.stiff_count.saturating_add(1);
-            if self.stiff_count >= STIFF_STEPS {
-                self.switch_pending = true;
-            }
-        } else {
-            self.nonstiff_count = self.nonstiff_count.saturating_add(1);
-            if self.nonstiff_count >= NONSTIFF_STEPS {
-                self.stiff_count = 0;
-            }
         }
     }
 
@@ -242,9 +205,8 @@ impl Auto {
 
     fn switch(&mut self) {
         self.switch_pending = false;
-        self.stiff_count = 0;
-        self.nonstiff_count = 0;
-        self.fought = StepRun::default();
+        self.stiffness = Dp5Stiffness::default();
+        self.fought.restart();
         if self.stiff {
             let h = self.bdf.step_size().max(self.h_dp5);
             self.dp5.restart_with_step(h);
@@ -354,9 +316,8 @@ impl Integrator for Auto {
             || self.switches_to_bdf >= super::MAX_RESTORED_COUNT
             || self.switches_to_dp5 >= super::MAX_RESTORED_COUNT
             || !(MIN_BDF_STEPS..=MIN_BDF_STEPS << MAX_BACKOFF).contains(&self.bdf_needed)
-            || self.stiff_count > STIFF_STEPS
-            || self.fought.marked() >= FOUGHT_STEPS
-            || self.dp5_rejected_seen > self.dp5.rejected_steps()
+            || !self.stiffness.is_valid()
+            || !self.fought.is_valid(self.dp5.rejected_steps())
             || !(self.h_dp5.is_finite() && self.h_dp5 >= 0.0)
         {
             return Err("auto counters out of range".into());

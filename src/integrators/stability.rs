@@ -320,3 +320,83 @@ impl StepRun {
         self.marked
     }
 }
+
+/// Hairer's threshold on h·|λ| for a stability-limited DP5 step (`dopri5.f`).
+pub const STIFF_H_LAMBDA: f64 = 3.25;
+/// Stability-limited DP5 steps that mean stiffness, and non-stiff ones that reset the count.
+pub const STIFF_STEPS: u32 = 15;
+pub const NONSTIFF_STEPS: u32 = 6;
+/// DP5 steps each accepted only after a rejection, with fewer than `CLEAN_STEPS` others in
+/// between, that mean DP5 cannot resolve the problem (as the driver's rule on chattering
+/// events counts).
+pub const FOUGHT_STEPS: u32 = 32;
+pub const CLEAN_STEPS: u32 = 8;
+
+/// Hairer's stiffness detection (HNW II, §IV.2, as in `dopri5.f`), counted over accepted DP5
+/// steps: `auto` switches to its BDF on it, a forced `dopri5` fires check 11.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Dp5Stiffness {
+    /// Stability-limited steps in a row, and non-stiff ones since.
+    stiff: u32,
+    nonstiff: u32,
+}
+
+impl Dp5Stiffness {
+    /// After an accepted DP5 step with its estimate h·|λ|: whether `STIFF_STEPS`
+    /// stability-limited steps came with fewer than `NONSTIFF_STEPS` others between them (the
+    /// count then starts again).
+    pub fn note(&mut self, h_lambda: f64) -> bool {
+        if h_lambda > STIFF_H_LAMBDA {
+            self.nonstiff = 0;
+            self.stiff += 1;
+            if self.stiff >= STIFF_STEPS {
+                self.stiff = 0;
+                return true;
+            }
+        } else {
+            self.nonstiff = self.nonstiff.saturating_add(1);
+            if self.nonstiff >= NONSTIFF_STEPS {
+                self.stiff = 0;
+            }
+        }
+        false
+    }
+
+    /// Whether the counts are ones `note` can leave (a restored state).
+    pub fn is_valid(&self) -> bool {
+        self.stiff <= STIFF_STEPS
+    }
+}
+
+/// DP5's fought steps: a run of `FOUGHT_STEPS` steps each accepted only after a rejection is a
+/// problem DP5 cannot resolve at any step it tries: a stability limit Hairer's test misses, or
+/// a law's switch that the step's inner stages cross while both its ends stay on one side (a
+/// relief valve's 1 Pa band entered by the stages of steps that start and end closed: no event
+/// function changes sign at a step's end, so neither an event nor chattering is seen). The BDF
+/// holds either (`tests/verification/switch_property.rs`, docs/integrators.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Dp5Fought {
+    /// DP5's rejected steps at its last accepted one.
+    rejected_seen: u64,
+    run: StepRun,
+}
+
+impl Dp5Fought {
+    /// After an accepted DP5 step, with DP5's rejected steps so far: whether the run reached
+    /// `FOUGHT_STEPS` (it then starts again).
+    pub fn note(&mut self, rejected: u64) -> bool {
+        let fought = rejected > self.rejected_seen;
+        self.rejected_seen = rejected;
+        self.run.note(fought, FOUGHT_STEPS, CLEAN_STEPS)
+    }
+
+    /// A new run, keeping the rejections seen (a switch of method).
+    pub fn restart(&mut self) {
+        self.run = StepRun::default();
+    }
+
+    /// Whether the counts are ones `note` can leave with DP5 at `rejected` rejections.
+    pub fn is_valid(&self, rejected: u64) -> bool {
+        self.run.marked() < FOUGHT_STEPS && self.rejected_seen <= rejected
+    }
+}

@@ -5,7 +5,9 @@
 use super::Simulation;
 use crate::checks;
 use crate::integrators::Integrator;
-use crate::integrators::stability::{SpectralRadius, StepRun, explicit_bound};
+use crate::integrators::stability::{
+    Dp5Fought, Dp5Stiffness, SpectralRadius, StepRun, explicit_bound,
+};
 
 /// Run-time check 11 (see [`crate::integrators::stability`]): when the next estimate of ρ(J)
 /// is due for an explicit fixed-step method, and the counts of DP5's stiffness detection for
@@ -18,13 +20,9 @@ pub struct StabilityWatch {
     radius: SpectralRadius,
     /// The method's bound on h·ρ, once known (`None`: not an explicit fixed-step method).
     bound: Option<f64>,
-    /// Hairer's counters of DP5 steps held by stability, and of non-stiff ones since.
-    dp5_stiff: u32,
-    dp5_nonstiff: u32,
-    /// `auto`'s run of fought DP5 steps (each accepted only after a rejection), and the
-    /// rejections counted so far.
-    dp5_fought: StepRun,
-    dp5_rejected_seen: u64,
+    /// A forced `dopri5`'s steps as `auto` watches its DP5's.
+    dp5_stiffness: Dp5Stiffness,
+    dp5_fought: Dp5Fought,
     /// The last estimate: ρ(J), s⁻¹, and the step it was tested with, s.
     pub last_radius_per_s: f64,
     pub last_step_s: f64,
@@ -59,36 +57,15 @@ impl Simulation {
         }
     }
 
-    /// Run-time check 11 for a forced `dopri5`: Hairer's stiffness detection as `auto` runs it
-    /// (HNW II, §IV.2; `dopri5.f`'s 15 stability-limited steps with fewer than 6 non-stiff
-    /// ones in between), and `auto`'s run of fought steps (`FOUGHT_STEPS` steps each accepted
-    /// only after a rejection: a switch the steps' inner stages cross while both ends stay on
-    /// one side, or a stability limit Hairer's test misses), each a warning instead of a switch
-    /// to the BDF. `rejected`: the method's rejected steps so far.
+    /// Run-time check 11 for a forced `dopri5`: the stiffness and the fought steps `auto`
+    /// watches its DP5 for ([`Dp5Stiffness`], [`Dp5Fought`]), each a warning instead of a
+    /// switch to the BDF. `rejected`: the method's rejected steps so far.
     #[inline]
     pub(super) fn watch_dp5(&mut self, h_lambda: f64, rejected: u64, t_s: f64) {
-        use crate::integrators::auto::{
-            CLEAN_STEPS, FOUGHT_STEPS, NONSTIFF_STEPS, STIFF_H_LAMBDA, STIFF_STEPS,
-        };
         let w = &mut self.stability;
-        let fought = rejected > w.dp5_rejected_seen;
-        w.dp5_rejected_seen = rejected;
-        if w.dp5_fought.note(fought, FOUGHT_STEPS, CLEAN_STEPS) {
+        let fought = w.dp5_fought.note(rejected);
+        if w.dp5_stiffness.note(h_lambda) || fought {
             self.note_fired(checks::BEYOND_STABILITY, t_s);
-        }
-        let w = &mut self.stability;
-        if h_lambda > STIFF_H_LAMBDA {
-            w.dp5_nonstiff = 0;
-            w.dp5_stiff += 1;
-            if w.dp5_stiff >= STIFF_STEPS {
-                w.dp5_stiff = 0;
-                self.note_fired(checks::BEYOND_STABILITY, t_s);
-            }
-        } else {
-            w.dp5_nonstiff = w.dp5_nonstiff.saturating_add(1);
-            if w.dp5_nonstiff >= NONSTIFF_STEPS {
-                w.dp5_stiff = 0;
-            }
         }
     }
 
