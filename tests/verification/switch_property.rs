@@ -6,91 +6,19 @@
 //! the volumes the piston moves are within a stated multiple of the requested tolerance of the
 //! reference (relative to the output's largest magnitude over the run).
 //!
-//! The multiples, with the largest each method reached over about 800 random draws (two runs of
-//! 400 cases from other seeds, each stopped at its first failure and its shrinking): `dopri5`
-//! 20 × rtol (reached 14.9), `bdf` 30 × rtol (reached 19.5: the order-variable BDF's global
-//! error is 3–15 × rtol on these networks, its error constant), `auto` 60 × rtol (reached 50.8;
-//! it takes its BDF where a valve chatters in its band). A valve's kink stepped over instead of
-//! located cost 10–60 × rtol on a 1 Pa band alone. Not yet the tolerance's error:
-//! - a relief valve closing (a 169 Pa band) moves `dopri5`'s error from 0.04 to 14 × rtol at
-//!   once, the same before the orifices' ratio kinks were located;
-//! - plain orifices between chambers are drawn to the atmosphere instead: a chamber filling from
-//!   1 bar through one is a smooth transient on which `dopri5` takes 6 steps in 0.2 s at 19 ×
-//!   rtol, with no switch at all (their flow reversal is no kink: the laminar law is linear in
-//!   Δp through Δp = 0);
-//! - pistons are drawn since a stuck piston's mode is held whatever its v's round-off (an
-//!   implicit method's Newton solve left v off 0 by 1e-26 m/s, and the piston slid off with
-//!   its drive below static friction: `tests/verification/stuck_piston.rs`). The 24 draws below
-//!   pass (largest `bdf` 10.4 × rtol); about 330 draws from seeds 7, 13 and 21 (each run stopped
-//!   at its first failure) reached `auto` 60.6,
-//!   `dopri5` 19.2 and `bdf` 46.5 × rtol, and one draw `bdf` 1.0e4 × rtol: a relief valve with
-//!   a 3 Pa band closes where the chamber behind it has fallen to its cracking pressure, and a
-//!   stuck piston holds that state until it breaks away and moves the chamber. The state sits
-//!   on the valve's kink within round-off (Δp − p_crack = −3.6e-11 Pa, below an ulp of the
-//!   pressures): closed in the plain evaluation, but the dual numbers (num-dual divides as
-//!   a·(1/b)) round to the band, so the Jacobian evaluated there at the restart has the band's
-//!   derivative (3.7e11 in ∂U̇/∂U), where the valve is closed. `bdf` keeps that Jacobian while the piston moves Δp
-//!   thousands of Pa below the kink; its modified Newton then damps every correction of Δp by
-//!   γ·3.7e11, so the iteration passes its test on the corrections' size while the residual is
-//!   not small, and the closed valve's downstream chamber follows the other (c2 ends 7.7 kPa,
-//!   1 %, off). With a fresh Jacobian at every step the same run ends within 4e-9 of the
-//!   reference, so it was the stale Jacobian from the kink, not the problem's conditioning;
-//!   `bdf` now evaluates it again on the steps after every restart, and that draw is within
-//!   8.4 × rtol (`tests/verification/stuck_piston.rs`).
+//! The multiples: `dopri5` 20 × rtol, `bdf` 30 × rtol (the order-variable BDF's global error is
+//! 3–15 × rtol on these networks, its error constant), `auto` 60 × rtol (it takes its BDF where
+//! a valve chatters in its band or DP5's steps are fought). A forced `dopri5` beyond its
+//! multiple passes only where run-time check 11 fired: a valve's band that makes the problem
+//! stiff for its steps is warned about, never silently off. A valve's kink stepped over instead
+//! of located cost 10–60 × rtol on a 1 Pa band alone. Plain orifices between chambers are drawn
+//! to the atmosphere instead: a chamber filling from 1 bar through one is a smooth transient on
+//! which `dopri5` reaches 19 × rtol with no switch at all.
 //!
-//! Two draws beyond the multiples (120 draws each from seeds 7 and 13), both analysed:
-//! - seed 7, `bdf` 42.8 × rtol, is no switch: a relief valve open in full all run (no event in
-//!   the reference) and a frictionless 1 kg piston between gas springs of 61 cm³ and 0.52 L
-//!   (13.8 Hz, damping ratio 0.006), so the BDF's phase error on a nearly undamped oscillator
-//!   accumulates over its three periods: against an rtol 1e-11 run, c1's pressure is off
-//!   31.6, 44.6, 34.5 and 77 × rtol at rtol 1e-5, 1e-6, 1e-7 and 1e-8 (proportional to rtol:
-//!   the method's global error, which `dopri5` keeps at 0.71 ×);
-//! - seed 13, `dopri5` 23.9 × rtol, was a kink stepped over: a piston compresses a chamber
-//!   vented to the atmosphere through a plain orifice, so its pressure crosses the
-//!   atmosphere's and the whole laminar band (±101 Pa, 0.2 ms) inside one 0.25 ms step. The
-//!   laminar event function was one for both sides, g = 0.999·p_high − p_low, V-shaped in
-//!   p_to/p_from and positive at both ends of such a step, so neither edge was seen, and the
-//!   band's exit (r falling) was stepped over by design: 26, 7.1 and 63 × rtol at rtol 1e-6,
-//!   1e-7 and 1e-8, not converging at the method's order. With one function per edge, each
-//!   located both ways by the adaptive methods, that draw is within 2.1 × rtol
-//!   (`tests/verification/law_kinks.rs`). Their extra restarts first moved the gallery's
-//!   double_acting FMU run 0.046 Pa (66 × rtol) off the regulator's set point where its
-//!   cylinder rests: the BDF's Jacobian, evaluated within round-off of the cushion check
-//!   valve's switch on the second step after a restart and kept through the ramp of steps; it
-//!   is evaluated again on the third step too
-//!   (`chattering::a_cylinder_at_rest_on_its_stop_holds_the_regulators_set_point`). Seed 13
-//!   then fails on a draw that failed before
-//!   too: a relief valve between the two chambers with a 1 Pa band, which the piston's
-//!   chamber holds inside it (Δp 0.19 Pa above cracking, 18 % open) from 0.04 s on, so the
-//!   explicit steps chatter on its points (`dopri5` 155 × rtol, 943 located switches; 91 ×
-//!   and 118,866 before the laminar points were located both ways, a trajectory of another
-//!   chatter) and `auto` reaches 102 × (63 × before); `bdf` holds it at 6.3 ×. Its minimal
-//!   form (seed 13 shrunk): a 1 L chamber at 7.4 bar behind a piston on its stop, a relief
-//!   valve (42.6 kPa, 1 Pa band) into a 0.17 L chamber vented to the atmosphere. It is not
-//!   the chattering docs/integrators.md describes, and `auto`'s chattering rule cannot see
-//!   it: from t = 0.032 s, where the valve reaches its band, `auto`'s DP5 steps stay closed at
-//!   both ends (Δp down to 114 Pa below cracking), yet Δp falls inside them, which only the
-//!   open valve's flow does (closed, the vent raises Δp at 1.8e6 Pa/s): their later stages
-//!   rose into the band, where the valve drives Δp down at 8e6 Pa/s. No event function
-//!   changes sign at a step's end, so no switch is located (2 events per ms) and none counts
-//!   as chattering, and the error test rejects two attempts per accepted step (75 accepted
-//!   per ms) without catching the rest. `auto` now takes its BDF after 32 DP5 steps each
-//!   accepted only after a rejection (`Auto::watch_dp5`): that draw is within 1.1 × rtol, and
-//!   120 draws of seed 13 reach `auto` 7.7 × rtol at most. A forced `dopri5` has no BDF to
-//!   take and stays 155 × off; the same run of fought steps fires check 11 for it, and a forced
-//!   `dopri5` beyond its multiple passes here only where check 11 fired (warned, never silently
-//!   off). Discontinuity locking (the valve's segment held through each step) was tried and
-//!   left it 95–111 × off: inside a 1 Pa band the valve's gain makes the problem stiff for
-//!   any explicit step.
-//! - seed 13 then stops on a later draw, an impact: two 70 cm³ chambers, a frictionless 1 kg
-//!   piston between them (damping 1 N·s/m) that reaches its stop at 0.021 s. Before it,
-//!   `dopri5`'s position is 3.5e-7 m off (13 × rtol of the stroke, the position's
-//!   conditioning above), which moves the impact by 1e-6 s; the velocity just after it is then
-//!   3e-4 m/s off, and c1's pressure 42.5 × rtol from 0.03 s (`bdf` 11, 64, 39 × at rtol 1e-6,
-//!   1e-7, 1e-8; `dopri5` 42.5, 8.9, 5.5 ×). The method's global error magnified by the
-//!   impact, not a switch missed; left open.
-//!
-//! The draws are seeded (24 from seed 1) so that a CI run is repeatable while these are open.
+//! Draws beyond the multiples that are no switch missed (docs/integrators.md, "The switching
+//! property"): the BDF's phase error on a nearly undamped piston oscillator (seed 7, 42.8 ×),
+//! and an impact that magnifies the method's global error before it (seed 13, `dopri5` 42.5 ×).
+//! The draws are therefore seeded (24 from seed 1), so that a CI run is repeatable.
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError};
@@ -215,7 +143,6 @@ fn model(net: &Net, method: &str, rtol: f64) -> String {
     s
 }
 
-/// The largest error over the outputs, each relative to its largest magnitude.
 /// The worst relative error over the outputs, and whether run-time check 11 fired in the run
 /// (an explicit method warned that it cannot resolve the problem at its steps).
 fn worst_error(net: &Net, method: &str) -> Result<(f64, bool), String> {
@@ -251,8 +178,8 @@ fn worst_error(net: &Net, method: &str) -> Result<(f64, bool), String> {
     Ok((worst, warned))
 }
 
-/// 24 draws from a fixed seed, so that a CI run is repeatable (a random draw may hit the open
-/// defects named above); `PROPTEST_CASES` and `PROPTEST_RNG_SEED` ask for others.
+/// 24 draws from a fixed seed, so that a CI run is repeatable (a random draw may be one of
+/// those named above); `PROPTEST_CASES` and `PROPTEST_RNG_SEED` ask for others.
 fn config() -> Config {
     let env = Config::default();
     let set = |name: &str| std::env::var_os(name).is_some();
