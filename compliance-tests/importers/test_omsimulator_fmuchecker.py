@@ -120,7 +120,10 @@ OPEN_DEFECTS = {
     "circuit neither run holds its global error near its local tolerance. Against the CLI at "
     "rtol 1e-11, the CLI at its own 1e-9 is 4.3e-6 off (line_b_t1.mdot at 1.679 s) and "
     "CVODE at 1e-9 1.25e-5 (the cap port, where a shift of the stroke by 2e-7 s is that much: "
-    "examples/double_acting/README.md, 'Peer runs'); CVODE at 1e-10 1.2e-6, at 1e-12 2.1e-7",
+    "examples/double_acting/README.md, 'Peer runs'); CVODE at 1e-10 1.2e-6, at 1e-12 2.1e-7. "
+    "Against the rtol 1e-11 run the hoses' flows are within their allowance (0.82 of it): what "
+    "is left is CVODE's own error in the cylinder, cyl.v 2.4e-7 of its scale at 0.42 s and the "
+    "cushion's stroke end 1.3e-7 s off in time at 1.42 s (cyl_cap.p 51 × its allowance)",
     # The checker's Model Exchange step is stopTime / 500 unless `-h` is given: it does not
     # read the DefaultExperiment's stepSize, and FMI 2.0 gives an FMU no other way to ask for
     # a smaller step.
