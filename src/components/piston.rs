@@ -23,7 +23,8 @@
 //! (x − x_max or x_min − x crossing zero upward, located by the driver); there the velocity
 //! becomes −e·v (Newton's impact law) and the kinetic energy lost, ½·m·v²·(1 − e²), is counted as
 //! energy that left (`energy_left`), so `energy_total` stays closed. A rebound slower than
-//! [`REST_SPEED_M_PER_S`] is taken as 0. A piston at rest on a stop (v = 0, x at or past it)
+//! [`REST_SPEED_M_PER_S`] is taken as 0. A piston at rest on a stop (v = 0, x at or past it,
+//! both to round-off: [`REST_SPEED_M_PER_S`], [`REST_DISTANCE_M`])
 //! stays there while the net force pushes it into the stop: the stop's contact force cancels
 //! the acceleration (it does no work, v = 0); once the net force points away, it leaves.
 
@@ -182,6 +183,12 @@ fn piston_problems(x: &PistonSpec) -> Vec<Problem> {
 
 /// A rebound speed below this, m/s, ends the bouncing: the piston rests on the stop.
 pub const REST_SPEED_M_PER_S: f64 = 1e-6;
+/// A piston slower than [`REST_SPEED_M_PER_S`] this close to a stop, m, that the drive pushes
+/// into it is held by its contact: an implicit method's Newton corrections move a resting
+/// piston's x off the stop (4e-18 to 5e-17 m on a 5–7 mm stroke at rtol 1e-11, 2e-14 m in the
+/// iterates of a failing step), which must not release the contact. 1 nm is far above those and
+/// far below any real stroke.
+pub const REST_DISTANCE_M: f64 = 1e-9;
 
 /// Constant parameters are units-typed quantities (`crate::units`), read in the right-hand side
 /// as `.value` (SI); the `Param`s (time tables, seedable for sensitivities) are raw SI numbers
@@ -223,11 +230,23 @@ pub const STATES: usize = 2;
 #[derive(Clone, Copy, Debug)]
 pub struct Forces<T = f64> {
     pub acceleration_m_per_s2: T,
+    /// dx/dt: v, or 0 while the contact of a stop holds the piston (v is then round-off).
+    pub velocity_m_per_s: T,
     /// Friction force (opposes motion); its power −F·v is dissipated.
     pub friction_n: T,
 }
 
 impl Piston {
+    /// Whether x is at (or past) its `x_max` and its `x_min` stop for its contact, to
+    /// [`REST_DISTANCE_M`].
+    #[inline]
+    fn at_stops(&self, x_m: f64) -> (bool, bool) {
+        (
+            self.x_max.is_some_and(|m| x_m >= m.value - REST_DISTANCE_M),
+            self.x_min.is_some_and(|m| x_m <= m.value + REST_DISTANCE_M),
+        )
+    }
+
     /// The pressures' force forward, N: p_behind·A − p_ahead·(A − A_r) − p_vent·A_r, written
     /// (p_behind − p_ahead)·A + (p_ahead − p_vent)·A_r so that a piston without a rod
     /// evaluates A·(p_behind − p_ahead) alone, as before rods existed.
@@ -322,16 +341,24 @@ impl Piston {
         // means v below the rest speed, of either sign: an implicit method's Newton iterate
         // may leave v off 0 by round-off there, into the stop (whose event, its function then
         // 0, would not fire again to stop it) or away from it (the contact released for that
-        // iterate only: v then settled off 0 and grew, and BDF at rtol 1e-11 failed).
+        // iterate only: v then settled off 0 and grew, and BDF at rtol 1e-11 failed), and at
+        // the stop means to round-off too ([`REST_DISTANCE_M`]: a Newton correction moved a
+        // resting piston 4e-18 m off its stop, the contact let go, the drive pushed it back,
+        // and BDF at rtol 1e-11 failed on that discontinuity). Held, the piston is at rest:
+        // dx/dt is 0, not v's round-off.
         let (x_re, a_re) = (x_m.re(), acceleration.re());
         let resting = v_re.abs() < REST_SPEED_M_PER_S;
-        let on_max = resting && self.x_max.is_some_and(|x| x_re >= x.value) && a_re > 0.0;
-        let on_min = resting && self.x_min.is_some_and(|x| x_re <= x.value) && a_re < 0.0;
+        let (at_max, at_min) = self.at_stops(x_re);
+        let on_max = resting && at_max && a_re > 0.0;
+        let on_min = resting && at_min && a_re < 0.0;
+        let mut velocity = v_m_per_s;
         if on_max || on_min {
             acceleration = T::zero();
+            velocity = T::zero();
         }
         Forces {
             acceleration_m_per_s2: acceleration,
+            velocity_m_per_s: velocity,
             friction_n: friction,
         }
     }
@@ -573,7 +600,7 @@ impl Element for Piston {
                 *out = mdot;
                 continue;
             }
-            let (x, v) = (e.y[o + POSITION], e.y[o + VELOCITY]);
+            let x = e.y[o + POSITION];
             let pv = |q: &ParamValue| e.pv(q);
             let (pb, pa) = (e.nodes[behind].pressure_pa, e.nodes[ahead].pressure_pa);
             let p_vent = if p.rod_vent == NO_ROD {
@@ -582,7 +609,15 @@ impl Element for Piston {
                 e.nodes[p.rod_vent].pressure_pa
             };
             let held = modes.get(j).copied().unwrap_or(0);
-            let f = p.forces_with(pv, x, v, p.pressure_force_n(pb, pa, p_vent), held);
+            let f = p.forces_with(
+                pv,
+                x,
+                e.y[o + VELOCITY],
+                p.pressure_force_n(pb, pa, p_vent),
+                held,
+            );
+            // The piston's own motion (0 while a stop holds it): the volumes' and the powers'.
+            let v = f.velocity_m_per_s;
             let damping_power = v * e.pv(&p.damping_n_s_per_m) * v;
             dy[o + POSITION] = v;
             dy[o + VELOCITY] = f.acceleration_m_per_s2;
@@ -820,6 +855,9 @@ impl Element for Piston {
             return 0;
         }
         let (x, v) = (at.s[POSITION], at.s[VELOCITY]);
+        // On the stop exactly, not to the contact's REST_DISTANCE_M (with it here, the gallery's
+        // double_acting under `dopri5` sat 0.3 nm from its stop, drifting at 5e-7 m/s, and
+        // never made its in-stroke).
         let on_stop =
             self.x_max.is_some_and(|m| x >= m.value) || self.x_min.is_some_and(|m| x <= m.value);
         let broke_away = v.abs() == BREAKAWAY_SPEED_M_PER_S;

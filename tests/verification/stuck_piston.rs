@@ -175,3 +175,61 @@ fn a_stuck_piston_keeps_its_mode_through_a_serialized_fmu_state() {
     }
     println!("{off_zero} of 3 states saved with v off 0");
 }
+
+/// A frictionless piston resting on its stop, held there by its contact, through the same
+/// round-off: a draw of the switching property (seed 21) where c1 pushes a damped 0.4 kg piston
+/// onto its `x_min` stop at 0.013 s and vents through an orifice, while the drive into the stop
+/// falls from 55 N to 0.34 N by 0.2 s. A Newton correction of `bdf` at rtol 1e-11 left x
+/// 4e-18 m inside the stroke at 0.19 s; read as off the stop, the contact let go, the drive
+/// pushed the piston back, and the step fell to 2.4e-11 s on that discontinuity. Within
+/// round-off of its stop the piston rests (`REST_DISTANCE_M`); every adaptive method ends with
+/// it on the stop and c1 within 10 × rtol of `bdf` at rtol 1e-12.
+#[test]
+fn a_piston_resting_on_its_stop_holds_through_newton_round_off_in_x() {
+    let stop_m = -0.007337011265728161;
+    let model = |method: &str, rtol: f64| {
+        format!(
+            "[model]\nname = \"resting\"\n[gas]\nspecies = \"air\"\n[solver]\n\
+             method = \"{method}\"\nrtol = {rtol:e}\natol = 1e-12\nt_end = 0.2\n\
+             [[reservoir]]\nname = \"atm\"\npressure = 101325.0\ntemperature = 293.15\n\
+             [[chamber]]\nname = \"c0\"\nvolume = \"0.5947104187557429 L\"\n\
+             pressure = \"4.216552136514796 bar\"\ntemperature = 293.15\n\
+             [[chamber]]\nname = \"c1\"\nvolume = \"0.15529963297366278 L\"\n\
+             pressure = \"4.762399707529542 bar\"\ntemperature = 293.15\n\
+             [[orifice]]\nname = \"v0\"\nfrom = \"c1\"\nto = \"atm\"\n\
+             area = 1.150010189110045e-7\n\
+             [[piston]]\nname = \"p\"\nbehind = \"c0\"\nahead = \"c1\"\narea = 1e-3\n\
+             mass = 0.4030897546493305\nx0 = 0.0\nx_min = {stop_m:e}\nx_max = {:e}\n\
+             damping = 11.21\n",
+            -stop_m
+        )
+    };
+    let run = |method: &str, rtol: f64| {
+        let mut sim = sim_of(&model(method, rtol));
+        sim.advance_to(0.2)
+            .unwrap_or_else(|e| panic!("{method} at rtol {rtol:e}: {}", e.message));
+        let x = ["p.x", "p.v", "c1.p"].map(|n| output(&mut sim, n));
+        (x, sim.stats.steps)
+    };
+    let ([_, _, p_ref], _) = run("bdf", 1e-12);
+    for rtol in [1e-6, 1e-9, 1e-11] {
+        for method in ["bdf", "auto", "dopri5"] {
+            let ([x, v, p], steps) = run(method, rtol);
+            let err = (p / p_ref - 1.0).abs();
+            println!(
+                "{method:>6} at rtol {rtol:e}: x − stop {:+.1e} m, v {v:+.1e} m/s, c1 {:.2} × rtol \
+                 from bdf at 1e-12; {steps} steps",
+                x - stop_m,
+                err / rtol
+            );
+            assert!(
+                (x - stop_m).abs() <= 1e-9 && v.abs() < 1e-6,
+                "{method}: {x} m, {v} m/s"
+            );
+            assert!(
+                err <= 10.0 * rtol,
+                "{method} at rtol {rtol:e}: c1 {p} Pa, {p_ref} Pa"
+            );
+        }
+    }
+}
