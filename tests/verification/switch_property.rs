@@ -15,10 +15,15 @@
 //! to the atmosphere instead: a chamber filling from 1 bar through one is a smooth transient on
 //! which `dopri5` reaches 19 × rtol with no switch at all.
 //!
-//! Draws beyond the multiples that are no switch missed (docs/integrators.md, "The switching
-//! property"): the BDF's phase error on a nearly undamped piston oscillator (seed 7, 42.8 ×),
-//! and an impact that magnifies the method's global error before it (seed 13, `dopri5` 42.5 ×).
-//! The draws are therefore seeded (24 from seed 1), so that a CI run is repeatable.
+//! The piston's viscous damping is drawn as a damping ratio of 0.1 to 1 of its oscillation
+//! between the two chambers' gas springs (`Piston::damping_n_s_per_m`). Nearly undamped, it
+//! swings for the whole run and every method's phase error grows with each period: no
+//! multiple of rtol holds for it, near a switch or not (docs/integrators.md, "The switching
+//! property"). The damped draws found two defects: a resting piston let go by a Newton
+//! correction's round-off in x, fixed (`stuck_piston.rs`), and, open, `bdf` chattering where
+//! two relief valves in series settle onto both their closing points at once (seed 7 stops on
+//! it: its rtol 1e-11 reference reaches its step limit). 120 draws each from seeds 13 and 21
+//! pass; the draws are seeded (24 from seed 1) so that a CI run is repeatable.
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError};
@@ -43,9 +48,33 @@ struct Net {
     /// (volume L, pressure bar) per chamber.
     chambers: Vec<(f64, f64)>,
     valves: Vec<Valve>,
-    /// A piston between chambers 0 and 1 with end stops at ±`stroke`, static and dynamic
-    /// friction: (mass kg, stroke m, static friction Pa, dynamic as a fraction of it).
-    piston: Option<(f64, f64, f64, f64)>,
+    piston: Option<Piston>,
+}
+
+/// A piston between chambers 0 and 1, of area `AREA_M2`, with end stops at ±`stroke_m`, static
+/// and dynamic friction, and viscous damping.
+#[derive(Clone, Copy, Debug)]
+struct Piston {
+    mass_kg: f64,
+    stroke_m: f64,
+    static_friction_pa: f64,
+    /// Dynamic friction as a fraction of the static.
+    dynamic_fraction: f64,
+    /// The damping ratio of its oscillation between the two chambers' gas springs at the start
+    /// (see `damping_n_s_per_m`).
+    damping_ratio: f64,
+}
+
+const AREA_M2: f64 = 1e-3;
+
+impl Piston {
+    /// The viscous damping c = 2ζ·√(k·m) that gives the drawn damping ratio ζ, with k the two
+    /// gas springs' stiffness at the start, γ·A²·(p₀/V₀ + p₁/V₁) (adiabatic, air).
+    fn damping_n_s_per_m(&self, chambers: &[(f64, f64)]) -> f64 {
+        let stiffness = |(litres, bar): (f64, f64)| bar * 1e5 / (litres * 1e-3);
+        let k = 1.4 * AREA_M2 * AREA_M2 * (stiffness(chambers[0]) + stiffness(chambers[1]));
+        2.0 * self.damping_ratio * (k * self.mass_kg).sqrt()
+    }
 }
 
 /// Whether networks are drawn with a piston (a switch kept to study the networks without).
@@ -86,8 +115,19 @@ fn net() -> impl Strategy<Value = Net> {
                 0.005..0.03f64,
                 prop_oneof![Just(0.0), log_uniform(1e3, 1e5)],
                 0.3..1.0f64,
+                log_uniform(0.1, 1.0),
             )
-                .prop_map(|p| PISTONS.then_some(p)),
+                .prop_map(
+                    |(mass_kg, stroke_m, stat, dynamic_fraction, damping_ratio)| {
+                        PISTONS.then_some(Piston {
+                            mass_kg,
+                            stroke_m,
+                            static_friction_pa: stat,
+                            dynamic_fraction,
+                            damping_ratio,
+                        })
+                    },
+                ),
         )
             .prop_map(|(chambers, valves, piston)| Net {
                 chambers,
@@ -131,13 +171,17 @@ fn model(net: &Net, method: &str, rtol: f64) -> String {
             );
         }
     }
-    if let Some((mass, stroke, stat, dynamic)) = net.piston {
+    if let Some(p) = net.piston {
         s += &format!(
-            "[[piston]]\nname = \"p\"\nbehind = \"c0\"\nahead = \"c1\"\narea = 1e-3\n\
-             mass = {mass}\nx0 = 0.0\nx_min = {}\nx_max = {stroke}\n\
-             friction_static = {stat:e}\nfriction_dynamic = {:e}\ndamping = 1.0\n",
-            -stroke,
-            stat * dynamic
+            "[[piston]]\nname = \"p\"\nbehind = \"c0\"\nahead = \"c1\"\narea = {AREA_M2:e}\n\
+             mass = {}\nx0 = 0.0\nx_min = {}\nx_max = {}\n\
+             friction_static = {:e}\nfriction_dynamic = {:e}\ndamping = {:e}\n",
+            p.mass_kg,
+            -p.stroke_m,
+            p.stroke_m,
+            p.static_friction_pa,
+            p.static_friction_pa * p.dynamic_fraction,
+            p.damping_n_s_per_m(&net.chambers)
         );
     }
     s
