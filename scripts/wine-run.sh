@@ -29,4 +29,14 @@ if ! compgen -G "/usr/lib/x86_64-linux-gnu/wine/x86_64-windows/bcryptprimitives.
     export WINEPATH="$(winepath -w "$dlls" 2>/dev/null)${WINEPATH:+;$WINEPATH}"
 fi
 mkdir -p "$WINEPREFIX"
-exec "$wine" "$@"
+# Once in CI, Wine ended a test program with exit status 53 before it printed anything, and the
+# same program passed when run again. 53 is Wine's status for a program it could not start (as
+# for a missing .exe); a Rust test harness exits with 0 or 101. So wait for the previous
+# program's server to go, then try once more.
+status=0
+"$wine" "$@" || status=$?
+if ((status == 53)); then
+    timeout 30 wineserver -w 2>/dev/null || true
+    exec "$wine" "$@"
+fi
+exit "$status"
