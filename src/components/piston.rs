@@ -237,13 +237,12 @@ pub struct Forces<T = f64> {
 }
 
 impl Piston {
-    /// Whether x is at (or past) its `x_max` and its `x_min` stop for its contact, to
-    /// [`REST_DISTANCE_M`].
+    /// Whether x is at (or past) its `x_max` and its `x_min` stop, to within `band_m`.
     #[inline]
-    fn at_stops(&self, x_m: f64) -> (bool, bool) {
+    fn at_stops(&self, x_m: f64, band_m: f64) -> (bool, bool) {
         (
-            self.x_max.is_some_and(|m| x_m >= m.value - REST_DISTANCE_M),
-            self.x_min.is_some_and(|m| x_m <= m.value + REST_DISTANCE_M),
+            self.x_max.is_some_and(|m| x_m >= m.value - band_m),
+            self.x_min.is_some_and(|m| x_m <= m.value + band_m),
         )
     }
 
@@ -348,7 +347,7 @@ impl Piston {
         // dx/dt is 0, not v's round-off.
         let (x_re, a_re) = (x_m.re(), acceleration.re());
         let resting = v_re.abs() < REST_SPEED_M_PER_S;
-        let (at_max, at_min) = self.at_stops(x_re);
+        let (at_max, at_min) = self.at_stops(x_re, REST_DISTANCE_M);
         let on_max = resting && at_max && a_re > 0.0;
         let on_min = resting && at_min && a_re < 0.0;
         let mut velocity = v_m_per_s;
@@ -858,8 +857,8 @@ impl Element for Piston {
         // On the stop exactly, not to the contact's REST_DISTANCE_M (with it here, the gallery's
         // double_acting under `dopri5` sat 0.3 nm from its stop, drifting at 5e-7 m/s, and
         // never made its in-stroke).
-        let on_stop =
-            self.x_max.is_some_and(|m| x >= m.value) || self.x_min.is_some_and(|m| x <= m.value);
+        let (at_max, at_min) = self.at_stops(x, 0.0);
+        let on_stop = at_max || at_min;
         let broke_away = v.abs() == BREAKAWAY_SPEED_M_PER_S;
         if on_stop && v.abs() < REST_SPEED_M_PER_S && !broke_away {
             return 0;
