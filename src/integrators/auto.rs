@@ -245,6 +245,11 @@ impl Integrator for Auto {
     fn rejected_steps(&self) -> u64 {
         self.dp5.rejected_steps() + self.bdf.rejected_steps()
     }
+    fn crossed_switch(&mut self) {
+        if self.stiff {
+            self.bdf.crossed_switch();
+        }
+    }
     fn restart(&mut self) {
         // A discontinuity does not change the problem's stiffness: keep the method.
         if self.stiff {

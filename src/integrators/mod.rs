@@ -152,6 +152,10 @@ pub trait Integrator {
     }
     /// Forget all history (after a discontinuity): the next step starts afresh.
     fn restart(&mut self);
+    /// The driver passed over a switch of a law that the last step crossed within the
+    /// tolerance's noise (no event, no restart): the next step must not keep what the method
+    /// linearized on the other side (the BDF's Newton Jacobian). Called before that step.
+    fn crossed_switch(&mut self) {}
     /// Compute the increment Δy of a step of size (at most) `h` from (t, y) into `inc`;
     /// returns the size taken (fixed-step methods: exactly `h`; adaptive methods: the accepted
     /// step, ≤ `h`, and exactly `h` when they take all of it).
@@ -390,6 +394,9 @@ impl Integrator for Method {
     }
     fn restart(&mut self) {
         dispatch!(self, m => m.restart())
+    }
+    fn crossed_switch(&mut self) {
+        dispatch!(self, m => m.crossed_switch())
     }
     fn attempt<S: OdeSystem>(
         &mut self,

@@ -19,6 +19,7 @@ impl<S: OdeSystem> Step<'_, S> {
         let jbad = s.nst == 0
             || s.early_step_of_restart()
             || self.ws.force_jac
+            || self.ws.new_jacobian
             || s.nst > s.nstlj + MSBJ
             || (convfail == ConvFail::FailBadJ && dgamma < DGMAX)
             || convfail == ConvFail::FailOther;
@@ -28,6 +29,7 @@ impl<S: OdeSystem> Step<'_, S> {
             }
             self.s.nstlj = self.s.nst;
             self.ws.force_jac = false;
+            self.ws.new_jacobian = false;
         }
         if !self.factor(self.s.gamma) {
             return None;

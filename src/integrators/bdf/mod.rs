@@ -137,6 +137,10 @@ pub struct Bdf {
     /// state is stepped (`check_constant_states`).
     #[serde(skip)]
     const_refused: bool,
+    /// The driver passed over a switch before the next attempt ([`Integrator::crossed_switch`];
+    /// the driver keeps it in its saved state until then).
+    #[serde(skip)]
+    switch_crossed: bool,
     #[serde(skip)]
     ws: Box<Workspace>,
 }
@@ -165,6 +169,7 @@ impl Bdf {
             linear: LinearSolver::Auto,
             gmres_limits: GmresLimits::default(),
             const_refused: false,
+            switch_crossed: false,
             ws: Box::default(),
         };
         b.hist.zn = vec![0.0; (MAX_ORDER + 1) * n];
@@ -289,8 +294,10 @@ impl Bdf {
             linear: _,
             gmres_limits: _,
             const_refused: _,
+            switch_crossed,
             ws,
         } = self;
+        *switch_crossed = false;
         *fixed = o.fixed;
         *tolerances = o.tolerances.clone();
         *stats = o.stats;
@@ -308,6 +315,7 @@ impl Bdf {
         last.inc.clone_from(&o.last.inc);
         ws.lu_tag = None;
         ws.force_jac = false;
+        ws.new_jacobian = false;
         ws.trial_synced = false;
         ws.check_const = true;
         if *n != o.n {
@@ -357,6 +365,7 @@ impl Bdf {
             self.trial.assign_live(&self.hist, self.fixed);
         }
         self.ws.trial_synced = false;
+        self.ws.new_jacobian |= std::mem::take(&mut self.switch_crossed);
         let fixed = self.fixed;
         let h_cap = match self.tolerances.max_step {
             Some(m) if fixed.is_none() => h_max.min(m),
@@ -445,6 +454,9 @@ impl Integrator for Bdf {
     /// netf + ncfn), each followed by a retry with a smaller step.
     fn rejected_steps(&self) -> u64 {
         self.stats.error_test_failures + self.stats.convergence_failures
+    }
+    fn crossed_switch(&mut self) {
+        self.switch_crossed = true;
     }
     fn restart(&mut self) {
         self.ws.trial_synced = false;

@@ -290,7 +290,8 @@ impl<S: OdeSystem> Step<'_, S> {
             || s.nst == 0
             || s.early_step_of_restart()
             || s.nst >= s.nstlp + MSBP
-            || (s.gamrat - 1.0).abs() > DGMAX;
+            || (s.gamrat - 1.0).abs() > DGMAX
+            || self.ws.new_jacobian;
         loop {
             let tn = self.s.tn;
             if !self.rhs(tn, Buf::Z0) {

@@ -56,6 +56,12 @@ pub(super) struct Workspace {
     pub(super) rowsum: Vec<f64>,
     /// The restored Jacobian did not fit the pattern: evaluate a new one at the next setup.
     pub(super) force_jac: bool,
+    /// A switch of a law was passed over (`Bdf::crossed_switch`): set up M with a new J at
+    /// the next step. The J kept from the other side of a kink is the one `History::
+    /// early_step_of_restart` describes: modified Newton with it passes its test on the size
+    /// of corrections it damps, with the residual large, and the state drifts (two relief
+    /// valves in series: 1.5 kPa below a closing pressure in 1.3 s).
+    pub(super) new_jacobian: bool,
     /// The system's constant states that the direct solve leaves out (`Peel::constant`, or the
     /// small LU's selection), and
     /// whether the committed history is to be checked against them before the next attempt (a
