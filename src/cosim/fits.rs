@@ -122,11 +122,18 @@ pub(super) fn check_fits(
             a.t_s, i.t_prev_s, i.t_s
         ));
     }
-    if let Some(k) = i.pending_event
+    if let Some(k) = i.pending_event.or(i.restarted_on.map(|(k, _)| k))
         && k >= network.n_events()
     {
         return Err(format!(
             "pending event {k} (the model has {})",
+            network.n_events()
+        ));
+    }
+    if i.disarmed.len() > network.n_events().div_ceil(64) {
+        return Err(format!(
+            "{} words of disarmed switches (the model has {} events)",
+            i.disarmed.len(),
             network.n_events()
         ));
     }

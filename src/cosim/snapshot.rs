@@ -65,15 +65,35 @@ impl Snapshot {
 }
 
 /// Copy `src` into `dst`, reusing `dst`'s vectors (no allocation when the lengths agree).
+/// Every saved field (a new one fails to compile here until it is copied).
 fn copy_internal(dst: &mut Internal, src: &Internal) {
-    dst.t_s = src.t_s;
-    dst.y.clone_from(&src.y);
-    dst.compensation.clone_from(&src.compensation);
-    dst.t_prev_s = src.t_prev_s;
-    dst.y_prev.clone_from(&src.y_prev);
-    dst.compensation_prev.clone_from(&src.compensation_prev);
-    dst.pending_event = src.pending_event;
-    dst.at_breakpoint = src.at_breakpoint;
+    let Internal {
+        t_s,
+        y,
+        compensation,
+        t_prev_s,
+        y_prev,
+        compensation_prev,
+        pending_event,
+        at_breakpoint,
+        pending_downward,
+        restarted_on,
+        disarmed,
+        switch_crossed,
+        located_downward: _,
+    } = src;
+    dst.t_s = *t_s;
+    dst.y.clone_from(y);
+    dst.compensation.clone_from(compensation);
+    dst.t_prev_s = *t_prev_s;
+    dst.y_prev.clone_from(y_prev);
+    dst.compensation_prev.clone_from(compensation_prev);
+    dst.pending_event = *pending_event;
+    dst.at_breakpoint = *at_breakpoint;
+    dst.pending_downward = *pending_downward;
+    dst.restarted_on = *restarted_on;
+    dst.disarmed.clone_from(disarmed);
+    dst.switch_crossed = *switch_crossed;
 }
 
 /// Copy the integrator's history into storage of the same size (`Method::assign_from`: no
@@ -168,7 +188,7 @@ pub const STATE_MAGIC: &[u8; 8] = b"PLNMSTAT";
 /// checks 0..=11 (version 3: 0..=9). Version 5: the modes the laws hold. Version 6: the way
 /// an adaptive method's restart crossed its event. Version 7: `auto`'s count of DP5 steps
 /// accepted after a rejection.
-pub const STATE_FORMAT_VERSION: u32 = 7;
+pub const STATE_FORMAT_VERSION: u32 = 8;
 /// Longest GUID a header may carry (ours are 38 characters).
 const MAX_GUID_LEN: usize = 256;
 /// Largest body the decoder accepts (a guard against absurd length claims), bytes.

@@ -322,7 +322,13 @@ impl Simulation {
                     self.stats.events += 1;
                     self.integrator.restart();
                     self.internal.restarted_on = Some((k, self.internal.pending_downward));
+                    if self.network.event_is_switch(k) {
+                        self.internal.disarm(k);
+                    }
                     continue;
+                }
+                if self.network.event_is_switch(k) {
+                    self.internal.disarm(k);
                 }
                 self.report_internal();
                 let advance = self.handle_event_at_reported(k)?;
@@ -405,6 +411,9 @@ impl Simulation {
         h_max: f64,
         inc: &mut [f64],
     ) -> Result<(), StepFailure> {
+        if std::mem::take(&mut self.internal.switch_crossed) {
+            self.integrator.crossed_switch();
+        }
         let h = integ!(self.attempt(t, &self.internal.y, h_max, inc))
             .map_err(|e| self.solver_failure(e))?;
         let (mut h, mut t_new) = if h >= stop - t {
@@ -485,6 +494,8 @@ impl Simulation {
         i.pending_event = event.map(|(k, _)| k);
         i.pending_downward = event.is_some() && i.located_downward;
         i.restarted_on = None;
+        self.rearm_switches();
+        let i = &mut self.internal;
         // A step that ends on a breakpoint starts the new segment there even when an event was
         // located at the same instant (handled first): the next breakpoint is sought after it.
         i.at_breakpoint = breakpoint == Some(t_new);

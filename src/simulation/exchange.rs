@@ -35,6 +35,8 @@ impl Simulation {
         i.pending_event = None;
         i.at_breakpoint = false;
         i.restarted_on = None;
+        i.disarmed.fill(0);
+        i.switch_crossed = false;
     }
 
     /// Set the reported state (its length is the simulation's). The compensation of the
@@ -51,6 +53,8 @@ impl Simulation {
         i.pending_event = None;
         i.at_breakpoint = false;
         i.restarted_on = None;
+        i.disarmed.fill(0);
+        i.switch_crossed = false;
     }
 
     /// f(t, y) at the reported point into `dydt` (one right-hand side, counted).

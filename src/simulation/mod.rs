@@ -155,10 +155,37 @@ pub struct Internal {
     /// whether downward, until the next accepted step: a crossing of it the same way in that
     /// step is the one the step starts on.
     pub restarted_on: Option<(usize, bool)>,
+    /// The switches an event of which the integrator restarted on, one bit per event, until
+    /// the state has left them by more than the tolerance's noise
+    /// ([`Network::event_noise`]): a crossing of one that ends within that noise is passed
+    /// over (docs/integrators.md, "Switches": chattering on the method's own error).
+    pub disarmed: Vec<u64>,
+    /// The last step crossed a disarmed switch, passed over: the integrator is told before
+    /// the next ([`Integrator::crossed_switch`]).
+    pub switch_crossed: bool,
     /// Whether the event [`Simulation::earliest_event`] last chose crosses downward (scratch
     /// of one step).
     #[serde(skip)]
     pub located_downward: bool,
+}
+
+impl Internal {
+    /// Disarm switch `k` (its bit; sized at construction, so no allocation in the step loop).
+    pub(crate) fn disarm(&mut self, k: usize) {
+        let w = k / 64;
+        if w >= self.disarmed.len() {
+            self.disarmed.resize(w + 1, 0);
+        }
+        self.disarmed[w] |= 1 << (k % 64);
+    }
+
+    /// Whether switch `k` is disarmed.
+    #[inline]
+    pub(crate) fn is_disarmed(&self, k: usize) -> bool {
+        self.disarmed
+            .get(k / 64)
+            .is_some_and(|b| (b >> (k % 64)) & 1 == 1)
+    }
 }
 
 /// Which check codes fired since [`FiredWindow::open`], and when each first did: a bit mask
@@ -300,6 +327,8 @@ impl Simulation {
             at_breakpoint: false,
             pending_downward: false,
             restarted_on: None,
+            disarmed: vec![0; network.n_events().div_ceil(64)],
+            switch_crossed: false,
             located_downward: false,
         };
         let mut sim = Simulation {
@@ -506,6 +535,7 @@ impl Simulation {
         i.at_breakpoint &= synced;
         i.pending_event = None;
         i.restarted_on = None;
+        i.switch_crossed = false;
         i.t_s = self.t_s;
         i.t_prev_s = self.t_s;
         i.y.clone_from(&self.y);

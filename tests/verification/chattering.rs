@@ -163,3 +163,88 @@ fn a_cylinder_at_rest_on_its_stop_holds_the_regulators_set_point() {
     }
     println!("{} events, {} steps", sim.stats.events, sim.stats.steps);
 }
+
+/// Two relief valves in series, c0 → c1 → the atmosphere (ISO 6358 paths with bands of 25 Pa
+/// and 102 Pa, as `switch_property.rs` drew them with seed 7): each vents until it closes, so
+/// the state settles onto both closing points at once, c1 = p_atm + Δp_c1 and
+/// c0 = c1 + Δp_c0. On the closed side of the first valve the second still lowers c1, so both
+/// sides of that kink push the state towards it, and the open flow that balances them is far
+/// below the tolerance's noise: the method's own error crosses the switch at every step.
+fn series_reliefs(method: &str, rtol: f64) -> String {
+    format!(
+        r#"
+[model]
+name = "series_reliefs"
+[gas]
+species = "air"
+[solver]
+method = "{method}"
+rtol = {rtol:e}
+atol = 1e-12
+t_end = 0.2
+[[reservoir]]
+name = "atm"
+pressure = 101325.0
+temperature = 293.15
+[[chamber]]
+name = "c0"
+volume = "0.2655258890720447 L"
+pressure = "9.606599989097159 bar"
+temperature = 293.15
+[[chamber]]
+name = "c1"
+volume = "0.24625341887746793 L"
+pressure = "1 bar"
+temperature = 293.15
+[[orifice]]
+name = "v0"
+from = "c0"
+to = "c1"
+sonic_conductance = 4.256208e-8
+critical_pressure_ratio = 0.3
+cracking_pressure = 22559.46
+full_flow_pressure = 22584.64
+[[orifice]]
+name = "v1"
+from = "c1"
+to = "atm"
+sonic_conductance = 5.796704e-8
+critical_pressure_ratio = 0.3
+cracking_pressure = 88819.40
+full_flow_pressure = 88921.26
+"#
+    )
+}
+
+#[test]
+fn two_relief_valves_in_series_settle_on_both_closing_points_without_chattering() {
+    // Each crossing by the method's own error used to be an event: `bdf` at rtol 1e-11 took
+    // 100,000 of them 3e-13 s apart and stopped at its step limit. A switch an event restarted
+    // on is now passed over while the state stays within the tolerance's noise of it.
+    let c1_closed = 101325.0 + 88819.40;
+    let c0_closed = c1_closed + 22559.46;
+    let mut worst = 0.0f64;
+    for method in ["auto", "dopri5", "bdf", "backward-euler"] {
+        for rtol in [1e-6, 1e-8, 1e-11] {
+            let mut sim = sim_of(&series_reliefs(method, rtol));
+            sim.advance_to(0.2)
+                .unwrap_or_else(|e| panic!("{method} rtol {rtol:e}: {}", e.message));
+            let (p0, p1) = (output(&mut sim, "c0.p"), output(&mut sim, "c1.p"));
+            let multiple = ((p0 - c0_closed) / (rtol * c0_closed))
+                .abs()
+                .max(((p1 - c1_closed) / (rtol * c1_closed)).abs());
+            worst = worst.max(multiple);
+            println!(
+                "{method:>14} rtol {rtol:e}: c0 {:+.3e} Pa, c1 {:+.3e} Pa from the closed form \
+                 ({multiple:.2} × rtol, bound 5), {} events, {} steps",
+                p0 - c0_closed,
+                p1 - c1_closed,
+                sim.stats.events,
+                sim.stats.steps
+            );
+            assert!(sim.stats.events < 100, "{method} rtol {rtol:e}: chattered");
+            assert!(multiple <= 5.0, "{method} rtol {rtol:e}: {multiple} × rtol");
+        }
+    }
+    println!("worst {worst:.2} × rtol (margin {:.1}×)", 5.0 / worst);
+}

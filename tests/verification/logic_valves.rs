@@ -286,6 +286,13 @@ fn pilot_check_with_its_pilot_vented_is_a_one_way_check_orifice() {
         events > 0 && events == peer_events,
         "{events} {peer_events}"
     );
-    // It closes at its cracking pressure.
-    assert!(pa - pb > 2e4 - 1e-6 && pa - pb < 2.1e4, "{}", pa - pb);
+    // It closes at its cracking pressure, to the error the tolerance allows Δp (rtol 1e-6 of
+    // each pressure): the method's own error across the closing point is passed over, not
+    // located again and again (docs/integrators.md, "Switches").
+    let allowed = 1e-6 * (pa + pb);
+    println!(
+        "closed {:.3e} Pa from cracking (allowed {allowed:.2e} Pa)",
+        pa - pb - 2e4
+    );
+    assert!(pa - pb > 2e4 - allowed && pa - pb < 2.1e4, "{}", pa - pb);
 }

@@ -20,10 +20,10 @@
 //! swings for the whole run and every method's phase error grows with each period: no
 //! multiple of rtol holds for it, near a switch or not (docs/integrators.md, "The switching
 //! property"). The damped draws found two defects: a resting piston let go by a Newton
-//! correction's round-off in x, fixed (`stuck_piston.rs`), and, open, `bdf` chattering where
-//! two relief valves in series settle onto both their closing points at once (seed 7 stops on
-//! it: its rtol 1e-11 reference reaches its step limit). 120 draws each from seeds 13 and 21
-//! pass; the draws are seeded (24 from seed 1) so that a CI run is repeatable.
+//! correction's round-off in x (`stuck_piston.rs`), and `bdf` locating its own error's
+//! crossings without end where two relief valves in series settle onto both their closing
+//! points at once (seed 7; `chattering.rs`). Both are fixed: 120 draws each from seeds 7, 13
+//! and 21 pass; the draws are seeded (24 from seed 1) so that a CI run is repeatable.
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError};
