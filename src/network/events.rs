@@ -370,30 +370,21 @@ impl Network {
         let nc = self.kinds.chamber.len();
         each_kind!(K => {
             if let Some((e, i)) = self.event_of::<K>(k) {
-                let (s, flag) = self.own_states::<K>(i);
-                let x = &K::list(&self.kinds)[i];
-                let seg = self.segment_start_s;
-                let at = EventAt {
-                    t,
-                    s: &y[s.clone()],
-                    flag: flag.is_some_and(|f| self.exited[f]),
-                    mode: self.mode_of::<K>(i),
-                    gas: &self.gas,
-                    node: &|n| self.node_state_at(n, t, y),
-                    pv: &|p| p.value(t, seg),
-                };
-                let mut d = x.event_gradient_at(e, &at, &w[s]);
-                x.event_pressure_gradient(e, &at, &mut |node, dg_dp| {
-                    if node < nc {
-                        let o = node * chamber::STATES;
-                        let (u, v) = (y[o + chamber::ENERGY], y[o + chamber::VOLUME]);
-                        let dp_du = (self.gas.gamma - 1.0) / v;
-                        let dp_dv = -(self.gas.gamma - 1.0) * u / (v * v);
-                        d += dg_dp
-                            * (dp_du * w[o + chamber::ENERGY] + dp_dv * w[o + chamber::VOLUME]);
-                    }
+                return self.at_component::<K, _>(i, t, y, |x, at, s| {
+                    let mut d = x.event_gradient_at(e, at, &w[s]);
+                    x.event_pressure_gradient(e, at, &mut |node, dg_dp| {
+                        if node < nc {
+                            let o = node * chamber::STATES;
+                            let (u, v) = (y[o + chamber::ENERGY], y[o + chamber::VOLUME]);
+                            let dp_du = (self.gas.gamma - 1.0) / v;
+                            let dp_dv = -(self.gas.gamma - 1.0) * u / (v * v);
+                            d += dg_dp
+                                * (dp_du * w[o + chamber::ENERGY]
+                                    + dp_dv * w[o + chamber::VOLUME]);
+                        }
+                    });
+                    d
                 });
-                return d;
             }
         });
         0.0
@@ -409,43 +400,56 @@ impl Network {
         let w = |x: f64| rtol * x.abs() + atol;
         each_kind!(K => {
             if let Some((e, i)) = self.event_of::<K>(k) {
-                let (s, flag) = self.own_states::<K>(i);
-                let x = &K::list(&self.kinds)[i];
-                let seg = self.segment_start_s;
-                let at = EventAt {
-                    t,
-                    s: &y[s.clone()],
-                    flag: flag.is_some_and(|f| self.exited[f]),
-                    mode: self.mode_of::<K>(i),
-                    gas: &self.gas,
-                    node: &|n| self.node_state_at(n, t, y),
-                    pv: &|p| p.value(t, seg),
-                };
-                let mut noise = 0.0;
-                // Its own states one at a time (a kind has at most 8), so that terms of
-                // opposite sign do not cancel.
-                let mut unit = [0.0; 8];
-                let m = s.len().min(unit.len());
-                for j in 0..m {
-                    unit[j] = 1.0;
-                    noise += x.event_gradient_at(e, &at, &unit[..m]).abs()
-                        * w(y[s.start + j]);
-                    unit[j] = 0.0;
-                }
-                // A chamber's p = (γ − 1)·U/V through its energy's tolerance. Its volume's
-                // is left out: fixed, it has no error, and its weight with a coarse atol
-                // (1e-6 m³ in a 0.2 L chamber) would make the noise 0.5 % of p.
-                x.event_pressure_gradient(e, &at, &mut |node, dg_dp| {
-                    if node < nc {
-                        let o = node * chamber::STATES;
-                        let (u, v) = (y[o + chamber::ENERGY], y[o + chamber::VOLUME]);
-                        noise += dg_dp.abs() * (self.gas.gamma - 1.0) / v.abs() * w(u);
+                return self.at_component::<K, _>(i, t, y, |x, at, s| {
+                    let mut noise = 0.0;
+                    // Its own states one at a time (a kind has at most 8), so that terms of
+                    // opposite sign do not cancel.
+                    let mut unit = [0.0; 8];
+                    let m = s.len().min(unit.len());
+                    for j in 0..m {
+                        unit[j] = 1.0;
+                        noise += x.event_gradient_at(e, at, &unit[..m]).abs() * w(y[s.start + j]);
+                        unit[j] = 0.0;
                     }
+                    // A chamber's p = (γ − 1)·U/V through its energy's tolerance. Its volume's
+                    // is left out: fixed, it has no error, and its weight with a coarse atol
+                    // (1e-6 m³ in a 0.2 L chamber) would make the noise 0.5 % of p.
+                    x.event_pressure_gradient(e, at, &mut |node, dg_dp| {
+                        if node < nc {
+                            let o = node * chamber::STATES;
+                            let (u, v) = (y[o + chamber::ENERGY], y[o + chamber::VOLUME]);
+                            noise += dg_dp.abs() * (self.gas.gamma - 1.0) / v.abs() * w(u);
+                        }
+                    });
+                    noise
                 });
-                return noise;
             }
         });
         0.0
+    }
+
+    /// `f` of component `i` of kind `K`, the point (t, y) as its event functions read it, and
+    /// its own states' place in y.
+    #[inline(always)]
+    fn at_component<K: Registered, R>(
+        &self,
+        i: usize,
+        t: f64,
+        y: &[f64],
+        f: impl FnOnce(&K, &EventAt<'_>, std::ops::Range<usize>) -> R,
+    ) -> R {
+        let (s, flag) = self.own_states::<K>(i);
+        let seg = self.segment_start_s;
+        let at = EventAt {
+            t,
+            s: &y[s.clone()],
+            flag: flag.is_some_and(|f| self.exited[f]),
+            mode: self.mode_of::<K>(i),
+            gas: &self.gas,
+            node: &|n| self.node_state_at(n, t, y),
+            pv: &|p| p.value(t, seg),
+        };
+        f(&K::list(&self.kinds)[i], &at, s)
     }
 }
 
