@@ -122,8 +122,11 @@ pub(super) fn check_fits(
             a.t_s, i.t_prev_s, i.t_s
         ));
     }
-    if let Some(k) = i.pending_event.or(i.restarted_on.map(|(k, _)| k))
-        && k >= network.n_events()
+    let events = [i.pending_event, i.restarted_on.map(|(k, _)| k)];
+    if let Some(k) = events
+        .into_iter()
+        .flatten()
+        .find(|&k| k >= network.n_events())
     {
         return Err(format!(
             "pending event {k} (the model has {})",

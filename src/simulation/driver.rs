@@ -316,19 +316,16 @@ impl Simulation {
                 && target >= self.internal.t_s
             {
                 self.internal.pending_event = None;
+                if self.network.event_is_switch(k) {
+                    self.internal.disarm(k);
+                }
                 if self.network.event_only_restarts(k) {
                     // A kink of a continuous law: nothing to act on, the reported state stays
                     // (every output inside the step ending on it has been interpolated).
                     self.stats.events += 1;
                     self.integrator.restart();
                     self.internal.restarted_on = Some((k, self.internal.pending_downward));
-                    if self.network.event_is_switch(k) {
-                        self.internal.disarm(k);
-                    }
                     continue;
-                }
-                if self.network.event_is_switch(k) {
-                    self.internal.disarm(k);
                 }
                 self.report_internal();
                 let advance = self.handle_event_at_reported(k)?;
@@ -494,12 +491,11 @@ impl Simulation {
         i.pending_event = event.map(|(k, _)| k);
         i.pending_downward = event.is_some() && i.located_downward;
         i.restarted_on = None;
-        self.rearm_switches();
-        let i = &mut self.internal;
         // A step that ends on a breakpoint starts the new segment there even when an event was
         // located at the same instant (handled first): the next breakpoint is sought after it.
         i.at_breakpoint = breakpoint == Some(t_new);
         if self.network.has_events() {
+            self.rearm_switches();
             let switch = event.is_some_and(|(k, _)| self.network.event_is_switch(k));
             self.watch_chatter(switch);
         }
